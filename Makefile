@@ -1,0 +1,41 @@
+# lockbench: `make bench` and `make test` work on a fresh machine; `make setup`
+# installs what is missing (redis-server).
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.Version=$(VERSION)
+TEST_TIMEOUT ?= 12m
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@latest
+
+.PHONY: help setup build test bench chaos lint fmt clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
+
+setup: ## install redis-server if missing (apt-get as root; else print the command)
+	@scripts/setup.sh
+
+build: ## build bin/bench and bin/chaos
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
+
+test: setup ## run every test with the race detector against real redis-server
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+bench: setup ## run the rw90 profile on a local redis-server
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench run --profile rw90
+
+chaos: setup ## run the chaos scenarios (until issue 5: list them and check the replica setup)
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos list
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos env --topology replica
+
+lint: ## gofmt, go vet, staticcheck and the package dependency-direction check
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	@scripts/depcheck.sh
+
+fmt: ## format the code
+	gofmt -w $$(git ls-files '*.go')
+
+clean: ## remove build output
+	rm -rf bin

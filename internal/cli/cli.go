@@ -1,0 +1,237 @@
+// Package cli is the plumbing that cmd/bench and cmd/chaos share: the
+// subcommand dispatcher, help and version, signal handling and exit codes.
+// It holds no benchmark or fault logic.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Version is the lockbench version, set at build time with
+// -ldflags "-X github.com/lockbench/lockbench/internal/cli.Version=v1.2.3".
+// Unset, it falls back to the VCS revision Go stamped into the binary.
+var Version = ""
+
+// Exit codes shared by the programs.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the run failed, or a verdict differed from the expected one
+	ExitUsage       = 2   // bad input: flags, profile, URL
+	ExitInterrupted = 130 // Ctrl-C (128 + SIGINT)
+)
+
+// VersionString is "lockbench <version> (<go version> <os>/<arch>)".
+func VersionString() string {
+	v := Version
+	if v == "" {
+		v = "devel"
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+				v = bi.Main.Version
+			}
+			var rev, dirty string
+			for _, s := range bi.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					rev = s.Value
+				case "vcs.modified":
+					if s.Value == "true" {
+						dirty = "+dirty"
+					}
+				}
+			}
+			if rev != "" {
+				v += " " + rev[:min(12, len(rev))] + dirty
+			}
+		}
+	}
+	return fmt.Sprintf("lockbench %s (%s %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// UsageError is bad input: the program prints it and exits with ExitUsage.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// IsUsage marks the error as bad input.
+func (e *UsageError) IsUsage() bool { return true }
+
+// Usagef returns a UsageError with a formatted message.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// ExitCode maps an error to the process exit code. Any error in the chain
+// with an IsUsage() bool method that returns true (ours, redisenv's
+// ConfigError) is bad input.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var u interface{ IsUsage() bool }
+	if errors.As(err, &u) && u.IsUsage() {
+		return ExitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		return ExitInterrupted
+	}
+	return ExitFailure
+}
+
+// Command is one subcommand of a program.
+type Command struct {
+	Summary string // one line for the program's help
+	// Run parses args (everything after the subcommand name) and runs.
+	Run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// Program is a CLI made of subcommands.
+type Program struct {
+	Name     string // "bench"
+	Synopsis string // what the program is for, one paragraph
+	Examples string // shown at the end of the help
+	Commands map[string]Command
+}
+
+// Main runs the subcommand named by args[0] and returns the exit code.
+// "help", "-h", "--help" and no arguments print the help; "version" and
+// "--version" the version.
+func (p Program) Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		p.help(stderr)
+		return ExitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if c, ok := p.Commands[args[1]]; ok {
+				return p.exit(c.Run(ctx, []string{"-h"}, stdout, stderr), stderr)
+			}
+		}
+		p.help(stdout)
+		return ExitOK
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, VersionString())
+		return ExitOK
+	}
+	c, ok := p.Commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "%s: unknown command %q; commands: %s (see %s help)\n", p.Name, name, strings.Join(p.names(), ", "), p.Name)
+		return ExitUsage
+	}
+	return p.exit(c.Run(ctx, args[1:], stdout, stderr), stderr)
+}
+
+func (p Program) exit(err error, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	code := ExitCode(err)
+	if err != nil {
+		if code == ExitInterrupted {
+			fmt.Fprintf(stderr, "%s: interrupted: %v\n", p.Name, err)
+		} else {
+			fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		}
+	}
+	return code
+}
+
+func (p Program) names() []string {
+	var names []string
+	for n := range p.Commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return append(names, "version", "help")
+}
+
+func (p Program) help(w io.Writer) {
+	fmt.Fprintf(w, "%s\n\nUsage:\n  %s <command> [flags]\n\nCommands:\n", p.Synopsis, p.Name)
+	for _, n := range p.names() {
+		sum := p.Commands[n].Summary
+		switch n {
+		case "version":
+			sum = "print the lockbench version"
+		case "help":
+			sum = "print this help, or a command's: " + p.Name + " help <command>"
+		}
+		fmt.Fprintf(w, "  %-10s %s\n", n, sum)
+	}
+	if p.Examples != "" {
+		fmt.Fprintf(w, "\nExamples:\n%s", p.Examples)
+	}
+	fmt.Fprintf(w, "\nExit codes: 0 ok, 1 failure, 2 bad input, 130 interrupted.\n")
+}
+
+// FlagSet returns a flag set for a subcommand whose -h prints usage (a
+// paragraph of what the command does) and the flags, and whose parse errors
+// become UsageErrors.
+func FlagSet(prog, cmd, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(prog+" "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s %s [flags]\n\n%s\n\nFlags:\n", prog, cmd, strings.TrimSpace(usage))
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// Parse parses args into fs, turning errors into UsageErrors (the flag
+// package has already printed the message and usage) and refusing stray
+// positional arguments.
+func Parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &UsageError{Err: err}
+	}
+	if fs.NArg() > 0 {
+		return Usagef("%s: unexpected argument %q (flags go before it? see %s -h)", fs.Name(), fs.Arg(0), fs.Name())
+	}
+	return nil
+}
+
+// NotifyContext returns a context cancelled by the first SIGINT or SIGTERM,
+// so the run stops, cleans up and writes what it has. A second signal exits
+// at once with ExitInterrupted; started Redis servers still die with us,
+// since they carry a parent-death signal.
+func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "\n%v: stopping and cleaning up (again to quit at once)\n", s)
+			cancel(fmt.Errorf("%w by %v", context.Canceled, s))
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			os.Exit(ExitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(context.Canceled)
+	}
+}

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/redisenv"
+)
+
+func TestExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, ExitOK},
+		{errors.New("boom"), ExitFailure},
+		{Usagef("--x: bad"), ExitUsage},
+		{fmt.Errorf("wrapped: %w", &redisenv.ConfigError{Field: "redis", Fix: "f"}), ExitUsage},
+		{fmt.Errorf("run: %w", context.Canceled), ExitInterrupted},
+		{context.DeadlineExceeded, ExitFailure},
+	} {
+		if got := ExitCode(tc.err); got != tc.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestParseRefusesStrayArguments(t *testing.T) {
+	var sb strings.Builder
+	fs := FlagSet("bench", "run", "does things", &sb)
+	fs.Int("n", 1, "a number")
+	if err := Parse(fs, []string{"-n", "2"}); err != nil {
+		t.Errorf("good args: %v", err)
+	}
+	err := Parse(fs, []string{"-n", "2", "extra"})
+	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), `"extra"`) {
+		t.Errorf("stray argument: %v (exit %d)", err, ExitCode(err))
+	}
+	err = Parse(fs, []string{"-n", "two"})
+	if ExitCode(err) != ExitUsage || !strings.Contains(sb.String(), "Usage: bench run") {
+		t.Errorf("bad value: %v, usage printed:\n%s", err, sb.String())
+	}
+}
+
+func TestVersionString(t *testing.T) {
+	if v := VersionString(); !strings.HasPrefix(v, "lockbench ") || !strings.Contains(v, "go1.") {
+		t.Errorf("VersionString() = %q", v)
+	}
+	Version = "v9.9.9"
+	defer func() { Version = "" }()
+	if v := VersionString(); !strings.HasPrefix(v, "lockbench v9.9.9 ") {
+		t.Errorf("with Version set: %q", v)
+	}
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/lockbench/lockbench/redisenv"
+)
+
+// StartEnv starts the Redis that cfg describes, printing the one-line
+// choice to stderr.
+func StartEnv(ctx context.Context, cfg redisenv.Config, stderr io.Writer) (*redisenv.Env, error) {
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	return redisenv.Start(ctx, cfg)
+}
+
+const envUsage = `
+Starts (or connects to) Redis exactly as a run would, reports which backend
+was chosen and why, the server's version and role, and the PING round trip
+from one connection: the floor under every lock operation's latency here.
+Servers it started are stopped before it exits.
+
+Redis is chosen by --redis (default auto): an external Redis when a URL is
+given (--redis-url or $REDIS_URL), else a container when a Docker engine
+answers, else a local redis-server child process on 127.0.0.1.`
+
+// EnvCommand is the "env" subcommand both programs share.
+func EnvCommand(prog string) Command {
+	return Command{
+		Summary: "show which Redis a run would use, and its baseline round trip",
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			fs := FlagSet(prog, "env", envUsage, stderr)
+			var cfg redisenv.Config
+			cfg.RegisterFlags(fs)
+			d := fs.Duration("duration", 2*time.Second, "how long to measure the PING round trip")
+			if err := Parse(fs, args); err != nil {
+				return err
+			}
+			if *d <= 0 {
+				return Usagef("--duration %v: must be positive, e.g. 2s", *d)
+			}
+			return CheckEnv(ctx, cfg, *d, stdout, stderr)
+		},
+	}
+}
+
+// CheckEnv starts the environment, probes it and measures the PING round
+// trip for d. An interrupted measurement is still reported, marked partial.
+func CheckEnv(ctx context.Context, cfg redisenv.Config, d time.Duration, stdout, stderr io.Writer) error {
+	env, err := StartEnv(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	rdb := env.NewClient()
+	defer rdb.Close()
+	info, err := redisenv.Probe(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "server:   Redis %s, %s, role %s, %s\n", info.Version, info.Mode, info.Role, info.OS)
+	for _, n := range env.Nodes() {
+		fmt.Fprintf(stdout, "node:     %-8s %s pid %d\n", n.Name(), n.Addr(), n.PID())
+	}
+	// Ctrl-C ends the measurement (and the Env with it); what was measured
+	// until then is still reported.
+	rtt, err := redisenv.MeasureRTT(ctx, rdb, d)
+	if err != nil {
+		return err
+	}
+	partial := ""
+	if rtt.Partial {
+		partial = " (PARTIAL: interrupted)"
+	}
+	fmt.Fprintf(stdout, "PING rtt: %d round trips in %v (%.0f/s), min %v p50 %v p99 %v max %v, %d errors%s\n",
+		rtt.Count, rtt.Elapsed.Round(time.Millisecond), rtt.PerSec, us(rtt.Min), us(rtt.P50), us(rtt.P99), us(rtt.Max), rtt.ErrCount, partial)
+	if rtt.Partial {
+		return fmt.Errorf("measurement: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+func us(d time.Duration) time.Duration { return d.Round(time.Microsecond) }

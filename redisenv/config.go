@@ -1,0 +1,219 @@
+package redisenv
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Backend names where Redis comes from.
+type Backend string
+
+// The backends. BackendAuto is the default for the CLIs.
+const (
+	// BackendAuto picks external when a URL is given (Config.URL or $REDIS_URL),
+	// else container when a Docker engine answers, else local.
+	BackendAuto Backend = "auto"
+	// BackendLocal starts redis-server child processes on 127.0.0.1.
+	BackendLocal Backend = "local"
+	// BackendContainer starts Redis containers with testcontainers-go.
+	BackendContainer Backend = "container"
+	// BackendExternal connects to a Redis the user runs, named by a URL.
+	BackendExternal Backend = "external"
+)
+
+// Topology names the shape of the Redis deployment a backend starts.
+type Topology string
+
+// The topologies. Redis Cluster arrives with issue 8.
+const (
+	// TopologySingle is one primary.
+	TopologySingle Topology = "single"
+	// TopologyReplica is a primary plus one replica that Env.Promote can
+	// turn into the primary (the failover scenarios need it).
+	TopologyReplica Topology = "replica"
+)
+
+// Defaults used when the matching Config field is zero.
+const (
+	// DefaultStartTimeout bounds how long a started server may take to answer PING.
+	DefaultStartTimeout = 15 * time.Second
+	// DefaultDialTimeout bounds the first PING to an external Redis.
+	DefaultDialTimeout = 5 * time.Second
+	// DefaultStopTimeout is how long Stop waits after SIGTERM before SIGKILL.
+	DefaultStopTimeout = 10 * time.Second
+	// DefaultImage is the container image of the container backend.
+	DefaultImage = "redis:7.4"
+	// DefaultServerPath is the redis-server binary looked up on $PATH.
+	DefaultServerPath = "redis-server"
+	// EnvURL is the environment variable read when Config.URL is empty.
+	EnvURL = "REDIS_URL"
+)
+
+// Config says which Redis to start or connect to. The zero value is valid:
+// auto backend, single topology, persistence off.
+type Config struct {
+	// Backend is where Redis comes from (flag --redis). Empty means auto.
+	Backend Backend
+	// Topology is single or replica (flag --topology). Empty means single.
+	Topology Topology
+	// URL names an external Redis (flag --redis-url): redis://, rediss://,
+	// a comma list of cluster nodes, or a redis-sentinel:// URL; see ParseURL.
+	// Empty means $REDIS_URL.
+	URL string
+
+	// ServerPath is the redis-server binary for the local backend
+	// (flag --redis-server). Empty means DefaultServerPath on $PATH.
+	ServerPath string
+	// AppendOnly turns on AOF persistence (flag --appendonly), so that a
+	// restarted server reloads its data.
+	AppendOnly bool
+	// AppendFsync is always, everysec or no (flag --appendfsync); it matters
+	// only with AppendOnly. Empty means everysec, Redis's own default.
+	AppendFsync string
+	// ServerArgs are extra redis.conf directives ("name value"), one per
+	// element, for the local and container backends.
+	ServerArgs []string
+	// Image is the container backend's image (flag --redis-image).
+	// Empty means DefaultImage.
+	Image string
+
+	// StartTimeout bounds a server start; zero means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// DialTimeout bounds the first contact with an external Redis; zero
+	// means DefaultDialTimeout.
+	DialTimeout time.Duration
+	// KeepDir keeps the local backend's data directory and logs after Close,
+	// for post-mortems.
+	KeepDir bool
+	// Logf receives one line per notable event (which backend was chosen and
+	// why). Nil means silent.
+	Logf func(format string, args ...any)
+
+	// lookupEnv reads environment variables; tests replace it.
+	lookupEnv func(string) (string, bool)
+}
+
+// ConfigError is bad input: it names the field (and its flag) and the fix.
+// CLIs exit with code 2 on it.
+type ConfigError struct {
+	Field string // the flag name, e.g. "redis"
+	Value string // the offending value, already redacted
+	Fix   string // what to do instead
+}
+
+func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("redisenv: --%s: %s", e.Field, e.Fix)
+	}
+	return fmt.Sprintf("redisenv: --%s %q: %s", e.Field, e.Value, e.Fix)
+}
+
+// IsUsage marks ConfigError as bad input for the CLIs' exit-code mapping.
+func (e *ConfigError) IsUsage() bool { return true }
+
+// ErrServerNotFound is returned when the redis-server binary is missing.
+var ErrServerNotFound = errors.New("redisenv: redis-server not found")
+
+// InstallHint says how to get redis-server on this machine.
+const InstallHint = "install it with: sudo apt-get install -y redis-server (or run: make setup); or point at your own Redis with --redis-url / REDIS_URL"
+
+// RegisterFlags binds c's fields to flags on fs, so every CLI spells the
+// Redis options the same way.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.Func("redis", "where Redis comes from: auto (default), local, container or external", func(s string) error {
+		c.Backend = Backend(s)
+		return nil
+	})
+	fs.Func("topology", "Redis topology: single (default) or replica (primary + replica)", func(s string) error {
+		c.Topology = Topology(s)
+		return nil
+	})
+	fs.StringVar(&c.URL, "redis-url", "", "external Redis URL: redis://[user:pass@]host:port/db, rediss://..., host1:port,host2:port (cluster) or redis-sentinel://host:26379?master_name=NAME (default $REDIS_URL)")
+	fs.StringVar(&c.ServerPath, "redis-server", "", "redis-server binary for the local backend (default: redis-server on $PATH)")
+	fs.BoolVar(&c.AppendOnly, "appendonly", false, "turn on AOF persistence in started servers")
+	fs.StringVar(&c.AppendFsync, "appendfsync", "", "AOF fsync policy with --appendonly: always, everysec (default) or no")
+	fs.StringVar(&c.Image, "redis-image", "", "image for the container backend (default "+DefaultImage+")")
+}
+
+// Validate reports the first bad field of c as a *ConfigError, so a CLI can
+// refuse bad input before it starts anything.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
+// withDefaults validates c and fills in defaults. It does not resolve auto.
+func (c Config) withDefaults() (Config, error) {
+	if c.lookupEnv == nil {
+		c.lookupEnv = osLookupEnv
+	}
+	switch c.Backend {
+	case "":
+		c.Backend = BackendAuto
+	case BackendAuto, BackendLocal, BackendContainer, BackendExternal:
+	default:
+		return c, &ConfigError{Field: "redis", Value: string(c.Backend), Fix: "unknown backend; use auto, local, container or external"}
+	}
+	switch c.Topology {
+	case "":
+		c.Topology = TopologySingle
+	case TopologySingle, TopologyReplica:
+	default:
+		return c, &ConfigError{Field: "topology", Value: string(c.Topology), Fix: "unknown topology; use single or replica"}
+	}
+	switch strings.ToLower(c.AppendFsync) {
+	case "":
+		c.AppendFsync = "everysec"
+	case "always", "everysec", "no":
+		c.AppendFsync = strings.ToLower(c.AppendFsync)
+	default:
+		return c, &ConfigError{Field: "appendfsync", Value: c.AppendFsync, Fix: "use always, everysec or no"}
+	}
+	if c.URL == "" {
+		if v, ok := c.lookupEnv(EnvURL); ok {
+			c.URL = strings.TrimSpace(v)
+		}
+	}
+	if c.Backend == BackendExternal && c.URL == "" {
+		return c, &ConfigError{Field: "redis-url", Fix: "the external backend needs a URL: pass --redis-url redis://host:6379/0 or set " + EnvURL}
+	}
+	if c.URL != "" && (c.Backend == BackendLocal || c.Backend == BackendContainer) {
+		return c, &ConfigError{Field: "redis-url", Value: Redact(c.URL), Fix: fmt.Sprintf("a URL selects the external backend, but --redis is %s; drop one of them (unset %s if it came from there)", c.Backend, EnvURL)}
+	}
+	if c.ServerPath == "" {
+		c.ServerPath = DefaultServerPath
+	}
+	if c.Image == "" {
+		c.Image = DefaultImage
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = DefaultStartTimeout
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return c, nil
+}
+
+// serverDirectives is the redis.conf shared by the local and container
+// backends: persistence off unless asked, then the caller's extra lines.
+func (c Config) serverDirectives() []string {
+	lines := []string{`save ""`}
+	if c.Topology == TopologyReplica {
+		// Redis waits 5 s by default before a diskless full sync, hoping
+		// more replicas join; ours is the only one.
+		lines = append(lines, "repl-diskless-sync-delay 0")
+	}
+	if c.AppendOnly {
+		lines = append(lines, "appendonly yes", "appendfsync "+c.AppendFsync)
+	} else {
+		lines = append(lines, "appendonly no")
+	}
+	return append(lines, c.ServerArgs...)
+}

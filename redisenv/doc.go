@@ -1,0 +1,28 @@
+// Package redisenv owns where Redis comes from: every test, benchmark and
+// chaos run gets its Redis through Start.
+//
+// Backends:
+//   - local (the embedded default): real redis-server child processes on
+//     127.0.0.1, each on a free port in its own temp dir, persistence off
+//     unless asked. Each runs in its own process group with a parent-death
+//     signal, and Close (or cancelling Start's context) kills the group and
+//     removes the dir, so no server outlives a panic, a failed test, a
+//     cancelled context or Ctrl-C.
+//   - container: testcontainers-go, where a Docker engine answers; it fails
+//     within DockerProbeTimeout with a one-line reason where none does.
+//   - external: a redis://, rediss://, cluster-list or sentinel URL (see
+//     ParseURL), turned into go-redis UniversalOptions. Passwords never
+//     appear in logs or errors.
+//   - auto: external when a URL is given (flag or $REDIS_URL), else
+//     container when Docker answers, else local. Env.String says which, and why.
+//
+// Topologies: single, and replica (a primary plus one replica; Env.Promote
+// turns the replica into the primary for failover scenarios). Redis Cluster
+// arrives with issue 8.
+//
+// Each started server is a Node with the handles fault injection needs:
+// address, PID, Stop, Kill, Pause/Resume (SIGSTOP/SIGCONT, or docker
+// pause), Restart on the same address and data dir, and its log.
+//
+// Tests take a fresh, isolated Redis from package redisenvtest.
+package redisenv

@@ -1,0 +1,295 @@
+package redisenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var osLookupEnv = os.LookupEnv
+
+// ErrNotManaged is returned by process operations on a node that lockbench
+// did not start (an external Redis): it cannot pause or kill what it does
+// not own.
+var ErrNotManaged = errors.New("redisenv: node is not managed by lockbench (external Redis)")
+
+// ErrNotRunning is returned by Pause, Resume and Kill on a stopped node.
+var ErrNotRunning = errors.New("redisenv: node is not running")
+
+// Node is one Redis server of an Env, with the process handles that fault
+// injection needs. Operations on an external node return ErrNotManaged.
+type Node interface {
+	// Name is the node's role at start: "primary" or "replica".
+	Name() string
+	// Addr is host:port, reachable from this process. It survives Restart.
+	Addr() string
+	// PID is the OS process id of a local server, 0 otherwise or when stopped.
+	PID() int
+	// Stop shuts the server down gracefully (SIGTERM, so AOF is flushed),
+	// and kills it if it has not exited by ctx's deadline or DefaultStopTimeout.
+	Stop(ctx context.Context) error
+	// Kill ends the server at once (SIGKILL): no chance to persist anything.
+	Kill(ctx context.Context) error
+	// Pause freezes the server (SIGSTOP, or docker pause): connections stay
+	// open, nothing answers.
+	Pause(ctx context.Context) error
+	// Resume undoes Pause (SIGCONT, or docker unpause).
+	Resume(ctx context.Context) error
+	// Restart stops the server if it runs, then starts it again on the same
+	// address and data directory, and waits until it answers PING.
+	Restart(ctx context.Context) error
+	// LogTail returns up to the last n lines of the server's log.
+	LogTail(n int) string
+}
+
+// Env is a Redis deployment ready for clients: started by lockbench (local
+// or container backend) or reached by URL (external). Close releases it; a
+// cancelled Start context releases it too.
+type Env struct {
+	backend  Backend
+	topology Topology
+	why      string // why auto chose this backend, for the one-line report
+
+	mu      sync.Mutex
+	opts    *redis.UniversalOptions
+	nodes   []Node // nodes[0] is the current primary
+	version string
+
+	closers   []func() error // run in reverse order by Close
+	closeOnce sync.Once
+	closeErr  error
+	stopWatch func() bool
+}
+
+// Start brings up (or connects to) the Redis described by cfg and returns
+// once it answers PING. The returned Env is closed when ctx is cancelled,
+// so no server outlives the caller's context.
+func Start(ctx context.Context, cfg Config) (*Env, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	backend, why, err := resolve(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{backend: backend, topology: cfg.Topology, why: why}
+	switch backend {
+	case BackendLocal:
+		err = e.startLocal(ctx, cfg)
+	case BackendContainer:
+		err = e.startContainer(ctx, cfg)
+	case BackendExternal:
+		err = e.connectExternal(ctx, cfg)
+	}
+	if err != nil {
+		_ = e.Close()
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		_ = e.Close()
+		return nil, fmt.Errorf("redisenv: start: %w", ctx.Err())
+	}
+	e.stopWatch = context.AfterFunc(ctx, func() { _ = e.Close() })
+	e.version = e.serverVersion(ctx)
+	cfg.Logf("%s", e.String())
+	return e, nil
+}
+
+// resolve turns auto into a concrete backend and says why.
+func resolve(ctx context.Context, cfg Config) (Backend, string, error) {
+	if cfg.Backend != BackendAuto {
+		return cfg.Backend, "chosen with --redis " + string(cfg.Backend), nil
+	}
+	if cfg.URL != "" {
+		return BackendExternal, "auto: a URL was given", nil
+	}
+	if err := DockerAvailable(ctx); err != nil {
+		return BackendLocal, "auto: no URL, and " + err.Error(), nil
+	}
+	return BackendContainer, "auto: no URL, Docker engine reachable", nil
+}
+
+// Backend is the backend actually in use (never auto).
+func (e *Env) Backend() Backend { return e.backend }
+
+// Topology is the started topology.
+func (e *Env) Topology() Topology { return e.topology }
+
+// Version is the server's redis_version, or "" when it could not be read.
+func (e *Env) Version() string { return e.version }
+
+// Addr is the current primary's host:port (the first seed for an external
+// cluster or sentinel URL).
+func (e *Env) Addr() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.opts.Addrs[0]
+}
+
+// Options returns a copy of the go-redis options for this Env; callers may
+// change their copy (pool size, timeouts) before building a client.
+func (e *Env) Options() *redis.UniversalOptions {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o := *e.opts
+	o.Addrs = append([]string(nil), e.opts.Addrs...)
+	return &o
+}
+
+// NewClient returns a new client (its own connection pool) to the current
+// primary. The caller closes it.
+func (e *Env) NewClient() redis.UniversalClient {
+	return redis.NewUniversalClient(e.Options())
+}
+
+// Nodes returns the servers, current primary first. An external Env has one
+// unmanaged node per address.
+func (e *Env) Nodes() []Node {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Node(nil), e.nodes...)
+}
+
+// Primary is the node clients write to now.
+func (e *Env) Primary() Node {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nodes[0]
+}
+
+// Replica is the other node of a replica topology (after Promote, the
+// former primary), or nil for a single topology.
+func (e *Env) Replica() Node {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.topology != TopologyReplica || len(e.nodes) < 2 {
+		return nil
+	}
+	return e.nodes[1]
+}
+
+// Promote turns the replica into the primary (REPLICAOF NO ONE), waits until
+// it reports role:master, and from then on Addr, Options, NewClient and
+// Primary point at it. The former primary is left as it is (running, killed
+// or paused): a failover scenario decides what happens to it. Clients built
+// before Promote still talk to the former primary.
+func (e *Env) Promote(ctx context.Context) error {
+	if e.topology != TopologyReplica {
+		return fmt.Errorf("redisenv: Promote needs the replica topology (--topology replica), this Env is %s", e.topology)
+	}
+	if e.backend == BackendExternal {
+		return ErrNotManaged
+	}
+	replica := e.Replica()
+	rdb := redis.NewClient(&redis.Options{Addr: replica.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	if err := rdb.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		return fmt.Errorf("redisenv: promote %s at %s: %w", replica.Name(), replica.Addr(), err)
+	}
+	if err := waitInfo(ctx, rdb, "replication", "role", "master", DefaultStartTimeout); err != nil {
+		return fmt.Errorf("redisenv: promote %s at %s: %w", replica.Name(), replica.Addr(), err)
+	}
+	e.mu.Lock()
+	e.nodes[0], e.nodes[1] = e.nodes[1], e.nodes[0]
+	e.opts.Addrs = []string{e.nodes[0].Addr()}
+	e.mu.Unlock()
+	return nil
+}
+
+// Close stops every server lockbench started and removes their data
+// directories (unless Config.KeepDir). It is idempotent and safe to call
+// concurrently; later calls return the first call's error.
+func (e *Env) Close() error {
+	e.closeOnce.Do(func() {
+		if e.stopWatch != nil {
+			e.stopWatch()
+		}
+		var errs []error
+		for i := len(e.closers) - 1; i >= 0; i-- {
+			errs = append(errs, e.closers[i]())
+		}
+		e.closeErr = errors.Join(errs...)
+	})
+	return e.closeErr
+}
+
+// String is the one-line description printed when an Env starts; it never
+// contains a password.
+func (e *Env) String() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "redis: %s backend", e.backend)
+	if e.version != "" {
+		fmt.Fprintf(&b, ", Redis %s", e.version)
+	}
+	switch {
+	case e.opts.MasterName != "":
+		fmt.Fprintf(&b, ", sentinel master %q via %s", e.opts.MasterName, strings.Join(e.opts.Addrs, ","))
+	case e.opts.IsClusterMode:
+		fmt.Fprintf(&b, ", cluster seeds %s", strings.Join(e.opts.Addrs, ","))
+	default:
+		if len(e.nodes) > 1 {
+			fmt.Fprintf(&b, ", primary at %s, replica at %s", e.opts.Addrs[0], e.nodes[1].Addr())
+		} else {
+			fmt.Fprintf(&b, ", at %s", e.opts.Addrs[0])
+		}
+	}
+	if e.opts.TLSConfig != nil {
+		b.WriteString(", TLS")
+	}
+	if e.why != "" {
+		fmt.Fprintf(&b, " [%s]", e.why)
+	}
+	return b.String()
+}
+
+func (e *Env) serverVersion(ctx context.Context) string {
+	rdb := e.NewClient()
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	info, err := Probe(ctx, rdb)
+	if err != nil {
+		return ""
+	}
+	return info.Version
+}
+
+// waitInfo polls INFO section until field has want, or the timeout passes.
+func waitInfo(ctx context.Context, rdb *redis.Client, section, field, want string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last string
+	for {
+		s, err := rdb.Info(ctx, section).Result()
+		if err == nil {
+			last = infoField(s, field)
+			if last == want {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for INFO %s %s:%s (last %q): %w", section, field, want, last, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// infoField returns the value of "field:value" in an INFO reply.
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,327 @@
+package redisenv_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+)
+
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		url      string
+		addrs    []string
+		user     string
+		pass     string
+		db       int
+		tls      bool
+		cluster  bool
+		master   string
+		sentUser string
+		sentPass string
+		dial     time.Duration
+	}{
+		{url: "redis://127.0.0.1:6379", addrs: []string{"127.0.0.1:6379"}},
+		{url: "redis://localhost", addrs: []string{"localhost:6379"}},
+		{url: "127.0.0.1:7000", addrs: []string{"127.0.0.1:7000"}},
+		{url: "redis://app:s3cret@db.internal:6380/3", addrs: []string{"db.internal:6380"}, user: "app", pass: "s3cret", db: 3},
+		{url: "redis://:s3cret@h:1/0?dial_timeout=2s", addrs: []string{"h:1"}, pass: "s3cret", dial: 2 * time.Second},
+		{url: "rediss://u:p@secure:6380/1", addrs: []string{"secure:6380"}, user: "u", pass: "p", db: 1, tls: true},
+		{url: "h1:7000,h2:7001,h3:7002", addrs: []string{"h1:7000", "h2:7001", "h3:7002"}, cluster: true},
+		{url: "redis://u:p@h1:7000,h2:7001", addrs: []string{"h1:7000", "h2:7001"}, user: "u", pass: "p", cluster: true},
+		{url: "rediss://h1:7000,h2:7001/0", addrs: []string{"h1:7000", "h2:7001"}, tls: true, cluster: true},
+		{url: "redis-sentinel://s1:26379,s2?master_name=mymaster", addrs: []string{"s1:26379", "s2:26379"}, master: "mymaster"},
+		{url: "redis-sentinel://su:sp@s1:26379/2?master_name=m&username=app&password=mp", addrs: []string{"s1:26379"},
+			master: "m", sentUser: "su", sentPass: "sp", user: "app", pass: "mp", db: 2},
+		{url: "rediss-sentinel://s1:26379?master_name=m", addrs: []string{"s1:26379"}, master: "m", tls: true},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			o, err := redisenv.ParseURL(tc.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(o.Addrs, ",") != strings.Join(tc.addrs, ",") {
+				t.Errorf("Addrs = %v, want %v", o.Addrs, tc.addrs)
+			}
+			if o.Username != tc.user || o.Password != tc.pass {
+				t.Errorf("user/pass = %q/%q, want %q/%q", o.Username, o.Password, tc.user, tc.pass)
+			}
+			if o.DB != tc.db {
+				t.Errorf("DB = %d, want %d", o.DB, tc.db)
+			}
+			if (o.TLSConfig != nil) != tc.tls {
+				t.Errorf("TLS = %v, want %v", o.TLSConfig != nil, tc.tls)
+			}
+			if o.IsClusterMode != tc.cluster {
+				t.Errorf("IsClusterMode = %v, want %v", o.IsClusterMode, tc.cluster)
+			}
+			if o.MasterName != tc.master || o.SentinelUsername != tc.sentUser || o.SentinelPassword != tc.sentPass {
+				t.Errorf("sentinel = %q %q/%q, want %q %q/%q", o.MasterName, o.SentinelUsername, o.SentinelPassword, tc.master, tc.sentUser, tc.sentPass)
+			}
+			if o.DialTimeout != tc.dial {
+				t.Errorf("DialTimeout = %v, want %v", o.DialTimeout, tc.dial)
+			}
+		})
+	}
+}
+
+func TestParseURLErrors(t *testing.T) {
+	const secret = "hunter2"
+	for _, tc := range []struct {
+		url   string
+		field string // the error must name it
+	}{
+		{"", "redis-url"},
+		{"http://u:" + secret + "@h:6379", "field scheme"},
+		{"redis://u:" + secret + "@h:notaport/0", "field host"},
+		{"redis://u:" + secret + "@h:99999", "field host"},
+		{"redis://u:" + secret + "@:6379", "field host"},
+		{"redis://u:" + secret + "@h:6379/zero", "field db"},
+		{"redis://u:" + secret + "@h1:1,h2:2/3", "field db"},
+		{"redis://u:" + secret + "@h:6379/0?no_such_option=1", "no_such_option"},
+		{"redis://u:" + secret + "@h:6379/0?dial_timeout=soon", "dial_timeout"},
+		{"redis-sentinel://u:" + secret + "@s1:26379", "field master_name"},
+		{"redis-sentinel://s1:26379?master_name=m&password=" + secret + "&bogus=1", "bogus"},
+		{"h1:7000,nonsense", "field host"},
+		{"redis://u:" + secret + "@h:6379#frag", "field fragment"},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			_, err := redisenv.ParseURL(tc.url)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var ce *redisenv.ConfigError
+			if !errors.As(err, &ce) {
+				t.Errorf("error %T is not a *ConfigError", err)
+			}
+			if !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("error %q does not name %q", err, tc.field)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error leaks the password: %q", err)
+			}
+		})
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"redis://u:pw@h:1/0":                          "redis://u:xxxxx@h:1/0",
+		"redis://pw@h:1":                              "redis://xxxxx@h:1",
+		"redis://h:1/0":                               "redis://h:1/0",
+		"rediss://u:p@w@h:1?a=1&password=zz":          "rediss://u:xxxxx@h:1?a=1&password=xxxxx",
+		"redis-sentinel://s:1?sentinel_password=q#x":  "redis-sentinel://s:1?sentinel_password=xxxxx#x",
+		"h1:1,h2:2":                                   "h1:1,h2:2",
+		"redis://u:pw@h:bad:port:1/0?PASSWORD=abc&b=": "redis://u:xxxxx@h:bad:port:1/0?PASSWORD=xxxxx&b=",
+	} {
+		if got := redisenv.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestExternalBackend(t *testing.T) {
+	ctx := context.Background()
+	local := redisenvtest.Start(t)
+	url := "redis://" + local.Addr() + "/2"
+	env, err := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendExternal, URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	if env.Backend() != redisenv.BackendExternal || env.Addr() != local.Addr() {
+		t.Errorf("backend %s addr %s, want external %s", env.Backend(), env.Addr(), local.Addr())
+	}
+	rdb := env.NewClient()
+	defer rdb.Close()
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The URL's database number is honoured: the key is in db 2, not 0.
+	db0 := local.NewClient()
+	defer db0.Close()
+	if n, _ := db0.Exists(ctx, "k").Result(); n != 0 {
+		t.Error("key written through a /2 URL landed in db 0")
+	}
+	// lockbench does not own an external server's process.
+	if err := env.Primary().Pause(ctx); !errors.Is(err, redisenv.ErrNotManaged) {
+		t.Errorf("Pause on external: %v, want ErrNotManaged", err)
+	}
+	if err := env.Promote(ctx); err == nil {
+		t.Error("Promote on a single external Redis succeeded")
+	}
+}
+
+func TestAutoPicksExternalFromEnv(t *testing.T) {
+	local := redisenvtest.Start(t)
+	t.Setenv(redisenv.EnvURL, "redis://"+local.Addr())
+	var lines []string
+	env, err := redisenv.Start(context.Background(), redisenv.Config{Logf: func(f string, a ...any) { lines = append(lines, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	if env.Backend() != redisenv.BackendExternal {
+		t.Errorf("auto with %s set chose %s, want external", redisenv.EnvURL, env.Backend())
+	}
+	if len(lines) != 1 {
+		t.Errorf("auto printed %d lines, want exactly one: %q", len(lines), lines)
+	}
+	if !strings.Contains(env.String(), "auto: a URL was given") {
+		t.Errorf("description %q does not say why", env.String())
+	}
+}
+
+func TestAutoWithoutURL(t *testing.T) {
+	t.Setenv(redisenv.EnvURL, "")
+	env, err := redisenv.Start(context.Background(), redisenv.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	want := redisenv.BackendContainer
+	if redisenv.DockerAvailable(context.Background()) != nil {
+		want = redisenv.BackendLocal
+	}
+	if env.Backend() != want {
+		t.Errorf("auto chose %s, want %s", env.Backend(), want)
+	}
+	if !strings.Contains(env.String(), "auto: no URL") {
+		t.Errorf("description %q does not say why", env.String())
+	}
+}
+
+func TestExternalUnreachable(t *testing.T) {
+	const secret = "hunter2"
+	// A closed port: refused at once.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+
+	// A port that accepts but never answers: only the timeout ends it.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+
+	for _, addr := range []string{closed, silent.Addr().String()} {
+		const dial = 300 * time.Millisecond
+		start := time.Now()
+		_, err := redisenv.Start(context.Background(), redisenv.Config{
+			URL: "redis://app:" + secret + "@" + addr + "/0", DialTimeout: dial,
+		})
+		took := time.Since(start)
+		if err == nil {
+			t.Fatalf("%s: Start succeeded", addr)
+		}
+		if !strings.Contains(err.Error(), addr) || strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: error %q must name the address and not the password", addr, err)
+		}
+		// Bounded by the dial timeout; the slack absorbs a loaded machine,
+		// not go-redis's default 3 s read timeout.
+		if took > dial+2*time.Second {
+			t.Errorf("%s: took %v with a %v dial timeout", addr, took, dial)
+		}
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	t.Setenv(redisenv.EnvURL, "")
+	for _, tc := range []struct {
+		cfg   redisenv.Config
+		field string
+	}{
+		{redisenv.Config{Backend: "docker"}, "--redis"},
+		{redisenv.Config{Topology: "ring"}, "--topology"},
+		{redisenv.Config{AppendFsync: "sometimes"}, "--appendfsync"},
+		{redisenv.Config{Backend: redisenv.BackendExternal}, "--redis-url"},
+		{redisenv.Config{Backend: redisenv.BackendLocal, URL: "redis://u:pw@h:1"}, "--redis-url"},
+		{redisenv.Config{URL: "redis://h:1", Topology: redisenv.TopologyReplica}, "--topology"},
+	} {
+		_, err := redisenv.Start(context.Background(), tc.cfg)
+		var ce *redisenv.ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%+v: err = %v, want a *ConfigError", tc.cfg, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%+v: error %q does not name %s", tc.cfg, err, tc.field)
+		}
+		if strings.Contains(err.Error(), ":pw@") {
+			t.Errorf("error leaks the password: %q", err)
+		}
+	}
+}
+
+func TestContainerBackend(t *testing.T) {
+	ctx := context.Background()
+	start := time.Now()
+	if err := redisenv.DockerAvailable(ctx); err != nil {
+		took := time.Since(start)
+		// Where no engine answers, Start must fail fast with the same reason.
+		_, serr := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendContainer})
+		if !errors.Is(serr, redisenv.ErrNoDocker) || strings.Contains(serr.Error(), "\n") {
+			t.Fatalf("container Start without Docker: %v, want a one-line ErrNoDocker", serr)
+		}
+		if took > redisenv.DockerProbeTimeout+5*time.Second {
+			t.Errorf("Docker probe took %v, bounded by %v", took, redisenv.DockerProbeTimeout)
+		}
+		t.Skipf("container backend: %v (probe took %v)", err, took.Round(time.Millisecond))
+	}
+
+	env, err := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendContainer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	p := env.Primary()
+	addr := p.Addr()
+	if err := ping(t, addr, 5*time.Second); err != nil {
+		t.Fatalf("PING: %v", err)
+	}
+	if err := p.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ping(t, addr, 300*time.Millisecond); err == nil {
+		t.Error("PING answered while paused")
+	}
+	if err := p.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p.Addr() != addr {
+		t.Errorf("address after Restart %s, want %s", p.Addr(), addr)
+	}
+	if err := ping(t, addr, 5*time.Second); err != nil {
+		t.Fatalf("PING after Restart: %v", err)
+	}
+}

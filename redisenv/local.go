@@ -1,0 +1,360 @@
+package redisenv
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// startLocal starts redis-server child processes under one temp dir.
+func (e *Env) startLocal(ctx context.Context, cfg Config) error {
+	bin, err := exec.LookPath(cfg.ServerPath)
+	if err != nil {
+		return fmt.Errorf("%w (looked for %q): %s", ErrServerNotFound, cfg.ServerPath, InstallHint)
+	}
+	dir, err := os.MkdirTemp("", "lockbench-redis-")
+	if err != nil {
+		return fmt.Errorf("redisenv: data dir: %w", err)
+	}
+	e.closers = append(e.closers, func() error {
+		if cfg.KeepDir {
+			cfg.Logf("redis: kept data and logs in %s", dir)
+			return nil
+		}
+		return os.RemoveAll(dir)
+	})
+
+	primary, err := e.startLocalNode(ctx, cfg, bin, dir, "primary", nil)
+	if err != nil {
+		return err
+	}
+	e.nodes = []Node{primary}
+	e.opts = &redis.UniversalOptions{Addrs: []string{primary.Addr()}}
+	if cfg.Topology != TopologyReplica {
+		return nil
+	}
+	replica, err := e.startLocalNode(ctx, cfg, bin, dir, "replica",
+		[]string{"replicaof 127.0.0.1 " + strconv.Itoa(primary.port)})
+	if err != nil {
+		return err
+	}
+	e.nodes = append(e.nodes, replica)
+	return waitReplicaLink(ctx, replica.Addr(), cfg.StartTimeout)
+}
+
+// waitReplicaLink waits until the replica at addr has synced with its primary.
+func waitReplicaLink(ctx context.Context, addr string, timeout time.Duration) error {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer rdb.Close()
+	if err := waitInfo(ctx, rdb, "replication", "master_link_status", "up", timeout); err != nil {
+		return fmt.Errorf("redisenv: replica at %s: %w", addr, err)
+	}
+	return nil
+}
+
+func (e *Env) startLocalNode(ctx context.Context, cfg Config, bin, dir, name string, extra []string) (*localNode, error) {
+	n := &localNode{
+		name:         name,
+		bin:          bin,
+		dir:          filepath.Join(dir, name),
+		directives:   append(cfg.serverDirectives(), extra...),
+		startTimeout: cfg.StartTimeout,
+	}
+	if err := os.MkdirAll(n.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("redisenv: %s data dir: %w", name, err)
+	}
+	// Registered before the start so that a start that fails half-way
+	// still reaps its process.
+	e.closers = append(e.closers, n.close)
+	var err error
+	for range 5 {
+		if n.port, err = freePort(); err != nil {
+			return nil, err
+		}
+		if err = n.start(ctx); !errors.Is(err, errPortInUse) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// errPortInUse means another process took the free port first; the caller
+// picks another.
+var errPortInUse = errors.New("redisenv: port taken by another process")
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("redisenv: free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// localNode is one redis-server child process. Its process group and
+// parent-death signal make sure it dies with us, whatever way we die.
+type localNode struct {
+	name         string
+	bin          string
+	dir          string
+	directives   []string
+	startTimeout time.Duration
+	port         int
+
+	mu      sync.Mutex
+	pid     int           // 0 when not running
+	done    chan struct{} // closed when the current process has been reaped
+	exitErr error
+}
+
+func (n *localNode) Name() string     { return n.name }
+func (n *localNode) Addr() string     { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port)) }
+func (n *localNode) confPath() string { return filepath.Join(n.dir, "redis.conf") }
+func (n *localNode) logPath() string  { return filepath.Join(n.dir, "redis.log") }
+
+func (n *localNode) PID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.pid
+}
+
+func (n *localNode) proc() (int, chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.pid, n.done
+}
+
+func (n *localNode) writeConf() error {
+	lines := []string{
+		"bind 127.0.0.1",
+		"port " + strconv.Itoa(n.port),
+		"dir " + strconv.Quote(n.dir),
+		"daemonize no",
+		`logfile ""`, // stdout, which start sends to redis.log with early errors
+		"always-show-logo no",
+	}
+	lines = append(lines, n.directives...)
+	return os.WriteFile(n.confPath(), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// start runs redis-server on n.port and waits until it answers PING and
+// reports our process id (so a stranger on the port is never mistaken for it).
+func (n *localNode) start(ctx context.Context) error {
+	if err := n.writeConf(); err != nil {
+		return fmt.Errorf("redisenv: %s config: %w", n.name, err)
+	}
+	logf, err := os.OpenFile(n.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("redisenv: %s log: %w", n.name, err)
+	}
+	started := make(chan error, 1)
+	go n.supervise(logf, started)
+	if err := <-started; err != nil {
+		return fmt.Errorf("redisenv: start %s: %w", n.bin, err)
+	}
+	pid, done := n.proc()
+	if err := n.waitReady(ctx, pid, done); err != nil {
+		_ = n.kill(context.Background())
+		return err
+	}
+	return nil
+}
+
+// supervise starts the process and reaps it. The parent-death signal is
+// tied to the thread that forked the child, not to our process
+// (golang/go#27505), so this goroutine keeps its thread for the child's life.
+func (n *localNode) supervise(logf *os.File, started chan<- error) {
+	runtime.LockOSThread()
+	defer logf.Close()
+	cmd := exec.Command(n.bin, n.confPath())
+	cmd.Dir = n.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = procAttr()
+	if err := cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	done := make(chan struct{})
+	n.mu.Lock()
+	n.pid, n.done, n.exitErr = cmd.Process.Pid, done, nil
+	n.mu.Unlock()
+	started <- nil
+
+	err := cmd.Wait()
+	n.mu.Lock()
+	n.pid, n.exitErr = 0, err
+	n.mu.Unlock()
+	close(done)
+}
+
+func (n *localNode) waitReady(ctx context.Context, pid int, done <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, n.startTimeout)
+	defer cancel()
+	var last error
+	for {
+		if last = probeServer(ctx, n.Addr(), pid); last == nil {
+			return nil
+		}
+		select {
+		case <-done:
+			tail := n.LogTail(20)
+			if strings.Contains(tail, "Address already in use") {
+				return errPortInUse
+			}
+			n.mu.Lock()
+			exitErr := n.exitErr
+			n.mu.Unlock()
+			return fmt.Errorf("redisenv: %s redis-server exited during start (%v); %s ends:\n%s", n.name, exitErr, n.logPath(), tail)
+		case <-ctx.Done():
+			return fmt.Errorf("redisenv: %s redis-server at %s not ready (%v): %w; %s ends:\n%s", n.name, n.Addr(), last, ctx.Err(), n.logPath(), n.LogTail(20))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (n *localNode) Stop(ctx context.Context) error {
+	pid, done := n.proc()
+	if pid == 0 {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	_ = syscall.Kill(-pid, syscall.SIGCONT) // a paused server cannot act on SIGTERM
+	t := time.NewTimer(DefaultStopTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // leftovers of its group (a forked saver)
+		return nil
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return n.kill(context.Background())
+}
+
+func (n *localNode) Kill(ctx context.Context) error {
+	if n.PID() == 0 {
+		return ErrNotRunning
+	}
+	return n.kill(ctx)
+}
+
+// kill SIGKILLs the whole process group and waits until it is reaped.
+func (n *localNode) kill(ctx context.Context) error {
+	pid, done := n.proc()
+	if pid == 0 {
+		return nil
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	t := time.NewTimer(DefaultStopTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("redisenv: kill %s (pid %d): %w", n.name, pid, ctx.Err())
+	case <-t.C:
+		return fmt.Errorf("redisenv: kill %s (pid %d): not reaped after %v", n.name, pid, DefaultStopTimeout)
+	}
+}
+
+func (n *localNode) signal(sig syscall.Signal) error {
+	pid := n.PID()
+	if pid == 0 {
+		return ErrNotRunning
+	}
+	if err := syscall.Kill(-pid, sig); err != nil {
+		return fmt.Errorf("redisenv: %v to %s (pid %d): %w", sig, n.name, pid, err)
+	}
+	return nil
+}
+
+func (n *localNode) Pause(context.Context) error  { return n.signal(syscall.SIGSTOP) }
+func (n *localNode) Resume(context.Context) error { return n.signal(syscall.SIGCONT) }
+
+func (n *localNode) Restart(ctx context.Context) error {
+	if err := n.Stop(ctx); err != nil {
+		return err
+	}
+	return n.start(ctx)
+}
+
+func (n *localNode) close() error { return n.kill(context.Background()) }
+
+func (n *localNode) LogTail(lines int) string {
+	b, err := os.ReadFile(n.logPath())
+	if err != nil {
+		return ""
+	}
+	return tailLines(string(b), lines)
+}
+
+func tailLines(s string, n int) string {
+	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// probeServer checks that the server at addr answers PING and, when pid is
+// not 0, that it is that process (INFO server process_id).
+func probeServer(ctx context.Context, addr string, pid int) error {
+	d := net.Dialer{Timeout: time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	r := bufio.NewReader(c)
+	if _, err := io.WriteString(c, "PING\r\n"); err != nil {
+		return err
+	}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	}
+	if pid == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(c, "INFO server\r\n"); err != nil {
+		return err
+	}
+	hdr, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	size, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(hdr, "$")))
+	if err != nil || !strings.HasPrefix(hdr, "$") {
+		return fmt.Errorf("INFO answered %q", strings.TrimSpace(hdr))
+	}
+	body := make([]byte, size+2)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return err
+	}
+	if got := infoField(string(body), "process_id"); got != strconv.Itoa(pid) {
+		return fmt.Errorf("%s is served by process %s, not ours (%d)", addr, got, pid)
+	}
+	return nil
+}

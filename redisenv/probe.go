@@ -1,0 +1,88 @@
+package redisenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Info is what a client can learn about the server it talks to.
+type Info struct {
+	Version string // redis_version, e.g. "7.0.15"
+	Mode    string // redis_mode: standalone, cluster or sentinel
+	Role    string // master or slave
+	OS      string // os, e.g. "Linux 6.1.0 x86_64"
+}
+
+// Probe reads INFO server and replication through rdb.
+func Probe(ctx context.Context, rdb redis.UniversalClient) (Info, error) {
+	s, err := rdb.Info(ctx, "server", "replication").Result()
+	if err != nil {
+		return Info{}, fmt.Errorf("redisenv: INFO: %w", err)
+	}
+	return Info{
+		Version: infoField(s, "redis_version"),
+		Mode:    infoField(s, "redis_mode"),
+		Role:    infoField(s, "role"),
+		OS:      infoField(s, "os"),
+	}, nil
+}
+
+// RTT summarises round trips of PING from one connection: the floor under
+// every lock operation's latency on this setup.
+type RTT struct {
+	Count    int
+	Min      time.Duration
+	P50      time.Duration
+	P99      time.Duration
+	Max      time.Duration
+	Elapsed  time.Duration
+	Partial  bool // the context ended before the planned duration
+	PerSec   float64
+	ErrCount int
+}
+
+// MeasureRTT sends PINGs back to back for d (or until ctx ends, which marks
+// the result Partial) and summarises their round-trip times.
+func MeasureRTT(ctx context.Context, rdb redis.UniversalClient, d time.Duration) (RTT, error) {
+	var lat []time.Duration
+	var r RTT
+	start := time.Now()
+	deadline := start.Add(d)
+	for time.Now().Before(deadline) {
+		if ctx.Err() != nil {
+			r.Partial = true
+			break
+		}
+		t0 := time.Now()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			if ctx.Err() != nil {
+				r.Partial = true
+				break
+			}
+			r.ErrCount++
+			if r.ErrCount > 100 && len(lat) == 0 {
+				return r, fmt.Errorf("redisenv: PING keeps failing: %w", err)
+			}
+			continue
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	r.Elapsed = time.Since(start)
+	r.Count = len(lat)
+	if r.Count == 0 {
+		if r.Partial {
+			return r, fmt.Errorf("redisenv: no PING answered before interruption: %w", context.Cause(ctx))
+		}
+		return r, errors.New("redisenv: no PING answered")
+	}
+	slices.Sort(lat)
+	at := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
+	r.Min, r.P50, r.P99, r.Max = lat[0], at(0.50), at(0.99), lat[len(lat)-1]
+	r.PerSec = float64(r.Count) / r.Elapsed.Seconds()
+	return r, nil
+}

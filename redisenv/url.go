@@ -1,0 +1,289 @@
+package redisenv
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ParseURL turns the external backend's address into go-redis
+// UniversalOptions. Accepted forms:
+//
+//	redis://[user:password@]host:port[/db][?option=value...]   one server
+//	rediss://...                                               the same over TLS
+//	host:port[,host:port...]                                   cluster seed nodes (two or more)
+//	redis://[user:password@]h1:port,h2:port[?...]              cluster seed nodes with credentials
+//	redis-sentinel://[user:password@]h1:26379[,h2:26379][/db]?master_name=NAME[&password=...]
+//	rediss-sentinel://...                                      the same over TLS
+//
+// Options in the query are go-redis's own (dial_timeout, read_timeout,
+// pool_size, skip_verify, ...). For sentinel URLs the userinfo authenticates
+// to the sentinels and the username/password query options to the primary,
+// as in go-redis's ParseFailoverURL. Errors name the field at fault and
+// never contain a password.
+func ParseURL(raw string) (*redis.UniversalOptions, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, &ConfigError{Field: "redis-url", Fix: "empty URL; use redis://host:6379/0"}
+	}
+	bad := func(field, fix string) error {
+		return &ConfigError{Field: "redis-url", Value: Redact(raw), Fix: "field " + field + ": " + fix}
+	}
+
+	scheme, rest, hasScheme := strings.Cut(raw, "://")
+	if !hasScheme {
+		// A bare host:port list: cluster seeds, or one server.
+		hosts := strings.Split(raw, ",")
+		for _, h := range hosts {
+			if err := checkHostPort(h); err != nil {
+				return nil, bad("host", err.Error()+"; use host:port or redis://host:port/0")
+			}
+		}
+		if len(hosts) == 1 {
+			return ParseURL("redis://" + raw)
+		}
+		return &redis.UniversalOptions{Addrs: hosts, IsClusterMode: true}, nil
+	}
+
+	sentinel := false
+	switch strings.ToLower(scheme) {
+	case "redis", "rediss":
+	case "redis-sentinel", "redis+sentinel":
+		scheme, sentinel = "redis", true
+	case "rediss-sentinel", "rediss+sentinel":
+		scheme, sentinel = "rediss", true
+	default:
+		return nil, bad("scheme", fmt.Sprintf("%q is not supported; use redis://, rediss://, redis-sentinel:// or rediss-sentinel://", scheme))
+	}
+
+	// Split the authority by hand: net/url cannot hold several hosts.
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	userinfo, hostlist := "", authority
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		userinfo, hostlist = authority[:i+1], authority[i+1:]
+	}
+	hosts := strings.Split(hostlist, ",")
+	for i, h := range hosts {
+		if h == "" {
+			return nil, bad("host", "missing; use redis://host:6379/0")
+		}
+		if !strings.Contains(h, ":") || strings.HasSuffix(h, "]") {
+			port := "6379"
+			if sentinel {
+				port = "26379"
+			}
+			hosts[i] = net.JoinHostPort(strings.Trim(h, "[]"), port)
+		}
+		if err := checkHostPort(hosts[i]); err != nil {
+			return nil, bad("host", err.Error())
+		}
+	}
+
+	// Validate with net/url ourselves so its errors, which quote the whole
+	// URL, never reach the caller.
+	u, err := url.Parse(scheme + "://" + userinfo + hosts[0] + tail)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, bad("url", err.Error())
+	}
+	q := u.Query()
+	if u.Fragment != "" {
+		return nil, bad("fragment", "not supported; put options in the query, e.g. ?master_name=mymaster")
+	}
+	path := strings.Trim(u.Path, "/")
+	if path != "" {
+		if n, err := strconv.Atoi(path); err != nil || n < 0 {
+			return nil, bad("db", fmt.Sprintf("%q is not a database number; use /0 to /15 (or drop the path)", path))
+		}
+	}
+	for _, h := range hosts[1:] {
+		q.Add("addr", h)
+	}
+	u.RawQuery = q.Encode()
+
+	switch {
+	case sentinel:
+		if q.Get("master_name") == "" {
+			return nil, bad("master_name", "required for sentinel URLs; add ?master_name=mymaster")
+		}
+		fo, err := redis.ParseFailoverURL(u.String())
+		if err != nil {
+			return nil, bad("option", scrub(err, raw))
+		}
+		return &redis.UniversalOptions{
+			Addrs:            fo.SentinelAddrs,
+			MasterName:       fo.MasterName,
+			SentinelUsername: fo.SentinelUsername,
+			SentinelPassword: fo.SentinelPassword,
+			Username:         fo.Username,
+			Password:         fo.Password,
+			DB:               fo.DB,
+			TLSConfig:        fo.TLSConfig,
+			DialTimeout:      fo.DialTimeout,
+			ReadTimeout:      fo.ReadTimeout,
+			WriteTimeout:     fo.WriteTimeout,
+			PoolSize:         fo.PoolSize,
+			MaxRetries:       fo.MaxRetries,
+			ClientName:       fo.ClientName,
+			Protocol:         fo.Protocol,
+		}, nil
+	case len(hosts) > 1:
+		if path != "" && path != "0" {
+			return nil, bad("db", "Redis Cluster has only database 0; drop the path")
+		}
+		u.Path = ""
+		co, err := redis.ParseClusterURL(u.String())
+		if err != nil {
+			return nil, bad("option", scrub(err, raw))
+		}
+		return &redis.UniversalOptions{
+			Addrs:         co.Addrs,
+			IsClusterMode: true,
+			Username:      co.Username,
+			Password:      co.Password,
+			TLSConfig:     co.TLSConfig,
+			DialTimeout:   co.DialTimeout,
+			ReadTimeout:   co.ReadTimeout,
+			WriteTimeout:  co.WriteTimeout,
+			PoolSize:      co.PoolSize,
+			MaxRetries:    co.MaxRetries,
+			ClientName:    co.ClientName,
+			Protocol:      co.Protocol,
+		}, nil
+	default:
+		o, err := redis.ParseURL(u.String())
+		if err != nil {
+			return nil, bad("option", scrub(err, raw))
+		}
+		return &redis.UniversalOptions{
+			Addrs:        []string{o.Addr},
+			Username:     o.Username,
+			Password:     o.Password,
+			DB:           o.DB,
+			TLSConfig:    o.TLSConfig,
+			DialTimeout:  o.DialTimeout,
+			ReadTimeout:  o.ReadTimeout,
+			WriteTimeout: o.WriteTimeout,
+			PoolSize:     o.PoolSize,
+			MaxRetries:   o.MaxRetries,
+			ClientName:   o.ClientName,
+			Protocol:     o.Protocol,
+		}, nil
+	}
+}
+
+func checkHostPort(hp string) error {
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", Redact(hp))
+	}
+	if host == "" {
+		return fmt.Errorf("%q has no host", hp)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	return nil
+}
+
+// scrub returns err's text with any secret of raw removed, as a last guard:
+// go-redis option errors do not quote the URL, but this keeps it that way.
+func scrub(err error, raw string) string {
+	msg := err.Error()
+	for _, s := range secrets(raw) {
+		msg = strings.ReplaceAll(msg, s, redacted)
+	}
+	return msg
+}
+
+const redacted = "xxxxx"
+
+var secretParams = []string{"password", "sentinel_password"}
+
+// secrets lists the passwords found in raw (userinfo and query).
+func secrets(raw string) []string {
+	var out []string
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if i := strings.LastIndex(rest[:end], "@"); i >= 0 {
+		ui := rest[:i]
+		if _, pw, ok := strings.Cut(ui, ":"); ok {
+			ui = pw
+		}
+		if ui != "" {
+			out = append(out, ui)
+		}
+	}
+	if _, query, ok := strings.Cut(rest, "?"); ok {
+		query, _, _ = strings.Cut(query, "#")
+		for _, kv := range strings.Split(query, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			for _, p := range secretParams {
+				if strings.EqualFold(k, p) && v != "" {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Redact returns raw with passwords replaced by "xxxxx": the userinfo
+// password (or the whole userinfo when it has no colon, since some write
+// redis://password@host) and password query options. It works on malformed
+// input too, because error messages need it most there.
+func Redact(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		ui := authority[:i]
+		if user, _, ok := strings.Cut(ui, ":"); ok {
+			ui = user + ":" + redacted
+		} else {
+			ui = redacted
+		}
+		authority = ui + authority[i:]
+	}
+	if path, query, ok := strings.Cut(tail, "?"); ok {
+		query, frag, hasFrag := strings.Cut(query, "#")
+		parts := strings.Split(query, "&")
+		for i, kv := range parts {
+			k, _, _ := strings.Cut(kv, "=")
+			for _, p := range secretParams {
+				if strings.EqualFold(k, p) {
+					parts[i] = k + "=" + redacted
+				}
+			}
+		}
+		tail = path + "?" + strings.Join(parts, "&")
+		if hasFrag {
+			tail += "#" + frag
+		}
+	}
+	return scheme + "://" + authority + tail
+}

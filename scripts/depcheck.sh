@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Checks that packages import only what their room allows (../shared/style.md
+# section (c)): lockimpl and results import no package of this module,
+# workloads -> lockimpl, results; faults -> redisenv, results; plots -> results;
+# nothing imports cmd/*. Test-only imports (redisenvtest) are not counted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mod=$(go list -m)
+
+# allowed PKG: the module packages PKG may depend on (transitively), "*" for any.
+allowed() {
+  case "$1" in
+    lockimpl | results | redisenv) echo "" ;;
+    redisenv/redisenvtest) echo "redisenv" ;;
+    workloads) echo "lockimpl results" ;;
+    faults) echo "redisenv results" ;;
+    plots) echo "results" ;;
+    internal/* | cmd/*) echo "*" ;;
+    *) echo "?" ;;
+  esac
+}
+
+fail=0
+while read -r pkg deps; do
+  rel=${pkg#"$mod"/}
+  rule=$(allowed "$rel")
+  if [ "$rule" = "?" ]; then
+    echo "depcheck: $rel has no rule; add one to scripts/depcheck.sh" >&2
+    fail=1
+    continue
+  fi
+  for dep in $deps; do
+    case "$dep" in "$mod"/*) ;; *) continue ;; esac
+    d=${dep#"$mod"/}
+    case "$d" in cmd/*)
+      echo "depcheck: $rel imports $d: nothing may import cmd/*" >&2
+      fail=1
+      continue ;;
+    esac
+    [ "$rule" = "*" ] && continue
+    ok=0
+    for a in $rule; do [ "$d" = "$a" ] && ok=1; done
+    if [ $ok = 0 ]; then
+      echo "depcheck: $rel imports $d; it may import only: ${rule:-no package of this module}" >&2
+      fail=1
+    fi
+  done
+done < <(go list -f '{{.ImportPath}}{{range .Deps}} {{.}}{{end}}' ./...)
+
+[ $fail = 0 ] && echo "depcheck: package dependency directions hold"
+exit $fail
