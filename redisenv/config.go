@@ -50,6 +50,9 @@ const (
 	DefaultServerPath = "redis-server"
 	// EnvURL is the environment variable read when Config.URL is empty.
 	EnvURL = "REDIS_URL"
+	// EnvServer is the environment variable read when Config.ServerPath is
+	// empty (make setup honours it too).
+	EnvServer = "REDIS_SERVER"
 )
 
 // Config says which Redis to start or connect to. The zero value is valid:
@@ -65,7 +68,8 @@ type Config struct {
 	URL string
 
 	// ServerPath is the redis-server binary for the local backend
-	// (flag --redis-server). Empty means DefaultServerPath on $PATH.
+	// (flag --redis-server). Empty means $REDIS_SERVER, else
+	// DefaultServerPath on $PATH.
 	ServerPath string
 	// AppendOnly turns on AOF persistence (flag --appendonly), so that a
 	// restarted server reloads its data.
@@ -132,7 +136,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&c.URL, "redis-url", "", "external Redis URL: redis://[user:pass@]host:port/db, rediss://..., host1:port,host2:port (cluster) or redis-sentinel://host:26379?master_name=NAME (default $REDIS_URL)")
-	fs.StringVar(&c.ServerPath, "redis-server", "", "redis-server binary for the local backend (default: redis-server on $PATH)")
+	fs.StringVar(&c.ServerPath, "redis-server", "", "redis-server binary for the local backend (default $REDIS_SERVER, else redis-server on $PATH)")
 	fs.BoolVar(&c.AppendOnly, "appendonly", false, "turn on AOF persistence in started servers")
 	fs.StringVar(&c.AppendFsync, "appendfsync", "", "AOF fsync policy with --appendonly: always, everysec (default) or no")
 	fs.StringVar(&c.Image, "redis-image", "", "image for the container backend (default "+DefaultImage+")")
@@ -182,6 +186,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.URL != "" && (c.Backend == BackendLocal || c.Backend == BackendContainer) {
 		return c, &ConfigError{Field: "redis-url", Value: Redact(c.URL), Fix: fmt.Sprintf("a URL selects the external backend, but --redis is %s; drop one of them (unset %s if it came from there)", c.Backend, EnvURL)}
+	}
+	if c.ServerPath == "" {
+		c.ServerPath, _ = c.lookupEnv(EnvServer)
 	}
 	if c.ServerPath == "" {
 		c.ServerPath = DefaultServerPath

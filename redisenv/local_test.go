@@ -377,6 +377,13 @@ func TestServerMissing(t *testing.T) {
 	if !strings.Contains(err.Error(), "apt-get install -y redis-server") {
 		t.Errorf("error %q does not say how to install redis-server", err)
 	}
+
+	// $REDIS_SERVER names the binary when the config does not.
+	t.Setenv(redisenv.EnvServer, "/nonexistent/redis-server")
+	_, err = redisenv.Start(context.Background(), redisenv.Config{Backend: redisenv.BackendLocal})
+	if !errors.Is(err, redisenv.ErrServerNotFound) || !strings.Contains(err.Error(), "/nonexistent/redis-server") {
+		t.Errorf("with %s set: %v, want ErrServerNotFound naming it", redisenv.EnvServer, err)
+	}
 }
 
 func TestServerFailsToStart(t *testing.T) {
