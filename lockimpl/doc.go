@@ -1,8 +1,59 @@
-// Package lockimpl will be a Go implementation of Redisson's lock family,
-// wire-compatible with Redisson (same keys, hash fields, Lua logic, pub/sub
-// channels and messages): reentrant, fair and read-write locks, watchdog
-// lease renewal, fixed leases, tryLock with a wait time, and pub/sub
-// wake-up of waiters. It imports no other package of this module.
+// Package lockimpl is a Go implementation of Redisson's lock family on
+// go-redis v9, wire-compatible with current Redisson (3.44+ / 4.x): the
+// same keys, hash fields, Lua state changes, pub/sub channels and messages,
+// and unlock latch. A Java service using Redisson and a Go service using
+// lockimpl exclude each other on the same lock name, wake each other's
+// waiters and read each other's state. It imports no other package of this
+// module.
 //
-// Filled by issue 3; empty until then.
+// A Client is a RedissonClient: one per process, with a UUID. An Owner is a
+// Redisson thread, the unit of reentrancy, with id "<client UUID>:<n>".
+// Owners get locks: Lock (RLock), FairLock (RFairLock) and ReadWriteLock
+// (RReadWriteLock, whose ReadLock and WriteLock are Locks).
+//
+// For a lock named L (braces in L are kept as the hash tag):
+//
+//	L                                   hash: owner field -> hold count; read-write: "mode" -> read|write,
+//	                                    write holder's field is "<owner>:write"
+//	{L}:<owner>:rwlock_timeout:<n>      one key per read hold n, with that hold's lease
+//	redisson_lock_queue:{L}             fair lock: waiting owners, in order
+//	redisson_lock_timeout:{L}           fair lock: each waiter's deadline (ms since epoch)
+//	redisson_lock__channel:{L}          reentrant lock unlocks publish "0" here
+//	redisson_lock__channel:{L}:<owner>  fair lock: only the head waiter is notified
+//	redisson_rwlock:{L}                 read unlock publishes "0", write unlock "1" (wakes all)
+//	redisson_unlock_latch:{L}:<req>     per-unlock latch: a re-sent unlock gets the first answer
+//
+// Locks taken without a lease (Lock, or TryLock with lease <= 0) get
+// Options.WatchdogTimeout as TTL, and the client's watchdog renews them every
+// third of it while the owner holds them; read locks renew only this owner's
+// own timeout keys. Fixed leases (LockLease, TryLock with lease > 0) are
+// never renewed. Waiting uses pub/sub, one subscription per channel per
+// client shared by its waiting owners, and each wait is bounded by the TTL
+// the acquire script replied, so a lost message costs at most one TTL.
+//
+// # Lost holds
+//
+// Beyond Redisson, which renews silently and lets a holder believe it still
+// holds a lock that expired, Lock.Lost returns a channel that closes when
+// the hold is known lost. Every hold has a deadline on the monotonic clock:
+// the send time of the last request that set its TTL (acquisition,
+// re-entry, partial unlock, watchdog renewal) plus that TTL. Since Redis
+// starts a TTL on receipt, never before the send, the real expiry is never
+// earlier. Lost closes when a renewal or unlock finds the hold gone, when
+// the deadline passes without a newer successful renewal (Redis
+// unreachable, paused, or slow for a whole TTL), when a fixed lease runs
+// out, and when the client is closed (renewals stop). A holder that stops
+// its critical section on Lost never overlaps the next holder, unless
+// clocks run at different rates or Redis loses the write (failover).
+//
+// # Differences from Redisson
+//
+// Only replies and client behaviour differ, never the state peers see: the
+// fair lock replies, to an already queued waiter while another heads the
+// queue, the time to the head's deadline instead of 0 (Redisson's waiters
+// spin there); a fair unlock of a lock that no longer exists is ErrNotHeld
+// (Redisson reports success); a write unlock that leaves this owner's read
+// holds also publishes, so waiting readers retry at once; a read→write
+// upgrade by the same owner fails with ErrUpgrade instead of waiting for
+// itself forever.
 package lockimpl

@@ -1,0 +1,282 @@
+package lockimpl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Client is one lock-service instance, like a RedissonClient: it owns the
+// client UUID, the watchdog that renews its owners' holds, and the pub/sub
+// subscriptions its waiters share. Make one per process (per connection
+// pool); it is safe for concurrent use.
+type Client struct {
+	rdb  redis.UniversalClient // unlocks, renewals, reads, pub/sub
+	acq  redis.Scripter        // acquire scripts: without retries (see NewClient)
+	own  redis.UniversalClient // the no-retry twin, if we made one; closed by Close
+	id   string
+	opts Options
+
+	publish string // "PUBLISH" or "SPUBLISH"
+	sharded bool
+
+	owners  atomic.Int64
+	subs    *subscriber
+	wd      *watchdog
+	latches *janitor
+
+	mu     sync.Mutex
+	active map[*hold]struct{} // holds not yet released or lost
+
+	base       context.Context // cancelled by Close: background calls use it
+	cancelBase context.CancelFunc
+	closed     chan struct{}
+	closeOnce  sync.Once
+	wg         sync.WaitGroup
+}
+
+// NewClient returns a Client that runs its scripts through rdb.
+//
+// Acquire scripts are not idempotent (a re-entry counts twice if it runs
+// twice), so, as Redisson runs them without retries, NewClient gives them a
+// twin of rdb with MaxRetries -1 when rdb is a *redis.Client or
+// *redis.ClusterClient that retries; unlock scripts are made idempotent by
+// the unlock latch and use rdb itself.
+func NewClient(rdb redis.UniversalClient, opts Options) (*Client, error) {
+	if rdb == nil {
+		return nil, errors.New("lockimpl: NewClient: nil redis client")
+	}
+	opts = opts.withDefaults()
+	c := &Client{
+		rdb:    rdb,
+		acq:    rdb,
+		id:     opts.ID,
+		opts:   opts,
+		active: map[*hold]struct{}{},
+		closed: make(chan struct{}),
+	}
+	c.base, c.cancelBase = context.WithCancel(context.Background())
+	if c.id == "" {
+		c.id = newUUID()
+	}
+	switch r := rdb.(type) {
+	case *redis.Client:
+		if o := *r.Options(); o.MaxRetries >= 0 {
+			o.MaxRetries = -1
+			c.own = redis.NewClient(&o)
+		}
+	case *redis.ClusterClient:
+		if o := *r.Options(); o.MaxRetries >= 0 {
+			o.MaxRetries = -1
+			c.own = redis.NewClusterClient(&o)
+		}
+	}
+	if c.own != nil {
+		c.acq = c.own
+	}
+
+	switch opts.PublishMode {
+	case PublishSharded:
+		c.sharded = true
+	case PublishAuto:
+		c.sharded = detectSharded(rdb)
+	}
+	c.publish = "PUBLISH"
+	if c.sharded {
+		c.publish = "SPUBLISH"
+	}
+	c.subs = newSubscriber(c)
+	c.wd = newWatchdog(c)
+	c.latches = newJanitor(c)
+	c.wg.Add(2)
+	go c.wd.run()
+	go c.latches.run()
+	return c, nil
+}
+
+// detectSharded reports whether rdb is a Redis Cluster that answers the
+// sharded pub/sub commands (Redis 7+), as Redisson's shardedSubscriptionMode AUTO.
+func detectSharded(rdb redis.UniversalClient) bool {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return cc.PubSubShardNumSub(ctx, "lockimpl-probe").Err() == nil
+}
+
+// ID is the client UUID, the first part of every owner id.
+func (c *Client) ID() string { return c.id }
+
+// PublishCommand is "PUBLISH" or "SPUBLISH": what unlocks send.
+func (c *Client) PublishCommand() string { return c.publish }
+
+// NewOwner returns a new owner, the unit of reentrancy (Redisson's thread).
+// Owner ids are "<client id>:<n>" with n counting from 1.
+func (c *Client) NewOwner() *Owner {
+	n := c.owners.Add(1)
+	return &Owner{c: c, id: c.id + ":" + strconv.FormatInt(n, 10), holds: map[holdKey]*hold{}}
+}
+
+// Close stops the watchdog and every subscription, wakes waiters with
+// ErrClosed, and closes the Lost channel of every hold (no longer renewed,
+// they will expire: locks are not released, as with Redisson's shutdown).
+// It is idempotent.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.cancelBase()
+		c.subs.close()
+		c.wg.Wait()
+		c.mu.Lock()
+		holds := make([]*hold, 0, len(c.active))
+		for h := range c.active {
+			holds = append(holds, h)
+		}
+		c.mu.Unlock()
+		for _, h := range holds {
+			h.lose()
+		}
+		if c.own != nil {
+			_ = c.own.Close()
+		}
+	})
+	return nil
+}
+
+func (c *Client) checkOpen() error {
+	select {
+	case <-c.closed:
+		return ErrClosed
+	default:
+		return nil
+	}
+}
+
+// newUUID returns a random (version 4) UUID in Java's text form.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// newRequestID returns 32 hex chars, as Redisson's ServiceManager.generateId.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Owner is the unit of reentrancy, Redisson's thread: its id is the hash
+// field its holds are counted under. Use an owner from one goroutine at a
+// time, as a Java thread would; different owners run concurrently.
+type Owner struct {
+	c  *Client
+	id string
+
+	mu    sync.Mutex
+	holds map[holdKey]*hold
+}
+
+// ID is "<client id>:<n>", the hash field Redisson would write for a thread.
+func (o *Owner) ID() string { return o.id }
+
+// Client is the client the owner belongs to.
+func (o *Owner) Client() *Client { return o.c }
+
+// Lock returns the owner's reentrant lock (RLock) named name.
+func (o *Owner) Lock(name string) *Lock {
+	return &Lock{owner: o, kind: kindReentrant, name: name, field: o.id, channel: lockChannel(name)}
+}
+
+// FairLock returns the owner's fair lock (RFairLock) named name: waiters
+// acquire in the order they queued, across clients.
+func (o *Owner) FairLock(name string) *Lock {
+	return &Lock{owner: o, kind: kindFair, name: name, field: o.id, channel: lockChannel(name) + ":" + o.id}
+}
+
+// ReadWriteLock returns the owner's read-write lock (RReadWriteLock) named name.
+func (o *Owner) ReadWriteLock(name string) *ReadWriteLock {
+	return &ReadWriteLock{owner: o, name: name}
+}
+
+// ReadWriteLock pairs the read and write locks of one name.
+type ReadWriteLock struct {
+	owner *Owner
+	name  string
+}
+
+// ReadLock is shared with other readers, and with this owner's own write hold.
+func (rw *ReadWriteLock) ReadLock() *Lock {
+	return &Lock{owner: rw.owner, kind: kindRead, name: rw.name, field: rw.owner.id, channel: rwlockChannel(rw.name)}
+}
+
+// WriteLock excludes every other owner, readers and writers.
+func (rw *ReadWriteLock) WriteLock() *Lock {
+	return &Lock{owner: rw.owner, kind: kindWrite, name: rw.name, field: rw.owner.id + ":write", channel: rwlockChannel(rw.name)}
+}
+
+type holdKey struct {
+	kind kind
+	name string
+}
+
+// hold returns the owner's live hold of (kind, name), or nil.
+func (o *Owner) hold(k holdKey) *hold {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.holds[k]
+}
+
+// acquired records a successful acquisition sent at send with lease
+// (watchdog when lease <= 0) and returns the hold.
+func (o *Owner) acquired(l *Lock, send time.Time, lease time.Duration) *hold {
+	k := holdKey{l.kind, l.name}
+	o.mu.Lock()
+	h := o.holds[k]
+	fresh := h == nil || h.isLost()
+	if fresh {
+		h = newHold(o, l)
+		o.holds[k] = h
+	}
+	o.mu.Unlock()
+	if fresh {
+		o.c.mu.Lock()
+		o.c.active[h] = struct{}{}
+		o.c.mu.Unlock()
+	}
+	h.acquired(send, lease)
+	return h
+}
+
+// drop forgets h (released, or found not held by Unlock).
+func (o *Owner) drop(h *hold) {
+	o.mu.Lock()
+	if o.holds[h.key] == h {
+		delete(o.holds, h.key)
+	}
+	o.mu.Unlock()
+	o.c.mu.Lock()
+	delete(o.c.active, h)
+	o.c.mu.Unlock()
+}
+
+// closedChan is returned by Lost when no hold exists: never closed, since
+// nothing is held that could be lost.
+var neverLost = make(chan struct{})
+
+func (l *Lock) String() string {
+	return fmt.Sprintf("%s lock %q of %s", l.kind, l.name, l.owner.id)
+}

@@ -1,0 +1,253 @@
+package lockimpl_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// patience bounds every wait on an event: generous, since it is a deadline,
+// not a sleep.
+const patience = 10 * time.Second
+
+var bg = context.Background()
+
+// fixture is a fresh Redis, a raw client to inspect it, and lockimpl
+// clients built on their own connection pools (as separate processes).
+type fixture struct {
+	t   *testing.T
+	env *redisenv.Env
+	raw redis.UniversalClient
+}
+
+func setup(t *testing.T, cfg ...redisenv.Config) *fixture {
+	t.Helper()
+	env := redisenvtest.Start(t, cfg...)
+	raw := env.NewClient()
+	t.Cleanup(func() { raw.Close() })
+	return &fixture{t: t, env: env, raw: raw}
+}
+
+// client returns a new lockimpl client with its own pool, closed at cleanup.
+func (f *fixture) client(opts lockimpl.Options) *lockimpl.Client {
+	f.t.Helper()
+	rdb := f.env.NewClient()
+	c, err := lockimpl.NewClient(rdb, opts)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() {
+		c.Close()
+		rdb.Close()
+	})
+	return c
+}
+
+func (f *fixture) hash(key string) map[string]string {
+	f.t.Helper()
+	h, err := f.raw.HGetAll(bg, key).Result()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return h
+}
+
+// wantHash fails unless key holds exactly want (nil: the key is absent).
+func (f *fixture) wantHash(key string, want map[string]string) {
+	f.t.Helper()
+	got := f.hash(key)
+	if len(want) == 0 && len(got) == 0 {
+		return
+	}
+	if !maps.Equal(got, want) {
+		f.t.Fatalf("HGETALL %s = %v, want %v", key, got, want)
+	}
+}
+
+func (f *fixture) pttl(key string) time.Duration {
+	f.t.Helper()
+	n, err := f.raw.Do(bg, "PTTL", key).Int64()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return time.Duration(n) * time.Millisecond
+}
+
+// wantPTTL fails unless key's PTTL is in (lo, hi].
+func (f *fixture) wantPTTL(key string, lo, hi time.Duration) {
+	f.t.Helper()
+	if d := f.pttl(key); d <= lo || d > hi {
+		f.t.Fatalf("PTTL %s = %v, want in (%v, %v]", key, d, lo, hi)
+	}
+}
+
+func (f *fixture) wantAbsent(keys ...string) {
+	f.t.Helper()
+	for _, k := range keys {
+		if n, _ := f.raw.Exists(bg, k).Result(); n != 0 {
+			f.t.Fatalf("key %s exists, want absent", k)
+		}
+	}
+}
+
+func (f *fixture) str(key string) string {
+	f.t.Helper()
+	v, err := f.raw.Get(bg, key).Result()
+	if err != nil {
+		f.t.Fatalf("GET %s: %v", key, err)
+	}
+	return v
+}
+
+func (f *fixture) list(key string) []string {
+	f.t.Helper()
+	v, err := f.raw.LRange(bg, key, 0, -1).Result()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return v
+}
+
+func (f *fixture) zset(key string) map[string]float64 {
+	f.t.Helper()
+	v, err := f.raw.ZRangeWithScores(bg, key, 0, -1).Result()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, z := range v {
+		out[z.Member.(string)] = z.Score
+	}
+	return out
+}
+
+// keys lists the keys matching pattern, sorted.
+func (f *fixture) keys(pattern string) []string {
+	f.t.Helper()
+	ks, err := f.raw.Keys(bg, pattern).Result()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// eventually waits for cond, failing t after patience.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", patience, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitClosed fails t unless ch closes within patience.
+func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(patience):
+		t.Fatalf("timed out after %v waiting for %s", patience, what)
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// recorder collects what is published on some channels, in order.
+type recorder struct {
+	t    *testing.T
+	ps   *redis.PubSub
+	mu   sync.Mutex
+	msgs []string // "channel=payload"
+	done chan struct{}
+}
+
+const sentinel = "lockimpl-test-sentinel"
+
+// record subscribes (pattern subscriptions when psub) and returns once the
+// subscriptions are confirmed.
+func (f *fixture) record(psub bool, channels ...string) *recorder {
+	f.t.Helper()
+	chans := append([]string{sentinel}, channels...)
+	var ps *redis.PubSub
+	if psub {
+		ps = f.raw.PSubscribe(bg, chans...)
+	} else {
+		ps = f.raw.Subscribe(bg, chans...)
+	}
+	for range chans {
+		if _, err := ps.Receive(bg); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	r := &recorder{t: f.t, ps: ps, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			m, err := ps.ReceiveMessage(bg)
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			r.msgs = append(r.msgs, m.Channel+"="+m.Payload)
+			r.mu.Unlock()
+		}
+	}()
+	f.t.Cleanup(func() {
+		ps.Close()
+		<-r.done
+	})
+	return r
+}
+
+// sync publishes a sentinel and waits for it: every message published
+// before it has then been recorded (one connection delivers in order).
+// It returns what was recorded, sentinels left out.
+func (r *recorder) sync(f *fixture) []string {
+	r.t.Helper()
+	token := fmt.Sprint(time.Now().UnixNano())
+	if err := f.raw.Publish(bg, sentinel, token).Err(); err != nil {
+		r.t.Fatal(err)
+	}
+	var out []string
+	eventually(r.t, "the sentinel message", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		out = out[:0]
+		seen := false
+		for _, m := range r.msgs {
+			if m == sentinel+"="+token {
+				seen = true
+			} else if len(m) < len(sentinel) || m[:len(sentinel)] != sentinel {
+				out = append(out, m)
+			}
+		}
+		return seen
+	})
+	return out
+}

@@ -1,0 +1,50 @@
+package lockimpl
+
+import "strings"
+
+// Redisson derives every key and channel of a lock from its name so that
+// all of them hash to the name's Redis Cluster slot: the name goes inside
+// braces, unless it already has braces, which then stay the hash tag.
+
+// prefixName is Redisson's prefixName: "p:{name}", or "p:name" when name
+// already contains "{".
+func prefixName(p, name string) string {
+	if strings.Contains(name, "{") {
+		return p + ":" + name
+	}
+	return p + ":{" + name + "}"
+}
+
+// suffixName is Redisson's suffixName: "{name}:s", or "name:s" when name
+// already contains "{".
+func suffixName(name, s string) string {
+	if strings.Contains(name, "{") {
+		return name + ":" + s
+	}
+	return "{" + name + "}:" + s
+}
+
+// Key and channel names, exactly as Redisson writes them.
+func lockChannel(name string) string   { return prefixName("redisson_lock__channel", name) }
+func rwlockChannel(name string) string { return prefixName("redisson_rwlock", name) }
+func fairQueueKey(name string) string  { return prefixName("redisson_lock_queue", name) }
+func fairTimeoutKey(name string) string {
+	return prefixName("redisson_lock_timeout", name)
+}
+func unlockLatchKey(name, requestID string) string {
+	return prefixName("redisson_unlock_latch", name) + ":" + requestID
+}
+
+// readTimeoutPrefix is "{name}:<field>:rwlock_timeout"; the n-th read hold
+// of that owner has the key prefix + ":" + n.
+func readTimeoutPrefix(name, field string) string {
+	return suffixName(name, field) + ":rwlock_timeout"
+}
+
+// readKeyPrefix is what precedes ":<field>" in readTimeoutPrefix: "{name}"
+// (or name itself when it has braces). The read unlock and renewal scripts
+// rebuild every owner's timeout keys from it.
+func readKeyPrefix(name, field string) string {
+	p, _, _ := strings.Cut(readTimeoutPrefix(name, field), ":"+field)
+	return p
+}

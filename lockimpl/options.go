@@ -1,0 +1,97 @@
+package lockimpl
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults, the same as Redisson's.
+const (
+	// DefaultWatchdogTimeout is the lease of a lock taken without one
+	// (Redisson's lockWatchdogTimeout); the watchdog renews it every third of it.
+	DefaultWatchdogTimeout = 30 * time.Second
+	// DefaultFairWaitTimeout is how long a queued fair-lock waiter may take
+	// to claim its turn before others skip it (Redisson's fairLockWaitTimeout).
+	DefaultFairWaitTimeout = 5 * time.Minute
+	// DefaultLatchTimeout is how long an unlock's latch key lives, so that a
+	// re-sent unlock gets the first one's answer. Redisson derives it from
+	// (timeout + retry delay) × retry attempts = (3 s + 2 s) × 4.
+	DefaultLatchTimeout = 20 * time.Second
+	// DefaultSubscribeTimeout bounds waiting for a pub/sub subscription to
+	// be confirmed (Redisson's subscriptionTimeout).
+	DefaultSubscribeTimeout = 7500 * time.Millisecond
+)
+
+// PublishMode says how unlock messages travel.
+type PublishMode int
+
+// Publish modes.
+const (
+	// PublishAuto uses SPUBLISH/SSUBSCRIBE on a Redis Cluster that supports
+	// sharded pub/sub (Redis 7+), PUBLISH/SUBSCRIBE otherwise, as Redisson does.
+	PublishAuto PublishMode = iota
+	// PublishPlain forces PUBLISH/SUBSCRIBE.
+	PublishPlain
+	// PublishSharded forces SPUBLISH/SSUBSCRIBE.
+	PublishSharded
+)
+
+func (m PublishMode) String() string {
+	switch m {
+	case PublishAuto:
+		return "auto"
+	case PublishPlain:
+		return "plain"
+	case PublishSharded:
+		return "sharded"
+	}
+	return fmt.Sprintf("PublishMode(%d)", int(m))
+}
+
+// Options configure a Client. The zero value means every default.
+type Options struct {
+	// WatchdogTimeout is the lease of locks taken without one; the watchdog
+	// renews such holds every WatchdogTimeout/3. Default DefaultWatchdogTimeout.
+	WatchdogTimeout time.Duration
+	// FairWaitTimeout is added to a fair-lock waiter's deadline in the queue
+	// when it waits without a wait time (Lock). Default DefaultFairWaitTimeout.
+	FairWaitTimeout time.Duration
+	// Clock is the client's wall clock, which the fair lock sends to Redis
+	// as "now" for queue deadlines. Chaos tests skew it. Default time.Now.
+	Clock func() time.Time
+	// PublishMode picks PUBLISH or SPUBLISH. Default PublishAuto.
+	PublishMode PublishMode
+	// LatchTimeout is the lifetime of an unlock's latch key. Default DefaultLatchTimeout.
+	LatchTimeout time.Duration
+	// SubscribeTimeout bounds the wait for a subscription confirmation.
+	// Default DefaultSubscribeTimeout.
+	SubscribeTimeout time.Duration
+	// ID is the client's UUID, the first half of every owner id. Empty
+	// means a new random UUID (as Redisson's ServiceManager id).
+	ID string
+}
+
+func (o Options) withDefaults() Options {
+	if o.WatchdogTimeout <= 0 {
+		o.WatchdogTimeout = DefaultWatchdogTimeout
+	}
+	if o.FairWaitTimeout <= 0 {
+		o.FairWaitTimeout = DefaultFairWaitTimeout
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.LatchTimeout <= 0 {
+		o.LatchTimeout = DefaultLatchTimeout
+	}
+	if o.SubscribeTimeout <= 0 {
+		o.SubscribeTimeout = DefaultSubscribeTimeout
+	}
+	return o
+}
+
+// ms is a duration as the integer milliseconds Redis arguments need
+// (go-redis would send a time.Duration as nanoseconds), at least 1.
+func ms(d time.Duration) int64 {
+	return max(1, d.Milliseconds())
+}

@@ -1,0 +1,360 @@
+package lockimpl_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+func TestIdentity(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	if len(c.ID()) != 36 || strings.Count(c.ID(), "-") != 4 {
+		t.Errorf("client id %q is not a UUID", c.ID())
+	}
+	a, b := c.NewOwner(), c.NewOwner()
+	if a.ID() != c.ID()+":1" || b.ID() != c.ID()+":2" {
+		t.Errorf("owner ids %q, %q; want %s:1 and :2", a.ID(), b.ID(), c.ID())
+	}
+	if c2 := f.client(lockimpl.Options{}); c2.ID() == c.ID() {
+		t.Error("two clients share a UUID")
+	}
+	if c.PublishCommand() != "PUBLISH" {
+		t.Errorf("publish command on a single node = %s, want PUBLISH", c.PublishCommand())
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{lockimpl.LockChannel("myLock"), "redisson_lock__channel:{myLock}"},
+		{lockimpl.LockChannel("{a}b"), "redisson_lock__channel:{a}b"},
+		{lockimpl.RWLockChannel("myLock"), "redisson_rwlock:{myLock}"},
+		{lockimpl.FairQueueKey("myLock"), "redisson_lock_queue:{myLock}"},
+		{lockimpl.FairTimeoutKey("myLock"), "redisson_lock_timeout:{myLock}"},
+		{lockimpl.ReadTimeoutPrefix("myLock", "u:1"), "{myLock}:u:1:rwlock_timeout"},
+		{lockimpl.ReadTimeoutPrefix("{a}b", "u:1"), "{a}b:u:1:rwlock_timeout"},
+		{lockimpl.UnlockLatchKey("myLock", "ab12"), "redisson_unlock_latch:{myLock}:ab12"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// TestReentrantSeed follows seed 003's lock x3 / unlock x3 walkthrough
+// (V-003-02): the count goes up and down, each step resets the PTTL to the
+// lease, the last unlock deletes the key and publishes "0".
+func TestReentrantSeed(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	a := c.NewOwner()
+	l := a.Lock("myLock")
+	rec := f.record(false, "redisson_lock__channel:{myLock}")
+	full := lockimpl.DefaultWatchdogTimeout
+
+	for n := 1; n <= 3; n++ {
+		if err := l.Lock(bg); err != nil {
+			t.Fatal(err)
+		}
+		f.wantHash("myLock", map[string]string{a.ID(): itoa(n)})
+		f.wantPTTL("myLock", full-5*time.Second, full)
+		if hc, _ := l.HoldCount(bg); hc != n {
+			t.Errorf("HoldCount = %d, want %d", hc, n)
+		}
+	}
+	for n := 2; n >= 1; n-- {
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+		f.wantHash("myLock", map[string]string{a.ID(): itoa(n)})
+		f.wantPTTL("myLock", full-5*time.Second, full)
+	}
+	if got := rec.sync(f); len(got) != 0 {
+		t.Errorf("partial unlocks published %v", got)
+	}
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	f.wantAbsent("myLock")
+	if got := rec.sync(f); !slices.Equal(got, []string{"redisson_lock__channel:{myLock}=0"}) {
+		t.Errorf("final unlock published %v, want one 0 on the lock channel", got)
+	}
+	// Each unlock left a latch; the client deletes them once answered.
+	eventually(t, "latch keys deleted", func() bool { return len(f.keys("redisson_unlock_latch:*")) == 0 })
+	if err := l.Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("unlock of a released lock: %v, want ErrNotHeld", err)
+	}
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
+
+// TestReentrantExclusion: other owners, of the same client or another, are
+// refused while the state stays as it was; their unlock is ErrNotHeld and
+// changes nothing (V-003-03, V-003-04).
+func TestReentrantExclusion(t *testing.T) {
+	f := setup(t)
+	c1, c2 := f.client(lockimpl.Options{}), f.client(lockimpl.Options{})
+	a := c1.NewOwner()
+	if err := a.Lock("L").Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{a.ID(): "1"}
+	for _, other := range []*lockimpl.Owner{c1.NewOwner(), c2.NewOwner()} {
+		ok, err := other.Lock("L").TryLock(bg, 0, 0)
+		if err != nil || ok {
+			t.Fatalf("%s TryLock of a held lock = %v, %v; want false", other.ID(), ok, err)
+		}
+		if err := other.Lock("L").Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
+			t.Errorf("%s unlock: %v, want ErrNotHeld", other.ID(), err)
+		}
+		if held, _ := other.Lock("L").IsHeldByOwner(bg); held {
+			t.Error("IsHeldByOwner true for a non-holder")
+		}
+		f.wantHash("L", want)
+	}
+	if locked, _ := c2.NewOwner().Lock("L").IsLocked(bg); !locked {
+		t.Error("IsLocked = false while held")
+	}
+	ttl, err := c2.NewOwner().Lock("L").RemainTTL(bg)
+	if err != nil || ttl <= 0 || ttl > lockimpl.DefaultWatchdogTimeout {
+		t.Errorf("RemainTTL = %v, %v", ttl, err)
+	}
+	if ttl, _ := a.Lock("nope").RemainTTL(bg); ttl != 0 {
+		t.Errorf("RemainTTL of a missing lock = %v, want 0", ttl)
+	}
+}
+
+// TestPartialUnlockKeepsLease: a lock taken with a fixed lease keeps that
+// lease on partial unlock, not the watchdog timeout (Redisson #5623).
+func TestPartialUnlockKeepsLease(t *testing.T) {
+	f := setup(t)
+	a := f.client(lockimpl.Options{}).NewOwner()
+	l := a.Lock("L")
+	lease := 10 * time.Second
+	for range 2 {
+		if err := l.LockLease(bg, lease); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.wantPTTL("L", lease-3*time.Second, lease)
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	f.wantHash("L", map[string]string{a.ID(): "1"})
+	f.wantPTTL("L", lease-3*time.Second, lease)
+	if err := l.LockLease(bg, 0); err == nil {
+		t.Error("LockLease with a zero lease accepted")
+	}
+}
+
+// TestWaiterWokenByUnlock: a waiter acquires right after the unlock, long
+// before the holder's TTL would end, and one subscription serves every
+// waiting owner of a client.
+func TestWaiterWokenByUnlock(t *testing.T) {
+	f := setup(t)
+	holderC, waitC := f.client(lockimpl.Options{}), f.client(lockimpl.Options{})
+	holder := holderC.NewOwner().Lock("L")
+	if err := holder.Lock(bg); err != nil { // TTL 30 s
+		t.Fatal(err)
+	}
+	channel := lockimpl.LockChannel("L")
+	const waiters = 3
+	acquired := make(chan *lockimpl.Lock, waiters)
+	errs := make(chan error, waiters)
+	for range waiters {
+		l := waitC.NewOwner().Lock("L")
+		go func() {
+			if err := l.Lock(bg); err != nil {
+				errs <- err
+				return
+			}
+			acquired <- l
+		}()
+	}
+	eventually(t, "three owners subscribed", func() bool { return waitC.SubscriptionRefs(channel) == waiters })
+	n, err := f.raw.PubSubNumSub(bg, channel).Result()
+	if err != nil || n[channel] != 1 {
+		t.Fatalf("PUBSUB NUMSUB %s = %v, %v; want 1 subscription for the client", channel, n, err)
+	}
+
+	// Hand the lock down the chain; each handoff must come from the
+	// message, far sooner than the 30 s TTL.
+	start := time.Now()
+	if err := holder.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	for range waiters {
+		select {
+		case l := <-acquired:
+			if err := l.Unlock(bg); err != nil {
+				t.Fatal(err)
+			}
+		case err := <-errs:
+			t.Fatal(err)
+		case <-time.After(patience):
+			t.Fatal("a waiter was not woken by the unlock")
+		}
+	}
+	if took := time.Since(start); took > lockimpl.DefaultWatchdogTimeout/3 {
+		t.Errorf("three handoffs took %v: waiters waited for TTLs, not messages", took)
+	}
+	eventually(t, "subscription released", func() bool { return waitC.SubscriptionRefs(channel) == 0 })
+}
+
+func TestTryLockWait(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	if err := c.NewOwner().Lock("L").Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	other := c.NewOwner().Lock("L")
+	wait := 300 * time.Millisecond
+	start := time.Now()
+	ok, err := other.TryLock(bg, wait, 0)
+	took := time.Since(start)
+	if ok || err != nil {
+		t.Fatalf("TryLock = %v, %v; want false, nil", ok, err)
+	}
+	if took < wait || took > wait+2*time.Second {
+		t.Errorf("TryLock(%v) returned after %v", wait, took)
+	}
+	if n := c.SubscriptionRefs(lockimpl.LockChannel("L")); n != 0 {
+		t.Errorf("TryLock left %d subscription users", n)
+	}
+}
+
+// TestContextErrors: a blocked Lock ends with an error that wraps the
+// context's, so a timeout is told apart from contention.
+func TestContextErrors(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	if err := c.NewOwner().Lock("L").Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+	defer cancel()
+	err := c.NewOwner().Lock("L").Lock(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock with an expiring context: %v, want DeadlineExceeded", err)
+	}
+	cctx, ccancel := context.WithCancel(bg)
+	ccancel()
+	if ok, err := c.NewOwner().Lock("L").TryLock(cctx, time.Second, 0); ok || !errors.Is(err, context.Canceled) {
+		t.Errorf("TryLock with a cancelled context: %v, %v", ok, err)
+	}
+}
+
+// TestInteropReentrant: a hold written as Redisson writes it is honoured:
+// its owner re-enters and unlocks, others are refused.
+func TestInteropReentrant(t *testing.T) {
+	f := setup(t)
+	const javaID = "6e3d30b7-83b1-433a-9335-5e8b9916d3ac"
+	// Redisson thread 1 of that client took the lock twice.
+	if err := f.raw.HSet(bg, "shared", javaID+":1", 2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	f.raw.PExpire(bg, "shared", 30*time.Second)
+
+	same := f.client(lockimpl.Options{ID: javaID}).NewOwner() // owner id javaID:1
+	if same.ID() != javaID+":1" {
+		t.Fatalf("owner id %s", same.ID())
+	}
+	other := f.client(lockimpl.Options{}).NewOwner()
+	if ok, _ := other.Lock("shared").TryLock(bg, 0, 0); ok {
+		t.Fatal("another owner acquired a lock Redisson holds")
+	}
+	l := same.Lock("shared")
+	if err := l.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	f.wantHash("shared", map[string]string{javaID + ":1": "3"})
+	for range 3 {
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.wantAbsent("shared")
+	if ok, _ := other.Lock("shared").TryLock(bg, 0, 0); !ok {
+		t.Error("lock not free after its owner unlocked it")
+	}
+}
+
+// TestUnlockLatch: re-sending an unlock with the same latch (what a retry
+// after a lost reply does) answers as the first send did and changes nothing.
+func TestUnlockLatch(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	a := c.NewOwner()
+	l := a.Lock("L")
+	for range 2 {
+		if err := l.Lock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	latch := lockimpl.UnlockLatchKey("L", "0123456789abcdef0123456789abcdef")
+	keys := []string{"L", lockimpl.LockChannel("L"), latch}
+	for i := range 2 {
+		n, err := lockimpl.ReentrantUnlockScript.Run(bg, f.raw, keys, "0", 30000, a.ID(), "PUBLISH", 20000).Int64()
+		if err != nil || n != 0 {
+			t.Fatalf("send %d: %d, %v; want 0", i+1, n, err)
+		}
+		f.wantHash("L", map[string]string{a.ID(): "1"})
+	}
+	if v := f.str(latch); v != "0" {
+		t.Errorf("latch = %q, want 0", v)
+	}
+	f.wantPTTL(latch, 15*time.Second, 20*time.Second)
+}
+
+// TestScriptsSurviveRestart: after Redis restarts (its script cache
+// empty), EVALSHA meets NOSCRIPT and the scripts are sent again.
+func TestScriptsSurviveRestart(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	l := c.NewOwner().Lock("L")
+	if err := l.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.Primary().Restart(bg); err != nil {
+		t.Fatal(err)
+	}
+	// The pools' connections died with the server; go-redis redials.
+	eventually(t, "lock after restart", func() bool { return l.Lock(bg) == nil })
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClosedClient(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	l := c.NewOwner().Lock("L")
+	if err := l.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	lost := l.Lost()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if !isClosed(lost) {
+		t.Error("Close left a hold's Lost open: renewals stopped, the hold will expire")
+	}
+	if err := c.NewOwner().Lock("M").Lock(bg); !errors.Is(err, lockimpl.ErrClosed) {
+		t.Errorf("Lock after Close: %v, want ErrClosed", err)
+	}
+	// Closing does not release: the lock survives until its TTL.
+	if locked, _ := f.client(lockimpl.Options{}).NewOwner().Lock("L").IsLocked(bg); !locked {
+		t.Error("Close released the lock")
+	}
+}

@@ -1,0 +1,118 @@
+package lockimpl
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// renewBatch is how many holds one pipeline renews (Redisson's
+// lockWatchdogBatchSize). Each hold is its own script call, so a batch may
+// span Redis Cluster slots: the cluster client splits the pipeline by node.
+const renewBatch = 100
+
+// watchdog renews, every WatchdogTimeout/3, the TTL of every hold taken
+// without a lease, and reports holds it finds gone as lost.
+type watchdog struct {
+	c     *Client
+	mu    sync.Mutex
+	holds map[*hold]struct{}
+}
+
+func newWatchdog(c *Client) *watchdog {
+	return &watchdog{c: c, holds: map[*hold]struct{}{}}
+}
+
+func (w *watchdog) add(h *hold) {
+	w.mu.Lock()
+	w.holds[h] = struct{}{}
+	w.mu.Unlock()
+}
+
+func (w *watchdog) remove(h *hold) {
+	w.mu.Lock()
+	delete(w.holds, h)
+	w.mu.Unlock()
+}
+
+func (w *watchdog) run() {
+	defer w.c.wg.Done()
+	period := w.c.opts.WatchdogTimeout / 3
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.c.closed:
+			return
+		case <-t.C:
+			w.renewAll(period)
+		}
+	}
+}
+
+// renewAll renews every registered hold; a round may take at most one
+// period, so rounds never pile up behind a slow or partitioned Redis.
+func (w *watchdog) renewAll(budget time.Duration) {
+	w.mu.Lock()
+	holds := make([]*hold, 0, len(w.holds))
+	for h := range w.holds {
+		holds = append(holds, h)
+	}
+	w.mu.Unlock()
+	if len(holds) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(w.c.base, budget)
+	defer cancel()
+	for start := 0; start < len(holds); start += renewBatch {
+		w.renew(ctx, holds[start:min(start+renewBatch, len(holds))])
+	}
+}
+
+// renew sends one pipeline of renewals and applies the replies.
+func (w *watchdog) renew(ctx context.Context, holds []*hold) {
+	ttl := w.c.opts.WatchdogTimeout
+	send := time.Now()
+	cmds, err := w.pipeline(ctx, holds, ttl, false)
+	if err != nil && isNoScript(err) {
+		cmds, err = w.pipeline(ctx, holds, ttl, true)
+	}
+	for i, cmd := range cmds {
+		n, cerr := cmd.Int64()
+		switch {
+		case cerr != nil:
+			// Unknown outcome (Redis unreachable, slow, failing over): the
+			// hold's deadline decides whether it is lost.
+		case n == 1:
+			holds[i].renewed(send, ttl)
+		default:
+			holds[i].lose()
+		}
+	}
+}
+
+func (w *watchdog) pipeline(ctx context.Context, holds []*hold, ttl time.Duration, load bool) ([]*redis.Cmd, error) {
+	pipe := w.c.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(holds))
+	for i, h := range holds {
+		l := h.lock
+		s, keys := renewHash, []string{l.name}
+		if l.kind == kindRead {
+			s, keys = renewRead, []string{l.name, readKeyPrefix(l.name, l.field)}
+		}
+		if load {
+			cmds[i] = s.Eval(ctx, pipe, keys, ms(ttl), l.field)
+		} else {
+			cmds[i] = s.EvalSha(ctx, pipe, keys, ms(ttl), l.field)
+		}
+	}
+	_, err := pipe.Exec(ctx)
+	return cmds, err
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
