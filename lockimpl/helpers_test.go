@@ -251,3 +251,5 @@ func (r *recorder) sync(f *fixture) []string {
 	})
 	return out
 }
+
+func zm(member string, score float64) redis.Z { return redis.Z{Score: score, Member: member} }

@@ -1,0 +1,193 @@
+package lockimpl_test
+
+import (
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// fixedClock is a client clock the test moves by hand.
+type fixedClock struct{ ms atomic.Int64 }
+
+func (c *fixedClock) now() time.Time { return time.UnixMilli(c.ms.Load()) }
+
+// TestFairQueueSeed follows seed 003's fair-lock walkthrough (V-003-F1..F8)
+// with clocks the test controls: queue order, deadlines computed from the
+// client's clock, handoff to the head only, the waiters behind moved
+// earlier when the head takes the lock.
+func TestFairQueueSeed(t *testing.T) {
+	f := setup(t)
+	const t0 = 1_700_000_000_000 // ms since epoch
+	wait := lockimpl.DefaultFairWaitTimeout
+	waitMs := float64(wait.Milliseconds())
+	clk := &fixedClock{}
+	clk.ms.Store(t0)
+	newOwner := func() *lockimpl.Owner {
+		return f.client(lockimpl.Options{Clock: clk.now}).NewOwner()
+	}
+	a, b, c := newOwner(), newOwner(), newOwner()
+	queue, deadlines := lockimpl.FairQueueKey("myLock"), lockimpl.FairTimeoutKey("myLock")
+
+	// F1: A takes the free lock; no queue is created.
+	if err := a.FairLock("myLock").Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	f.wantHash("myLock", map[string]string{a.ID(): "1"})
+	f.wantAbsent(queue, deadlines)
+
+	// F2/F3: B then C wait; their deadlines follow the client clock.
+	acquired := make(chan string, 2)
+	errs := make(chan error, 2)
+	start := func(o *lockimpl.Owner) {
+		go func() {
+			l := o.FairLock("myLock")
+			if err := l.Lock(bg); err != nil {
+				errs <- err
+				return
+			}
+			acquired <- o.ID()
+			if err := l.Unlock(bg); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	start(b)
+	eventually(t, "B queued", func() bool { return len(f.list(queue)) == 1 })
+	lockTTL := float64(f.pttl("myLock").Milliseconds())
+	clk.ms.Store(t0 + 25_000)
+	start(c)
+	eventually(t, "C queued", func() bool { return len(f.list(queue)) == 2 })
+	if got := f.list(queue); !slices.Equal(got, []string{b.ID(), c.ID()}) {
+		t.Fatalf("queue = %v, want [B C]", got)
+	}
+	z := f.zset(deadlines)
+	// B: the lock's PTTL when it queued + wait + t0 (PTTL read just after,
+	// so it can only be a little lower).
+	if sb := z[b.ID()]; sb < t0+waitMs+lockTTL || sb > t0+waitMs+lockTTL+2000 {
+		t.Errorf("B's deadline %v, want t0 + %v + PTTL %v", sb-t0, waitMs, lockTTL)
+	}
+	// C queued behind B: B's deadline + wait, exactly (V-003-F3).
+	if z[c.ID()] != z[b.ID()]+waitMs {
+		t.Errorf("C's deadline %v, want B's %v + %v", z[c.ID()], z[b.ID()], waitMs)
+	}
+
+	// A's unlock notifies only the head (B); B's only C; C's nobody.
+	rec := f.record(true, lockimpl.LockChannel("myLock")+":*")
+	if err := a.FairLock("myLock").Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for range 2 {
+		select {
+		case id := <-acquired:
+			order = append(order, id)
+		case err := <-errs:
+			t.Fatal(err)
+		case <-time.After(patience):
+			t.Fatal("a queued waiter never acquired")
+		}
+	}
+	if !slices.Equal(order, []string{b.ID(), c.ID()}) {
+		t.Errorf("acquisition order %v, want FIFO [B C]", order)
+	}
+	eventually(t, "lock released", func() bool { n, _ := f.raw.Exists(bg, "myLock").Result(); return n == 0 })
+	ch := lockimpl.LockChannel("myLock")
+	want := []string{ch + ":" + b.ID() + "=0", ch + ":" + c.ID() + "=0"}
+	if got := rec.sync(f); !slices.Equal(got, want) {
+		t.Errorf("notifications %v, want only the head each time: %v", got, want)
+	}
+	f.wantAbsent(queue, deadlines)
+}
+
+// TestFairHeadTakesMovesOthersEarlier is V-003-F8: when the head takes the
+// lock, the waiters behind it have their deadlines moved wait ms earlier.
+// The queue is written by hand, as a Redisson peer would leave it.
+func TestFairHeadTakesMovesOthersEarlier(t *testing.T) {
+	f := setup(t)
+	const now = 1_700_000_000_000
+	clk := &fixedClock{}
+	clk.ms.Store(now)
+	cl := f.client(lockimpl.Options{Clock: clk.now})
+	head, next := cl.NewOwner(), cl.NewOwner()
+	queue, deadlines := lockimpl.FairQueueKey("L"), lockimpl.FairTimeoutKey("L")
+	f.raw.RPush(bg, queue, head.ID(), next.ID())
+	f.raw.ZAdd(bg, deadlines, zm(head.ID(), now+100_000), zm(next.ID(), now+400_000))
+
+	// The second in line cannot jump the queue although the lock is free.
+	if ok, _ := next.FairLock("L").TryLock(bg, 0, 0); ok {
+		t.Fatal("the second waiter took the lock ahead of the head")
+	}
+	if ok, err := head.FairLock("L").TryLock(bg, 0, 0); !ok || err != nil {
+		t.Fatalf("head TryLock = %v, %v", ok, err)
+	}
+	f.wantHash("L", map[string]string{head.ID(): "1"})
+	if got := f.list(queue); !slices.Equal(got, []string{next.ID()}) {
+		t.Errorf("queue = %v, want [next]", got)
+	}
+	wait := float64(lockimpl.DefaultFairWaitTimeout.Milliseconds())
+	if got := f.zset(deadlines)[next.ID()]; got != now+400_000-wait {
+		t.Errorf("next's deadline %v, want %v (moved earlier by the wait)", got, now+400_000-wait)
+	}
+}
+
+// TestFairStaleWaiterPurged is V-003-F6: a waiter whose deadline passed
+// (it gave up or died) is dropped from the head of the queue by the next
+// script, judged by the client's clock.
+func TestFairStaleWaiterPurged(t *testing.T) {
+	f := setup(t)
+	const now = 1_700_000_000_000
+	clk := &fixedClock{}
+	clk.ms.Store(now)
+	cl := f.client(lockimpl.Options{Clock: clk.now})
+	o := cl.NewOwner()
+	queue, deadlines := lockimpl.FairQueueKey("L"), lockimpl.FairTimeoutKey("L")
+	f.raw.RPush(bg, queue, "dead:1", "dead:2")
+	f.raw.ZAdd(bg, deadlines, zm("dead:1", now-1), zm("dead:2", now+50_000))
+
+	// dead:1 is purged, dead:2 is not yet due: o still waits behind it.
+	if ok, _ := o.FairLock("L").TryLock(bg, 0, 0); ok {
+		t.Fatal("acquired past a waiter that is not yet due")
+	}
+	if got := f.list(queue); !slices.Equal(got, []string{"dead:2"}) {
+		t.Fatalf("queue = %v, want [dead:2]", got)
+	}
+	// Once the client clock passes dead:2's deadline, it goes too.
+	clk.ms.Store(now + 50_000)
+	if ok, err := o.FairLock("L").TryLock(bg, 0, 0); !ok || err != nil {
+		t.Fatalf("TryLock after the deadline = %v, %v", ok, err)
+	}
+	f.wantAbsent(queue, deadlines)
+}
+
+// TestFairTryLockTimeoutLeavesQueue: a waiter that gives up leaves the
+// queue and the deadlines behind it move earlier (acquireFailed).
+func TestFairTryLockTimeoutLeavesQueue(t *testing.T) {
+	f := setup(t)
+	cl := f.client(lockimpl.Options{})
+	holder, quitter := cl.NewOwner(), cl.NewOwner()
+	if err := holder.FairLock("L").Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	queue, deadlines := lockimpl.FairQueueKey("L"), lockimpl.FairTimeoutKey("L")
+	// The quitter is queued with another waiter behind it.
+	f.raw.RPush(bg, queue, quitter.ID(), "behind:1")
+	f.raw.ZAdd(bg, deadlines, zm(quitter.ID(), 8_000_000_000_000), zm("behind:1", 9_000_000_000_000))
+
+	wait := 200 * time.Millisecond
+	if ok, err := quitter.FairLock("L").TryLock(bg, wait, 0); ok || err != nil {
+		t.Fatalf("TryLock = %v, %v; want false", ok, err)
+	}
+	if got := f.list(queue); !slices.Equal(got, []string{"behind:1"}) {
+		t.Errorf("queue after giving up = %v, want [behind:1]", got)
+	}
+	z := f.zset(deadlines)
+	if _, in := z[quitter.ID()]; in {
+		t.Error("the quitter is still in the deadline set")
+	}
+	if z["behind:1"] != 9_000_000_000_000-float64(wait.Milliseconds()) {
+		t.Errorf("behind:1's deadline %v, want moved %v earlier", z["behind:1"], wait)
+	}
+}

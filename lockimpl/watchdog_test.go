@@ -1,0 +1,171 @@
+package lockimpl_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// watch is a short watchdog timeout, so that tests see several renewals.
+const watch = 600 * time.Millisecond
+
+// observe checks cond continuously for d: a property that must hold over
+// time (the test is about duration), not a sleep before an assertion.
+func observe(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if !cond() {
+			t.Fatalf("%s stopped holding after %v", what, d-time.Until(end))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestWatchdogKeepsLockAlive(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{WatchdogTimeout: watch})
+	for _, l := range []*lockimpl.Lock{
+		c.NewOwner().Lock("reentrant"),
+		c.NewOwner().FairLock("fair"),
+		c.NewOwner().ReadWriteLock("rw").WriteLock(),
+		c.NewOwner().ReadWriteLock("ro").ReadLock(),
+	} {
+		if err := l.Lock(bg); err != nil {
+			t.Fatal(err)
+		}
+		f.wantPTTL(l.Name(), 0, watch)
+	}
+	if n := c.WatchdogLen(); n != 4 {
+		t.Fatalf("watchdog renews %d holds, want 4", n)
+	}
+	// Three watchdog timeouts: without renewal every key would be gone.
+	observe(t, 3*watch, "every lock", func() bool {
+		return f.pttl("reentrant") > 0 && f.pttl("fair") > 0 && f.pttl("rw") > 0 && f.pttl("ro") > 0
+	})
+	if keys := f.keys("{ro}:*:rwlock_timeout:1"); len(keys) != 1 {
+		t.Errorf("read hold's timeout key not kept alive: %v", keys)
+	}
+}
+
+func TestWatchdogStopsAfterUnlock(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{WatchdogTimeout: watch})
+	l := c.NewOwner().Lock("L")
+	for range 2 {
+		if err := l.Lock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lost := l.Lost()
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	if c.WatchdogLen() != 1 {
+		t.Error("a partial unlock stopped the renewal")
+	}
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	if c.WatchdogLen() != 0 {
+		t.Error("the watchdog still renews a released hold")
+	}
+	if isClosed(lost) {
+		t.Error("releasing a hold closed its Lost channel")
+	}
+	if l.Lost() == lost {
+		t.Error("Lost of a released lock still returns the old hold's channel")
+	}
+}
+
+// TestClosedClientLockExpires: a client that stops (closed or crashed)
+// stops renewing; its lock expires within the watchdog timeout, and a
+// waiting peer then gets it.
+func TestClosedClientLockExpires(t *testing.T) {
+	f := setup(t)
+	dying := f.client(lockimpl.Options{WatchdogTimeout: watch})
+	if err := dying.NewOwner().Lock("L").Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	observe(t, watch, "the renewed lock", func() bool { return f.pttl("L") > 0 })
+	dying.Close()
+	f.wantPTTL("L", 0, watch)
+	waiter := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")
+	if ok, err := waiter.TryLock(bg, patience, 0); !ok || err != nil {
+		t.Fatalf("waiter TryLock = %v, %v: the dead client's lock never expired", ok, err)
+	}
+}
+
+// TestLockLeaseNeverRenewed: a fixed lease expires even with a watchdog
+// running much faster, and the holder's Lost closes.
+func TestLockLeaseNeverRenewed(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{WatchdogTimeout: 300 * time.Millisecond})
+	l := c.NewOwner().Lock("L")
+	if err := l.LockLease(bg, 900*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if c.WatchdogLen() != 0 {
+		t.Error("a fixed-lease hold was given to the watchdog")
+	}
+	eventually(t, "the leased lock to expire", func() bool { return f.pttl("L") < 0 })
+	waitClosed(t, "Lost after the lease ran out", l.Lost())
+}
+
+// TestReadRenewalOwnKeysOnly: the watchdog renews this owner's read holds,
+// never another reader's (a crashed Redisson reader's holds still expire;
+// the 4.4.0 "zombie renewal" fix).
+func TestReadRenewalOwnKeysOnly(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{WatchdogTimeout: watch})
+	r := c.NewOwner().ReadWriteLock("L").ReadLock()
+	if err := r.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	// A reader of another (dead) client, as Redisson would have written it.
+	f.raw.HSet(bg, "L", "dead:7", 1)
+	foreign := "{L}:dead:7:rwlock_timeout:1"
+	f.raw.Set(bg, foreign, 1, 2*watch)
+	eventually(t, "the dead reader's hold to expire", func() bool { return f.pttl(foreign) < 0 })
+	observe(t, watch, "our read hold", func() bool {
+		return f.pttl("L") > 0 && f.pttl(lockimpl.ReadTimeoutPrefix("L", r.Owner().ID())+":1") > 0
+	})
+}
+
+func TestLostWhenRenewalFindsHoldGone(t *testing.T) {
+	f := setup(t)
+	l := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")
+	if err := l.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	lost := l.Lost()
+	if isClosed(lost) {
+		t.Fatal("Lost closed while held")
+	}
+	f.raw.Del(bg, "L") // an operator's DEL, or Redis losing the key
+	waitClosed(t, "Lost after the key vanished", lost)
+}
+
+// TestLostWhenRedisPaused: renewals cannot reach a paused Redis; Lost
+// closes once the last renewal's send time plus the TTL has passed, not
+// before.
+func TestLostWhenRedisPaused(t *testing.T) {
+	f := setup(t)
+	l := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")
+	if err := l.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	node := f.env.Primary()
+	if err := node.Pause(bg); err != nil {
+		t.Fatal(err)
+	}
+	defer node.Resume(bg)
+	paused := time.Now()
+	waitClosed(t, "Lost while Redis is paused", l.Lost())
+	// The last renewal was sent at most watch/3 before the pause, so the
+	// deadline is at least 2/3 watch after it.
+	if took := time.Since(paused); took < watch/2 {
+		t.Errorf("Lost closed %v after the pause: before the lease could have expired", took)
+	}
+}
