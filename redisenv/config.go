@@ -89,6 +89,9 @@ type Config struct {
 	// DialTimeout bounds the first contact with an external Redis; zero
 	// means DefaultDialTimeout.
 	DialTimeout time.Duration
+	// Dir is where the local backend makes its data directories. Empty
+	// means os.TempDir().
+	Dir string
 	// KeepDir keeps the local backend's data directory and logs after Close,
 	// for post-mortems.
 	KeepDir bool
@@ -176,7 +179,9 @@ func (c Config) withDefaults() (Config, error) {
 	default:
 		return c, &ConfigError{Field: "appendfsync", Value: c.AppendFsync, Fix: "use always, everysec or no"}
 	}
-	if c.URL == "" {
+	// $REDIS_URL only fills in for auto and external: an explicit
+	// --redis local or container means "not that one".
+	if c.URL == "" && (c.Backend == BackendAuto || c.Backend == BackendExternal) {
 		if v, ok := c.lookupEnv(EnvURL); ok {
 			c.URL = strings.TrimSpace(v)
 		}
@@ -185,7 +190,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, &ConfigError{Field: "redis-url", Fix: "the external backend needs a URL: pass --redis-url redis://host:6379/0 or set " + EnvURL}
 	}
 	if c.URL != "" && (c.Backend == BackendLocal || c.Backend == BackendContainer) {
-		return c, &ConfigError{Field: "redis-url", Value: Redact(c.URL), Fix: fmt.Sprintf("a URL selects the external backend, but --redis is %s; drop one of them (unset %s if it came from there)", c.Backend, EnvURL)}
+		return c, &ConfigError{Field: "redis-url", Value: Redact(c.URL), Fix: fmt.Sprintf("a URL selects the external backend, but --redis is %s; drop one of them", c.Backend)}
 	}
 	if c.ServerPath == "" {
 		c.ServerPath, _ = c.lookupEnv(EnvServer)
@@ -214,8 +219,10 @@ func (c Config) serverDirectives() []string {
 	lines := []string{`save ""`}
 	if c.Topology == TopologyReplica {
 		// Redis waits 5 s by default before a diskless full sync, hoping
-		// more replicas join; ours is the only one.
-		lines = append(lines, "repl-diskless-sync-delay 0")
+		// more replicas join; ours is the only one. A replica loads the sync
+		// from the socket instead of writing dump.rdb, so that "persistence
+		// off" holds for replicas too.
+		lines = append(lines, "repl-diskless-sync-delay 0", "repl-diskless-load on-empty-db")
 	}
 	if c.AppendOnly {
 		lines = append(lines, "appendonly yes", "appendfsync "+c.AppendFsync)

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
@@ -30,9 +31,23 @@ var ErrNoDocker = errors.New("no Docker engine reachable")
 
 // DockerAvailable returns nil when a Docker engine answers within
 // DockerProbeTimeout, else an ErrNoDocker error with a one-line reason.
-func DockerAvailable(ctx context.Context) (err error) {
+// testcontainers' provider setup does not take a context, so the probe
+// runs aside and is abandoned (not waited for) when the time is up: a
+// Docker socket that accepts but never answers cannot stall the caller.
+func DockerAvailable(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, DockerProbeTimeout)
 	defer cancel()
+	res := make(chan error, 1)
+	go func() { res <- probeDocker(ctx) }()
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: no answer within %v", ErrNoDocker, DockerProbeTimeout)
+	}
+}
+
+func probeDocker(ctx context.Context) (err error) {
 	// Older testcontainers releases panicked when no Docker host was found;
 	// a probe must never take the caller down.
 	defer func() {
@@ -54,27 +69,28 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// tcLogger sends testcontainers' chatter to Config.Logf.
-type tcLogger func(format string, args ...any)
-
-func (l tcLogger) Printf(format string, args ...any) { l(format, args...) }
-
-// startContainer runs Redis in containers. Host ports are chosen up front
-// and bound on 127.0.0.1 so that a restarted container keeps its address.
+// startContainer runs Redis in containers. On a local Docker daemon the
+// host ports are chosen up front and bound on 127.0.0.1, so that a
+// restarted container keeps its address; on a remote one (DOCKER_HOST)
+// Docker picks them and a restart may move them.
 func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 	if err := DockerAvailable(ctx); err != nil {
 		return fmt.Errorf("redisenv: container backend: %w (use --redis local, or start Docker)", err)
 	}
-	provider, err := testcontainers.NewDockerProvider(testcontainers.WithLogger(tcLogger(cfg.Logf)))
+	quiet := testcontainers.WithLogger(tclog.NewNoopLogger()) // the Env prints its one line
+	provider, err := testcontainers.NewDockerProvider(quiet)
 	if err != nil {
 		return fmt.Errorf("redisenv: container backend: %w", err)
 	}
-	api := provider.Client()
 	e.closers = append(e.closers, provider.Close)
+	host, err := provider.DaemonHost(ctx)
+	if err != nil {
+		return fmt.Errorf("redisenv: container backend: docker host: %w", err)
+	}
+	local := host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()
 
-	logger := testcontainers.WithLogger(tcLogger(cfg.Logf))
-	primaryOpts := []testcontainers.ContainerCustomizer{logger}
-	replicaOpts := []testcontainers.ContainerCustomizer{logger}
+	primaryOpts := []testcontainers.ContainerCustomizer{quiet}
+	replicaOpts := []testcontainers.ContainerCustomizer{quiet}
 	if cfg.Topology == TopologyReplica {
 		nw, err := tcnetwork.New(ctx)
 		if err != nil {
@@ -85,7 +101,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 		replicaOpts = append(replicaOpts, tcnetwork.WithNetwork([]string{"redis-replica"}, nw))
 	}
 
-	primary, err := e.runContainer(ctx, cfg, api, "primary", primaryOpts, nil)
+	primary, err := e.runContainer(ctx, cfg, provider.Client(), local, "primary", primaryOpts, nil)
 	if err != nil {
 		return err
 	}
@@ -95,7 +111,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	// The replica reaches the primary by its network alias and port 6379.
-	replica, err := e.runContainer(ctx, cfg, api, "replica", replicaOpts, []string{"--replicaof", "redis-primary", "6379"})
+	replica, err := e.runContainer(ctx, cfg, provider.Client(), local, "replica", replicaOpts, []string{"--replicaof", "redis-primary", "6379"})
 	if err != nil {
 		return err
 	}
@@ -103,11 +119,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 	return waitReplicaLink(ctx, replica.Addr(), cfg.StartTimeout)
 }
 
-func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient, name string, common []testcontainers.ContainerCustomizer, extra []string) (*containerNode, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient, local bool, name string, common []testcontainers.ContainerCustomizer, extra []string) (*containerNode, error) {
 	var args []string
 	for _, d := range cfg.serverDirectives() {
 		k, v, _ := strings.Cut(d, " ")
@@ -117,43 +129,85 @@ func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient
 		args = append(args, "--"+k, v)
 	}
 	args = append(args, extra...)
-	opts := append([]testcontainers.ContainerCustomizer{}, common...)
-	opts = append(opts,
-		testcontainers.WithCmdArgs(args...),
-		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
-			hc.PortBindings = mobynet.PortMap{
-				mobynet.MustParsePort("6379/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(port)}},
+	var lastErr error
+	for range 3 { // a pinned port may be taken between choosing and binding it
+		opts := append([]testcontainers.ContainerCustomizer{}, common...)
+		opts = append(opts, testcontainers.WithCmdArgs(args...))
+		if local {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
 			}
-		}),
-	)
-	c, err := tcredis.Run(ctx, cfg.Image, opts...)
-	if c != nil {
-		e.closers = append(e.closers, func() error { return testcontainers.TerminateContainer(c) })
+			opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+				hc.PortBindings = mobynet.PortMap{
+					mobynet.MustParsePort("6379/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(port)}},
+				}
+			}))
+		}
+		c, err := tcredis.Run(ctx, cfg.Image, opts...)
+		if c != nil {
+			e.closers = append(e.closers, func() error { return testcontainers.TerminateContainer(c) })
+		}
+		if err != nil {
+			lastErr = fmt.Errorf("redisenv: %s container (%s): %w", name, cfg.Image, err)
+			if strings.Contains(err.Error(), "already allocated") || strings.Contains(err.Error(), "address already in use") {
+				continue
+			}
+			return nil, lastErr
+		}
+		n := &containerNode{name: name, c: c, api: api, timeout: cfg.StartTimeout}
+		if err := n.readAddr(ctx); err != nil {
+			return nil, err
+		}
+		return n, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("redisenv: %s container (%s): %w", name, cfg.Image, err)
-	}
-	return &containerNode{
-		name:    name,
-		addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		c:       c,
-		api:     api,
-		timeout: cfg.StartTimeout,
-	}, nil
+	return nil, lastErr
 }
 
 // containerNode is one Redis container; process faults go through the
 // Docker API, since a signal from inside cannot stop a container's PID 1.
 type containerNode struct {
 	name    string
-	addr    string
 	c       *tcredis.RedisContainer
 	api     client.APIClient
 	timeout time.Duration
+
+	mu       sync.Mutex
+	addr     string
+	promoted bool // REPLICAOF NO ONE again after a restart: the args still say replicaof
 }
 
-func (n *containerNode) Name() string { return n.name }
-func (n *containerNode) Addr() string { return n.addr }
+func (n *containerNode) Name() string {
+	return n.name
+}
+
+func (n *containerNode) Addr() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.addr
+}
+
+// readAddr reads the host and mapped port Docker gives the container.
+func (n *containerNode) readAddr(ctx context.Context) error {
+	host, err := n.c.Host(ctx)
+	if err != nil {
+		return fmt.Errorf("redisenv: %s container host: %w", n.name, err)
+	}
+	port, err := n.c.MappedPort(ctx, "6379/tcp")
+	if err != nil {
+		return fmt.Errorf("redisenv: %s container port: %w", n.name, err)
+	}
+	n.mu.Lock()
+	n.addr = net.JoinHostPort(host, strconv.Itoa(int(port.Num())))
+	n.mu.Unlock()
+	return nil
+}
+
+func (n *containerNode) markPromoted() {
+	n.mu.Lock()
+	n.promoted = true
+	n.mu.Unlock()
+}
 
 // PID is 0: the container's process lives in another PID namespace.
 func (n *containerNode) PID() int { return 0 }
@@ -187,19 +241,31 @@ func (n *containerNode) Restart(ctx context.Context) error {
 	if err := n.c.Start(ctx); err != nil {
 		return err
 	}
+	if err := n.readAddr(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, n.timeout)
 	defer cancel()
 	for {
-		err := probeServer(ctx, n.addr, 0)
+		err := probeServer(ctx, n.Addr(), 0)
 		if err == nil {
-			return nil
+			break
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("redisenv: %s container at %s not ready (%v): %w", n.name, n.addr, err, ctx.Err())
+			return fmt.Errorf("redisenv: %s container at %s not ready (%v): %w", n.name, n.Addr(), err, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	n.mu.Lock()
+	promoted := n.promoted
+	n.mu.Unlock()
+	if !promoted {
+		return nil
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	return rdb.Do(ctx, "REPLICAOF", "NO", "ONE").Err()
 }
 
 func (n *containerNode) LogTail(lines int) string {

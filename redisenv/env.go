@@ -61,10 +61,11 @@ type Env struct {
 	nodes   []Node // nodes[0] is the current primary
 	version string
 
-	closers   []func() error // run in reverse order by Close
-	closeOnce sync.Once
-	closeErr  error
-	stopWatch func() bool
+	closers      []func() error // run in reverse order by Close
+	closeOnce    sync.Once
+	closeErr     error
+	stopWatch    func() bool // guarded by mu: Close may run from the AfterFunc
+	startTimeout time.Duration
 }
 
 // Start brings up (or connects to) the Redis described by cfg and returns
@@ -79,7 +80,7 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{backend: backend, topology: cfg.Topology, why: why}
+	e := &Env{backend: backend, topology: cfg.Topology, why: why, startTimeout: cfg.StartTimeout}
 	switch backend {
 	case BackendLocal:
 		err = e.startLocal(ctx, cfg)
@@ -92,12 +93,15 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 		_ = e.Close()
 		return nil, err
 	}
+	version := e.serverVersion(ctx)
+	e.mu.Lock()
+	e.version = version
+	e.stopWatch = context.AfterFunc(ctx, func() { _ = e.Close() })
+	e.mu.Unlock()
 	if ctx.Err() != nil {
 		_ = e.Close()
 		return nil, fmt.Errorf("redisenv: start: %w", ctx.Err())
 	}
-	e.stopWatch = context.AfterFunc(ctx, func() { _ = e.Close() })
-	e.version = e.serverVersion(ctx)
 	cfg.Logf("%s", e.String())
 	return e, nil
 }
@@ -123,7 +127,11 @@ func (e *Env) Backend() Backend { return e.backend }
 func (e *Env) Topology() Topology { return e.topology }
 
 // Version is the server's redis_version, or "" when it could not be read.
-func (e *Env) Version() string { return e.version }
+func (e *Env) Version() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.version
+}
 
 // Addr is the current primary's host:port (the first seed for an external
 // cluster or sentinel URL).
@@ -193,8 +201,12 @@ func (e *Env) Promote(ctx context.Context) error {
 	if err := rdb.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		return fmt.Errorf("redisenv: promote %s at %s: %w", replica.Name(), replica.Addr(), err)
 	}
-	if err := waitInfo(ctx, rdb, "replication", "role", "master", DefaultStartTimeout); err != nil {
+	if err := waitInfo(ctx, rdb, "replication", "role", "master", e.startTimeout); err != nil {
 		return fmt.Errorf("redisenv: promote %s at %s: %w", replica.Name(), replica.Addr(), err)
+	}
+	// A later Restart must bring it back as a primary, not a replica.
+	if p, ok := replica.(interface{ markPromoted() }); ok {
+		p.markPromoted()
 	}
 	e.mu.Lock()
 	e.nodes[0], e.nodes[1] = e.nodes[1], e.nodes[0]
@@ -208,8 +220,11 @@ func (e *Env) Promote(ctx context.Context) error {
 // concurrently; later calls return the first call's error.
 func (e *Env) Close() error {
 	e.closeOnce.Do(func() {
-		if e.stopWatch != nil {
-			e.stopWatch()
+		e.mu.Lock()
+		stop := e.stopWatch
+		e.mu.Unlock()
+		if stop != nil {
+			stop()
 		}
 		var errs []error
 		for i := len(e.closers) - 1; i >= 0; i-- {

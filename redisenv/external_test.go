@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,12 @@ func TestParseURLErrors(t *testing.T) {
 		{"redis-sentinel://s1:26379?master_name=m&password=" + secret + "&bogus=1", "bogus"},
 		{"h1:7000,nonsense", "field host"},
 		{"redis://u:" + secret + "@h:6379#frag", "field fragment"},
+		// Passwords that defeat naive splitting must not leak either.
+		{"u:" + secret + "@h:6379", "field scheme"},
+		{"redis://u:hun/" + secret + "@h:6379/0", "field userinfo"},
+		{"redis://u:" + secret + "?x@h:6379/0", "field userinfo"},
+		{"redis://u:" + secret + "%zz@h:6379/0", "field userinfo"},
+		{"redis://u:" + secret + "@h:bad/0", "field host"},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			_, err := redisenv.ParseURL(tc.url)
@@ -118,6 +125,9 @@ func TestRedact(t *testing.T) {
 		"redis-sentinel://s:1?sentinel_password=q#x":  "redis-sentinel://s:1?sentinel_password=xxxxx#x",
 		"h1:1,h2:2":                                   "h1:1,h2:2",
 		"redis://u:pw@h:bad:port:1/0?PASSWORD=abc&b=": "redis://u:xxxxx@h:bad:port:1/0?PASSWORD=xxxxx&b=",
+		"u:pw@h:1":                                    "u:xxxxx@h:1",
+		"redis://u:p/w?#@h:1/0":                       "redis://u:xxxxx@h:1/0",
+		"redis://u:p%zz@h:1":                          "redis://u:xxxxx@h:1",
 	} {
 		if got := redisenv.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
@@ -174,6 +184,16 @@ func TestAutoPicksExternalFromEnv(t *testing.T) {
 	}
 	if !strings.Contains(env.String(), "auto: a URL was given") {
 		t.Errorf("description %q does not say why", env.String())
+	}
+}
+
+// TestEnvURLDoesNotOverrideExplicitBackend: $REDIS_URL fills in for auto
+// and external only; --redis local still means a local server.
+func TestEnvURLDoesNotOverrideExplicitBackend(t *testing.T) {
+	t.Setenv(redisenv.EnvURL, "redis://127.0.0.1:1/0")
+	env := redisenvtest.Start(t)
+	if env.Backend() != redisenv.BackendLocal || env.Primary().PID() == 0 {
+		t.Errorf("with %s set, local start gave %s", redisenv.EnvURL, env)
 	}
 }
 
@@ -279,25 +299,30 @@ func TestBadConfig(t *testing.T) {
 
 func TestContainerBackend(t *testing.T) {
 	ctx := context.Background()
-	start := time.Now()
 	if err := redisenv.DockerAvailable(ctx); err != nil {
-		took := time.Since(start)
-		// Where no engine answers, Start must fail fast with the same reason.
+		// Where no engine answers, Start must fail fast (the issue asks for
+		// under 2 s; the probe is bounded by DockerProbeTimeout) with a
+		// one-line reason.
+		start := time.Now()
 		_, serr := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendContainer})
+		took := time.Since(start)
 		if !errors.Is(serr, redisenv.ErrNoDocker) || strings.Contains(serr.Error(), "\n") {
 			t.Fatalf("container Start without Docker: %v, want a one-line ErrNoDocker", serr)
 		}
-		if took > redisenv.DockerProbeTimeout+5*time.Second {
-			t.Errorf("Docker probe took %v, bounded by %v", took, redisenv.DockerProbeTimeout)
+		if took >= 2*time.Second {
+			t.Errorf("container Start without Docker took %v, want < 2s", took)
 		}
-		t.Skipf("container backend: %v (probe took %v)", err, took.Round(time.Millisecond))
+		t.Skipf("container backend: %v (Start failed in %v)", err, took.Round(time.Microsecond))
 	}
 
-	env, err := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendContainer})
+	env, err := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendContainer, Topology: redisenv.TopologyReplica})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer env.Close()
+	if err := env.Promote(ctx); err != nil {
+		t.Fatalf("Promote: %v", err)
+	}
 	p := env.Primary()
 	addr := p.Addr()
 	if err := ping(t, addr, 5*time.Second); err != nil {
@@ -323,5 +348,44 @@ func TestContainerBackend(t *testing.T) {
 	}
 	if err := ping(t, addr, 5*time.Second); err != nil {
 		t.Fatalf("PING after Restart: %v", err)
+	}
+}
+
+// TestDockerProbeBounded: a Docker socket that accepts connections but
+// never answers must not stall the probe (and so auto) past its bound.
+func TestDockerProbeBounded(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+		for _, c := range conns {
+			c.Close() // lets the abandoned probe finish
+		}
+	})
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	start := time.Now()
+	err = redisenv.DockerAvailable(context.Background())
+	took := time.Since(start)
+	if !errors.Is(err, redisenv.ErrNoDocker) {
+		t.Fatalf("DockerAvailable with a silent socket: %v, want ErrNoDocker", err)
+	}
+	if took >= 2*time.Second {
+		t.Errorf("probe took %v, want < 2s", took)
 	}
 }

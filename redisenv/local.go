@@ -26,7 +26,7 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("%w (looked for %q): %s", ErrServerNotFound, cfg.ServerPath, InstallHint)
 	}
-	dir, err := os.MkdirTemp("", "lockbench-redis-")
+	dir, err := os.MkdirTemp(cfg.Dir, "lockbench-redis-")
 	if err != nil {
 		return fmt.Errorf("redisenv: data dir: %w", err)
 	}
@@ -73,6 +73,7 @@ func (e *Env) startLocalNode(ctx context.Context, cfg Config, bin, dir, name str
 		dir:          filepath.Join(dir, name),
 		directives:   append(cfg.serverDirectives(), extra...),
 		startTimeout: cfg.StartTimeout,
+		appendOnly:   cfg.AppendOnly,
 	}
 	if err := os.MkdirAll(n.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("redisenv: %s data dir: %w", name, err)
@@ -117,12 +118,28 @@ type localNode struct {
 	dir          string
 	directives   []string
 	startTimeout time.Duration
+	appendOnly   bool
 	port         int
 
 	mu      sync.Mutex
 	pid     int           // 0 when not running
 	done    chan struct{} // closed when the current process has been reaped
 	exitErr error
+	closed  bool // Close ran: no more starts
+}
+
+// markPromoted drops the replicaof directive, so that a Restart after
+// Promote brings the node back as a primary.
+func (n *localNode) markPromoted() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	kept := n.directives[:0:0]
+	for _, d := range n.directives {
+		if !strings.HasPrefix(d, "replicaof ") {
+			kept = append(kept, d)
+		}
+	}
+	n.directives = kept
 }
 
 func (n *localNode) Name() string     { return n.name }
@@ -143,6 +160,16 @@ func (n *localNode) proc() (int, chan struct{}) {
 }
 
 func (n *localNode) writeConf() error {
+	n.mu.Lock()
+	directives := append([]string(nil), n.directives...)
+	n.mu.Unlock()
+	if !n.appendOnly {
+		// No persistence means none across restarts either: a replica's
+		// full sync, or SHUTDOWN's save, must not come back as data.
+		if err := os.Remove(filepath.Join(n.dir, "dump.rdb")); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
 	lines := []string{
 		"bind 127.0.0.1",
 		"port " + strconv.Itoa(n.port),
@@ -151,7 +178,7 @@ func (n *localNode) writeConf() error {
 		`logfile ""`, // stdout, which start sends to redis.log with early errors
 		"always-show-logo no",
 	}
-	lines = append(lines, n.directives...)
+	lines = append(lines, directives...)
 	return os.WriteFile(n.confPath(), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
@@ -165,13 +192,18 @@ func (n *localNode) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("redisenv: %s log: %w", n.name, err)
 	}
+	// Start errors are judged by this run's log lines only.
+	var logStart int64
+	if st, err := logf.Stat(); err == nil {
+		logStart = st.Size()
+	}
 	started := make(chan error, 1)
 	go n.supervise(logf, started)
 	if err := <-started; err != nil {
 		return fmt.Errorf("redisenv: start %s: %w", n.bin, err)
 	}
 	pid, done := n.proc()
-	if err := n.waitReady(ctx, pid, done); err != nil {
+	if err := n.waitReady(ctx, pid, done, logStart); err != nil {
 		_ = n.kill(context.Background())
 		return err
 	}
@@ -188,12 +220,20 @@ func (n *localNode) supervise(logf *os.File, started chan<- error) {
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = procAttr()
+	// Checked under the lock Close takes, so a Restart racing Close
+	// cannot start a server nobody reaps.
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		started <- errors.New("environment closed")
+		return
+	}
 	if err := cmd.Start(); err != nil {
+		n.mu.Unlock()
 		started <- err
 		return
 	}
 	done := make(chan struct{})
-	n.mu.Lock()
 	n.pid, n.done, n.exitErr = cmd.Process.Pid, done, nil
 	n.mu.Unlock()
 	started <- nil
@@ -205,7 +245,7 @@ func (n *localNode) supervise(logf *os.File, started chan<- error) {
 	close(done)
 }
 
-func (n *localNode) waitReady(ctx context.Context, pid int, done <-chan struct{}) error {
+func (n *localNode) waitReady(ctx context.Context, pid int, done <-chan struct{}, logStart int64) error {
 	ctx, cancel := context.WithTimeout(ctx, n.startTimeout)
 	defer cancel()
 	var last error
@@ -215,7 +255,7 @@ func (n *localNode) waitReady(ctx context.Context, pid int, done <-chan struct{}
 		}
 		select {
 		case <-done:
-			tail := n.LogTail(20)
+			tail := n.logSince(logStart, 20)
 			if strings.Contains(tail, "Address already in use") {
 				return errPortInUse
 			}
@@ -293,10 +333,19 @@ func (n *localNode) Restart(ctx context.Context) error {
 	if err := n.Stop(ctx); err != nil {
 		return err
 	}
-	return n.start(ctx)
+	err := n.start(ctx)
+	if errors.Is(err, errPortInUse) {
+		return fmt.Errorf("redisenv: restart %s: port %d was taken by another process meanwhile", n.name, n.port)
+	}
+	return err
 }
 
-func (n *localNode) close() error { return n.kill(context.Background()) }
+func (n *localNode) close() error {
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	return n.kill(context.Background())
+}
 
 func (n *localNode) LogTail(lines int) string {
 	b, err := os.ReadFile(n.logPath())
@@ -304,6 +353,15 @@ func (n *localNode) LogTail(lines int) string {
 		return ""
 	}
 	return tailLines(string(b), lines)
+}
+
+// logSince returns up to n last lines written after byte offset from.
+func (n *localNode) logSince(from int64, lines int) string {
+	b, err := os.ReadFile(n.logPath())
+	if err != nil || int64(len(b)) < from {
+		return ""
+	}
+	return tailLines(string(b[from:]), lines)
 }
 
 func tailLines(s string, n int) string {

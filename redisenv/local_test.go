@@ -26,6 +26,12 @@ import (
 const gone = 15 * time.Second
 
 func TestMain(m *testing.M) {
+	// Where Docker runs, testcontainers' reaper (Ryuk) keeps goroutines
+	// past a test by design; the tests terminate their containers
+	// themselves, so it is not needed and goleak stays meaningful.
+	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -194,7 +200,8 @@ func TestNoOrphan(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.v", "-test.timeout=5s")
-			cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+			// A helper that dies cannot remove its temp dirs: give it ours.
+			cmd.Env = append(os.Environ(), helperEnv+"="+mode, "TMPDIR="+t.TempDir())
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) {
@@ -349,6 +356,7 @@ func TestReplicaPromote(t *testing.T) {
 	if err := env.Promote(ctx); err != nil {
 		t.Fatalf("Promote: %v", err)
 	}
+
 	if env.Primary() != replica || env.Addr() != replica.Addr() || env.Replica() != primary {
 		t.Fatalf("after Promote: primary %s, addr %s, want the former replica %s", env.Primary().Addr(), env.Addr(), replica.Addr())
 	}
@@ -359,6 +367,21 @@ func TestReplicaPromote(t *testing.T) {
 	defer nc.Close()
 	if v, err := nc.Get(ctx, "k").Result(); v != "v" {
 		t.Errorf("GET k through a new client after Promote = %q, %v", v, err)
+	}
+
+	// A restart keeps the promoted node a primary (and, persistence off,
+	// empty: the replica's full sync left no dump behind).
+	if err := replica.Restart(ctx); err != nil {
+		t.Fatalf("Restart after Promote: %v", err)
+	}
+	if role, err := nc.Do(ctx, "ROLE").Slice(); err != nil || len(role) == 0 || role[0] != "master" {
+		t.Errorf("ROLE after Restart = %v, %v; want master", role, err)
+	}
+	if err := nc.Set(ctx, "y", "1", 0).Err(); err != nil {
+		t.Errorf("write after Restart of the promoted node: %v", err)
+	}
+	if n, _ := nc.Exists(ctx, "k").Result(); n != 0 {
+		t.Error("data survived a restart with persistence off")
 	}
 }
 
@@ -401,5 +424,31 @@ func TestLogTail(t *testing.T) {
 	env := redisenvtest.Start(t)
 	if tail := env.Primary().LogTail(50); !strings.Contains(tail, "Ready to accept connections") {
 		t.Errorf("log tail lacks the ready line:\n%s", tail)
+	}
+}
+
+// TestCancelDuringStart cancels Start's context at varying moments: no
+// server may survive, whether Start failed or returned an Env.
+func TestCancelDuringStart(t *testing.T) {
+	for i := range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(time.Duration(i) * 2 * time.Millisecond) // spread the cancel over the start
+			cancel()
+		}()
+		before := redisChildren(t)
+		env, err := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendLocal, Dir: t.TempDir()})
+		if err == nil {
+			<-ctx.Done()
+			_ = env.Close()
+		} else if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Start: %v", err)
+		}
+		cancel()
+		for pid := range redisChildren(t) {
+			if !before[pid] {
+				redisenvtest.WaitProcessGone(t, pid, gone)
+			}
+		}
 	}
 }

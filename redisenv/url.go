@@ -35,8 +35,11 @@ func ParseURL(raw string) (*redis.UniversalOptions, error) {
 		return &ConfigError{Field: "redis-url", Value: Redact(raw), Fix: "field " + field + ": " + fix}
 	}
 
-	scheme, rest, hasScheme := strings.Cut(raw, "://")
+	scheme, userinfo, hostlist, tail, hasScheme := splitURL(raw)
 	if !hasScheme {
+		if userinfo != "" {
+			return nil, bad("scheme", "credentials need a URL: use redis://user:password@host:port/0")
+		}
 		// A bare host:port list: cluster seeds, or one server.
 		hosts := strings.Split(raw, ",")
 		for _, h := range hosts {
@@ -61,16 +64,6 @@ func ParseURL(raw string) (*redis.UniversalOptions, error) {
 		return nil, bad("scheme", fmt.Sprintf("%q is not supported; use redis://, rediss://, redis-sentinel:// or rediss-sentinel://", scheme))
 	}
 
-	// Split the authority by hand: net/url cannot hold several hosts.
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	authority, tail := rest[:end], rest[end:]
-	userinfo, hostlist := "", authority
-	if i := strings.LastIndex(authority, "@"); i >= 0 {
-		userinfo, hostlist = authority[:i+1], authority[i+1:]
-	}
 	hosts := strings.Split(hostlist, ",")
 	for i, h := range hosts {
 		if h == "" {
@@ -87,10 +80,21 @@ func ParseURL(raw string) (*redis.UniversalOptions, error) {
 			return nil, bad("host", err.Error())
 		}
 	}
+	at := ""
+	if userinfo != "" {
+		at = userinfo + "@"
+		// net/url's errors quote what they fail on, which may be a piece
+		// of the password: check the rest of the URL without it first.
+		if _, err := url.Parse(scheme + "://" + hosts[0] + tail); err == nil {
+			if _, err := url.Parse(scheme + "://" + at + hosts[0]); err != nil {
+				return nil, bad("userinfo", "not a valid user:password; percent-encode special characters (e.g. %40 for @)")
+			}
+		}
+	}
 
 	// Validate with net/url ourselves so its errors, which quote the whole
 	// URL, never reach the caller.
-	u, err := url.Parse(scheme + "://" + userinfo + hosts[0] + tail)
+	u, err := url.Parse(scheme + "://" + at + hosts[0] + tail)
 	if err != nil {
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
@@ -212,27 +216,35 @@ const redacted = "xxxxx"
 
 var secretParams = []string{"password", "sentinel_password"}
 
-// secrets lists the passwords found in raw (userinfo and query).
-func secrets(raw string) []string {
-	var out []string
-	_, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return nil
+// splitURL splits raw into scheme, userinfo (before the last "@", which
+// may itself hold "/", "?" or "#"), host list, and the rest (path, query,
+// fragment). It never fails, since Redact needs it most on malformed input.
+func splitURL(raw string) (scheme, userinfo, hostlist, tail string, hasScheme bool) {
+	rest := raw
+	if i := strings.Index(raw, "://"); i >= 0 {
+		scheme, rest, hasScheme = raw[:i], raw[i+3:], true
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		userinfo, rest = rest[:at], rest[at+1:]
 	}
 	end := strings.IndexAny(rest, "/?#")
 	if end < 0 {
 		end = len(rest)
 	}
-	if i := strings.LastIndex(rest[:end], "@"); i >= 0 {
-		ui := rest[:i]
-		if _, pw, ok := strings.Cut(ui, ":"); ok {
-			ui = pw
-		}
-		if ui != "" {
-			out = append(out, ui)
-		}
+	return scheme, userinfo, rest[:end], rest[end:], hasScheme
+}
+
+// secrets lists the passwords found in raw (userinfo and query).
+func secrets(raw string) []string {
+	var out []string
+	_, userinfo, _, tail, _ := splitURL(raw)
+	if _, pw, ok := strings.Cut(userinfo, ":"); ok {
+		userinfo = pw
 	}
-	if _, query, ok := strings.Cut(rest, "?"); ok {
+	if userinfo != "" {
+		out = append(out, userinfo)
+	}
+	if _, query, ok := strings.Cut(tail, "?"); ok {
 		query, _, _ = strings.Cut(query, "#")
 		for _, kv := range strings.Split(query, "&") {
 			k, v, _ := strings.Cut(kv, "=")
@@ -251,24 +263,19 @@ func secrets(raw string) []string {
 // redis://password@host) and password query options. It works on malformed
 // input too, because error messages need it most there.
 func Redact(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
+	scheme, userinfo, hostlist, tail, hasScheme := splitURL(raw)
+	var b strings.Builder
+	if hasScheme {
+		b.WriteString(scheme + "://")
 	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	authority, tail := rest[:end], rest[end:]
-	if i := strings.LastIndex(authority, "@"); i >= 0 {
-		ui := authority[:i]
-		if user, _, ok := strings.Cut(ui, ":"); ok {
-			ui = user + ":" + redacted
+	if strings.Contains(raw, "@") {
+		if user, _, ok := strings.Cut(userinfo, ":"); ok {
+			b.WriteString(user + ":" + redacted + "@")
 		} else {
-			ui = redacted
+			b.WriteString(redacted + "@")
 		}
-		authority = ui + authority[i:]
 	}
+	b.WriteString(hostlist)
 	if path, query, ok := strings.Cut(tail, "?"); ok {
 		query, frag, hasFrag := strings.Cut(query, "#")
 		parts := strings.Split(query, "&")
@@ -285,5 +292,6 @@ func Redact(raw string) string {
 			tail += "#" + frag
 		}
 	}
-	return scheme + "://" + authority + tail
+	b.WriteString(tail)
+	return b.String()
 }

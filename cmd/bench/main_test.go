@@ -136,7 +136,8 @@ func TestInterrupt(t *testing.T) {
 	} {
 		t.Run(tc.sig.String(), func(t *testing.T) {
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis local --duration 5m", "REDIS_URL=")
+			// A killed bench cannot remove its temp dir: give it one of ours.
+			cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis local --duration 5m", "REDIS_URL=", "TMPDIR="+t.TempDir())
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

@@ -33,6 +33,9 @@ func Start(t testing.TB, cfg ...redisenv.Config) *redisenv.Env {
 	if c.Logf == nil {
 		c.Logf = t.Logf
 	}
+	if c.Dir == "" {
+		c.Dir = t.TempDir() // removed by the testing package even if a process dies mid-test
+	}
 	env, err := redisenv.Start(context.Background(), c)
 	if errors.Is(err, redisenv.ErrServerNotFound) {
 		t.Fatalf("%v", err)
