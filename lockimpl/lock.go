@@ -107,7 +107,7 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, er
 		}
 	}
 
-	ttl, ok, err := l.attempt(ctx, lease, queued, queueWait)
+	_, ok, err := l.attempt(ctx, lease, queued, queueWait)
 	if ok || err != nil {
 		if err != nil {
 			giveUp()
@@ -143,7 +143,7 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, er
 	}
 
 	for {
-		ttl, ok, err = l.attempt(ctx, lease, queued, queueWait)
+		ttl, ok, err := l.attempt(ctx, lease, queued, queueWait)
 		if ok || err != nil {
 			if err != nil {
 				giveUp()

@@ -395,10 +395,3 @@ end
 redis.call('pexpire', lock, lease)
 return 1
 `)
-
-// allScripts are loaded together when a pipeline meets NOSCRIPT.
-var allScripts = []*redis.Script{
-	reentrantAcquire, reentrantUnlock, reentrantForceUnlock, renewHash,
-	fairTryOnce, fairAcquire, fairLeave, fairUnlock, fairForceUnlock,
-	readAcquire, readUnlock, writeAcquire, writeUnlock, rwForceUnlock, readIsLocked, renewRead,
-}

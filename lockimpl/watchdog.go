@@ -76,9 +76,11 @@ func (w *watchdog) renewAll(budget time.Duration) {
 func (w *watchdog) renew(ctx context.Context, holds []*hold) {
 	ttl := w.c.opts.WatchdogTimeout
 	send := time.Now()
+	// Per-command errors carry the outcome; a restarted Redis has lost
+	// its script cache, so a NOSCRIPT round is resent with the source.
 	cmds, err := w.pipeline(ctx, holds, ttl, false)
-	if err != nil && isNoScript(err) {
-		cmds, err = w.pipeline(ctx, holds, ttl, true)
+	if isNoScript(err) {
+		cmds, _ = w.pipeline(ctx, holds, ttl, true)
 	}
 	for i, cmd := range cmds {
 		n, cerr := cmd.Int64()

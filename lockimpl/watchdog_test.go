@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/redisenv"
 )
 
 // watch is a short watchdog timeout, so that tests see several renewals.
@@ -168,4 +169,20 @@ func TestLostWhenRedisPaused(t *testing.T) {
 	if took := time.Since(paused); took < watch/2 {
 		t.Errorf("Lost closed %v after the pause: before the lease could have expired", took)
 	}
+}
+
+// TestWatchdogAfterRestart: a Redis restarted with AOF keeps the lock but
+// not the script cache; the watchdog's renewals meet NOSCRIPT, resend the
+// scripts and keep the hold alive.
+func TestWatchdogAfterRestart(t *testing.T) {
+	f := setup(t, redisenv.Config{AppendOnly: true, AppendFsync: "always"})
+	const w = 1500 * time.Millisecond
+	l := f.client(lockimpl.Options{WatchdogTimeout: w}).NewOwner().Lock("L")
+	if err := l.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.Primary().Restart(bg); err != nil {
+		t.Fatal(err)
+	}
+	observe(t, 2*w, "the lock across the restart", func() bool { return f.pttl("L") > 0 && !isClosed(l.Lost()) })
 }
