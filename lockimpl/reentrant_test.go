@@ -358,3 +358,42 @@ func TestClosedClient(t *testing.T) {
 		t.Error("Close released the lock")
 	}
 }
+
+// TestShardedPublish: with SPUBLISH (what Redisson uses on a Redis 7
+// Cluster; standalone Redis 7 accepts it too) unlocks travel as sharded
+// messages and waiters, subscribed with SSUBSCRIBE, are woken by them.
+func TestShardedPublish(t *testing.T) {
+	f := setup(t)
+	opts := lockimpl.Options{PublishMode: lockimpl.PublishSharded}
+	holder := f.client(opts).NewOwner().Lock("L")
+	waiterC := f.client(opts)
+	if waiterC.PublishCommand() != "SPUBLISH" {
+		t.Fatalf("publish command %s, want SPUBLISH", waiterC.PublishCommand())
+	}
+	if err := holder.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	waiter := waiterC.NewOwner().Lock("L")
+	go func() { got <- waiter.Lock(bg) }()
+	channel := lockimpl.LockChannel("L")
+	eventually(t, "waiter subscribed", func() bool { return waiterC.SubscriptionRefs(channel) == 1 })
+	n, err := f.raw.PubSubShardNumSub(bg, channel).Result()
+	if err != nil || n[channel] != 1 {
+		t.Fatalf("PUBSUB SHARDNUMSUB = %v, %v; want 1", n, err)
+	}
+	if err := holder.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(lockimpl.DefaultWatchdogTimeout / 3):
+		t.Fatal("waiter not woken by the sharded unlock message")
+	}
+	if err := waiter.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+}
