@@ -246,7 +246,7 @@ func (o *Owner) acquired(l *Lock, send time.Time, lease time.Duration) *hold {
 	k := holdKey{l.kind, l.name}
 	o.mu.Lock()
 	h := o.holds[k]
-	fresh := h == nil || h.isLost()
+	fresh := h == nil || h.isDone()
 	if fresh {
 		h = newHold(o, l)
 		o.holds[k] = h

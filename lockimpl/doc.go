@@ -46,6 +46,14 @@
 // its critical section on Lost never overlaps the next holder, unless
 // clocks run at different rates or Redis loses the write (failover).
 //
+// One exception is inherent to Redisson's read-write lock: all holds of a
+// name share the hash's TTL, and a peer's read renewal sets it to that
+// peer's watchdog timeout, which may be shorter than our lease (a fixed
+// lease, or a peer configured with a shorter timeout). lockimpl re-reads
+// the TTL of every read-write lock it holds each watchdog round (every
+// third of WatchdogTimeout), so in such mixed setups Lost of a read or
+// write hold can close up to one round late.
+//
 // # Differences from Redisson
 //
 // Only replies and client behaviour differ, never the state peers see: the
@@ -53,7 +61,12 @@
 // queue, the time to the head's deadline instead of 0 (Redisson's waiters
 // spin there); a fair unlock of a lock that no longer exists is ErrNotHeld
 // (Redisson reports success); a write unlock that leaves this owner's read
-// holds also publishes, so waiting readers retry at once; a read→write
-// upgrade by the same owner fails with ErrUpgrade instead of waiting for
-// itself forever.
+// holds also publishes, so waiting readers retry at once; a read unlock
+// that ends this owner's last read hold while the lock stays held replies 2
+// (Redisson 0); a waiter that leaves the fair queue from its head notifies
+// the new head (Redisson does not, so the new head waits out its bound); a
+// read→write upgrade by the same owner fails with ErrUpgrade instead of
+// waiting for itself forever. Latch values are private to the unlock that
+// wrote them (each has its own request id), so these replies never reach
+// a peer.
 package lockimpl

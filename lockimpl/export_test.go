@@ -31,3 +31,7 @@ var (
 	ReadTimeoutPrefix = readTimeoutPrefix
 	UnlockLatchKey    = unlockLatchKey
 )
+
+// LeaveQueue takes the owner out of a fair lock's queue, as a waiter that
+// gives up does.
+func (l *Lock) LeaveQueue() { l.leaveQueue(l.owner.c.opts.FairWaitTimeout) }

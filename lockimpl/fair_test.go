@@ -191,3 +191,35 @@ func TestFairTryLockTimeoutLeavesQueue(t *testing.T) {
 		t.Errorf("behind:1's deadline %v, want moved %v earlier", z["behind:1"], wait)
 	}
 }
+
+// TestFairLeaveNotifiesNewHead: a head that gives up while the lock is
+// free hands the turn on at once; otherwise the next waiter would sleep
+// until the leaver's deadline.
+func TestFairLeaveNotifiesNewHead(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	leaver, next := c.NewOwner(), c.NewOwner()
+	queue, deadlines := lockimpl.FairQueueKey("L"), lockimpl.FairTimeoutKey("L")
+	far := float64(time.Now().Add(time.Hour).UnixMilli())
+	f.raw.RPush(bg, queue, leaver.ID())
+	f.raw.ZAdd(bg, deadlines, zm(leaver.ID(), far))
+
+	got := make(chan error, 1)
+	go func() { got <- next.FairLock("L").Lock(bg) }()
+	eventually(t, "next queued behind the leaver", func() bool { return len(f.list(queue)) == 2 })
+	eventually(t, "next subscribed", func() bool {
+		ch := lockimpl.LockChannel("L") + ":" + next.ID()
+		n, err := f.raw.PubSubNumSub(bg, ch).Result()
+		return err == nil && n[ch] == 1
+	})
+	leaver.FairLock("L").LeaveQueue()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(patience):
+		t.Fatal("the new head was not told its turn came")
+	}
+	f.wantHash("L", map[string]string{next.ID(): "1"})
+}

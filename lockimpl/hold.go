@@ -18,6 +18,9 @@ import (
 // renewal (renewals failing or too slow: network partition, paused Redis),
 // and for fixed leases when the lease runs out. Close of the client closes
 // it too, since renewals stop. Releasing a hold does not close it.
+// Read-write holds share their hash's TTL with everyone's holds, so the
+// watchdog also caps their deadline by the PTTL it reads back each round
+// (see the package doc).
 type hold struct {
 	owner *Owner
 	key   holdKey
@@ -25,9 +28,12 @@ type hold struct {
 
 	mu       sync.Mutex
 	watchdog bool          // renewed by the watchdog
+	probed   bool          // read-write: the watchdog re-reads the shared TTL
 	lease    time.Duration // what a partial unlock re-applies (Redisson's internalLockLeaseTime)
 	deadline time.Time     // may have expired after this (monotonic)
 	reads    []time.Time   // read locks: deadline of each read hold's timeout key, in order
+	lastSet  time.Time     // send time of the newest request applied to the deadline
+	unlocks  int           // unlocks in flight: a renewal finding the hold gone is theirs
 	timer    *time.Timer
 	done     bool // released or lost
 	lost     chan struct{}
@@ -37,19 +43,19 @@ func newHold(o *Owner, l *Lock) *hold {
 	return &hold{owner: o, key: holdKey{l.kind, l.name}, lock: l, lost: make(chan struct{}), lease: o.c.opts.WatchdogTimeout}
 }
 
-func (h *hold) isLost() bool {
-	select {
-	case <-h.lost:
-		return true
-	default:
-		return false
-	}
+// isDone reports whether the hold ended (released or lost); lose sets
+// done before it closes lost, so this is the check that has no window.
+func (h *hold) isDone() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.done
 }
 
 // acquired records an acquisition (first or re-entry) sent at send.
 func (h *hold) acquired(send time.Time, lease time.Duration) {
 	wd := h.owner.c.opts.WatchdogTimeout
 	h.mu.Lock()
+	h.noteSet(send)
 	ttl := lease
 	if lease <= 0 {
 		ttl = wd
@@ -75,10 +81,15 @@ func (h *hold) acquired(send time.Time, lease time.Duration) {
 	if register {
 		h.watchdog = true
 	}
+	probe := (h.key.kind == kindRead || h.key.kind == kindWrite) && !h.probed
+	h.probed = true
 	h.armLocked()
 	h.mu.Unlock()
 	if register {
 		h.owner.c.wd.add(h)
+	}
+	if probe {
+		h.owner.c.wd.addProbe(h)
 	}
 }
 
@@ -86,6 +97,7 @@ func (h *hold) acquired(send time.Time, lease time.Duration) {
 func (h *hold) partiallyReleased(send time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.noteSet(send)
 	if h.key.kind == kindRead {
 		// The script deleted the newest read hold's key; the hash lives as
 		// long as the longest remaining one (ours included).
@@ -105,15 +117,61 @@ func (h *hold) partiallyReleased(send time.Time) {
 func (h *hold) renewed(send time.Time, ttl time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.done {
+	// A request sent after this renewal has already set the TTL, perhaps
+	// shorter (a re-entry with a lease, a partial unlock): the order Redis
+	// applied them in is unknown, so the renewal must not extend it.
+	if h.done || send.Before(h.lastSet) {
 		return
 	}
+	h.lastSet = send
 	d := send.Add(ttl)
 	for i := range h.reads {
 		h.reads[i] = d
 	}
 	h.deadline = d
 	h.armLocked()
+}
+
+func (h *hold) noteSet(send time.Time) {
+	if send.After(h.lastSet) {
+		h.lastSet = send
+	}
+}
+
+// observedTTL caps the deadline by a PTTL reply (ms; -2 the key is gone,
+// -1 it has no expiry) read at send or later.
+func (h *hold) observedTTL(send time.Time, pttl int64) {
+	if pttl == -2 {
+		h.goneOnRenewal()
+		return
+	}
+	if pttl < 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if d := send.Add(time.Duration(pttl) * time.Millisecond); !h.done && d.Before(h.deadline) {
+		h.deadline = d
+		h.armLocked()
+	}
+}
+
+// goneOnRenewal handles a renewal that found the hold gone: lost, unless
+// an unlock of it is in flight (the renewal then saw that unlock's work).
+func (h *hold) goneOnRenewal() {
+	h.mu.Lock()
+	unlocking := h.unlocks > 0
+	h.mu.Unlock()
+	if !unlocking {
+		h.lose()
+	}
+}
+
+// unlocking marks an unlock in flight (delta +1) or finished (-1).
+func (h *hold) unlocking(delta int) {
+	h.mu.Lock()
+	h.unlocks += delta
+	h.mu.Unlock()
 }
 
 // armLocked (re)starts the deadline timer.
@@ -170,7 +228,7 @@ func (h *hold) finish() bool {
 	if h.timer != nil {
 		h.timer.Stop()
 	}
-	wd := h.watchdog
+	wd := h.watchdog || h.probed
 	h.mu.Unlock()
 	if wd {
 		h.owner.c.wd.remove(h)

@@ -85,13 +85,13 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	c := l.owner.c
 	if err := c.checkOpen(); err != nil {
-		return false, l.errorf("lock", err)
+		return false, l.fail(ctx, "lock", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return false, l.errorf("lock", err)
+		return false, l.fail(ctx, "lock", err)
 	}
-	if l.kind == kindWrite && l.owner.hold(holdKey{kindRead, l.name}) != nil {
-		return false, l.errorf("lock", ErrUpgrade)
+	if h := l.owner.hold(holdKey{kindRead, l.name}); l.kind == kindWrite && h != nil && !h.isDone() {
+		return false, l.fail(ctx, "lock", ErrUpgrade)
 	}
 	start := time.Now()
 	limited := wait >= 0
@@ -122,7 +122,7 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, er
 	e, err := c.subs.acquire(ctx, l.channel)
 	if err != nil {
 		giveUp()
-		return false, l.errorf("subscribe", err)
+		return false, l.fail(ctx, "subscribe", err)
 	}
 	defer c.subs.release(e)
 	confirmWait := c.opts.SubscribeTimeout
@@ -134,11 +134,11 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, er
 		giveUp()
 		switch {
 		case err != nil:
-			return false, l.errorf("subscribe", err)
+			return false, l.fail(ctx, "subscribe", err)
 		case limited:
 			return false, nil
 		default:
-			return false, l.errorf("subscribe", fmt.Errorf("%w after %v", ErrSubscribeTimeout, confirmWait))
+			return false, l.fail(ctx, "subscribe", fmt.Errorf("%w after %v", ErrSubscribeTimeout, confirmWait))
 		}
 	}
 
@@ -166,7 +166,7 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, er
 		}
 		if err := e.wait(ctx, c.closed, d); err != nil {
 			giveUp()
-			return false, l.errorf("lock", err)
+			return false, l.fail(ctx, "lock", err)
 		}
 	}
 }
@@ -203,7 +203,7 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		return 0, true, nil
 	}
 	if err != nil {
-		return 0, false, l.errorf("lock", err)
+		return 0, false, l.fail(ctx, "lock", err)
 	}
 	n, _ := res.(int64)
 	return time.Duration(n) * time.Millisecond, false, nil
@@ -216,7 +216,8 @@ func (l *Lock) leaveQueue(queueWait time.Duration) {
 	c := l.owner.c
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.SubscribeTimeout)
 	defer cancel()
-	_ = fairLeave.Run(ctx, c.rdb, []string{fairQueueKey(l.name), fairTimeoutKey(l.name)}, l.field, ms(queueWait)).Err()
+	_ = fairLeave.Run(ctx, c.rdb, []string{fairQueueKey(l.name), fairTimeoutKey(l.name), l.name, lockChannel(l.name)},
+		l.field, ms(queueWait), unlockMessage, c.publish).Err()
 }
 
 // Unlock releases one hold of the lock (the last one releases the lock
@@ -231,6 +232,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		h.mu.Lock()
 		lease = h.lease
 		h.mu.Unlock()
+		h.unlocking(+1)
+		defer h.unlocking(-1)
 	}
 	latch := unlockLatchKey(l.name, newRequestID())
 	latchMs := ms(c.opts.LatchTimeout)
@@ -261,14 +264,14 @@ func (l *Lock) Unlock(ctx context.Context) error {
 			h.lose()
 			l.owner.drop(h)
 		}
-		return l.errorf("unlock", ErrNotHeld)
+		return l.fail(ctx, "unlock", ErrNotHeld)
 	case err != nil:
-		return l.errorf("unlock", err)
+		return l.fail(ctx, "unlock", err)
 	case n == 0:
 		if h != nil {
 			h.partiallyReleased(send)
 		}
-	default:
+	default: // 1: released; 2: this owner's read holds are over, others' remain
 		if h != nil {
 			h.release()
 		}
@@ -308,7 +311,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 		n, err = rwForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, readUnlockMessage, c.publish, "write").Int64()
 	}
 	if err != nil {
-		return false, l.errorf("force unlock", err)
+		return false, l.fail(ctx, "force unlock", err)
 	}
 	if n == 1 {
 		if h := l.owner.hold(holdKey{l.kind, l.name}); h != nil {
@@ -342,7 +345,7 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 		locked = n > 0
 	}
 	if err != nil {
-		return false, l.errorf("is locked", err)
+		return false, l.fail(ctx, "is locked", err)
 	}
 	return locked, nil
 }
@@ -351,7 +354,7 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 func (l *Lock) IsHeldByOwner(ctx context.Context) (bool, error) {
 	ok, err := l.owner.c.rdb.HExists(ctx, l.name, l.field).Result()
 	if err != nil {
-		return false, l.errorf("is held", err)
+		return false, l.fail(ctx, "is held", err)
 	}
 	return ok, nil
 }
@@ -363,7 +366,7 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, l.errorf("hold count", err)
+		return 0, l.fail(ctx, "hold count", err)
 	}
 	return n, nil
 }
@@ -373,7 +376,7 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 	d, err := l.owner.c.rdb.PTTL(ctx, l.name).Result()
 	if err != nil {
-		return 0, l.errorf("remain ttl", err)
+		return 0, l.fail(ctx, "remain ttl", err)
 	}
 	switch d {
 	case -2, -2 * time.Millisecond:
@@ -395,6 +398,12 @@ func (l *Lock) Lost() <-chan struct{} {
 	return neverLost
 }
 
-func (l *Lock) errorf(op string, err error) error {
+// fail describes err; when ctx has ended, the error also wraps ctx.Err()
+// (a network timeout past the deadline is the context's doing), so that
+// callers can tell timeouts from contention with errors.Is.
+func (l *Lock) fail(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w: %w", cerr, err)
+	}
 	return fmt.Errorf("lockimpl: %s %s: %w", op, l, err)
 }

@@ -14,52 +14,59 @@ const (
 	readUnlockMessage = "1" // wakes every waiter (write unlock: all readers may go)
 )
 
+// idleGrace is how long a subscription nobody uses stays subscribed. A
+// lock's waiters come and go; keeping the channel a little avoids a
+// SUBSCRIBE/UNSUBSCRIBE pair per contended acquisition, and it means an
+// UNSUBSCRIBE is only ever sent long after its SUBSCRIBE was confirmed, so
+// a confirmation always belongs to the entry that is current.
+const idleGrace = 2 * time.Second
+
 // subscriber keeps one subscription per channel per client, shared by every
 // owner of the client waiting on that channel (Redisson's RedissonLockEntry).
 // With PUBLISH all channels share one pub/sub connection; with SPUBLISH each
-// channel has its own, since a sharded connection serves one slot.
+// channel has its own, since a sharded connection serves one slot's node.
 type subscriber struct {
 	c *Client
 
-	mu      sync.Mutex // guards conns, entries and each entry's refs
+	mu      sync.Mutex // guards conns, entries, and each entry's refs and idleSince
 	conns   map[string]*psConn
 	entries map[string]*entry
 	closed  bool
-	wg      sync.WaitGroup // dispatchers
+	wg      sync.WaitGroup // dispatchers and the sweeper
 }
 
-// psConn is one pub/sub connection and the bookkeeping that tells which
-// SUBSCRIBE a confirmation answers: Redis answers in order, so the n-th
-// confirmation of a channel answers its n-th SUBSCRIBE.
+// psConn is one go-redis PubSub: one connection, which go-redis redials
+// and resubscribes by itself after a network error.
 type psConn struct {
-	key string
-	ps  *redis.PubSub
-
-	cmdMu sync.Mutex // orders (un)subscribe commands with the counters below
-	sent  map[string]int
-	acked map[string]int
+	key   string // "" for the shared plain connection, else the channel
+	ps    *redis.PubSub
+	cmdMu sync.Mutex // serialises (un)subscribe commands on it
 }
 
 // entry is a client's subscription to one channel and the waiters on it.
 type entry struct {
-	channel string
-	conn    *psConn
-	refs    int // owners using it; guarded by subscriber.mu
+	channel   string
+	conn      *psConn
+	refs      int       // owners using it; guarded by subscriber.mu
+	idleSince time.Time // when refs last dropped to 0; guarded by subscriber.mu
 
 	mu        sync.Mutex
-	seq       int // which confirmation answers our SUBSCRIBE; 0 until sent
-	confirmed chan struct{}
+	confirmed chan struct{} // closed by the first confirmation
 	isConfirm bool
 	permits   int             // wake-ups that found nobody waiting yet
 	waiters   []chan struct{} // FIFO
 }
 
 func newSubscriber(c *Client) *subscriber {
-	return &subscriber{c: c, conns: map[string]*psConn{}, entries: map[string]*entry{}}
+	s := &subscriber{c: c, conns: map[string]*psConn{}, entries: map[string]*entry{}}
+	s.wg.Add(1)
+	go s.sweep()
+	return s
 }
 
-// acquire returns the entry of channel, subscribing when it is the first
-// user. Release it with release.
+// acquire returns the entry of channel, subscribing when there is none.
+// Release it with release. Waiters must wait for entry.confirmed before
+// trusting that no message can be missed.
 func (s *subscriber) acquire(ctx context.Context, channel string) (*entry, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -71,158 +78,155 @@ func (s *subscriber) acquire(ctx context.Context, channel string) (*entry, error
 		s.mu.Unlock()
 		return e, nil
 	}
-	conn := s.connLocked(channel)
+	e := &entry{channel: channel, refs: 1, confirmed: make(chan struct{})}
+	s.entries[channel] = e
+	if !s.c.sharded {
+		e.conn = s.plainConnLocked()
+	}
 	s.mu.Unlock()
 
-	// Creating and subscribing happen under the connection's command lock,
-	// so that a concurrent release's UNSUBSCRIBE cannot overtake our SUBSCRIBE.
-	conn.cmdMu.Lock()
-	defer conn.cmdMu.Unlock()
-	s.mu.Lock()
-	if s.closed {
+	if s.c.sharded {
+		// A sharded connection must be opened with its channel, so that
+		// go-redis dials the node that owns the channel's slot.
+		conn := &psConn{key: channel, ps: s.c.rdb.SSubscribe(s.c.base, channel)}
+		e.conn = conn
+		s.mu.Lock()
+		closed := s.closed
+		if !closed {
+			s.conns[channel] = conn
+			s.wg.Add(1)
+		}
 		s.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if e := s.entries[channel]; e != nil {
-		e.refs++
-		s.mu.Unlock()
+		if closed {
+			_ = conn.ps.Close()
+			return nil, ErrClosed
+		}
+		go s.dispatch(conn)
 		return e, nil
 	}
-	e := &entry{channel: channel, conn: conn, refs: 1, confirmed: make(chan struct{})}
-	s.entries[channel] = e
-	s.mu.Unlock()
-
-	var err error
-	if s.c.sharded {
-		err = conn.ps.SSubscribe(ctx, channel)
-	} else {
-		err = conn.ps.Subscribe(ctx, channel)
-	}
-	conn.sent[channel]++
-	e.mu.Lock()
-	e.seq = conn.sent[channel]
-	if conn.acked[channel] >= e.seq {
-		e.confirmLocked()
-	}
-	e.mu.Unlock()
+	// A failed write still leaves the channel in go-redis's set, and it
+	// resubscribes when it redials; the confirmation then arrives late,
+	// and waiters are bounded by their own timeouts meanwhile.
+	e.conn.cmdMu.Lock()
+	err := e.conn.ps.Subscribe(ctx, channel)
+	e.conn.cmdMu.Unlock()
 	if err != nil {
-		s.releaseLocked(e, conn)
+		s.release(e)
 		return nil, err
 	}
 	return e, nil
 }
 
-// connLocked returns the connection for channel, creating it (and its
-// dispatcher) if needed. It does no I/O: go-redis connects lazily.
-func (s *subscriber) connLocked(channel string) *psConn {
-	key := ""
-	if s.c.sharded {
-		key = channel
-	}
-	if conn := s.conns[key]; conn != nil {
+// plainConnLocked returns the shared connection, creating it and its
+// dispatcher on first use. It does no I/O.
+func (s *subscriber) plainConnLocked() *psConn {
+	if conn := s.conns[""]; conn != nil {
 		return conn
 	}
-	var ps *redis.PubSub
-	if s.c.sharded {
-		ps = s.c.rdb.SSubscribe(s.c.base)
-	} else {
-		ps = s.c.rdb.Subscribe(s.c.base)
-	}
-	conn := &psConn{key: key, ps: ps, sent: map[string]int{}, acked: map[string]int{}}
-	s.conns[key] = conn
+	conn := &psConn{ps: s.c.rdb.Subscribe(s.c.base)}
+	s.conns[""] = conn
 	s.wg.Add(1)
 	go s.dispatch(conn)
 	return conn
 }
 
-// release gives back an entry; the last user unsubscribes.
+// release gives back an entry; the sweeper unsubscribes it once it has
+// been unused for idleGrace.
 func (s *subscriber) release(e *entry) {
-	e.conn.cmdMu.Lock()
-	defer e.conn.cmdMu.Unlock()
-	s.releaseLocked(e, e.conn)
-}
-
-// releaseLocked needs conn.cmdMu.
-func (s *subscriber) releaseLocked(e *entry, conn *psConn) {
 	s.mu.Lock()
 	e.refs--
-	if e.refs > 0 || s.closed {
-		s.mu.Unlock()
-		return
-	}
-	delete(s.entries, e.channel)
-	if s.c.sharded {
-		delete(s.conns, conn.key)
+	if e.refs == 0 {
+		e.idleSince = time.Now()
 	}
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(s.c.base, s.c.opts.SubscribeTimeout)
-	defer cancel()
-	if s.c.sharded {
-		_ = conn.ps.Close() // its dispatcher ends with it
-		return
-	}
-	_ = conn.ps.Unsubscribe(ctx, e.channel)
 }
 
-// dispatch routes confirmations and messages of one connection. go-redis
-// reconnects and resubscribes by itself after a network error; messages
-// published meanwhile are lost, so a confirmation nobody asked for (a
-// resubscription) wakes every waiter of that channel to retry.
+// sweep unsubscribes entries left unused for idleGrace.
+func (s *subscriber) sweep() {
+	defer s.wg.Done()
+	t := time.NewTicker(idleGrace / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.c.closed:
+			return
+		case <-t.C:
+		}
+		var idle []*entry
+		s.mu.Lock()
+		for ch, e := range s.entries {
+			if e.refs == 0 && time.Since(e.idleSince) >= idleGrace {
+				delete(s.entries, ch)
+				if e.conn.key != "" {
+					delete(s.conns, e.conn.key)
+				}
+				idle = append(idle, e)
+			}
+		}
+		s.mu.Unlock()
+		for _, e := range idle {
+			if e.conn.key != "" {
+				_ = e.conn.ps.Close() // its dispatcher ends with it
+				continue
+			}
+			ctx, cancel := context.WithTimeout(s.c.base, s.c.opts.SubscribeTimeout)
+			e.conn.cmdMu.Lock()
+			_ = e.conn.ps.Unsubscribe(ctx, e.channel)
+			e.conn.cmdMu.Unlock()
+			cancel()
+		}
+	}
+}
+
+// dispatch routes confirmations and messages of one connection. Messages
+// published while go-redis was redialling are lost, so a confirmation of
+// an already confirmed channel (a resubscription) wakes all its waiters.
 func (s *subscriber) dispatch(conn *psConn) {
 	defer s.wg.Done()
 	for m := range conn.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024)) {
+		var channel, payload string
+		resubscribed := false
 		switch m := m.(type) {
 		case *redis.Subscription:
 			if m.Kind != "subscribe" && m.Kind != "ssubscribe" {
 				continue
 			}
-			conn.cmdMu.Lock()
-			extra := conn.acked[m.Channel] >= conn.sent[m.Channel]
-			if !extra {
-				conn.acked[m.Channel]++
-			}
-			acked := conn.acked[m.Channel]
-			conn.cmdMu.Unlock()
-			if e := s.lookup(m.Channel); e != nil {
-				refs := s.refs(e)
-				e.mu.Lock()
-				if e.seq > 0 && acked >= e.seq {
-					e.confirmLocked()
-				}
-				if extra {
-					e.wakeAllLocked(refs)
-				}
-				e.mu.Unlock()
-			}
+			channel = m.Channel
 		case *redis.Message:
-			if e := s.lookup(m.Channel); e != nil {
-				refs := s.refs(e)
-				e.mu.Lock()
-				if m.Payload == unlockMessage {
-					e.wakeOneLocked(refs)
-				} else {
-					e.wakeAllLocked(refs)
-				}
-				e.mu.Unlock()
-			}
+			channel, payload = m.Channel, m.Payload
+		default:
+			continue
 		}
+		s.mu.Lock()
+		e := s.entries[channel]
+		refs := 0
+		if e != nil {
+			refs = e.refs
+		}
+		s.mu.Unlock()
+		if e == nil {
+			continue
+		}
+		e.mu.Lock()
+		switch {
+		case payload == "" && !e.isConfirm:
+			e.isConfirm = true
+			close(e.confirmed)
+		case payload == "":
+			resubscribed = true
+		}
+		switch {
+		case resubscribed, payload != "" && payload != unlockMessage:
+			e.wakeAllLocked(refs)
+		case payload == unlockMessage:
+			e.wakeOneLocked(refs)
+		}
+		e.mu.Unlock()
 	}
 }
 
-func (s *subscriber) lookup(channel string) *entry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.entries[channel]
-}
-
-func (s *subscriber) refs(e *entry) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return e.refs
-}
-
-// close ends every connection (their dispatchers return) and wakes every
-// waiter: they see the client closed.
+// close ends every connection (their dispatchers return) and the sweeper;
+// waiters see the client closed.
 func (s *subscriber) close() {
 	s.mu.Lock()
 	s.closed = true
@@ -235,13 +239,6 @@ func (s *subscriber) close() {
 		_ = c.ps.Close()
 	}
 	s.wg.Wait()
-}
-
-func (e *entry) confirmLocked() {
-	if !e.isConfirm {
-		e.isConfirm = true
-		close(e.confirmed)
-	}
 }
 
 // wakeOneLocked hands one wake-up to the first waiter, or keeps it as a
@@ -269,8 +266,8 @@ func (e *entry) wakeAllLocked(refs int) {
 	e.permits = max(e.permits, refs-n)
 }
 
-// awaitConfirmed waits until our SUBSCRIBE is confirmed, so no unlock
-// published after it can be missed; false when d passed first.
+// awaitConfirmed waits until the channel's subscription is confirmed, so no
+// unlock published after it can be missed; false when d passed first.
 func (e *entry) awaitConfirmed(ctx context.Context, closed <-chan struct{}, d time.Duration) (bool, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -315,12 +312,22 @@ func (e *entry) wait(ctx context.Context, closed <-chan struct{}, d time.Duratio
 		err = ErrClosed
 	}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	for i, x := range e.waiters {
 		if x == w {
 			e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)
-			break
+			return err
 		}
 	}
-	e.mu.Unlock()
+	// A wake-up was handed to us as we gave up: pass it on, or it is lost
+	// and the next waiter sleeps a whole TTL.
+	<-w
+	if len(e.waiters) > 0 {
+		next := e.waiters[0]
+		e.waiters = e.waiters[1:]
+		next <- struct{}{}
+	} else {
+		e.permits++
+	}
 	return err
 }

@@ -176,11 +176,11 @@ func TestWaiterWokenByUnlock(t *testing.T) {
 			acquired <- l
 		}()
 	}
-	eventually(t, "three owners subscribed", func() bool { return waitC.SubscriptionRefs(channel) == waiters })
-	n, err := f.raw.PubSubNumSub(bg, channel).Result()
-	if err != nil || n[channel] != 1 {
-		t.Fatalf("PUBSUB NUMSUB %s = %v, %v; want 1 subscription for the client", channel, n, err)
-	}
+	// The three owners share one subscription: Redis sees one subscriber.
+	eventually(t, "three owners on one subscription", func() bool {
+		n, err := f.raw.PubSubNumSub(bg, channel).Result()
+		return err == nil && n[channel] == 1 && waitC.SubscriptionRefs(channel) == waiters
+	})
 
 	// Hand the lock down the chain; each handoff must come from the
 	// message, far sooner than the 30 s TTL.
@@ -204,6 +204,11 @@ func TestWaiterWokenByUnlock(t *testing.T) {
 		t.Errorf("three handoffs took %v: waiters waited for TTLs, not messages", took)
 	}
 	eventually(t, "subscription released", func() bool { return waitC.SubscriptionRefs(channel) == 0 })
+	// Unused, it is unsubscribed after a grace period.
+	eventually(t, "channel unsubscribed", func() bool {
+		n, err := f.raw.PubSubNumSub(bg, channel).Result()
+		return err == nil && n[channel] == 0
+	})
 }
 
 func TestTryLockWait(t *testing.T) {
@@ -246,6 +251,86 @@ func TestContextErrors(t *testing.T) {
 	ccancel()
 	if ok, err := c.NewOwner().Lock("L").TryLock(cctx, time.Second, 0); ok || !errors.Is(err, context.Canceled) {
 		t.Errorf("TryLock with a cancelled context: %v, %v", ok, err)
+	}
+
+	// The deadline passing inside network I/O (Redis paused) must still
+	// read as the context's doing, not as some network error.
+	if err := f.env.Primary().Pause(bg); err != nil {
+		t.Fatal(err)
+	}
+	defer f.env.Primary().Resume(bg)
+	pctx, pcancel := context.WithTimeout(bg, 300*time.Millisecond)
+	defer pcancel()
+	if err := c.NewOwner().Lock("P").Lock(pctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Lock against a paused Redis: %v, want it to wrap DeadlineExceeded", err)
+	}
+}
+
+// TestFailedSubscribesDoNotPoisonChannel: many waiters giving up at once,
+// some while their SUBSCRIBE is still being written, must not leave the
+// channel unusable for the next waiter.
+func TestFailedSubscribesDoNotPoisonChannel(t *testing.T) {
+	f := setup(t)
+	holderC, c := f.client(lockimpl.Options{}), f.client(lockimpl.Options{})
+	holder := holderC.NewOwner().Lock("L")
+	if err := holder.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		ctx, cancel := context.WithTimeout(bg, time.Duration(i%5)*time.Millisecond)
+		_ = c.NewOwner().Lock("L").Lock(ctx)
+		cancel()
+	}
+	got := make(chan bool, 1)
+	go func() {
+		ok, _ := c.NewOwner().Lock("L").TryLock(bg, patience, 0)
+		got <- ok
+	}()
+	eventually(t, "the new waiter subscribed", func() bool {
+		n, err := f.raw.PubSubNumSub(bg, lockimpl.LockChannel("L")).Result()
+		return err == nil && n[lockimpl.LockChannel("L")] == 1 && c.SubscriptionRefs(lockimpl.LockChannel("L")) == 1
+	})
+	if err := holder.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	if !<-got {
+		t.Fatal("a waiter after many abandoned ones never acquired")
+	}
+}
+
+// TestResubscribeWakesWaiters: when the pub/sub connection drops, unlock
+// messages sent meanwhile are lost; go-redis resubscribes, and the
+// resubscription wakes the waiters to retry instead of sleeping a TTL.
+func TestResubscribeWakesWaiters(t *testing.T) {
+	f := setup(t)
+	holderC, c := f.client(lockimpl.Options{}), f.client(lockimpl.Options{})
+	if err := holderC.NewOwner().Lock("L").Lock(bg); err != nil { // TTL 30 s
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	w := c.NewOwner().Lock("L")
+	go func() { got <- w.Lock(bg) }()
+	channel := lockimpl.LockChannel("L")
+	eventually(t, "waiter subscribed", func() bool {
+		n, err := f.raw.PubSubNumSub(bg, channel).Result()
+		return err == nil && n[channel] == 1 && c.SubscriptionRefs(channel) == 1
+	})
+	// The holder's lock vanishes without a message (an operator's DEL),
+	// and the waiter's subscription connection is cut.
+	f.raw.Del(bg, "L")
+	if err := f.raw.Do(bg, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(lockimpl.DefaultWatchdogTimeout / 3):
+		t.Fatal("waiter slept through the resubscription")
+	}
+	if err := w.Unlock(bg); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -377,11 +462,10 @@ func TestShardedPublish(t *testing.T) {
 	waiter := waiterC.NewOwner().Lock("L")
 	go func() { got <- waiter.Lock(bg) }()
 	channel := lockimpl.LockChannel("L")
-	eventually(t, "waiter subscribed", func() bool { return waiterC.SubscriptionRefs(channel) == 1 })
-	n, err := f.raw.PubSubShardNumSub(bg, channel).Result()
-	if err != nil || n[channel] != 1 {
-		t.Fatalf("PUBSUB SHARDNUMSUB = %v, %v; want 1", n, err)
-	}
+	eventually(t, "waiter on a sharded subscription", func() bool {
+		n, err := f.raw.PubSubShardNumSub(bg, channel).Result()
+		return err == nil && n[channel] == 1 && waiterC.SubscriptionRefs(channel) == 1
+	})
 	if err := holder.Unlock(bg); err != nil {
 		t.Fatal(err)
 	}

@@ -255,6 +255,9 @@ func TestReadUnlockUnderOwnWrite(t *testing.T) {
 	}
 	f.wantHash("L", map[string]string{"mode": "write", a.ID() + ":write": "1"})
 	f.wantAbsent(timeoutKey("L", a.ID(), 1))
+	if isClosed(r.Lost()) {
+		t.Error("releasing the read hold closed a Lost channel")
+	}
 	rec := f.record(false, lockimpl.RWLockChannel("L"))
 	if err := w.Unlock(bg); err != nil {
 		t.Fatal(err)
@@ -262,6 +265,10 @@ func TestReadUnlockUnderOwnWrite(t *testing.T) {
 	f.wantAbsent("L")
 	if got := rec.sync(f); !slices.Equal(got, []string{"redisson_rwlock:{L}=1"}) {
 		t.Errorf("write unlock published %v, want one 1", got)
+	}
+	// The read hold is over, so taking the write again is no upgrade.
+	if err := w.Lock(bg); err != nil {
+		t.Fatalf("write Lock after write-read-unlock-unlock: %v", err)
 	}
 }
 

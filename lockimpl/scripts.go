@@ -152,10 +152,14 @@ end
 return ttl
 `)
 
-// KEYS: queue, deadlines. ARGV: field, wait ms. A waiter that gives up
-// leaves the queue; the waiters behind it move wait ms earlier.
+// KEYS: queue, deadlines, lock, channel. ARGV: field, wait ms, message,
+// publish command. A waiter that gives up leaves the queue; the waiters
+// behind it move wait ms earlier. When it headed the queue of a free lock,
+// the new head is told (Redisson is silent here, and its new head waits
+// out its bound).
 var fairLeave = redis.NewScript(`
-local queue, deadlines, field, wait = KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2])
+local queue, deadlines, lock, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local field, wait, msg, publish = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local waiters = redis.call('lrange', queue, 0, -1)
 local behind = false
 for _, w in ipairs(waiters) do
@@ -167,6 +171,12 @@ for _, w in ipairs(waiters) do
 end
 redis.call('zrem', deadlines, field)
 redis.call('lrem', queue, 0, field)
+if waiters[1] == field and redis.call('exists', lock) == 0 then
+	local head = redis.call('lindex', queue, 0)
+	if head then
+		redis.call(publish, channel .. ':' .. head, msg)
+	end
+end
 return 0
 `)
 
@@ -256,7 +266,10 @@ return redis.call('pttl', lock)
 // KEYS: lock, channel, this owner's timeout prefix, key prefix, latch.
 // ARGV: message, field, publish command, latch ms. After a read hold ends
 // the hash keeps the longest remaining lease of all read holds; the last
-// hold deletes it and wakes waiters.
+// hold deletes it and wakes waiters. Where Redisson replies 0 (lock still
+// held) although this owner's last read hold just ended (others read on,
+// or this owner still writes), this replies 2, so the caller knows its
+// read hold is over.
 var readUnlock = redis.NewScript(`
 local lock, channel, prefix, keyPrefix, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local msg, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -288,14 +301,16 @@ if redis.call('hlen', lock) > 1 then
 			end
 		end
 	end
+	local kept = 0
+	if left == 0 then kept = 2 end
 	if longest > 0 then
 		redis.call('pexpire', lock, longest)
-		redis.call('set', latch, 0, 'px', latchTTL)
-		return 0
+		redis.call('set', latch, kept, 'px', latchTTL)
+		return kept
 	end
 	if mode == 'write' then
-		redis.call('set', latch, 0, 'px', latchTTL)
-		return 0
+		redis.call('set', latch, kept, 'px', latchTTL)
+		return kept
 	end
 end
 redis.call('del', lock)

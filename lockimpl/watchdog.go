@@ -15,15 +15,19 @@ import (
 const renewBatch = 100
 
 // watchdog renews, every WatchdogTimeout/3, the TTL of every hold taken
-// without a lease, and reports holds it finds gone as lost.
+// without a lease, and reports holds it finds gone as lost. It also reads
+// back the TTL of every read-write lock held: that hash's TTL is shared by
+// all its holds, and other clients' renewals (Redisson's read renewal sets
+// it to their own watchdog timeout) may shorten it under ours.
 type watchdog struct {
-	c     *Client
-	mu    sync.Mutex
-	holds map[*hold]struct{}
+	c      *Client
+	mu     sync.Mutex
+	holds  map[*hold]struct{} // renewed
+	probes map[*hold]struct{} // read-write holds whose shared TTL is re-read
 }
 
 func newWatchdog(c *Client) *watchdog {
-	return &watchdog{c: c, holds: map[*hold]struct{}{}}
+	return &watchdog{c: c, holds: map[*hold]struct{}{}, probes: map[*hold]struct{}{}}
 }
 
 func (w *watchdog) add(h *hold) {
@@ -32,9 +36,16 @@ func (w *watchdog) add(h *hold) {
 	w.mu.Unlock()
 }
 
+func (w *watchdog) addProbe(h *hold) {
+	w.mu.Lock()
+	w.probes[h] = struct{}{}
+	w.mu.Unlock()
+}
+
 func (w *watchdog) remove(h *hold) {
 	w.mu.Lock()
 	delete(w.holds, h)
+	delete(w.probes, h)
 	w.mu.Unlock()
 }
 
@@ -61,14 +72,38 @@ func (w *watchdog) renewAll(budget time.Duration) {
 	for h := range w.holds {
 		holds = append(holds, h)
 	}
+	probes := make([]*hold, 0, len(w.probes))
+	for h := range w.probes {
+		probes = append(probes, h)
+	}
 	w.mu.Unlock()
-	if len(holds) == 0 {
+	if len(holds)+len(probes) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(w.c.base, budget)
 	defer cancel()
 	for start := 0; start < len(holds); start += renewBatch {
 		w.renew(ctx, holds[start:min(start+renewBatch, len(holds))])
+	}
+	for start := 0; start < len(probes); start += renewBatch {
+		w.probe(ctx, probes[start:min(start+renewBatch, len(probes))])
+	}
+}
+
+// probe reads the TTL of read-write locks held; a hold's deadline never
+// stays later than what Redis says.
+func (w *watchdog) probe(ctx context.Context, holds []*hold) {
+	send := time.Now()
+	pipe := w.c.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(holds))
+	for i, h := range holds {
+		cmds[i] = pipe.Do(ctx, "PTTL", h.lock.name)
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, cmd := range cmds {
+		if n, err := cmd.Int64(); err == nil {
+			holds[i].observedTTL(send, n)
+		}
 	}
 }
 
@@ -91,7 +126,7 @@ func (w *watchdog) renew(ctx context.Context, holds []*hold) {
 		case n == 1:
 			holds[i].renewed(send, ttl)
 		default:
-			holds[i].lose()
+			holds[i].goneOnRenewal()
 		}
 	}
 }

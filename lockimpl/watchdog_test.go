@@ -91,10 +91,11 @@ func TestClosedClientLockExpires(t *testing.T) {
 	}
 	observe(t, watch, "the renewed lock", func() bool { return f.pttl("L") > 0 })
 	dying.Close()
-	f.wantPTTL("L", 0, watch)
+	// Renewals every watch/3 would keep it forever; stopped, it is gone
+	// within watch. The bound allows a loaded machine 2 more.
 	waiter := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")
-	if ok, err := waiter.TryLock(bg, patience, 0); !ok || err != nil {
-		t.Fatalf("waiter TryLock = %v, %v: the dead client's lock never expired", ok, err)
+	if ok, err := waiter.TryLock(bg, 3*watch, 0); !ok || err != nil {
+		t.Fatalf("waiter TryLock = %v, %v: the dead client's lock did not expire", ok, err)
 	}
 }
 
@@ -165,10 +166,55 @@ func TestLostWhenRedisPaused(t *testing.T) {
 	paused := time.Now()
 	waitClosed(t, "Lost while Redis is paused", l.Lost())
 	// The last renewal was sent at most watch/3 before the pause, so the
-	// deadline is at least 2/3 watch after it.
-	if took := time.Since(paused); took < watch/2 {
+	// deadline is at least 2/3 watch after it, and at most watch after it.
+	took := time.Since(paused)
+	if took < watch/2 {
 		t.Errorf("Lost closed %v after the pause: before the lease could have expired", took)
 	}
+	if took > watch+time.Second {
+		t.Errorf("Lost closed %v after the pause: later than the lease (%v) allows", took, watch)
+	}
+}
+
+// TestLostReadWriteSharedTTL: the read-write hash's TTL is shared; another
+// client's read renewal (Redisson's too) sets it to that client's
+// watchdog timeout. When that client dies, the hash expires under our
+// longer read lease: Lost must close, though our own lease runs on.
+func TestLostReadWriteSharedTTL(t *testing.T) {
+	f := setup(t)
+	ours := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().ReadWriteLock("L").ReadLock()
+	if err := ours.LockLease(bg, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	short := f.client(lockimpl.Options{WatchdogTimeout: 300 * time.Millisecond})
+	if err := short.NewOwner().ReadWriteLock("L").ReadLock().Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the other reader's renewal to shorten the hash", func() bool { return f.pttl("L") <= 300*time.Millisecond })
+	short.Close()
+	waitClosed(t, "our read hold's Lost after the shared hash expired", ours.Lost())
+}
+
+// TestLostWriteShortenedByOwnRead: this owner's own read renewal shortens
+// the hash its long write lease lives in (as in Redisson); the write
+// hold's Lost follows the hash, not the write lease.
+func TestLostWriteShortenedByOwnRead(t *testing.T) {
+	f := setup(t)
+	rw := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().ReadWriteLock("L")
+	if err := rw.WriteLock().LockLease(bg, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.ReadLock().Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the read renewal to shorten the hash", func() bool { return f.pttl("L") <= watch })
+	if err := rw.ReadLock().Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing renews the hash now, so it expires long before the write
+	// lease's minute.
+	eventually(t, "hash expired", func() bool { return f.pttl("L") < 0 })
+	waitClosed(t, "the write hold's Lost", rw.WriteLock().Lost())
 }
 
 // TestWatchdogAfterRestart: a Redis restarted with AOF keeps the lock but
