@@ -213,13 +213,6 @@ func TestFairLeaveNotifiesNewHead(t *testing.T) {
 		return err == nil && n[ch] == 1
 	})
 	leaver.FairLock("L").LeaveQueue()
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(patience):
-		t.Fatal("the new head was not told its turn came")
-	}
+	recvOK(t, got, patience, "the new head to be told its turn came")
 	f.wantHash("L", map[string]string{next.ID(): "1"})
 }

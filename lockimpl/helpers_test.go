@@ -253,3 +253,16 @@ func (r *recorder) sync(f *fixture) []string {
 }
 
 func zm(member string, score float64) redis.Z { return redis.Z{Score: score, Member: member} }
+
+// recvOK fails t unless ch delivers a nil error within d.
+func recvOK(t *testing.T, ch <-chan error, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(d):
+		t.Fatalf("timed out after %v waiting for %s", d, what)
+	}
+}

@@ -321,14 +321,7 @@ func TestResubscribeWakesWaiters(t *testing.T) {
 	if err := f.raw.Do(bg, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(lockimpl.DefaultWatchdogTimeout / 3):
-		t.Fatal("waiter slept through the resubscription")
-	}
+	recvOK(t, got, lockimpl.DefaultWatchdogTimeout/3, "waiter slept through the resubscription")
 	if err := w.Unlock(bg); err != nil {
 		t.Fatal(err)
 	}
@@ -469,14 +462,7 @@ func TestShardedPublish(t *testing.T) {
 	if err := holder.Unlock(bg); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(lockimpl.DefaultWatchdogTimeout / 3):
-		t.Fatal("waiter not woken by the sharded unlock message")
-	}
+	recvOK(t, got, lockimpl.DefaultWatchdogTimeout/3, "waiter not woken by the sharded unlock message")
 	if err := waiter.Unlock(bg); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,15 @@ import "github.com/redis/go-redis/v9"
 // A nil reply means "acquired" for acquire scripts and "not held" for unlock
 // scripts, as in Redisson.
 
+// latchReplay answers a re-sent unlock (same request id, so same latch
+// key) with the first send's reply, changing nothing. Needs local latch.
+const latchReplay = `
+local earlier = redis.call('get', latch)
+if earlier then
+	return tonumber(earlier)
+end
+`
+
 // --- reentrant lock (RLock) ---
 
 // KEYS: lock. ARGV: lease ms, field.
@@ -30,11 +39,7 @@ return redis.call('pttl', lock)
 var reentrantUnlock = redis.NewScript(`
 local lock, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local msg, lease, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local earlier = redis.call('get', latch)
-if earlier then
-	return tonumber(earlier)
-end
-if redis.call('hexists', lock, field) == 0 then
+` + latchReplay + `if redis.call('hexists', lock, field) == 0 then
 	return nil
 end
 if redis.call('hincrby', lock, field, -1) > 0 then
@@ -188,11 +193,7 @@ return 0
 var fairUnlock = redis.NewScript(`
 local lock, queue, deadlines, channel, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local msg, lease, field, now, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
-local earlier = redis.call('get', latch)
-if earlier then
-	return tonumber(earlier)
-end
-` + fairPurge + `
+` + latchReplay + `` + fairPurge + `
 local function notifyHead()
 	local head = redis.call('lindex', queue, 0)
 	if head then
@@ -273,11 +274,7 @@ return redis.call('pttl', lock)
 var readUnlock = redis.NewScript(`
 local lock, channel, prefix, keyPrefix, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local msg, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local earlier = redis.call('get', latch)
-if earlier then
-	return tonumber(earlier)
-end
-local mode = redis.call('hget', lock, 'mode')
+` + latchReplay + `local mode = redis.call('hget', lock, 'mode')
 if not mode then
 	redis.call(publish, channel, msg)
 	redis.call('set', latch, 1, 'px', latchTTL)
@@ -346,11 +343,7 @@ return redis.call('pttl', lock)
 var writeUnlock = redis.NewScript(`
 local lock, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local msg, lease, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local earlier = redis.call('get', latch)
-if earlier then
-	return tonumber(earlier)
-end
-local mode = redis.call('hget', lock, 'mode')
+` + latchReplay + `local mode = redis.call('hget', lock, 'mode')
 if not mode then
 	redis.call(publish, channel, msg)
 	redis.call('set', latch, 1, 'px', latchTTL)
