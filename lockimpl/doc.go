@@ -56,10 +56,12 @@
 //
 // # Differences from Redisson
 //
-// Only replies and client behaviour differ, never the state peers see: the
+// Only replies, two extra wake-up messages and client behaviour differ,
+// never the state peers see (checked by running Redisson's own scripts
+// side by side with these on thousands of random operation sequences): the
 // fair lock replies, to an already queued waiter while another heads the
-// queue, the time to the head's deadline instead of 0 (Redisson's waiters
-// spin there); a fair unlock of a lock that no longer exists is ErrNotHeld
+// queue of a free lock (or one without TTL), the time to the head's
+// deadline instead of 0 (Redisson's waiters spin there); a fair unlock of a lock that no longer exists is ErrNotHeld
 // (Redisson reports success); a write unlock that leaves this owner's read
 // holds also publishes, so waiting readers retry at once; a read unlock
 // that ends this owner's last read hold while the lock stays held replies 2

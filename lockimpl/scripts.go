@@ -128,9 +128,9 @@ return redis.call('pttl', lock)
 // (or the lock's PTTL) + wait" and replies how long to wait at most.
 //
 // Reply of an owner already queued: the lock's PTTL when it is held (as
-// Redisson); when the lock is free but another owner heads the queue,
-// Redisson replies 0, which makes its waiters spin; this replies the time
-// to the head's deadline instead, since the head either takes the lock and
+// Redisson); when the lock is free (or has no TTL) but another owner heads
+// the queue, Redisson replies 0, which makes its waiters spin; this replies
+// the time to the head's deadline instead, since the head either takes the lock and
 // its unlock notifies the next waiter, or is purged at that deadline.
 var fairAcquire = redis.NewScript(`
 local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
@@ -182,7 +182,6 @@ if waiters[1] == field and redis.call('exists', lock) == 0 then
 		redis.call(publish, channel .. ':' .. head, msg)
 	end
 end
-return 0
 `)
 
 // KEYS: lock, queue, deadlines, channel, latch. ARGV: message, lease ms,
