@@ -273,10 +273,11 @@ func (o *Owner) drop(h *hold) {
 	o.c.mu.Unlock()
 }
 
-// closedChan is returned by Lost when no hold exists: never closed, since
+// neverLost is returned by Lost when no hold exists: never closed, since
 // nothing is held that could be lost.
 var neverLost = make(chan struct{})
 
+// String names the lock for errors: kind, name and owner.
 func (l *Lock) String() string {
 	return fmt.Sprintf("%s lock %q of %s", l.kind, l.name, l.owner.id)
 }

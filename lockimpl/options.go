@@ -36,6 +36,7 @@ const (
 	PublishSharded
 )
 
+// String is the mode's name.
 func (m PublishMode) String() string {
 	switch m {
 	case PublishAuto:

@@ -111,6 +111,7 @@ type ConfigError struct {
 	Fix   string // what to do instead
 }
 
+// Error names the flag, the value and the fix.
 func (e *ConfigError) Error() string {
 	if e.Value == "" {
 		return fmt.Sprintf("redisenv: --%s: %s", e.Field, e.Fix)

@@ -62,7 +62,9 @@ func VersionString() string {
 // UsageError is bad input: the program prints it and exits with ExitUsage.
 type UsageError struct{ Err error }
 
+// Error returns the underlying message.
 func (e *UsageError) Error() string { return e.Err.Error() }
+// Unwrap returns the underlying error.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // IsUsage marks the error as bad input.
