@@ -64,6 +64,7 @@ type UsageError struct{ Err error }
 
 // Error returns the underlying message.
 func (e *UsageError) Error() string { return e.Err.Error() }
+
 // Unwrap returns the underlying error.
 func (e *UsageError) Unwrap() error { return e.Err }
 
