@@ -174,6 +174,7 @@ func TestLostWhenRedisPaused(t *testing.T) {
 	if took > watch+time.Second {
 		t.Errorf("Lost closed %v after the pause: later than the lease (%v) allows", took, watch)
 	}
+	t.Logf("Lost closed %v after Redis was paused (watchdog timeout %v)", took, watch)
 }
 
 // TestLostReadWriteSharedTTL: the read-write hash's TTL is shared; another
