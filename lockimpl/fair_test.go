@@ -23,8 +23,7 @@ func TestFairQueueSeed(t *testing.T) {
 	const t0 = 1_700_000_000_000 // ms since epoch
 	wait := lockimpl.DefaultFairWaitTimeout
 	waitMs := float64(wait.Milliseconds())
-	clk := &fixedClock{}
-	clk.ms.Store(t0)
+	clk := clockAt(t0)
 	newOwner := func() *lockimpl.Owner {
 		return f.client(lockimpl.Options{Clock: clk.now}).NewOwner()
 	}
@@ -108,8 +107,7 @@ func TestFairQueueSeed(t *testing.T) {
 func TestFairHeadTakesMovesOthersEarlier(t *testing.T) {
 	f := setup(t)
 	const now = 1_700_000_000_000
-	clk := &fixedClock{}
-	clk.ms.Store(now)
+	clk := clockAt(now)
 	cl := f.client(lockimpl.Options{Clock: clk.now})
 	head, next := cl.NewOwner(), cl.NewOwner()
 	queue, deadlines := lockimpl.FairQueueKey("L"), lockimpl.FairTimeoutKey("L")
@@ -139,8 +137,7 @@ func TestFairHeadTakesMovesOthersEarlier(t *testing.T) {
 func TestFairStaleWaiterPurged(t *testing.T) {
 	f := setup(t)
 	const now = 1_700_000_000_000
-	clk := &fixedClock{}
-	clk.ms.Store(now)
+	clk := clockAt(now)
 	cl := f.client(lockimpl.Options{Clock: clk.now})
 	o := cl.NewOwner()
 	queue, deadlines := lockimpl.FairQueueKey("L"), lockimpl.FairTimeoutKey("L")
@@ -207,11 +204,7 @@ func TestFairLeaveNotifiesNewHead(t *testing.T) {
 	got := make(chan error, 1)
 	go func() { got <- next.FairLock("L").Lock(bg) }()
 	eventually(t, "next queued behind the leaver", func() bool { return len(f.list(queue)) == 2 })
-	eventually(t, "next subscribed", func() bool {
-		ch := lockimpl.LockChannel("L") + ":" + next.ID()
-		n, err := f.raw.PubSubNumSub(bg, ch).Result()
-		return err == nil && n[ch] == 1
-	})
+	f.waitSubscribed(c, lockimpl.LockChannel("L")+":"+next.ID(), false, 1)
 	leaver.FairLock("L").LeaveQueue()
 	recvOK(t, got, patience, "the new head to be told its turn came")
 	f.wantHash("L", map[string]string{next.ID(): "1"})

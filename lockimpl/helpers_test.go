@@ -266,3 +266,26 @@ func recvOK(t *testing.T, ch <-chan error, d time.Duration, what string) {
 		t.Fatalf("timed out after %v waiting for %s", d, what)
 	}
 }
+
+// waitSubscribed waits until Redis counts exactly one subscription to
+// channel (sharded or not) and refs owners of c use it.
+func (f *fixture) waitSubscribed(c *lockimpl.Client, channel string, sharded bool, refs int) {
+	f.t.Helper()
+	eventually(f.t, fmt.Sprintf("%d owner(s) on one subscription to %s", refs, channel), func() bool {
+		var n map[string]int64
+		var err error
+		if sharded {
+			n, err = f.raw.PubSubShardNumSub(bg, channel).Result()
+		} else {
+			n, err = f.raw.PubSubNumSub(bg, channel).Result()
+		}
+		return err == nil && n[channel] == 1 && c.SubscriptionRefs(channel) == refs
+	})
+}
+
+// clockAt returns a client clock fixed at ms since the epoch, moved by hand.
+func clockAt(ms int64) *fixedClock {
+	c := &fixedClock{}
+	c.ms.Store(ms)
+	return c
+}

@@ -177,10 +177,7 @@ func TestWaiterWokenByUnlock(t *testing.T) {
 		}()
 	}
 	// The three owners share one subscription: Redis sees one subscriber.
-	eventually(t, "three owners on one subscription", func() bool {
-		n, err := f.raw.PubSubNumSub(bg, channel).Result()
-		return err == nil && n[channel] == 1 && waitC.SubscriptionRefs(channel) == waiters
-	})
+	f.waitSubscribed(waitC, channel, false, waiters)
 
 	// Hand the lock down the chain; each handoff must come from the
 	// message, far sooner than the 30 s TTL.
@@ -288,10 +285,7 @@ func TestFailedSubscribesDoNotPoisonChannel(t *testing.T) {
 		ok, _ := c.NewOwner().Lock("L").TryLock(bg, patience, 0)
 		got <- ok
 	}()
-	eventually(t, "the new waiter subscribed", func() bool {
-		n, err := f.raw.PubSubNumSub(bg, lockimpl.LockChannel("L")).Result()
-		return err == nil && n[lockimpl.LockChannel("L")] == 1 && c.SubscriptionRefs(lockimpl.LockChannel("L")) == 1
-	})
+	f.waitSubscribed(c, lockimpl.LockChannel("L"), false, 1)
 	if err := holder.Unlock(bg); err != nil {
 		t.Fatal(err)
 	}
@@ -313,10 +307,7 @@ func TestResubscribeWakesWaiters(t *testing.T) {
 	w := c.NewOwner().Lock("L")
 	go func() { got <- w.Lock(bg) }()
 	channel := lockimpl.LockChannel("L")
-	eventually(t, "waiter subscribed", func() bool {
-		n, err := f.raw.PubSubNumSub(bg, channel).Result()
-		return err == nil && n[channel] == 1 && c.SubscriptionRefs(channel) == 1
-	})
+	f.waitSubscribed(c, channel, false, 1)
 	// The holder's lock vanishes without a message (an operator's DEL),
 	// and the waiter's subscription connection is cut.
 	f.raw.Del(bg, "L")
@@ -457,10 +448,7 @@ func TestShardedPublish(t *testing.T) {
 	waiter := waiterC.NewOwner().Lock("L")
 	go func() { got <- waiter.Lock(bg) }()
 	channel := lockimpl.LockChannel("L")
-	eventually(t, "waiter on a sharded subscription", func() bool {
-		n, err := f.raw.PubSubShardNumSub(bg, channel).Result()
-		return err == nil && n[channel] == 1 && waiterC.SubscriptionRefs(channel) == 1
-	})
+	f.waitSubscribed(waiterC, channel, true, 1)
 	if err := holder.Unlock(bg); err != nil {
 		t.Fatal(err)
 	}
