@@ -71,11 +71,15 @@ func NewClient(rdb redis.UniversalClient, opts Options) (*Client, error) {
 	case *redis.Client:
 		if o := *r.Options(); o.MaxRetries >= 0 {
 			o.MaxRetries = -1
+			// The twin registers its own push handlers: sharing the
+			// original's processor makes go-redis refuse to re-register.
+			o.PushNotificationProcessor = nil
 			c.own = redis.NewClient(&o)
 		}
 	case *redis.ClusterClient:
 		if o := *r.Options(); o.MaxRetries >= 0 {
 			o.MaxRetries = -1
+			o.PushNotificationProcessor = nil
 			c.own = redis.NewClusterClient(&o)
 		}
 	}

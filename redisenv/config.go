@@ -131,7 +131,11 @@ const InstallHint = "install it with: sudo apt-get install -y redis-server (or r
 // RegisterFlags binds c's fields to flags on fs, so every CLI spells the
 // Redis options the same way.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.Func("redis", "where Redis comes from: auto (default), local, container or external", func(s string) error {
+	fs.Func("redis", "where Redis comes from: auto (default), local, container, external, or a redis:// URL (same as --redis-url)", func(s string) error {
+		if strings.Contains(s, "://") {
+			c.Backend, c.URL = BackendExternal, s
+			return nil
+		}
 		c.Backend = Backend(s)
 		return nil
 	})

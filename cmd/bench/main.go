@@ -4,13 +4,23 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 func main() {
@@ -27,38 +37,234 @@ func program() cli.Program {
 with a workload profile against a real Redis and reports throughput, latency
 percentiles, fairness and mutual-exclusion safety.`,
 		Examples: `  bench run --profile rw90                      # local redis-server, rw90 profile
-  bench run --profile rw90 --redis-url redis://10.0.0.5:6379/0
+  bench run --profile mutex --owners 16 --duration 10s
+  bench run --profile-file my.yaml --redis redis://10.0.0.5:6379/0
+  bench profiles                                # the built-in profiles
+  bench profiles show rw90 > my.yaml            # a profile to copy and edit
+  bench perf                                    # harness overhead, scale, handoff
   bench env                                     # which Redis a run would use
 `,
 		Commands: map[string]cli.Command{
-			"run": {Summary: "run a workload profile and report", Run: runCmd},
-			"env": cli.EnvCommand("bench"),
+			"run":      {Summary: "run a workload profile and report", Run: runCmd},
+			"profiles": {Summary: "list the built-in profiles, or show one as YAML", Run: profilesCmd},
+			"perf":     {Summary: "measure the harness: overhead vs redis-benchmark, scale, handoff", Run: perfCmd},
+			"env":      cli.EnvCommand("bench"),
 		},
 	}
 }
 
 const runUsage = `
-Runs a workload profile against Redis and reports.
+Runs a workload profile against Redis: owners (goroutines with their own
+lock identity) across clients (each its own connection pool, like separate
+JVMs) acquire, hold and release Redisson-compatible locks. It reports
+throughput, HdrHistogram latency percentiles (acquire by mode, nested,
+release, hold, wait, handoff, and PING for reference), fairness across
+owners, and a mutual-exclusion check over every critical section.
 
-The workload driver (profiles, HDR results, fairness, safety) arrives with
-issue 4. Until then, run brings up the Redis a run would use and measures its
-PING round trip for --duration: a real check of the environment, not of locks.`
+The profile comes from --profile (a built-in: see bench profiles) or
+--profile-file (YAML or JSON; bench profiles show rw90 prints one to edit).
+The flags below the profile flags override single fields.
+
+Results go to --out as <profile>-<time>.json (schema lockbench.result/v1)
+and <profile>-<time>.hlog (HdrHistogram interval log). Ctrl-C stops the
+load, releases held locks, writes the partial result ("partial": true) and
+exits 130; a second Ctrl-C exits at once. A safety violation exits 1.`
+
+// overrides maps flags to the profile fields they set.
+var overrides = []struct{ flag, field, usage string }{
+	{"duration", "duration", "measured time after warmup, e.g. 30s"},
+	{"warmup", "warmup", "warmup excluded from the results, e.g. 5s (0: none)"},
+	{"ops", "ops", "end after this many measured operations"},
+	{"clients", "clients", "lockimpl clients, each with its own connection pool"},
+	{"owners", "owners", "owners per client"},
+	{"locks", "locks", "number of lock names"},
+	{"rate", "rate", "open loop: target ops/s across all owners (0: closed loop)"},
+	{"read-ratio", "read_ratio", "share of read acquisitions (kind rw), 0..1"},
+	{"depth", "depth", "nested acquisitions per operation: N or 1:0.7,2:0.3"},
+	{"hold", "hold", "hold time: 200us, uniform(100us,1ms) or exp(200us)"},
+	{"think", "think", "think time between operations (closed loop)"},
+	{"lease", "lease", "watchdog, or a fixed lease such as 10s"},
+	{"wait", "wait", "tryLock wait time per acquisition (0: until the run ends)"},
+	{"popularity", "popularity", "uniform, zipf or per-owner"},
+	{"zipf-s", "zipf_s", "zipf exponent (> 1)"},
+	{"seed", "seed", "random seed"},
+}
+
+type runFlags struct {
+	redis    redisenv.Config
+	profile  string
+	file     string
+	out      string
+	quiet    bool
+	json     bool
+	maxOps   int
+	override map[string]string
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	f.redis.RegisterFlags(fs)
+	fs.StringVar(&f.profile, "profile", "rw90", "built-in profile (bench profiles lists them)")
+	fs.StringVar(&f.file, "profile-file", "", "profile file, YAML or JSON (overrides --profile)")
+	fs.StringVar(&f.out, "out", "bench-results", "directory for the result files")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+	fs.BoolVar(&f.json, "json", false, "print the result JSON on stdout instead of the summary table")
+	fs.IntVar(&f.maxOps, "max-ops", results.DefaultMaxOps, "operations kept for the safety and fairness analyses")
+	f.override = map[string]string{}
+	for _, o := range overrides {
+		fs.Func(o.flag, o.usage, func(s string) error {
+			f.override[o.field] = s
+			return nil
+		})
+	}
+}
+
+// load resolves the profile and applies the flag overrides, refusing bad
+// input before anything starts.
+func (f *runFlags) load() (workloads.Profile, error) {
+	var p workloads.Profile
+	var err error
+	if f.file != "" {
+		p, err = workloads.LoadFile(f.file)
+	} else {
+		p, err = workloads.Builtin(f.profile)
+	}
+	if err != nil {
+		return p, err
+	}
+	for _, o := range overrides {
+		if v, ok := f.override[o.field]; ok {
+			if err := p.Set(o.field, v); err != nil {
+				return p, cli.Usagef("--%s: %v", o.flag, err)
+			}
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	if err := f.redis.Validate(); err != nil {
+		return p, err
+	}
+	if f.maxOps < 1 {
+		return p, cli.Usagef("--max-ops %d: must be at least 1", f.maxOps)
+	}
+	return p, nil
+}
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("bench", "run", runUsage, stderr)
-	var cfg redisenv.Config
-	cfg.RegisterFlags(fs)
-	profile := fs.String("profile", "rw90", "workload profile: a built-in name or a YAML/JSON file")
-	d := fs.Duration("duration", 3*time.Second, "how long to run")
+	var f runFlags
+	f.register(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if *d <= 0 {
-		return cli.Usagef("--duration %v: must be positive, e.g. 30s", *d)
-	}
-	if err := cfg.Validate(); err != nil {
+	p, err := f.load()
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "profile:  %s (the workload driver arrives with issue 4; checking the environment)\n", *profile)
-	return cli.CheckEnv(ctx, cfg, *d, stdout, stderr)
+	res, err := bench(ctx, f, p, stderr, args)
+	if res == nil {
+		return err
+	}
+	path, werr := results.WriteFiles(f.out, res)
+	if werr != nil {
+		return errors.Join(err, werr)
+	}
+	if f.json {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		if err := results.WriteSummary(stdout, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "result      %s\n", path)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Safety.Violations > 0 {
+		return fmt.Errorf("%d mutual-exclusion violations (details in %s)", res.Safety.Violations, path)
+	}
+	return nil
+}
+
+// bench starts Redis, runs p and closes Redis, returning what was measured.
+func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Writer, args []string) (*results.Result, error) {
+	env, err := cli.StartEnvFor(ctx, f.redis, stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	host, _ := os.Hostname()
+	cfg := workloads.Config{
+		Profile:  p,
+		NewRedis: newRedis(env),
+		MaxOps:   f.maxOps,
+		Meta: results.Meta{
+			Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
+			Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()),
+			RedisAddr: env.Addr(), Args: args,
+		},
+	}
+	if !f.quiet && !f.json {
+		cfg.Progress = progressLine(stderr)
+	}
+	res, err := workloads.Run(ctx, cfg)
+	if cfg.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	return res, err
+}
+
+// newRedis makes each lockimpl client its own pool on env.
+func newRedis(env *redisenv.Env) func(int) redis.UniversalClient {
+	return func(pool int) redis.UniversalClient {
+		o := env.Options()
+		o.PoolSize = pool
+		return redis.NewUniversalClient(o)
+	}
+}
+
+// progressLine redraws one status line on a terminal; on a pipe or file it
+// prints nothing, so logs stay clean.
+func progressLine(w io.Writer) func(workloads.Progress) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return func(p workloads.Progress) { fmt.Fprintf(f, "\r\033[K%s", p) }
+}
+
+const profilesUsage = `
+Lists the built-in workload profiles, or with "show NAME" prints one as
+YAML: every field with a comment, ready to save, edit and pass to
+bench run --profile-file.`
+
+func profilesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("bench", "profiles [show NAME]", profilesUsage, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &cli.UsageError{Err: err}
+	}
+	rest := fs.Args()
+	switch {
+	case len(rest) == 0:
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		for _, p := range workloads.Builtins() {
+			fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
+		}
+		return tw.Flush()
+	case rest[0] == "show" && len(rest) == 2:
+		b, err := workloads.BuiltinYAML(rest[1])
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(b)
+		return err
+	}
+	return cli.Usagef("usage: bench profiles [show NAME]; got %q", strings.Join(rest, " "))
 }

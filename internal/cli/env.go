@@ -16,6 +16,25 @@ func StartEnv(ctx context.Context, cfg redisenv.Config, stderr io.Writer) (*redi
 	return redisenv.Start(ctx, cfg)
 }
 
+// StartEnvFor starts the environment like StartEnv, but once started it
+// outlives ctx: Ctrl-C during startup aborts it, while Ctrl-C during a run
+// lets the run release its locks and write its results before the caller
+// closes the Env (a second Ctrl-C still exits at once, and the servers'
+// parent-death signal takes them down).
+func StartEnvFor(ctx context.Context, cfg redisenv.Config, stderr io.Writer) (*redisenv.Env, error) {
+	envCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	abort := context.AfterFunc(ctx, cancel)
+	env, err := StartEnv(envCtx, cfg, stderr)
+	if !abort() || err != nil {
+		cancel()
+		if err == nil {
+			err = fmt.Errorf("start: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	return env, nil
+}
+
 const envUsage = `
 Starts (or connects to) Redis exactly as a run would, reports which backend
 was chosen and why, the server's version and role, and the PING round trip

@@ -1,0 +1,278 @@
+package results
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Holder is one side of a safety violation.
+type Holder struct {
+	Owner    string  `json:"owner"`
+	Mode     string  `json:"mode"`
+	Acquired float64 `json:"acquired_s"` // seconds since the run started
+	Released float64 `json:"released_s"`
+	Lost     bool    `json:"lost,omitempty"` // the holder noticed its loss at Released
+}
+
+// Violation is two owners in one lock at once, at least one as writer
+// (or exclusive), each believing it held the lock.
+type Violation struct {
+	Lock         string  `json:"lock"`
+	First        Holder  `json:"first"`
+	Second       Holder  `json:"second"`
+	OverlapStart float64 `json:"overlap_start_s"`
+	OverlapEnd   float64 `json:"overlap_end_s"`
+	OverlapUs    float64 `json:"overlap_us"`
+}
+
+// Safety is the mutual-exclusion verdict over the recorded critical sections.
+type Safety struct {
+	Sections     int64       `json:"sections"`   // critical sections checked
+	Violations   int64       `json:"violations"` // overlapping incompatible pairs
+	MaxOverlapUs float64     `json:"max_overlap_us"`
+	Examples     []Violation `json:"examples,omitempty"` // the first few, in time order
+	// Incomplete says why some sections were not checked (empty: all were).
+	Incomplete string `json:"incomplete,omitempty"`
+}
+
+// OK reports a complete check with no violation.
+func (s Safety) OK() bool { return s.Violations == 0 }
+
+// CheckSafety finds every pair of critical sections of the same lock that
+// overlap in time while incompatible (not both reads) and held by different
+// owners. Each section is [Acquired, Released) as its holder believed it.
+// It sweeps each lock's sections in order of acquisition keeping those
+// still held, so it costs O(n log n + violations).
+func CheckSafety(ops []Op, l Labels, examples int) Safety {
+	var s Safety
+	byLock := heldByLock(ops)
+	locks := make([]int32, 0, len(byLock))
+	for k := range byLock {
+		locks = append(locks, k)
+	}
+	slices.Sort(locks)
+	var all []Violation
+	for _, lk := range locks {
+		secs := byLock[lk]
+		s.Sections += int64(len(secs))
+		var active []*Op
+		for _, cur := range secs {
+			// Drop sections that ended before cur began.
+			kept := active[:0]
+			for _, a := range active {
+				if a.Released > cur.Acquired {
+					kept = append(kept, a)
+				}
+			}
+			active = kept
+			for _, a := range active {
+				if a.Owner == cur.Owner || compatible(a.Mode, cur.Mode) {
+					continue
+				}
+				end := min(a.Released, cur.Released)
+				if end <= cur.Acquired {
+					continue
+				}
+				s.Violations++
+				us := float64(end-cur.Acquired) / 1e3
+				s.MaxOverlapUs = math.Max(s.MaxOverlapUs, math.Round(us*10)/10)
+				if len(all) < examples {
+					all = append(all, Violation{
+						Lock:         l.lock(lk),
+						First:        holder(a, l),
+						Second:       holder(cur, l),
+						OverlapStart: seconds(cur.Acquired),
+						OverlapEnd:   seconds(end),
+						OverlapUs:    math.Round(us*10) / 10,
+					})
+				}
+			}
+			active = append(active, cur)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].OverlapStart < all[j].OverlapStart })
+	s.Examples = all
+	return s
+}
+
+func holder(o *Op, l Labels) Holder {
+	return Holder{
+		Owner:    l.owner(o.Owner),
+		Mode:     o.Mode.String(),
+		Acquired: seconds(o.Acquired),
+		Released: seconds(o.Released),
+		Lost:     o.Flags&Lost != 0,
+	}
+}
+
+// heldByLock groups the operations that acquired, per lock, in order of
+// acquisition.
+func heldByLock(ops []Op) map[int32][]*Op {
+	m := map[int32][]*Op{}
+	for i := range ops {
+		if ops[i].Held() {
+			m[ops[i].Lock] = append(m[ops[i].Lock], &ops[i])
+		}
+	}
+	for _, secs := range m {
+		slices.SortStableFunc(secs, func(a, b *Op) int { return cmpInt64(a.Acquired, b.Acquired) })
+	}
+	return m
+}
+
+// Overtake is one FIFO violation of a fair lock: Later called after
+// Earlier (by more than the slack) yet acquired first, while Earlier was
+// still waiting.
+type Overtake struct {
+	Lock    string  `json:"lock"`
+	Earlier Holder  `json:"earlier"`
+	Later   Holder  `json:"later"`
+	Called  float64 `json:"earlier_called_s"`
+	Behind  float64 `json:"later_called_s"`
+}
+
+// FIFO is the fair-lock order verdict.
+type FIFO struct {
+	Checked    int64      `json:"checked"`    // acquisitions checked
+	Violations int64      `json:"violations"` // acquisitions that overtook an earlier waiter
+	SlackUs    float64    `json:"slack_us"`
+	Examples   []Overtake `json:"examples,omitempty"`
+}
+
+// CheckFIFO counts acquisitions of a fair lock that overtook a waiter
+// which called earlier. Queue order is set where each attempt reaches
+// Redis, which the client sees only as its send time; two waiters whose
+// calls are closer than slack may have reached Redis in either order, so
+// only a gap larger than slack counts.
+func CheckFIFO(ops []Op, l Labels, slack time.Duration, examples int) FIFO {
+	f := FIFO{SlackUs: float64(slack.Microseconds())}
+	for lk, secs := range heldByLock(ops) {
+		f.Checked += int64(len(secs))
+		// minLater[i]: the earliest call among sections acquired after i.
+		minLater := make([]int, len(secs)+1)
+		minLater[len(secs)] = -1
+		for i := len(secs) - 1; i >= 0; i-- {
+			minLater[i] = minLater[i+1]
+			if minLater[i] < 0 || secs[i].Called < secs[minLater[i]].Called {
+				minLater[i] = i
+			}
+		}
+		for i, cur := range secs {
+			j := minLater[i+1]
+			if j < 0 || secs[j].Called >= cur.Called-int64(slack) {
+				continue
+			}
+			f.Violations++
+			if len(f.Examples) < examples {
+				e := secs[j]
+				f.Examples = append(f.Examples, Overtake{
+					Lock: l.lock(lk), Earlier: holder(e, l), Later: holder(cur, l),
+					Called: seconds(e.Called), Behind: seconds(cur.Called),
+				})
+			}
+		}
+	}
+	sort.Slice(f.Examples, func(i, j int) bool { return f.Examples[i].Later.Acquired < f.Examples[j].Later.Acquired })
+	return f
+}
+
+// Handoffs derives two metrics no single worker can see. For each
+// measured acquisition, find the latest release of an incompatible section
+// of the same lock that began before it acquired; if the acquirer had
+// called before that release, it was waiting for it: its wait (called →
+// acquired) goes to Wait and the gap (release began → acquired) to Handoff.
+func Handoffs(ops []Op, measureFrom int64, into *Set) {
+	for _, secs := range heldByLock(ops) {
+		var anyRel, writeRel []int64 // releases of any section / of incompatible-with-read ones
+		for _, o := range secs {
+			anyRel = append(anyRel, o.Released)
+			if o.Mode != Read {
+				writeRel = append(writeRel, o.Released)
+			}
+		}
+		slices.Sort(anyRel)
+		slices.Sort(writeRel)
+		for _, o := range secs {
+			if o.Acquired < measureFrom || o.Flags&Warmup != 0 {
+				continue
+			}
+			rel := anyRel
+			if o.Mode == Read {
+				rel = writeRel
+			}
+			// The latest release at or before the acquisition.
+			k := sort.Search(len(rel), func(i int) bool { return rel[i] > o.Acquired }) - 1
+			if k < 0 || o.Called >= rel[k] {
+				continue
+			}
+			into.Record(Wait, o.Acquired-o.Called)
+			into.Record(Handoff, o.Acquired-rel[k])
+		}
+	}
+}
+
+// OwnerCounts counts each owner's measured acquisitions.
+func OwnerCounts(ops []Op, owners int) []int64 {
+	n := make([]int64, owners)
+	for i := range ops {
+		o := &ops[i]
+		if o.Held() && o.Flags&Warmup == 0 && int(o.Owner) < owners && o.Owner >= 0 {
+			n[o.Owner]++
+		}
+	}
+	return n
+}
+
+// Fairness summarizes how evenly owners got the lock.
+type Fairness struct {
+	Owners int   `json:"owners"`
+	Min    int64 `json:"min"` // fewest acquisitions of one owner
+	Max    int64 `json:"max"`
+	// Jain's index (Σx)²/(n·Σx²): 1 when all owners got the same, 1/n
+	// when one got everything.
+	Jain float64 `json:"jain"`
+	// MinMax is min/max: locktorture flags max/2 > min (MinMax < 0.5).
+	MinMax float64 `json:"min_max"`
+	// CV is the population standard deviation over the mean.
+	CV            float64  `json:"cv"`
+	Starved       int      `json:"starved"` // owners with no acquisition
+	StarvedOwners []string `json:"starved_owners,omitempty"`
+	FIFO          *FIFO    `json:"fifo,omitempty"`
+}
+
+// ComputeFairness reads per-owner acquisition counts.
+func ComputeFairness(counts []int64, owners []string) Fairness {
+	f := Fairness{Owners: len(counts)}
+	if len(counts) == 0 {
+		return f
+	}
+	var sum, sumSq float64
+	f.Min, f.Max = counts[0], counts[0]
+	for i, c := range counts {
+		sum += float64(c)
+		sumSq += float64(c) * float64(c)
+		f.Min = min(f.Min, c)
+		f.Max = max(f.Max, c)
+		if c == 0 {
+			f.Starved++
+			if len(f.StarvedOwners) < 10 {
+				f.StarvedOwners = append(f.StarvedOwners, Labels{Owners: owners}.owner(int32(i)))
+			}
+		}
+	}
+	n := float64(len(counts))
+	if sumSq > 0 {
+		f.Jain = round4(sum * sum / (n * sumSq))
+	}
+	if f.Max > 0 {
+		f.MinMax = round4(float64(f.Min) / float64(f.Max))
+	}
+	if mean := sum / n; mean > 0 {
+		f.CV = round4(math.Sqrt(math.Max(sumSq/n-mean*mean, 0)) / mean)
+	}
+	return f
+}
+
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }

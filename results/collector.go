@@ -1,0 +1,385 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// DefaultMaxOps bounds the operations a run keeps for the safety, fairness
+// and handoff analyses (about 48 bytes each): 10 M is half a gigabyte.
+// Operations past it still count in histograms and throughput; the result
+// says the analyses saw only part of the run.
+const DefaultMaxOps = 10_000_000
+
+// interval is what a shard gathered since the last tick.
+type interval struct {
+	set Set
+	// all and allErrs count every finished operation, warmup included (the
+	// series); the rest count measured operations only.
+	all      int64
+	allErrs  int64
+	ops      int64
+	acquired [numModes]int64
+	nested   int64
+	errors   [numErrClasses]int64
+	lost     int64
+	cut      int64
+}
+
+func (iv *interval) reset() {
+	iv.set.Reset()
+	*iv = interval{set: iv.set}
+}
+
+func (iv *interval) add(from *interval) {
+	iv.set.Merge(&from.set)
+	iv.all += from.all
+	iv.allErrs += from.allErrs
+	iv.ops += from.ops
+	for i := range iv.acquired {
+		iv.acquired[i] += from.acquired[i]
+	}
+	iv.nested += from.nested
+	for i := range iv.errors {
+		iv.errors[i] += from.errors[i]
+	}
+	iv.lost += from.lost
+	iv.cut += from.cut
+}
+
+// Shard is where a group of workers records. Its mutex is taken once per
+// operation and contended only by the shard's own workers and the
+// once-a-second tick, so there is no global lock on the hot path.
+type Shard struct {
+	mu      sync.Mutex
+	cur     *interval
+	ops     []Op
+	maxOps  int
+	dropped int64
+}
+
+// Record adds one finished operation: op itself, the durations (ns) of
+// its nested acquisitions and of its nested unlocks. Latencies of warmup
+// operations are not recorded; the operation is kept for the safety check.
+func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ops) < s.maxOps {
+		s.ops = append(s.ops, op)
+	} else {
+		s.dropped++
+	}
+	iv := s.cur
+	if op.Flags&Cut != 0 && !op.Held() {
+		if op.Flags&Warmup == 0 {
+			iv.cut++
+		}
+		return
+	}
+	iv.all++
+	errClass := op.Err
+	if errClass == NoErr && op.Flags&NestFailed != 0 {
+		errClass = ErrOther
+	}
+	if errClass != NoErr {
+		iv.allErrs++
+	}
+	if op.Flags&Warmup != 0 {
+		return
+	}
+	iv.ops++
+	if errClass != NoErr {
+		iv.errors[errClass]++
+	}
+	if op.Flags&Lost != 0 {
+		iv.lost++
+	}
+	if !op.Held() {
+		return
+	}
+	iv.acquired[op.Mode]++
+	iv.nested += int64(len(nested))
+	iv.set.Record(AcquireMetric(op.Mode), op.Acquired-op.Start)
+	for _, d := range nested {
+		iv.set.Record(AcquireNested, d)
+	}
+	iv.set.Record(Hold, op.Released-op.Acquired)
+	for _, d := range nestedReleases {
+		iv.set.Record(Release, d)
+	}
+	if op.Done > 0 {
+		iv.set.Record(Release, op.Done-op.Released)
+	}
+}
+
+// RecordValue adds one value of metric m (the ping sampler uses it).
+func (s *Shard) RecordValue(m Metric, ns int64) {
+	s.mu.Lock()
+	s.cur.set.Record(m, ns)
+	s.mu.Unlock()
+}
+
+// Point is one interval of the throughput time series.
+type Point struct {
+	T          float64 `json:"t_s"` // end of the interval, seconds since the run started
+	Ops        int64   `json:"ops"` // operations finished in the interval
+	OpsPerSec  float64 `json:"ops_per_s"`
+	Errors     int64   `json:"errors"`
+	AcquireP50 float64 `json:"acquire_p50_us"` // all modes, this interval only
+	AcquireP99 float64 `json:"acquire_p99_us"`
+	Goroutines int     `json:"goroutines"`
+	Warmup     bool    `json:"warmup,omitempty"`
+}
+
+// Collector owns the shards, merges them every tick into the run's totals
+// and the interval log, and at the end runs the analyses.
+type Collector struct {
+	base   time.Time
+	shards []*Shard
+
+	mu       sync.Mutex // guards what follows: Tick and Finish may race at the end
+	last     time.Time
+	total    interval
+	spare    []*interval
+	tick     interval
+	series   []Point
+	log      bytes.Buffer
+	logw     *hdr.HistogramLogWriter
+	finished bool
+}
+
+// NewCollector returns a collector with n shards whose times count from base.
+func NewCollector(base time.Time, n, maxOps int) *Collector {
+	if maxOps <= 0 {
+		maxOps = DefaultMaxOps
+	}
+	c := &Collector{base: base, last: base}
+	for range max(n, 1) {
+		c.shards = append(c.shards, &Shard{cur: &interval{}, maxOps: maxOps / max(n, 1)})
+		c.spare = append(c.spare, &interval{})
+	}
+	c.logw = hdr.NewHistogramLogWriter(&c.log)
+	_ = c.logw.OutputLogFormatVersion()
+	_ = c.logw.OutputStartTime(base.UnixMilli())
+	c.logw.SetBaseTime(base.UnixMilli())
+	_ = c.logw.OutputBaseTime(base.UnixMilli())
+	_ = c.logw.OutputComment("lockbench latencies in nanoseconds; one tag per metric; max column in ms")
+	_ = c.logw.OutputLegend()
+	return c
+}
+
+// Base is the time operations count from.
+func (c *Collector) Base() time.Time { return c.base }
+
+// Shard returns shard i (mod the shard count).
+func (c *Collector) Shard(i int) *Shard { return c.shards[i%len(c.shards)] }
+
+// Since converts t to the collector's nanosecond clock.
+func (c *Collector) Since(t time.Time) int64 { return int64(t.Sub(c.base)) }
+
+// Tick closes the interval ending at now: it swaps every shard's interval
+// for an empty one, merges them into the totals, appends the interval's
+// histograms to the log and a point to the series, and returns the point.
+func (c *Collector) Tick(now time.Time, warmup bool, goroutines int) Point {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tick.reset()
+	for i, s := range c.shards {
+		fresh := c.spare[i]
+		s.mu.Lock()
+		old := s.cur
+		s.cur = fresh
+		s.mu.Unlock()
+		c.tick.add(old)
+		old.reset()
+		c.spare[i] = old
+	}
+	c.total.add(&c.tick)
+	c.writeInterval(&c.tick.set, c.last, now)
+
+	secs := now.Sub(c.last).Seconds()
+	acq := mergeAcquire(&c.tick.set)
+	p := Point{
+		T:          now.Sub(c.base).Seconds(),
+		Ops:        c.tick.all,
+		Errors:     c.tick.allErrs,
+		AcquireP50: Summarize(acq).P50,
+		AcquireP99: Summarize(acq).P99,
+		Goroutines: goroutines,
+		Warmup:     warmup,
+	}
+	if secs > 0 {
+		p.OpsPerSec = float64(p.Ops) / secs
+	}
+	p.T = float64(int64(p.T*1000)) / 1000
+	c.series = append(c.series, p)
+	c.last = now
+	return p
+}
+
+// AcquireP99 is the 99th percentile of every measured outermost
+// acquisition so far, in microseconds.
+func (c *Collector) AcquireP99() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Summarize(mergeAcquire(&c.total.set)).P99
+}
+
+// Totals reports operations and errors so far.
+func (c *Collector) Totals() (ops, errs int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total.all, c.total.allErrs
+}
+
+func (c *Collector) writeInterval(s *Set, from, to time.Time) {
+	for m, h := range s.h {
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		h.SetTag(Metric(m).String())
+		h.SetStartTimeMs(from.UnixMilli())
+		h.SetEndTimeMs(to.UnixMilli())
+		_ = c.logw.OutputIntervalHistogram(h)
+	}
+}
+
+func mergeAcquire(s *Set) *hdr.Histogram {
+	var out *hdr.Histogram
+	for _, m := range []Metric{AcquireExclusive, AcquireRead, AcquireWrite} {
+		if h := s.h[m]; h != nil && h.TotalCount() > 0 {
+			if out == nil {
+				out = NewHistogram()
+			}
+			out.Merge(h)
+		}
+	}
+	return out
+}
+
+func sum(xs []int64) int64 {
+	var n int64
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// Analysis is what Finish needs to know about the run beyond the ops.
+type Analysis struct {
+	Labels
+	// MeasureFrom is when warmup ended (ns since base): handoffs and waits
+	// are measured for acquisitions from then on.
+	MeasureFrom int64
+	// FIFO asks for the fair-lock FIFO check, with Slack as the send-time
+	// gap below which two waiters' queue order is considered unknown.
+	FIFO  bool
+	Slack time.Duration
+	// Examples bounds the violations listed (all are counted). Default 20.
+	Examples int
+}
+
+// Finish takes the last tick at end and analyses every recorded operation:
+// safety, fairness (and FIFO order), waits and handoffs. It fills the
+// measured parts of a Result; the caller adds Meta, Profile and Runtime.
+// Call it once, after every worker has stopped recording.
+func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysis) *Result {
+	c.Tick(end, warmup, goroutines)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished {
+		panic("results: Collector.Finish called twice")
+	}
+	c.finished = true
+	if a.Examples <= 0 {
+		a.Examples = 20
+	}
+	var ops []Op
+	var dropped int64
+	for _, s := range c.shards {
+		s.mu.Lock()
+		ops = append(ops, s.ops...)
+		dropped += s.dropped
+		s.ops = nil
+		s.mu.Unlock()
+	}
+	slices.SortFunc(ops, func(x, y Op) int { return cmpInt64(x.Acquired, y.Acquired) })
+
+	post := Set{}
+	Handoffs(ops, a.MeasureFrom, &post)
+	from := c.base.Add(time.Duration(a.MeasureFrom))
+	c.writeInterval(&post, from, end)
+	c.total.set.Merge(&post)
+
+	measured := end.Sub(from)
+	r := &Result{
+		Schema:   Schema,
+		Measured: measured.Seconds(),
+		Warmup:   time.Duration(a.MeasureFrom).Seconds(),
+		Latency:  map[string]Latency{},
+		Errors:   map[string]int64{},
+		Series:   c.series,
+	}
+	for m, h := range c.total.set.h {
+		if h != nil && h.TotalCount() > 0 {
+			r.Latency[Metric(m).String()] = Summarize(h)
+		}
+	}
+	for cl := ErrTimeout; cl < numErrClasses; cl++ {
+		r.Errors[cl.String()] = c.total.errors[cl]
+	}
+	r.Throughput = c.throughput(measured)
+	counts := OwnerCounts(ops, len(a.Owners))
+	r.Fairness = ComputeFairness(counts, a.Owners)
+	if a.FIFO {
+		if a.Slack <= 0 {
+			// Two sends closer than a couple of round trips may reach Redis
+			// in either order.
+			a.Slack = max(time.Millisecond, 2*time.Duration(c.total.set.p99(Ping)))
+		}
+		f := CheckFIFO(ops, a.Labels, a.Slack, a.Examples)
+		r.Fairness.FIFO = &f
+	}
+	r.Safety = CheckSafety(ops, a.Labels, a.Examples)
+	if dropped > 0 {
+		r.Safety.Incomplete = fmt.Sprintf("%d operations past the %d-operation record limit were not checked", dropped, len(ops))
+	}
+	r.Clamped = c.total.set.clamped
+	r.log = bytes.Clone(c.log.Bytes())
+	return r
+}
+
+func (c *Collector) throughput(measured time.Duration) Throughput {
+	t := Throughput{
+		Ops:          c.total.ops,
+		Acquisitions: map[string]int64{},
+		Nested:       c.total.nested,
+		Lost:         c.total.lost,
+		Cut:          c.total.cut,
+	}
+	for m, n := range c.total.acquired {
+		if n > 0 {
+			t.Acquisitions[Mode(m).String()] = n
+		}
+	}
+	if measured > 0 {
+		t.OpsPerSec = math.Round(float64(t.Ops)/measured.Seconds()*10) / 10
+	}
+	return t
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,125 @@
+package results
+
+import (
+	"fmt"
+	"time"
+)
+
+// Mode is how an acquisition holds its lock.
+type Mode uint8
+
+// The modes. Exclusive is a reentrant or fair lock; Read and Write are the
+// halves of a read-write lock. Only Read is compatible with Read.
+const (
+	Exclusive Mode = iota
+	Read
+	Write
+	numModes
+)
+
+var modeNames = [numModes]string{"exclusive", "read", "write"}
+
+func (m Mode) String() string {
+	if m < numModes {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// compatible reports whether holders in modes a and b may overlap.
+func compatible(a, b Mode) bool { return a == Read && b == Read }
+
+// ErrClass sorts a failed operation by cause.
+type ErrClass uint8
+
+// The error classes.
+const (
+	// NoErr: the operation succeeded.
+	NoErr ErrClass = iota
+	// ErrTimeout: the wait timeout passed with the lock held by others.
+	ErrTimeout
+	// ErrCtx: an operation deadline or cancellation ended a call.
+	ErrCtx
+	// ErrConn: the connection failed (network error, closed client, pool
+	// exhausted, pub/sub subscription not confirmed).
+	ErrConn
+	// ErrOther: anything else (a script error, an unexpected reply).
+	ErrOther
+	numErrClasses
+)
+
+var errClassNames = [numErrClasses]string{"none", "timeout", "ctx", "conn", "other"}
+
+func (c ErrClass) String() string {
+	if c < numErrClasses {
+		return errClassNames[c]
+	}
+	return fmt.Sprintf("err(%d)", uint8(c))
+}
+
+// OpFlag marks facts about an operation.
+type OpFlag uint8
+
+// The flags.
+const (
+	// Warmup: the operation started during warmup; it counts for safety but
+	// not for latency, throughput or fairness.
+	Warmup OpFlag = 1 << iota
+	// Lost: the holder learned its hold was lost (lease expired, lock
+	// deleted) before it began to release; Released is that moment.
+	Lost
+	// Cut: the run ended during the operation (its acquire was cancelled
+	// or its hold shortened); not an error.
+	Cut
+	// NestFailed: a nested (reentrant) acquisition failed; the operation
+	// went on at the depth it reached. Counted as an "other" error.
+	NestFailed
+)
+
+// Op is one operation of one owner: an outermost acquisition, its nested
+// acquisitions, the hold and the release. Times are nanoseconds since the
+// run's base time (one monotonic clock for every worker).
+//
+// The critical section, as the holder believes it, is [Acquired, Released):
+// from the moment its acquire returned to the moment it began its outermost
+// unlock, or noticed the hold lost. That belief is what the safety checker
+// judges.
+type Op struct {
+	Start    int64 // intended start: the schedule's time in open loop, else the call
+	Called   int64 // when the outermost acquire was called
+	Acquired int64 // when the outermost acquire returned success; 0 if it failed
+	Released int64 // when the holder stopped believing it holds
+	Done     int64 // when the outermost unlock returned
+	Owner    int32 // index into Labels.Owners
+	Lock     int32 // index into Labels.Locks
+	Mode     Mode
+	Depth    uint8 // acquisitions in the operation, the outermost included
+	Err      ErrClass
+	Flags    OpFlag
+}
+
+// Held reports whether the operation acquired its lock.
+func (o *Op) Held() bool { return o.Err == NoErr && o.Acquired != 0 }
+
+// Labels names the owners and locks that Op indexes.
+type Labels struct {
+	Owners []string
+	Locks  []string
+}
+
+func (l Labels) owner(i int32) string {
+	if int(i) < len(l.Owners) {
+		return l.Owners[i]
+	}
+	return fmt.Sprintf("owner#%d", i)
+}
+
+func (l Labels) lock(i int32) string {
+	if int(i) < len(l.Locks) {
+		return l.Locks[i]
+	}
+	return fmt.Sprintf("lock#%d", i)
+}
+
+// seconds converts a run-relative nanosecond time for result files.
+func seconds(ns int64) float64 { return float64(ns) / float64(time.Second) }

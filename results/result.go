@@ -1,0 +1,164 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Schema names the result file format. A change that removes or renames a
+// field bumps the version; adding fields does not.
+const Schema = "lockbench.result/v1"
+
+// Result is one run's result file.
+type Result struct {
+	Schema string `json:"schema"`
+	// Partial marks a run that did not finish (interrupted, or failed
+	// midway): what it measured is real but covers less than asked.
+	Partial       bool   `json:"partial"`
+	PartialReason string `json:"partial_reason,omitempty"`
+	Meta          Meta   `json:"meta"`
+	// Profile is the workload as run, flags applied.
+	Profile    any                `json:"profile"`
+	Measured   float64            `json:"measured_s"` // after warmup
+	Warmup     float64            `json:"warmup_s"`
+	Throughput Throughput         `json:"throughput"`
+	Errors     map[string]int64   `json:"errors"` // measured operations by error class
+	Latency    map[string]Latency `json:"latency_us"`
+	Fairness   Fairness           `json:"fairness"`
+	Safety     Safety             `json:"safety"`
+	Series     []Point            `json:"series"`
+	Runtime    Runtime            `json:"runtime"`
+	// Clamped counts latencies beyond the histograms' one-hour range,
+	// recorded as one hour.
+	Clamped int64 `json:"clamped,omitempty"`
+	// HistogramLog is the interval log's file name, next to this file.
+	HistogramLog string `json:"histogram_log,omitempty"`
+
+	log []byte // the interval log, written next to the JSON
+}
+
+// IntervalLog is the run's HdrHistogram interval log (format 1.3): one
+// line per metric per interval, values in nanoseconds. HdrHistogram's
+// HistogramLogProcessor and HistogramLogAnalyzer read it.
+func (r *Result) IntervalLog() []byte { return r.log }
+
+// Meta says what ran where.
+type Meta struct {
+	Lockbench    string    `json:"lockbench_version"`
+	Go           string    `json:"go_version"`
+	Host         string    `json:"host"`
+	GOMAXPROCS   int       `json:"gomaxprocs"`
+	Start        time.Time `json:"start"`
+	Profile      string    `json:"profile"`
+	Workload     string    `json:"workload"` // one line: kind, clients × owners, locks, pacing
+	RedisVersion string    `json:"redis_version"`
+	RedisBackend string    `json:"redis_backend"`
+	RedisAddr    string    `json:"redis_addr"`
+	Args         []string  `json:"args,omitempty"`
+}
+
+// Throughput counts measured operations.
+type Throughput struct {
+	Ops          int64            `json:"ops"` // finished, successful or not
+	OpsPerSec    float64          `json:"ops_per_s"`
+	TargetRate   float64          `json:"target_rate,omitempty"` // open loop: the schedule's ops/s
+	Acquisitions map[string]int64 `json:"acquisitions"`          // outermost, by mode
+	Nested       int64            `json:"nested"`                // nested (reentrant) acquisitions
+	Lost         int64            `json:"lost"`                  // holds noticed lost before release
+	Cut          int64            `json:"cut"`                   // acquisitions the run's end cancelled
+}
+
+// Runtime is the harness's own footprint during the run.
+type Runtime struct {
+	PeakRSSBytes    int64 `json:"peak_rss_bytes"`
+	GoroutinesStart int   `json:"goroutines_start"` // before clients were created
+	GoroutinesMax   int   `json:"goroutines_max"`
+	GoroutinesEnd   int   `json:"goroutines_end"` // after clients were closed
+	Shards          int   `json:"shards"`
+}
+
+// Stem is the file name stem for r: profile and start time (UTC).
+func (r *Result) Stem() string {
+	name := strings.Map(func(c rune) rune {
+		if c == '/' || c == '\\' || c == ' ' || c == os.PathSeparator {
+			return '_'
+		}
+		return c
+	}, r.Meta.Profile)
+	if name == "" {
+		name = "run"
+	}
+	return name + "-" + r.Meta.Start.UTC().Format("20060102T150405Z")
+}
+
+// WriteFiles writes the interval log (when there is one) and then the
+// result JSON into dir, each atomically (temp file, fsync, rename), so a
+// reader never sees half a file. It returns the JSON file's path.
+func WriteFiles(dir string, r *Result) (string, error) {
+	hlog := r.log
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("results: %w", err)
+	}
+	stem := r.Stem()
+	if len(hlog) > 0 {
+		r.HistogramLog = stem + ".hlog"
+		if err := writeAtomic(filepath.Join(dir, r.HistogramLog), hlog); err != nil {
+			return "", err
+		}
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("results: encode %s: %w", stem, err)
+	}
+	path := filepath.Join(dir, stem+".json")
+	if err := writeAtomic(path, append(b, '\n')); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("results: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadFile loads a result file, refusing other schemas.
+func ReadFile(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("results: %s: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}

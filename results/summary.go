@@ -1,0 +1,144 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteSummary prints r as a human table, in the manner of wrk and
+// memtier: throughput, latency percentiles per metric, fairness, safety
+// and errors.
+func WriteSummary(w io.Writer, r *Result) error {
+	var b strings.Builder
+	title := "lockbench " + r.Meta.Profile
+	if r.Partial {
+		title += "  [PARTIAL: " + r.PartialReason + "]"
+	}
+	fmt.Fprintln(&b, title)
+	if r.Meta.Workload != "" {
+		fmt.Fprintf(&b, "  %s\n", r.Meta.Workload)
+	}
+	fmt.Fprintf(&b, "  redis %s (%s %s) · %.1fs measured after %.1fs warmup\n\n",
+		r.Meta.RedisVersion, r.Meta.RedisBackend, r.Meta.RedisAddr, r.Measured, r.Warmup)
+
+	t := r.Throughput
+	var modes []string
+	for _, m := range modeNames {
+		if n := t.Acquisitions[m]; n > 0 {
+			modes = append(modes, m+" "+commas(n))
+		}
+	}
+	if t.Nested > 0 {
+		modes = append(modes, "nested "+commas(t.Nested))
+	}
+	fmt.Fprintf(&b, "throughput  %s ops/s  (%s ops", commas1(t.OpsPerSec), commas(t.Ops))
+	if t.TargetRate > 0 {
+		fmt.Fprintf(&b, ", target %s ops/s", commas1(t.TargetRate))
+	}
+	fmt.Fprintf(&b, ")\n")
+	if len(modes) > 0 {
+		fmt.Fprintf(&b, "acquired    %s\n", strings.Join(modes, " · "))
+	}
+	b.WriteString("\n")
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "latency\tcount\tp50\tp90\tp99\tp99.9\tmax\t")
+	for m := Metric(0); m < numMetrics; m++ {
+		l, ok := r.Latency[m.String()]
+		if !ok || l.Count == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", strings.ReplaceAll(m.String(), "_", " "),
+			commas(l.Count), dur(l.P50), dur(l.P90), dur(l.P99), dur(l.P999), dur(l.Max))
+	}
+	tw.Flush()
+	if h, p := r.Latency[Handoff.String()], r.Latency[Ping.String()]; h.Count > 0 && p.P50 > 0 {
+		fmt.Fprintf(&b, "handoff p50 is %.1f× the ping p50\n", h.P50/p.P50)
+	}
+	b.WriteString("\n")
+
+	f := r.Fairness
+	fmt.Fprintf(&b, "fairness    jain %.4f · min/max %.3f (%s/%s) · cv %.3f · starved %d/%d",
+		f.Jain, f.MinMax, commas(f.Min), commas(f.Max), f.CV, f.Starved, f.Owners)
+	if f.MinMax < 0.5 && f.Owners > 1 {
+		b.WriteString("  (max/2 > min)")
+	}
+	b.WriteString("\n")
+	if f.FIFO != nil {
+		fmt.Fprintf(&b, "fifo        %s overtakes in %s fair acquisitions (slack %s)\n",
+			commas(f.FIFO.Violations), commas(f.FIFO.Checked), dur(f.FIFO.SlackUs))
+	}
+	s := r.Safety
+	verdict := "OK"
+	if s.Violations > 0 {
+		verdict = "VIOLATED"
+	}
+	fmt.Fprintf(&b, "safety      %s: %s violations in %s critical sections", verdict, commas(s.Violations), commas(s.Sections))
+	if s.Violations > 0 {
+		fmt.Fprintf(&b, " (max overlap %s)", dur(s.MaxOverlapUs))
+	}
+	b.WriteString("\n")
+	for i, v := range s.Examples {
+		if i == 3 {
+			fmt.Fprintf(&b, "            … %d more in the result file\n", len(s.Examples)-3)
+			break
+		}
+		fmt.Fprintf(&b, "            %s: %s (%s) and %s (%s) both held it for %s at t=%.6fs\n",
+			v.Lock, v.First.Owner, v.First.Mode, v.Second.Owner, v.Second.Mode, dur(v.OverlapUs), v.OverlapStart)
+	}
+	if s.Incomplete != "" {
+		fmt.Fprintf(&b, "            incomplete: %s\n", s.Incomplete)
+	}
+	var errs []string
+	for _, c := range errClassNames[1:] {
+		errs = append(errs, fmt.Sprintf("%s %s", c, commas(r.Errors[c])))
+	}
+	fmt.Fprintf(&b, "errors      %s · lost holds %s", strings.Join(errs, " · "), commas(t.Lost))
+	if t.Cut > 0 {
+		fmt.Fprintf(&b, " · cut by the end %s", commas(t.Cut))
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// dur prints microseconds with a unit that keeps 3–4 digits.
+func dur(us float64) string {
+	switch {
+	case us < 1000:
+		return strconv.FormatFloat(us, 'f', 1, 64) + "µs"
+	case us < 1e6:
+		return strconv.FormatFloat(us/1e3, 'f', 2, 64) + "ms"
+	}
+	return strconv.FormatFloat(us/1e6, 'f', 2, 64) + "s"
+}
+
+// commas prints n with thousands separators.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+func commas1(v float64) string {
+	whole := int64(v)
+	frac := int64((v-float64(whole))*10 + 0.5)
+	if frac == 10 {
+		whole, frac = whole+1, 0
+	}
+	return commas(whole) + "." + strconv.FormatInt(frac, 10)
+}

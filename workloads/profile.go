@@ -1,0 +1,463 @@
+package workloads
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Kind is the lock a profile drives.
+type Kind string
+
+// The lock kinds.
+const (
+	Reentrant Kind = "reentrant" // Redisson RLock: exclusive, reentrant
+	Fair      Kind = "fair"      // RedissonFairLock: exclusive, FIFO
+	RW        Kind = "rw"        // RReadWriteLock: shared reads, exclusive writes
+)
+
+// Popularity is how owners pick lock names.
+type Popularity string
+
+// The popularity models.
+const (
+	PopUniform  Popularity = "uniform"   // every name equally likely
+	PopZipf     Popularity = "zipf"      // name i with weight 1/(1+i)^zipf_s: a few hot names
+	PopPerOwner Popularity = "per-owner" // each owner its own name: no contention at all
+)
+
+// Profile is a workload: which lock, how owners use it, for how long and
+// at what pace. Built-in profiles live in builtin/*.yaml; a file can hold
+// any subset of the fields, the rest keep Default's values.
+type Profile struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description"`
+	Kind        Kind   `yaml:"kind" json:"kind"`
+	// ReadRatio is the share of operations taking the read lock (kind rw).
+	ReadRatio float64 `yaml:"read_ratio" json:"read_ratio"`
+	// Depth is how many acquisitions of the same lock one operation nests,
+	// the outermost included (1: no reentrancy).
+	Depth IntDist `yaml:"depth" json:"depth"`
+	// ReadInWrite is the share of nested acquisitions inside a write hold
+	// that take the read lock, which Redisson allows (a read hold cannot
+	// nest a write: upgrades are refused).
+	ReadInWrite float64 `yaml:"read_in_write" json:"read_in_write"`
+	// Clients are separate lockimpl clients, each with its own connection
+	// pool: separate processes or JVMs in production.
+	Clients int `yaml:"clients" json:"clients"`
+	// Owners per client: each is a goroutine with its own owner identity
+	// (a thread in Redisson's terms).
+	Owners     int        `yaml:"owners" json:"owners"`
+	Locks      int        `yaml:"locks" json:"locks"`
+	Popularity Popularity `yaml:"popularity" json:"popularity"`
+	// ZipfS is the zipf exponent (> 1; larger is more skewed).
+	ZipfS float64      `yaml:"zipf_s" json:"zipf_s"`
+	Hold  DurationDist `yaml:"hold" json:"hold"`
+	// Think is the pause between an owner's operations (closed loop only).
+	Think DurationDist `yaml:"think" json:"think"`
+	Lease Lease        `yaml:"lease" json:"lease"`
+	// Wait bounds each acquisition (tryLock's waitTime); 0 waits until the
+	// run ends.
+	Wait Duration `yaml:"wait" json:"wait"`
+	// Duration is the measured time, after Warmup. With Ops set too, the
+	// run ends at whichever comes first.
+	Duration Duration `yaml:"duration" json:"duration"`
+	// Ops ends the run after this many measured operations (0: no bound).
+	Ops    int64    `yaml:"ops" json:"ops"`
+	Warmup Duration `yaml:"warmup" json:"warmup"`
+	// Rate is the open-loop target in operations per second across all
+	// owners; 0 is closed loop (each owner: operate, think, repeat).
+	Rate float64 `yaml:"rate" json:"rate"`
+	// Seed makes the random choices (names, modes, depths, times)
+	// repeatable.
+	Seed uint64 `yaml:"seed" json:"seed"`
+}
+
+// Default is the base every profile starts from.
+func Default() Profile {
+	return Profile{
+		Kind:        Reentrant,
+		Depth:       FixedInt(1),
+		ReadInWrite: 0.5,
+		Clients:     4,
+		Owners:      4,
+		Locks:       16,
+		Popularity:  PopUniform,
+		ZipfS:       1.1,
+		Hold:        DurationDist{Kind: Exp, A: 200 * time.Microsecond},
+		Think:       DurationDist{Kind: Exp, A: time.Millisecond},
+		Wait:        Duration(10 * time.Second),
+		Duration:    Duration(30 * time.Second),
+		Warmup:      Duration(5 * time.Second),
+		Seed:        1,
+	}
+}
+
+// TotalOwners is Clients × Owners.
+func (p Profile) TotalOwners() int { return p.Clients * p.Owners }
+
+// LockCount is how many names the run uses.
+func (p Profile) LockCount() int {
+	if p.Popularity == PopPerOwner {
+		return p.TotalOwners()
+	}
+	return p.Locks
+}
+
+// Summary is a one-line description of the workload for reports.
+func (p Profile) Summary() string {
+	var b strings.Builder
+	b.WriteString(string(p.Kind))
+	if p.Kind == RW {
+		fmt.Fprintf(&b, " %g%% reads", p.ReadRatio*100)
+	}
+	if p.Depth.Max() > 1 {
+		fmt.Fprintf(&b, " · depth %s", p.Depth)
+	}
+	fmt.Fprintf(&b, " · %d clients × %d owners", p.Clients, p.Owners)
+	switch p.Popularity {
+	case PopPerOwner:
+		b.WriteString(" · one lock per owner")
+	case PopZipf:
+		fmt.Fprintf(&b, " · %d locks zipf(%g)", p.Locks, p.ZipfS)
+	default:
+		fmt.Fprintf(&b, " · %d lock%s", p.Locks, plural(p.Locks))
+	}
+	fmt.Fprintf(&b, " · hold %s", p.Hold)
+	if p.Rate > 0 {
+		fmt.Fprintf(&b, " · open loop %g ops/s", p.Rate)
+	} else {
+		fmt.Fprintf(&b, " · think %s · closed loop", p.Think)
+	}
+	fmt.Fprintf(&b, " · lease %s", p.Lease)
+	return b.String()
+}
+
+// FieldError is bad profile input: which field, the value, and the fix.
+// CLIs exit 2 on it (IsUsage).
+type FieldError struct {
+	Field string
+	Value string
+	Fix   string
+}
+
+func (e *FieldError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("%s: %s", e.Field, e.Fix)
+	}
+	return fmt.Sprintf("%s %s: %s", e.Field, e.Value, e.Fix)
+}
+
+// IsUsage marks the error as the user's input to fix.
+func (e *FieldError) IsUsage() bool { return true }
+
+func bad(field string, value any, fix string, args ...any) error {
+	v := fmt.Sprint(value)
+	if s, ok := value.(string); ok {
+		v = fmt.Sprintf("%q", s)
+	}
+	return &FieldError{Field: field, Value: v, Fix: fmt.Sprintf(fix, args...)}
+}
+
+// Validate reports the first bad field.
+func (p Profile) Validate() error {
+	switch p.Kind {
+	case Reentrant, Fair, RW:
+	default:
+		return bad("kind", string(p.Kind), "unknown lock kind; use reentrant, fair or rw")
+	}
+	if p.ReadRatio < 0 || p.ReadRatio > 1 {
+		return bad("read_ratio", p.ReadRatio, "must be between 0 and 1 (0.9 = 90%% reads)")
+	}
+	if p.ReadRatio != 0 && p.Kind != RW {
+		return bad("read_ratio", p.ReadRatio, "applies to kind rw only; remove it or set kind: rw")
+	}
+	if msg := p.Depth.check(1, 32); msg != "" {
+		return bad("depth", p.Depth.String(), "%s; use e.g. 1, 5 or {1: 0.7, 2: 0.3} (values 1..32)", msg)
+	}
+	if p.ReadInWrite < 0 || p.ReadInWrite > 1 {
+		return bad("read_in_write", p.ReadInWrite, "must be between 0 and 1")
+	}
+	if p.Clients < 1 {
+		return bad("clients", p.Clients, "must be at least 1")
+	}
+	if p.Owners < 1 {
+		return bad("owners", p.Owners, "must be at least 1 owner per client")
+	}
+	if p.TotalOwners() > 100_000 {
+		return bad("owners", p.TotalOwners(), "clients × owners must be at most 100000")
+	}
+	switch p.Popularity {
+	case PopUniform, PopZipf, PopPerOwner:
+	default:
+		return bad("popularity", string(p.Popularity), "use uniform, zipf or per-owner")
+	}
+	if p.Popularity != PopPerOwner && p.Locks < 1 {
+		return bad("locks", p.Locks, "must be at least 1 (or popularity: per-owner)")
+	}
+	if p.Popularity == PopZipf && !(p.ZipfS > 1) {
+		return bad("zipf_s", p.ZipfS, "must be greater than 1 (1.1 is mild skew, 2 is strong)")
+	}
+	if msg := p.Hold.check(); msg != "" {
+		return bad("hold", p.Hold.String(), "%s", msg)
+	}
+	if msg := p.Think.check(); msg != "" {
+		return bad("think", p.Think.String(), "%s", msg)
+	}
+	if p.Lease.Fixed < 0 {
+		return bad("lease", p.Lease.String(), "must be watchdog or a positive duration")
+	}
+	if p.Wait < 0 {
+		return bad("wait", time.Duration(p.Wait).String(), "must not be negative (0 waits until the run ends)")
+	}
+	if p.Duration < 0 {
+		return bad("duration", time.Duration(p.Duration).String(), "must not be negative, e.g. 30s")
+	}
+	if p.Ops < 0 {
+		return bad("ops", p.Ops, "must not be negative")
+	}
+	if p.Duration == 0 && p.Ops == 0 {
+		return bad("duration", "0", "a run needs an end: set duration (e.g. 30s) or ops")
+	}
+	if p.Warmup < 0 {
+		return bad("warmup", time.Duration(p.Warmup).String(), "must not be negative (0: no warmup)")
+	}
+	if p.Rate < 0 {
+		return bad("rate", p.Rate, "must not be negative (0: closed loop)")
+	}
+	if p.Rate > 0 && p.Think.Mean() > 0 {
+		return bad("think", p.Think.String(), "an open-loop run (rate > 0) paces by its schedule; set think: 0 or rate: 0")
+	}
+	return nil
+}
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// Builtins lists the built-in profiles, by name.
+func Builtins() []Profile {
+	entries, _ := builtinFS.ReadDir("builtin")
+	var ps []Profile
+	for _, e := range entries {
+		p, err := decode(builtinPath(strings.TrimSuffix(e.Name(), ".yaml")))
+		if err != nil {
+			panic(fmt.Sprintf("workloads: built-in %s: %v", e.Name(), err))
+		}
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b Profile) int { return strings.Compare(a.Name, b.Name) })
+	return ps
+}
+
+func builtinPath(name string) string { return path.Join("builtin", name+".yaml") }
+
+// BuiltinNames lists the names of the built-in profiles.
+func BuiltinNames() []string {
+	var names []string
+	for _, p := range Builtins() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// BuiltinYAML is the file behind a built-in profile, to copy and edit.
+func BuiltinYAML(name string) ([]byte, error) {
+	b, err := builtinFS.ReadFile(builtinPath(name))
+	if err != nil {
+		return nil, unknownProfile(name)
+	}
+	return b, nil
+}
+
+func unknownProfile(name string) error {
+	return bad("profile", name, "no such built-in profile; known: %s (or --profile-file FILE)", strings.Join(BuiltinNames(), ", "))
+}
+
+// Builtin returns the built-in profile name.
+func Builtin(name string) (Profile, error) {
+	if _, err := BuiltinYAML(name); err != nil || strings.ContainsAny(name, "/\\") {
+		return Profile{}, unknownProfile(name)
+	}
+	return decode(builtinPath(name))
+}
+
+func decode(p string) (Profile, error) {
+	b, err := builtinFS.ReadFile(p)
+	if err != nil {
+		return Profile{}, err
+	}
+	return Parse(b, ".yaml")
+}
+
+// LoadFile reads a YAML (.yaml, .yml) or JSON (.json) profile. Fields it
+// leaves out keep Default's values; an unknown field is an error. The name
+// defaults to the file's base name.
+func LoadFile(file string) (Profile, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Profile{}, &FieldError{Field: "profile-file", Value: fmt.Sprintf("%q", file), Fix: fmt.Sprintf("cannot read it: %v", unwrapPath(err))}
+	}
+	p, err := Parse(b, filepath.Ext(file))
+	if err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return Profile{}, err
+		}
+		return Profile{}, &FieldError{Field: "profile-file", Value: fmt.Sprintf("%q", file), Fix: err.Error()}
+	}
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	return p, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Parse decodes a profile over Default; ext ".json" selects JSON, anything
+// else YAML. Each field is decoded on its own so every error names its
+// field; unknown fields are refused, so a typo never silently becomes a
+// default.
+func Parse(b []byte, ext string) (Profile, error) {
+	p := Default()
+	fields := profileFields(&p)
+	if strings.EqualFold(ext, ".json") {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return Profile{}, fmt.Errorf("not a valid JSON profile: %v", strings.TrimPrefix(err.Error(), "json: "))
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			f, ok := fields[k]
+			if !ok {
+				return Profile{}, unknownField(k, "")
+			}
+			if err := json.Unmarshal(m[k], f.Addr().Interface()); err != nil {
+				return Profile{}, fieldDecodeError(k, strings.TrimSpace(string(m[k])), f, err)
+			}
+		}
+		return p, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return Profile{}, fmt.Errorf("not a valid YAML profile: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return p, nil // empty file: all defaults
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return Profile{}, fmt.Errorf("not a YAML profile: line %d: want field: value lines", m.Line)
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i].Value, m.Content[i+1]
+		f, ok := fields[k]
+		if !ok {
+			return Profile{}, unknownField(k, fmt.Sprintf("line %d", m.Content[i].Line))
+		}
+		if err := v.Decode(f.Addr().Interface()); err != nil {
+			return Profile{}, fieldDecodeError(k, v.Value, f, err)
+		}
+	}
+	return p, nil
+}
+
+// profileFields maps each field's file name to the field of p.
+func profileFields(p *Profile) map[string]reflect.Value {
+	m := map[string]reflect.Value{}
+	v := reflect.ValueOf(p).Elem()
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		m[name] = v.Field(i)
+	}
+	return m
+}
+
+func unknownField(k, where string) error {
+	fix := "unknown field; bench profiles show rw90 lists the fields"
+	if where != "" {
+		fix = "unknown field (" + where + "); bench profiles show rw90 lists the fields"
+	}
+	return &FieldError{Field: k, Fix: fix}
+}
+
+// fieldDecodeError keeps a custom type's own message and turns the
+// decoders' type-mismatch messages into what the field wants.
+func fieldDecodeError(k, val string, f reflect.Value, err error) error {
+	msg := err.Error()
+	switch f.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		msg = "want a whole number"
+	case reflect.Float64:
+		msg = "want a number"
+	case reflect.String:
+		msg = "want text"
+	default:
+		if strings.Contains(msg, "cannot unmarshal") {
+			msg = "wrong type"
+		}
+	}
+	if val == "" {
+		val = "(empty)"
+	}
+	return &FieldError{Field: k, Value: fmt.Sprintf("%q", val), Fix: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// YAML writes p in the profile file format.
+func (p Profile) YAML() []byte {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		panic(err) // every field type marshals
+	}
+	return b.Bytes()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Set decodes value into the field named as in profile files ("read_ratio",
+// "hold"), as a CLI flag overriding a profile does.
+func (p *Profile) Set(field, value string) error {
+	f, ok := profileFields(p)[field]
+	if !ok {
+		return unknownField(field, "")
+	}
+	n := yaml.Node{Kind: yaml.ScalarNode, Value: value}
+	if err := n.Decode(f.Addr().Interface()); err != nil {
+		return fieldDecodeError(field, value, f, err)
+	}
+	return nil
+}
+
+// Fields lists the profile's field names in file order.
+func Fields() []string {
+	var names []string
+	t := reflect.TypeFor[Profile]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		names = append(names, name)
+	}
+	return names
+}

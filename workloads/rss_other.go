@@ -1,0 +1,6 @@
+//go:build !unix
+
+package workloads
+
+// peakRSS is unknown here.
+func peakRSS() int64 { return 0 }

@@ -1,0 +1,276 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
+)
+
+// worker is one owner's goroutine.
+type worker struct {
+	r     *run
+	idx   int32
+	owner Owner
+	rng   *rand.Rand
+	zipf  *rand.Zipf
+	shard *results.Shard
+	timer *time.Timer
+
+	handles        map[handleKey]Locker
+	nestedHandles  []Locker
+	nested, nestRl []int64
+}
+
+type handleKey struct {
+	lock int
+	mode results.Mode
+}
+
+func newWorker(r *run, i int, o Owner) *worker {
+	w := &worker{
+		r:       r,
+		idx:     int32(i),
+		owner:   o,
+		rng:     rand.New(rand.NewPCG(r.p.Seed, uint64(i))),
+		shard:   r.col.Shard(i),
+		handles: map[handleKey]Locker{},
+		timer:   time.NewTimer(time.Hour),
+	}
+	w.timer.Stop()
+	if r.p.Popularity == PopZipf {
+		w.zipf = rand.NewZipf(w.rng, r.p.ZipfS, 1, uint64(len(r.names)-1))
+	}
+	return w
+}
+
+// since is the collector's clock.
+func (w *worker) since(t time.Time) int64 { return w.r.col.Since(t) }
+
+// sleep waits d or until the load stops, reporting whether it slept in full.
+func (w *worker) sleep(d time.Duration) bool {
+	w.timer.Reset(d)
+	select {
+	case <-w.timer.C:
+		return true
+	case <-w.r.ctx.Done():
+		w.timer.Stop()
+		return false
+	}
+}
+
+// loop runs operations until the load stops. Closed loop: operate, think,
+// repeat. Open loop: each owner follows its share of a fixed schedule, and
+// an operation that starts late is measured from when it should have
+// started, so a backlog shows up as latency instead of vanishing (wrk2).
+func (w *worker) loop() {
+	p := w.r.p
+	var next time.Time
+	var every time.Duration
+	if p.Rate > 0 {
+		n := float64(p.TotalOwners())
+		every = time.Duration(float64(time.Second) * n / p.Rate)
+		next = w.r.loadStart.Add(time.Duration(float64(time.Second) * float64(w.idx) / p.Rate))
+	}
+	for !w.r.stopped.Load() {
+		var intended time.Time
+		if p.Rate > 0 {
+			if d := time.Until(next); d > 0 && !w.sleep(d) {
+				return
+			}
+			intended, next = next, next.Add(every)
+		} else {
+			intended = time.Now()
+		}
+		warm := intended.Before(w.r.warmEnd)
+		if p.Ops > 0 && !warm {
+			if n := w.r.issued.Add(1); n > p.Ops {
+				w.r.stop()
+				return
+			} else if n == p.Ops {
+				defer w.r.stop() // this was the last one
+				w.op(intended, warm)
+				return
+			}
+		}
+		w.op(intended, warm)
+		if p.Rate == 0 {
+			if t := p.Think.Sample(w.rng); t > 0 && !w.sleep(t) {
+				return
+			}
+		}
+	}
+}
+
+func (w *worker) pick() int {
+	switch w.r.p.Popularity {
+	case PopPerOwner:
+		return int(w.idx)
+	case PopZipf:
+		return int(w.zipf.Uint64())
+	}
+	return w.rng.IntN(len(w.r.names))
+}
+
+func (w *worker) handle(lock int, m results.Mode) Locker {
+	k := handleKey{lock, m}
+	h, ok := w.handles[k]
+	if !ok {
+		h = w.owner.Locker(w.r.names[lock], m)
+		w.handles[k] = h
+	}
+	return h
+}
+
+// op runs one operation: the outermost acquisition, nested ones, the hold,
+// the nested releases and the outermost release, and records it.
+func (w *worker) op(intended time.Time, warm bool) {
+	p := w.r.p
+	lock := w.pick()
+	mode := results.Exclusive
+	if p.Kind == RW {
+		mode = results.Write
+		if w.rng.Float64() < p.ReadRatio {
+			mode = results.Read
+		}
+	}
+	depth := p.Depth.Sample(w.rng)
+	op := results.Op{Start: w.since(intended), Owner: w.idx, Lock: int32(lock), Mode: mode, Depth: 1}
+	if warm {
+		op.Flags |= results.Warmup
+	}
+	l := w.handle(lock, mode)
+	lease := p.Lease.Fixed
+	called := time.Now()
+	op.Called = w.since(called)
+	ok, err := l.Acquire(w.r.ctx, time.Duration(p.Wait), lease)
+	now := time.Now()
+	if !ok || err != nil {
+		switch {
+		case err == nil:
+			op.Err = results.ErrTimeout
+		case w.r.stopped.Load() && w.r.ctx.Err() != nil:
+			op.Flags |= results.Cut // the run's end cancelled it
+		default:
+			op.Err = classify(err)
+		}
+		op.Released, op.Done = op.Called, w.since(now)
+		w.shard.Record(op, nil, nil)
+		return
+	}
+	op.Acquired = w.since(now)
+	lost := l.Lost()
+
+	w.nestedHandles, w.nested, w.nestRl = w.nestedHandles[:0], w.nested[:0], w.nestRl[:0]
+	for range depth - 1 {
+		m := mode
+		if mode == results.Write && w.rng.Float64() < p.ReadInWrite {
+			m = results.Read // read inside write: allowed; write inside read is not
+		}
+		h := w.handle(lock, m)
+		t0 := time.Now()
+		ok, err := h.Acquire(w.r.ctx, time.Duration(p.Wait), lease)
+		if !ok || err != nil {
+			if !w.r.stopped.Load() {
+				op.Flags |= results.NestFailed
+			}
+			break
+		}
+		w.nested = append(w.nested, int64(time.Since(t0)))
+		w.nestedHandles = append(w.nestedHandles, h)
+	}
+	op.Depth = uint8(1 + len(w.nestedHandles))
+
+	var lostAt time.Time
+	if d := p.Hold.Sample(w.rng); d > 0 {
+		w.timer.Reset(d)
+		select {
+		case <-w.timer.C:
+		case <-lost:
+			lostAt = time.Now()
+			w.timer.Stop()
+		case <-w.r.ctx.Done():
+			op.Flags |= results.Cut
+			w.timer.Stop()
+		}
+	}
+	for i := len(w.nestedHandles) - 1; i >= 0; i-- {
+		t0 := time.Now()
+		if err := w.nestedHandles[i].Release(w.r.relCtx); err == nil {
+			w.nestRl = append(w.nestRl, int64(time.Since(t0)))
+		}
+	}
+	relStart := time.Now()
+	if lostAt.IsZero() {
+		select {
+		case <-lost:
+			lostAt = relStart
+		default:
+		}
+	}
+	op.Released = w.since(relStart)
+	if !lostAt.IsZero() {
+		op.Released = w.since(lostAt)
+		op.Flags |= results.Lost
+	}
+	err = w.release(l)
+	op.Done = w.since(time.Now())
+	switch {
+	case err == nil:
+	case op.Flags&results.Lost != 0 && errors.Is(err, lockimpl.ErrNotHeld):
+		// Known lost: the unlock finding nothing is the expected answer.
+	default:
+		op.Err = classify(err)
+	}
+	w.shard.Record(op, w.nested, w.nestRl)
+}
+
+// release unlocks with a bounded context that the run's end does not
+// cancel: a stopped run still gives back what it holds.
+func (w *worker) release(l Locker) error {
+	ctx, cancel := context.WithTimeout(w.r.relCtx, opGrace)
+	defer cancel()
+	return l.Release(ctx)
+}
+
+// lockimplOwner adapts lockimpl to Owner.
+type lockimplOwner struct {
+	o    *lockimpl.Owner
+	kind Kind
+}
+
+func (a lockimplOwner) ID() string { return a.o.ID() }
+
+func (a lockimplOwner) Locker(name string, m results.Mode) Locker {
+	switch {
+	case a.kind == Fair:
+		return lockimplLocker{a.o.FairLock(name)}
+	case m == results.Read:
+		return lockimplLocker{a.o.ReadWriteLock(name).ReadLock()}
+	case m == results.Write:
+		return lockimplLocker{a.o.ReadWriteLock(name).WriteLock()}
+	}
+	return lockimplLocker{a.o.Lock(name)}
+}
+
+type lockimplLocker struct{ l *lockimpl.Lock }
+
+func (l lockimplLocker) Acquire(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	if wait > 0 {
+		return l.l.TryLock(ctx, wait, lease)
+	}
+	var err error
+	if lease > 0 {
+		err = l.l.LockLease(ctx, lease)
+	} else {
+		err = l.l.Lock(ctx)
+	}
+	return err == nil, err
+}
+
+func (l lockimplLocker) Release(ctx context.Context) error { return l.l.Unlock(ctx) }
+
+func (l lockimplLocker) Lost() <-chan struct{} { return l.l.Lost() }
