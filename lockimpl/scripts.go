@@ -1,6 +1,10 @@
 package lockimpl
 
-import "github.com/redis/go-redis/v9"
+import (
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // The Lua below makes the same state changes as Redisson's scripts (keys,
 // fields, TTLs, queue and zset, latch, publishes) so that Java and Go peers
@@ -23,7 +27,9 @@ end
 // --- reentrant lock (RLock) ---
 
 // KEYS: lock. ARGV: lease ms, field.
-var reentrantAcquire = redis.NewScript(`
+var reentrantAcquire = redis.NewScript(reentrantAcquireSrc)
+
+const reentrantAcquireSrc = `
 local lock, lease, field = KEYS[1], ARGV[1], ARGV[2]
 if redis.call('exists', lock) == 0 or redis.call('hexists', lock, field) == 1 then
 	redis.call('hincrby', lock, field, 1)
@@ -31,12 +37,14 @@ if redis.call('exists', lock) == 0 or redis.call('hexists', lock, field) == 1 th
 	return nil
 end
 return redis.call('pttl', lock)
-`)
+`
 
 // KEYS: lock, channel, latch. ARGV: message, lease ms, field, publish
 // command, latch ms. Replies 1 released, 0 still held (count decremented),
 // nil not held; a retried call with the same latch replies as the first did.
-var reentrantUnlock = redis.NewScript(`
+var reentrantUnlock = redis.NewScript(reentrantUnlockSrc)
+
+const reentrantUnlockSrc = `
 local lock, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local msg, lease, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 ` + latchReplay + `if redis.call('hexists', lock, field) == 0 then
@@ -51,7 +59,7 @@ redis.call('del', lock)
 redis.call(publish, channel, msg)
 redis.call('set', latch, 1, 'px', latchTTL)
 return 1
-`)
+`
 
 // KEYS: lock, channel. ARGV: message, publish command. Replies 1 if a lock was deleted.
 var reentrantForceUnlock = redis.NewScript(`
@@ -402,3 +410,27 @@ end
 redis.call('pexpire', lock, lease)
 return 1
 `)
+
+// ScriptCall is one script invocation as lockimpl sends it, for tools that
+// drive lockimpl's Lua without Go (bench perf runs it through
+// redis-benchmark as the baseline for the harness's overhead).
+type ScriptCall struct {
+	Source string
+	Keys   []string
+	Args   []string
+}
+
+// ReentrantCalls returns the calls that Lock and the last Unlock of a
+// reentrant lock send for the hash field `field` on lock `name`, with the
+// default watchdog lease and latch timeout, the unlock carrying latch key
+// `latch`. The argument order is the one Lock.attempt and Lock.Unlock use.
+func ReentrantCalls(name, field, latch string) (acquire, unlock ScriptCall) {
+	lease := fmt.Sprint(ms(DefaultWatchdogTimeout))
+	acquire = ScriptCall{Source: reentrantAcquireSrc, Keys: []string{name}, Args: []string{lease, field}}
+	unlock = ScriptCall{
+		Source: reentrantUnlockSrc,
+		Keys:   []string{name, lockChannel(name), latch},
+		Args:   []string{unlockMessage, lease, field, "PUBLISH", fmt.Sprint(ms(DefaultLatchTimeout))},
+	}
+	return acquire, unlock
+}

@@ -142,12 +142,18 @@ func (e *Env) Addr() string {
 }
 
 // Options returns a copy of the go-redis options for this Env; callers may
-// change their copy (pool size, timeouts) before building a client.
+// change their copy (pool size, timeouts) before building a client. The
+// protocol is RESP2 unless a URL asked for another: Redisson speaks RESP2
+// by default, and under RESP3 go-redis peeks the socket for push messages
+// before every command, an extra system call per lock operation.
 func (e *Env) Options() *redis.UniversalOptions {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	o := *e.opts
 	o.Addrs = append([]string(nil), e.opts.Addrs...)
+	if o.Protocol == 0 {
+		o.Protocol = 2
+	}
 	return &o
 }
 

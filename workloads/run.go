@@ -83,9 +83,6 @@ type Progress struct {
 // ErrNoRedis is returned when Config has neither NewRedis nor NewOwner.
 var ErrNoRedis = errors.New("workloads: Config needs NewRedis (or NewOwner)")
 
-// opGrace bounds the release of held locks after the run ends.
-const opGrace = 5 * time.Second
-
 type run struct {
 	p         Profile
 	cfg       Config

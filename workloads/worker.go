@@ -228,13 +228,10 @@ func (w *worker) op(intended time.Time, warm bool) {
 	w.shard.Record(op, w.nested, w.nestRl)
 }
 
-// release unlocks with a bounded context that the run's end does not
-// cancel: a stopped run still gives back what it holds.
-func (w *worker) release(l Locker) error {
-	ctx, cancel := context.WithTimeout(w.r.relCtx, opGrace)
-	defer cancel()
-	return l.Release(ctx)
-}
+// release unlocks with a context that the run's end does not cancel, so a
+// stopped run still gives back what it holds; the client's read and write
+// timeouts bound the call.
+func (w *worker) release(l Locker) error { return l.Release(w.r.relCtx) }
 
 // lockimplOwner adapts lockimpl to Owner.
 type lockimplOwner struct {

@@ -1,0 +1,344 @@
+package workloads
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
+)
+
+// The harness's own measurements (bench perf): its overhead against
+// redis-benchmark, its footprint at scale, and handoff against the round
+// trip. Each returns numbers and a verdict against its target; none
+// asserts anything about the machine it runs on.
+
+// Server is where redis-benchmark connects.
+type Server struct {
+	Host, Port, Password string
+}
+
+// Baseline is redis-benchmark driving lockimpl's reentrant scripts.
+type Baseline struct {
+	Clients      int
+	Requests     int
+	LockPerSec   float64
+	UnlockPerSec float64
+}
+
+// CyclesPerSec is lock+unlock cycles per second when each connection
+// alternates the two: the harmonic combination of the two rates.
+func (b Baseline) CyclesPerSec() float64 {
+	if b.LockPerSec <= 0 || b.UnlockPerSec <= 0 {
+		return 0
+	}
+	return 1 / (1/b.LockPerSec + 1/b.UnlockPerSec)
+}
+
+// perfPrefix starts every key the baseline writes.
+const perfPrefix = "lockbench:perf:"
+
+// RedisBenchmark runs lockimpl's reentrant acquire and unlock Lua through
+// redis-benchmark (bin) at the given concurrency, requests calls each.
+// redis-benchmark repeats one command, so the two run one after the
+// other: the acquire on a fresh random name per call (the uncontended
+// path: a new hash and its expiry); the unlock on a lock pre-set to a huge
+// count, so each call decrements, renews the expiry and writes its latch,
+// as many writes as the last unlock's delete, publish and latch. rdb loads
+// the scripts and removes the keys afterwards.
+func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int) (Baseline, error) {
+	b := Baseline{Clients: clients, Requests: requests}
+	field := "perf-" + runID() + ":1"
+	acq, _ := lockimpl.ReentrantCalls(perfPrefix+"__rand_int__", field, "")
+	_, unl := lockimpl.ReentrantCalls(perfPrefix+"held", field, perfPrefix+"latch:__rand_int__")
+	defer cleanPerfKeys(context.WithoutCancel(ctx), rdb)
+	if err := rdb.HSet(ctx, perfPrefix+"held", field, 1<<50).Err(); err != nil {
+		return b, fmt.Errorf("perf: %w", err)
+	}
+	var err error
+	if b.LockPerSec, err = redisBenchmark(ctx, bin, srv, rdb, clients, requests, acq); err != nil {
+		return b, err
+	}
+	if b.UnlockPerSec, err = redisBenchmark(ctx, bin, srv, rdb, clients, requests, unl); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+func redisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int, call lockimpl.ScriptCall) (float64, error) {
+	sha, err := rdb.ScriptLoad(ctx, call.Source).Result()
+	if err != nil {
+		return 0, fmt.Errorf("perf: SCRIPT LOAD: %w", err)
+	}
+	args := []string{"-h", srv.Host, "-p", srv.Port, "-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
+		"-r", "100000000", "--csv"}
+	if srv.Password != "" {
+		args = append(args, "-a", srv.Password, "--no-auth-warning")
+	}
+	args = append(args, "EVALSHA", sha, strconv.Itoa(len(call.Keys)))
+	args = append(append(args, call.Keys...), call.Args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.WaitDelay = time.Second
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("perf: %s: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		return 0, fmt.Errorf("perf: redis-benchmark --csv output: %w", err)
+	}
+	for _, row := range rows {
+		if len(row) >= 2 && row[0] != "test" {
+			if v, err := strconv.ParseFloat(row[1], 64); err == nil && v > 0 {
+				return v, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("perf: no rate in redis-benchmark output %q", out.String())
+}
+
+func cleanPerfKeys(ctx context.Context, rdb redis.UniversalClient) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	iter := rdb.Scan(ctx, 0, perfPrefix+"*", 1000).Iterator()
+	var batch []string
+	for iter.Next(ctx) {
+		batch = append(batch, iter.Val())
+		if len(batch) == 1000 {
+			_ = rdb.Unlink(ctx, batch...).Err()
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		_ = rdb.Unlink(ctx, batch...).Err()
+	}
+}
+
+// Overhead compares lockimpl's lock+unlock rate on the uncontended
+// profile with redis-benchmark driving the same two scripts at the same
+// concurrency on the same server, in alternating rounds so drift in the
+// machine's load hits both.
+type Overhead struct {
+	Owners    int
+	Rounds    []OverheadRound
+	Lockbench float64 // median cycles/s
+	GoRedis   float64 // median cycles/s: the ceiling of any Go client here
+	Baseline  float64 // median cycles/s
+	Ratio     float64 // Lockbench / Baseline
+}
+
+// OverheadRound is one lockbench run, one bare go-redis run and one
+// redis-benchmark pair.
+type OverheadRound struct {
+	Lockbench float64 // cycles/s
+	GoRedis   float64 // cycles/s
+	Baseline  Baseline
+}
+
+// OverheadTarget is the ratio the harness must reach.
+const OverheadTarget = 0.9
+
+// MeasureOverhead runs rounds × (uncontended profile for d, then the
+// redis-benchmark pair at the same owner count). base supplies NewRedis
+// and Meta.
+func MeasureOverhead(ctx context.Context, base Config, bin string, srv Server, rounds int, d time.Duration) (Overhead, error) {
+	p, err := Builtin("uncontended")
+	if err != nil {
+		return Overhead{}, err
+	}
+	p.Duration, p.Warmup = Duration(d), Duration(d/5)
+	o := Overhead{Owners: p.TotalOwners()}
+	rdb := base.NewRedis(2)
+	defer rdb.Close()
+	var lb, gr, bl []float64
+	for range rounds {
+		cfg := base
+		cfg.Profile = p
+		res, err := Run(ctx, cfg)
+		if err != nil {
+			return o, err
+		}
+		if res.Safety.Violations > 0 {
+			return o, fmt.Errorf("perf: uncontended run reported %d safety violations", res.Safety.Violations)
+		}
+		// Per-second requests comparable to redis-benchmark's: about d's worth.
+		n := max(int(res.Throughput.OpsPerSec*d.Seconds()), 20000)
+		b, err := RedisBenchmark(ctx, bin, srv, rdb, o.Owners, n)
+		if err != nil {
+			return o, err
+		}
+		g, err := GoRedisCycles(ctx, base.NewRedis, p.Clients, p.Owners, d)
+		if err != nil {
+			return o, err
+		}
+		o.Rounds = append(o.Rounds, OverheadRound{Lockbench: res.Throughput.OpsPerSec, GoRedis: g, Baseline: b})
+		lb = append(lb, res.Throughput.OpsPerSec)
+		gr = append(gr, g)
+		bl = append(bl, b.CyclesPerSec())
+	}
+	o.Lockbench, o.GoRedis, o.Baseline = median(lb), median(gr), median(bl)
+	if o.Baseline > 0 {
+		o.Ratio = o.Lockbench / o.Baseline
+	}
+	return o, nil
+}
+
+// GoRedisCycles runs the same two scripts from bare go-redis loops
+// (clients × owners goroutines, no lockimpl, no recording) for d: what any
+// Go client could reach here, which splits the harness's overhead from
+// the Go client's.
+func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient, clients, owners int, d time.Duration) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	var cycles atomic.Int64
+	errs := make(chan error, clients*owners)
+	id := runID()
+	for c := range clients {
+		rdb := newRedis(owners + 2)
+		defer rdb.Close()
+		for o := range owners {
+			name := fmt.Sprintf("%sgoredis:%s:%d:%d", perfPrefix, id, c, o)
+			acq, unl := lockimpl.ReentrantCalls(name, "goredis:1", name+":latch")
+			as, us := redis.NewScript(acq.Source), redis.NewScript(unl.Source)
+			aArgs, uArgs := anys(acq.Args), anys(unl.Args)
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					if err := as.Run(ctx, rdb, acq.Keys, aArgs...).Err(); err != nil && err != redis.Nil {
+						if ctx.Err() == nil {
+							errs <- err
+						}
+						return
+					}
+					if err := us.Run(ctx, rdb, unl.Keys, uArgs...).Err(); err != nil && ctx.Err() == nil {
+						errs <- err
+						return
+					}
+					cycles.Add(1)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, fmt.Errorf("perf: go-redis loop: %w", err)
+	}
+	return float64(cycles.Load()) / d.Seconds(), nil
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Scale is the harness's footprint with many owners.
+type Scale struct {
+	Result *results.Result
+	// GoroutinesEarly and GoroutinesLate are the most goroutines seen in
+	// the first and the last tenth of the measured series.
+	GoroutinesEarly, GoroutinesLate int
+}
+
+// Grew reports goroutine growth: more than 5% (and 20) between the early
+// and the late part of the run, a leak's signature.
+func (s Scale) Grew() bool {
+	return float64(s.GoroutinesLate) > float64(s.GoroutinesEarly)*1.05 && s.GoroutinesLate-s.GoroutinesEarly > 20
+}
+
+// MeasureScale runs the rw90 shape with clients × owners for d.
+func MeasureScale(ctx context.Context, base Config, clients, owners, locks int, d time.Duration) (Scale, error) {
+	p, err := Builtin("rw90")
+	if err != nil {
+		return Scale{}, err
+	}
+	p.Name = "scale"
+	p.Clients, p.Owners, p.Locks = clients, owners, locks
+	p.Duration, p.Warmup = Duration(d), Duration(min(d/10, 5*time.Second))
+	cfg := base
+	cfg.Profile = p
+	res, err := Run(ctx, cfg)
+	if res == nil {
+		return Scale{}, err
+	}
+	s := Scale{Result: res}
+	var measured []results.Point
+	for _, pt := range res.Series {
+		if !pt.Warmup {
+			measured = append(measured, pt)
+		}
+	}
+	if k := max(len(measured)/10, 1); len(measured) >= 2*k {
+		for _, pt := range measured[:k] {
+			s.GoroutinesEarly = max(s.GoroutinesEarly, pt.Goroutines)
+		}
+		for _, pt := range measured[len(measured)-k:] {
+			s.GoroutinesLate = max(s.GoroutinesLate, pt.Goroutines)
+		}
+	}
+	return s, err
+}
+
+// Handoff is handoff latency under contention against the PING round
+// trip of the same run.
+type Handoff struct {
+	Result    *results.Result
+	HandoffUs float64 // p50
+	PingUs    float64 // p50
+	Ratio     float64
+}
+
+// HandoffTarget bounds Ratio: pub/sub wake-up makes a handoff a few round
+// trips (unlock, message, acquire), nowhere near the lease TTL.
+const HandoffTarget = 10.0
+
+// MeasureHandoff runs the mutex profile (owners on one lock) for d.
+func MeasureHandoff(ctx context.Context, base Config, d time.Duration) (Handoff, error) {
+	p, err := Builtin("mutex")
+	if err != nil {
+		return Handoff{}, err
+	}
+	p.Duration, p.Warmup = Duration(d), Duration(min(d/5, 2*time.Second))
+	cfg := base
+	cfg.Profile = p
+	res, err := Run(ctx, cfg)
+	if res == nil {
+		return Handoff{}, err
+	}
+	h := Handoff{Result: res, HandoffUs: res.Latency[results.Handoff.String()].P50, PingUs: res.Latency[results.Ping.String()].P50}
+	if h.PingUs > 0 {
+		h.Ratio = h.HandoffUs / h.PingUs
+	}
+	if err == nil && h.HandoffUs == 0 {
+		err = errors.New("perf: the mutex run measured no handoff")
+	}
+	return h, err
+}
