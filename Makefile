@@ -7,7 +7,7 @@ LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.Version=$(VERSION)
 TEST_TIMEOUT ?= 12m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@latest
 
-.PHONY: help setup build test bench chaos lint fmt clean
+.PHONY: help setup build test bench perf chaos lint fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
@@ -21,8 +21,12 @@ build: ## build bin/bench and bin/chaos
 test: setup ## run every test with the race detector against real redis-server
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-bench: setup ## run the rw90 profile on a local redis-server
+bench: setup ## run the rw90 profile on a local redis-server (about 40 s)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench run --profile rw90
+
+perf: setup ## the harness's own figures: overhead vs redis-benchmark, 1,008-owner scale, handoff (about 3 min)
+	@command -v redis-benchmark >/dev/null || { echo "perf: redis-benchmark is missing; install it with: apt-get install -y redis-tools" >&2; exit 1; }
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench perf
 
 chaos: setup ## run the chaos scenarios (until issue 5: list them and check the replica setup)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos list

@@ -44,6 +44,7 @@ func (j *janitor) run() {
 	for {
 		select {
 		case <-j.c.closed:
+			j.final(batch[:0])
 			return
 		case k := <-j.keys:
 			batch = append(batch[:0], k)
@@ -58,7 +59,7 @@ func (j *janitor) run() {
 				break gather
 			case <-j.c.closed:
 				t.Stop()
-				j.delete(batch) // Close is near: do not leave these to expire
+				j.final(batch)
 				return
 			}
 		}
@@ -67,9 +68,34 @@ func (j *janitor) run() {
 	}
 }
 
+// final deletes what is gathered or queued when the client closes, with a
+// context of its own (Close has cancelled the client's), so a closing
+// client leaves no latch to expire.
+func (j *janitor) final(batch []string) {
+	for {
+		select {
+		case k := <-j.keys:
+			batch = append(batch, k)
+			continue
+		default:
+		}
+		break
+	}
+	if len(batch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	j.deleteCtx(ctx, batch)
+}
+
 func (j *janitor) delete(keys []string) {
 	ctx, cancel := context.WithTimeout(j.c.base, time.Second)
 	defer cancel()
+	j.deleteCtx(ctx, keys)
+}
+
+func (j *janitor) deleteCtx(ctx context.Context, keys []string) {
 	if _, cluster := j.c.rdb.(*redis.ClusterClient); !cluster {
 		// One command for the batch: the server parses one command instead
 		// of one per unlock.

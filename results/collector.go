@@ -263,14 +263,6 @@ func mergeAcquire(s *Set) *hdr.Histogram {
 	return out
 }
 
-func sum(xs []int64) int64 {
-	var n int64
-	for _, x := range xs {
-		n += x
-	}
-	return n
-}
-
 // Analysis is what Finish needs to know about the run beyond the ops.
 type Analysis struct {
 	Labels

@@ -1,6 +1,30 @@
-// Package results will own what a run measured: HdrHistogram latencies,
-// throughput series, fairness metrics, the mutual-exclusion safety checker
-// and versioned result files. It imports no other package of this module.
+// Package results owns what a run measured and the verdicts drawn from it.
+// It imports no other package of this module, so anything that can produce
+// an [Op] stream can use its analyses.
 //
-// Filled by issue 4; empty until then.
+// Recording: workers record finished operations ([Op]) into a [Shard]
+// (one mutex per shard, shards per core: no global lock on the hot path).
+// A [Collector] swaps every shard's interval once a second, merges the
+// HdrHistograms (hdrhistogram-go, nanoseconds, 1 µs to 1 h at 3 significant
+// digits) into the run's totals, appends them to an interval log in
+// HdrHistogram's log format, and adds a [Point] to the throughput series.
+//
+// Analyses over the recorded operations, run once by [Collector.Finish]:
+//   - [CheckSafety]: two owners inside one lock at once, at least one
+//     writing, each by its own belief ([Op.Acquired] to [Op.Released]),
+//     reported with lock, owners and overlap window.
+//   - [CheckFIFO]: fair-lock acquisitions that overtook an earlier waiter
+//     by more than the send-time slack.
+//   - [Handoffs]: wait (called → acquired, for acquisitions that waited on
+//     an incompatible holder) and handoff (that holder's release began →
+//     acquired), which no single worker can see.
+//   - [ComputeFairness]: Jain's index, min/max, coefficient of variation
+//     and starved owners over per-owner acquisition counts.
+//
+// [Result] is the versioned result file ([Schema]); [WriteFiles] writes it
+// and its interval log atomically, [WriteSummary] prints the human table.
+//
+// hdrhistogram-go's ValueAtQuantile takes a percentile in 0–100: 99 is the
+// 99th percentile, 0.99 would be nearly the minimum. [Summarize] is the one
+// place that reads percentiles.
 package results

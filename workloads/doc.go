@@ -1,7 +1,25 @@
-// Package workloads will own the load generators: profiles (read/write
-// ratio, reentrancy depth, hold and think time, key count and skew, clients
-// x owners, lease mode, open or closed loop) and the driver that runs them
-// against lockimpl, recording every operation for package results.
+// Package workloads owns the load generators: workload profiles and the
+// driver that runs them against lockimpl (or any [Locker]), recording every
+// operation into package results.
 //
-// Filled by issue 4; empty until then.
+// A [Profile] says which lock (reentrant, fair, read-write), the read
+// ratio, the reentrancy depth (fixed or weighted, with reads nested inside
+// writes where Redisson allows it), clients × owners (each client its own
+// lockimpl.Client and connection pool, like a separate JVM; each owner a
+// goroutine with its own lock identity, like a thread), the lock names and
+// their popularity (uniform, zipf, or one per owner), hold and think times
+// (fixed, uniform, exponential), the lease (watchdog or fixed), the wait
+// timeout, duration or operation count, warmup, and pacing. Built-in
+// profiles are YAML files embedded from builtin/; files use the same format.
+//
+// Pacing is closed loop (each owner: operate, think, repeat) or open loop at
+// a target rate, where each owner follows its share of a fixed schedule
+// and latency is measured from the intended start, so a server that falls
+// behind shows up as latency instead of fewer samples (coordinated
+// omission, as wrk2 avoids it).
+//
+// [Run] drives a profile; on cancellation it stops the load, releases every
+// held lock, and returns the partial result. perf.go holds the harness's
+// own measurements (overhead against redis-benchmark and bare go-redis,
+// scale, handoff) that bench perf prints.
 package workloads

@@ -202,17 +202,53 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 		Meta: results.Meta{
 			Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
 			Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()),
-			RedisAddr: env.Addr(), Args: args,
+			RedisAddr: env.Addr(), Args: redactArgs(args),
 		},
 	}
-	if !f.quiet && !f.json {
-		cfg.Progress = progressLine(stderr)
+	if !f.quiet {
+		fmt.Fprintf(stderr, "bench: running %s (%s); Ctrl-C stops it and keeps the partial result\n", p.Name, runLength(p))
+		for _, n := range env.Nodes() {
+			if n.PID() > 0 {
+				fmt.Fprintf(stderr, "bench: redis %s at %s pid %d\n", n.Name(), n.Addr(), n.PID())
+			}
+		}
+		if !f.json {
+			cfg.Progress = progressLine(stderr)
+		}
 	}
 	res, err := workloads.Run(ctx, cfg)
 	if cfg.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	return res, err
+}
+
+// redactArgs hides passwords in URL arguments before they are written
+// into result files.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.Contains(a, "@") {
+			if flag, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(flag, "-") {
+				a = flag + "=" + redisenv.Redact(val)
+			} else {
+				a = redisenv.Redact(a)
+			}
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func runLength(p workloads.Profile) string {
+	var parts []string
+	if p.Duration > 0 {
+		parts = append(parts, fmt.Sprintf("%v after %v warmup", time.Duration(p.Duration), time.Duration(p.Warmup)))
+	}
+	if p.Ops > 0 {
+		parts = append(parts, fmt.Sprintf("%d measured operations", p.Ops))
+	}
+	return strings.Join(parts, " or ")
 }
 
 // newRedis makes each lockimpl client its own pool on env.

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +21,8 @@ import (
 
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // mainArgsEnv makes the test binary act as the bench program, so that
@@ -66,6 +70,11 @@ func TestHelpAndVersion(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	unknownField := filepath.Join(dir, "typo.yaml")
+	if err := os.WriteFile(unknownField, []byte("kind: rw\nread_ration: 0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string // the message names the field
@@ -73,11 +82,22 @@ func TestBadInput(t *testing.T) {
 		{nil, "Usage:"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"run", "--no-such-flag"}, "-no-such-flag"},
-		{[]string{"run", "--duration", "-1s"}, "--duration"},
+		{[]string{"run", "--duration", "-1s"}, `duration "-1s": must not be negative`},
+		{[]string{"run", "--duration", "soon"}, "--duration"},
+		{[]string{"run", "--profile", "nope"}, "known: fair, hotkey, mutex"},
+		{[]string{"run", "--read-ratio", "1.5"}, "read_ratio 1.5: must be between 0 and 1"},
+		{[]string{"run", "--owners", "0"}, "owners 0"},
+		{[]string{"run", "--profile-file", unknownField}, "read_ration: unknown field (line 2)"},
+		{[]string{"run", "--profile-file", filepath.Join(dir, "missing.yaml")}, "cannot read it"},
+		{[]string{"run", "--max-ops", "0"}, "--max-ops"},
 		{[]string{"run", "--redis", "docker"}, `--redis "docker"`},
 		{[]string{"run", "--topology", "ring"}, `--topology "ring"`},
 		{[]string{"run", "--redis", "local", "--redis-url", "redis://u:pw@h:1"}, "--redis-url"},
 		{[]string{"run", "stray"}, `unexpected argument "stray"`},
+		{[]string{"profiles", "show", "nope"}, "no such built-in profile"},
+		{[]string{"profiles", "frob"}, "usage: bench profiles"},
+		{[]string{"perf", "--only", "speed"}, `unknown part "speed"`},
+		{[]string{"perf", "--scale-duration", "0s"}, "--scale-duration"},
 		{[]string{"env", "--redis-url", "http://u:pw@h:1"}, "field scheme"},
 	} {
 		code, _, errOut := runBench(t, tc.args...)
@@ -87,44 +107,136 @@ func TestBadInput(t *testing.T) {
 		if !strings.Contains(errOut, tc.want) {
 			t.Errorf("bench %v: stderr does not name %q:\n%s", tc.args, tc.want, errOut)
 		}
-		if strings.Contains(errOut, ":pw@") {
-			t.Errorf("bench %v: stderr leaks the password:\n%s", tc.args, errOut)
+		if strings.Contains(errOut, ":pw@") || strings.Contains(errOut, "goroutine ") {
+			t.Errorf("bench %v: stderr leaks the password or a stack trace:\n%s", tc.args, errOut)
+		}
+		if n := strings.Count(strings.TrimSpace(errOut), "\n"); n > 0 && tc.args != nil && !strings.Contains(errOut, "Usage") {
+			t.Errorf("bench %v: want one line, got %d:\n%s", tc.args, n+1, errOut)
 		}
 	}
 }
 
-func TestRunChecksEnvironment(t *testing.T) {
-	code, out, errOut := runBench(t, "run", "--redis", "local", "--duration", "300ms")
+func TestProfiles(t *testing.T) {
+	code, out, errOut := runBench(t, "profiles")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"rw90", "rw50", "rw10", "mutex", "fair", "reentrant-deep", "hotkey", "uncontended", "open-rw90"} {
+		if !regexp.MustCompile(`(?m)^` + name + `\s+\S`).MatchString(out) {
+			t.Errorf("bench profiles lacks %s with a description:\n%s", name, out)
+		}
+	}
+	code, out, errOut = runBench(t, "profiles", "show", "rw90")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	p, err := workloads.Parse([]byte(out), ".yaml")
+	if err != nil {
+		t.Fatalf("bench profiles show rw90 is not a profile: %v\n%s", err, out)
+	}
+	if want, _ := workloads.Builtin("rw90"); p.Summary() != want.Summary() || p.ReadRatio != 0.9 {
+		t.Errorf("shown rw90 = %s, want %s", p.Summary(), want.Summary())
+	}
+}
+
+// TestRun runs a short profile end to end: a summary on stdout, a result
+// file and an interval log on disk, and no redis-server left behind.
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runBench(t, "run", "--redis", "local", "--profile", "mutex", "--duration", "1s", "--warmup", "200ms",
+		"--clients", "2", "--owners", "2", "--out", dir)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"profile:  rw90", "server:   Redis ", "PING rtt: "} {
+	for _, want := range []string{"lockbench mutex", "throughput", "acquire exclusive", "handoff", "ping", "fairness    jain", "safety      OK: 0 violations", "errors      timeout 0"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, out)
+			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errOut, "redis: local backend") {
-		t.Errorf("stderr lacks the one-line backend choice:\n%s", errOut)
+	r := readResult(t, dir)
+	if r.Partial || r.Meta.Profile != "mutex" || r.Meta.RedisVersion == "" || r.Meta.RedisBackend != "local" || r.Throughput.Ops == 0 {
+		t.Errorf("result: partial %v, meta %+v, ops %d", r.Partial, r.Meta, r.Throughput.Ops)
 	}
-	pid := nodePID(t, out)
-	redisenvtest.WaitProcessGone(t, pid, 15*time.Second)
+	if r.Fairness.Owners != 4 {
+		t.Errorf("--clients 2 --owners 2 ran %d owners, want 4", r.Fairness.Owners)
+	}
+	if _, err := os.Stat(filepath.Join(dir, r.HistogramLog)); r.HistogramLog == "" || err != nil {
+		t.Errorf("interval log %q: %v", r.HistogramLog, err)
+	}
+	redisenvtest.WaitProcessGone(t, redisPID(t, errOut), 15*time.Second)
 }
 
-var pidLine = regexp.MustCompile(`node:\s+primary\s+\S+ pid (\d+)`)
+func TestRunJSON(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runBench(t, "run", "--redis", "local", "--profile", "rw90", "--duration", "500ms", "--warmup", "0s",
+		"--owners", "2", "--out", dir, "--json", "--quiet")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var r results.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("--json output is not a result: %v\n%s", err, out)
+	}
+	if r.Schema != results.Schema || r.Throughput.Acquisitions["read"] == 0 {
+		t.Errorf("schema %q, acquisitions %v", r.Schema, r.Throughput.Acquisitions)
+	}
+	if strings.Contains(errOut, "bench: running") {
+		t.Errorf("--quiet still printed the start line:\n%s", errOut)
+	}
+}
 
-func nodePID(t *testing.T, out string) int {
+func TestPerfQuick(t *testing.T) {
+	parts := "scale,handoff"
+	if _, err := exec.LookPath("redis-benchmark"); err == nil {
+		parts += ",overhead"
+	} else {
+		t.Log("redis-benchmark not on PATH: overhead part not run")
+	}
+	code, out, errOut := runBench(t, "perf", "--redis", "local", "--only", parts, "--rounds", "1", "--overhead-duration", "500ms",
+		"--scale-duration", "1s", "--scale-clients", "2", "--scale-owners", "3", "--scale-locks", "2",
+		"--handoff-duration", "1s", "--out", t.TempDir())
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	want := []string{"peak RSS", "goroutines", "handoff p50"}
+	if strings.Contains(parts, "overhead") {
+		want = append(want, "redis-benchmark", "ratio")
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("perf output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+var pidLine = regexp.MustCompile(`bench: redis primary at \S+ pid (\d+)`)
+
+func redisPID(t *testing.T, out string) int {
 	t.Helper()
 	m := pidLine.FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("no node pid line in:\n%s", out)
+		t.Fatalf("no redis pid line in:\n%s", out)
 	}
 	pid, _ := strconv.Atoi(m[1])
 	return pid
 }
 
-// TestInterrupt runs the real program, waits until its Redis is up, then
-// interrupts it: Ctrl-C must stop the run, report what was measured as
-// partial and leave no redis-server behind; SIGKILL must leave none either.
+func readResult(t *testing.T, dir string) *results.Result {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("want one result file in %s, got %v", dir, files)
+	}
+	r, err := results.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestInterrupt runs the real program, waits until its load runs, then
+// interrupts it: Ctrl-C must stop the load, write the partial result and
+// leave no redis-server behind; SIGKILL must leave none either.
 func TestInterrupt(t *testing.T) {
 	for _, tc := range []struct {
 		sig      syscall.Signal
@@ -135,38 +247,40 @@ func TestInterrupt(t *testing.T) {
 		{syscall.SIGKILL, -1},
 	} {
 		t.Run(tc.sig.String(), func(t *testing.T) {
+			out := t.TempDir()
 			cmd := exec.Command(os.Args[0])
 			// A killed bench cannot remove its temp dir: give it one of ours.
-			cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis local --duration 5m", "REDIS_URL=", "TMPDIR="+t.TempDir())
-			stdout, err := cmd.StdoutPipe()
+			cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis local --profile mutex --owners 2 --duration 5m --warmup 0s --out "+out,
+				"REDIS_URL=", "TMPDIR="+t.TempDir())
+			stderr, err := cmd.StderrPipe()
 			if err != nil {
 				t.Fatal(err)
 			}
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
+			var stdout bytes.Buffer
+			cmd.Stdout = &stdout
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			defer cmd.Process.Kill()
 
-			// Wait for the event "Redis is up", signalled by the node line.
-			var out strings.Builder
-			sc := bufio.NewScanner(stdout)
+			// Wait for the event "the load runs", signalled by the pid line.
+			var errOut strings.Builder
+			sc := bufio.NewScanner(stderr)
 			pid := 0
 			for pid == 0 && sc.Scan() {
-				out.WriteString(sc.Text() + "\n")
+				errOut.WriteString(sc.Text() + "\n")
 				if m := pidLine.FindStringSubmatch(sc.Text()); m != nil {
 					pid, _ = strconv.Atoi(m[1])
 				}
 			}
 			if pid == 0 {
-				t.Fatalf("bench never reported its Redis:\n%s\n%s", out.String(), stderr.String())
+				t.Fatalf("bench never reported its Redis:\n%s", errOut.String())
 			}
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
-			rest, _ := io.ReadAll(stdout)
-			out.Write(rest)
+			rest, _ := io.ReadAll(stderr)
+			errOut.Write(rest)
 			err = cmd.Wait()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) {
@@ -174,13 +288,23 @@ func TestInterrupt(t *testing.T) {
 			}
 			if tc.wantCode >= 0 {
 				if ee.ExitCode() != tc.wantCode {
-					t.Errorf("exit code %d, want %d\n%s", ee.ExitCode(), tc.wantCode, stderr.String())
+					t.Errorf("exit code %d, want %d\n%s", ee.ExitCode(), tc.wantCode, errOut.String())
 				}
-				if !strings.Contains(out.String(), "PARTIAL") {
-					t.Errorf("interrupted run did not report its partial measurement:\n%s", out.String())
+				if !strings.Contains(stdout.String(), "PARTIAL") {
+					t.Errorf("interrupted run did not report its partial measurement:\n%s", stdout.String())
+				}
+				if r := readResult(t, out); !r.Partial || !strings.Contains(r.PartialReason, "interrupted") {
+					t.Errorf("result file: partial %v (%q), want partial", r.Partial, r.PartialReason)
 				}
 			}
 			redisenvtest.WaitProcessGone(t, pid, 15*time.Second)
 		})
+	}
+}
+
+func TestRedactArgs(t *testing.T) {
+	got := strings.Join(redactArgs([]string{"--redis-url", "redis://u:secret@h:1/0", "--redis=redis://:secret@h:2", "--owners", "4"}), " ")
+	if strings.Contains(got, "secret") || !strings.Contains(got, "h:1") || !strings.Contains(got, "--owners 4") {
+		t.Errorf("redactArgs = %q", got)
 	}
 }

@@ -88,7 +88,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Meta: results.Meta{
 			Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
 			Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()), RedisAddr: env.Addr(),
-			Args: append([]string{"perf"}, args...),
+			Args: append([]string{"perf"}, redactArgs(args)...),
 		},
 	}
 	save := func(r *results.Result) string {
