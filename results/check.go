@@ -1,6 +1,7 @@
 package results
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -38,7 +39,7 @@ type Safety struct {
 }
 
 // OK reports a complete check with no violation.
-func (s Safety) OK() bool { return s.Violations == 0 }
+func (s Safety) OK() bool { return s.Violations == 0 && s.Incomplete == "" }
 
 // CheckSafety finds every pair of critical sections of the same lock that
 // overlap in time while incompatible (not both reads) and held by different
@@ -58,6 +59,7 @@ func CheckSafety(ops []Op, l Labels, examples int) Safety {
 		secs := byLock[lk]
 		s.Sections += int64(len(secs))
 		var active []*Op
+		perLock := 0
 		for _, cur := range secs {
 			// Drop sections that ended before cur began.
 			kept := active[:0]
@@ -78,7 +80,8 @@ func CheckSafety(ops []Op, l Labels, examples int) Safety {
 				s.Violations++
 				us := float64(end-cur.Acquired) / 1e3
 				s.MaxOverlapUs = math.Max(s.MaxOverlapUs, math.Round(us*10)/10)
-				if len(all) < examples {
+				if perLock < examples {
+					perLock++
 					all = append(all, Violation{
 						Lock:         l.lock(lk),
 						First:        holder(a, l),
@@ -92,8 +95,9 @@ func CheckSafety(ops []Op, l Labels, examples int) Safety {
 			active = append(active, cur)
 		}
 	}
+	// Each lock gave its earliest; keep the earliest overall.
 	sort.SliceStable(all, func(i, j int) bool { return all[i].OverlapStart < all[j].OverlapStart })
-	s.Examples = all
+	s.Examples = all[:min(len(all), examples)]
 	return s
 }
 
@@ -148,8 +152,11 @@ type FIFO struct {
 // only a gap larger than slack counts.
 func CheckFIFO(ops []Op, l Labels, slack time.Duration, examples int) FIFO {
 	f := FIFO{SlackUs: float64(slack.Microseconds())}
-	for lk, secs := range heldByLock(ops) {
+	byLock := heldByLock(ops)
+	for _, lk := range slices.Sorted(maps.Keys(byLock)) {
+		secs := byLock[lk]
 		f.Checked += int64(len(secs))
+		perLock := 0
 		// minLater[i]: the earliest call among sections acquired after i.
 		minLater := make([]int, len(secs)+1)
 		minLater[len(secs)] = -1
@@ -165,7 +172,8 @@ func CheckFIFO(ops []Op, l Labels, slack time.Duration, examples int) FIFO {
 				continue
 			}
 			f.Violations++
-			if len(f.Examples) < examples {
+			if perLock < examples {
+				perLock++
 				e := secs[j]
 				f.Examples = append(f.Examples, Overtake{
 					Lock: l.lock(lk), Earlier: holder(e, l), Later: holder(cur, l),
@@ -174,26 +182,39 @@ func CheckFIFO(ops []Op, l Labels, slack time.Duration, examples int) FIFO {
 			}
 		}
 	}
-	sort.Slice(f.Examples, func(i, j int) bool { return f.Examples[i].Later.Acquired < f.Examples[j].Later.Acquired })
+	sort.SliceStable(f.Examples, func(i, j int) bool { return f.Examples[i].Later.Acquired < f.Examples[j].Later.Acquired })
+	f.Examples = f.Examples[:min(len(f.Examples), examples)]
 	return f
 }
 
 // Handoffs derives two metrics no single worker can see. For each
-// measured acquisition, find the latest release of an incompatible section
-// of the same lock that began before it acquired; if the acquirer had
-// called before that release, it was waiting for it: its wait (called →
-// acquired) goes to Wait and the gap (release began → acquired) to Handoff.
+// measured acquisition, find the latest release of another, incompatible
+// section of the same lock that began before it acquired; if the acquirer
+// had called before that release, it was waiting for it: its wait (called
+// → acquired) goes to Wait and the gap (release began → acquired) to
+// Handoff.
 func Handoffs(ops []Op, measureFrom int64, into *Set) {
+	handoffs(ops, measureFrom, func(_ int64, m Metric, v int64) { into.Record(m, v) })
+}
+
+type release struct {
+	at int64
+	op *Op
+}
+
+// handoffs calls record(acquired, metric, value) for each wait and handoff.
+func handoffs(ops []Op, measureFrom int64, record func(at int64, m Metric, v int64)) {
 	for _, secs := range heldByLock(ops) {
-		var anyRel, writeRel []int64 // releases of any section / of incompatible-with-read ones
+		var anyRel, writeRel []release // releases of any section / of incompatible-with-read ones
 		for _, o := range secs {
-			anyRel = append(anyRel, o.Released)
+			anyRel = append(anyRel, release{o.Released, o})
 			if o.Mode != Read {
-				writeRel = append(writeRel, o.Released)
+				writeRel = append(writeRel, release{o.Released, o})
 			}
 		}
-		slices.Sort(anyRel)
-		slices.Sort(writeRel)
+		byTime := func(a, b release) int { return cmpInt64(a.at, b.at) }
+		slices.SortStableFunc(anyRel, byTime)
+		slices.SortStableFunc(writeRel, byTime)
 		for _, o := range secs {
 			if o.Acquired < measureFrom || o.Flags&Warmup != 0 {
 				continue
@@ -202,13 +223,17 @@ func Handoffs(ops []Op, measureFrom int64, into *Set) {
 			if o.Mode == Read {
 				rel = writeRel
 			}
-			// The latest release at or before the acquisition.
-			k := sort.Search(len(rel), func(i int) bool { return rel[i] > o.Acquired }) - 1
-			if k < 0 || o.Called >= rel[k] {
+			// The latest release at or before the acquisition, not its own
+			// (a zero-length hold releases when it acquires).
+			k := sort.Search(len(rel), func(i int) bool { return rel[i].at > o.Acquired }) - 1
+			for k >= 0 && rel[k].op == o {
+				k--
+			}
+			if k < 0 || o.Called >= rel[k].at {
 				continue
 			}
-			into.Record(Wait, o.Acquired-o.Called)
-			into.Record(Handoff, o.Acquired-rel[k])
+			record(o.Acquired, Wait, o.Acquired-o.Called)
+			record(o.Acquired, Handoff, o.Acquired-rel[k].at)
 		}
 	}
 }

@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// DefaultMaxOps bounds the operations a run keeps for the safety, fairness
-// and handoff analyses (about 48 bytes each): 10 M is half a gigabyte.
-// Operations past it still count in histograms and throughput; the result
-// says the analyses saw only part of the run.
+// DefaultMaxOps bounds the acquisitions a run keeps for the safety,
+// fairness and handoff analyses (56 bytes each): 10 M is about 560 MB.
+// Acquisitions past it still count in histograms and throughput; the
+// result says the analyses saw only part of the run.
 const DefaultMaxOps = 10_000_000
 
 // interval is what a shard gathered since the last tick.
@@ -57,11 +59,10 @@ func (iv *interval) add(from *interval) {
 // operation and contended only by the shard's own workers and the
 // once-a-second tick, so there is no global lock on the hot path.
 type Shard struct {
-	mu      sync.Mutex
-	cur     *interval
-	ops     []Op
-	maxOps  int
-	dropped int64
+	mu  sync.Mutex
+	cur *interval
+	ops []Op
+	c   *Collector
 }
 
 // Record adds one finished operation: op itself, the durations (ns) of
@@ -70,10 +71,14 @@ type Shard struct {
 func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.ops) < s.maxOps {
-		s.ops = append(s.ops, op)
-	} else {
-		s.dropped++
+	// Only acquisitions feed the analyses; the budget is shared by all
+	// shards so a busy shard does not run out while others have room.
+	if op.Held() {
+		if s.c.kept.Add(1) <= s.c.maxOps {
+			s.ops = append(s.ops, op)
+		} else {
+			s.c.dropped.Add(1)
+		}
 	}
 	iv := s.cur
 	if op.Flags&Cut != 0 && !op.Held() {
@@ -140,8 +145,12 @@ type Point struct {
 // Collector owns the shards, merges them every tick into the run's totals
 // and the interval log, and at the end runs the analyses.
 type Collector struct {
-	base   time.Time
-	shards []*Shard
+	base    time.Time
+	logBase time.Time // base, in whole seconds: the log header cannot say less
+	shards  []*Shard
+	maxOps  int64
+	kept    atomic.Int64
+	dropped atomic.Int64
 
 	mu       sync.Mutex // guards what follows: Tick and Finish may race at the end
 	last     time.Time
@@ -149,8 +158,8 @@ type Collector struct {
 	spare    []*interval
 	tick     interval
 	series   []Point
-	log      bytes.Buffer
-	logw     *hdr.HistogramLogWriter
+	ticks    []time.Time // interval i is [ticks[i], ticks[i+1])
+	logs     [][]byte    // interval i's histograms in log lines
 	finished bool
 }
 
@@ -159,18 +168,11 @@ func NewCollector(base time.Time, n, maxOps int) *Collector {
 	if maxOps <= 0 {
 		maxOps = DefaultMaxOps
 	}
-	c := &Collector{base: base, last: base}
+	c := &Collector{base: base, logBase: base.Truncate(time.Second), last: base, maxOps: int64(maxOps), ticks: []time.Time{base}}
 	for range max(n, 1) {
-		c.shards = append(c.shards, &Shard{cur: &interval{}, maxOps: maxOps / max(n, 1)})
+		c.shards = append(c.shards, &Shard{cur: &interval{}, c: c})
 		c.spare = append(c.spare, &interval{})
 	}
-	c.logw = hdr.NewHistogramLogWriter(&c.log)
-	_ = c.logw.OutputLogFormatVersion()
-	_ = c.logw.OutputStartTime(base.UnixMilli())
-	c.logw.SetBaseTime(base.UnixMilli())
-	_ = c.logw.OutputBaseTime(base.UnixMilli())
-	_ = c.logw.OutputComment("lockbench latencies in nanoseconds; one tag per metric; max column in ms")
-	_ = c.logw.OutputLegend()
 	return c
 }
 
@@ -201,7 +203,8 @@ func (c *Collector) Tick(now time.Time, warmup bool, goroutines int) Point {
 		c.spare[i] = old
 	}
 	c.total.add(&c.tick)
-	c.writeInterval(&c.tick.set, c.last, now)
+	c.logs = append(c.logs, c.encodeInterval(&c.tick.set, c.last, now))
+	c.ticks = append(c.ticks, now)
 
 	secs := now.Sub(c.last).Seconds()
 	acq := mergeAcquire(&c.tick.set)
@@ -238,7 +241,11 @@ func (c *Collector) Totals() (ops, errs int64) {
 	return c.total.all, c.total.allErrs
 }
 
-func (c *Collector) writeInterval(s *Set, from, to time.Time) {
+// encodeInterval writes s's histograms as interval-log lines for [from, to).
+func (c *Collector) encodeInterval(s *Set, from, to time.Time) []byte {
+	var b bytes.Buffer
+	w := hdr.NewHistogramLogWriter(&b)
+	w.SetBaseTime(c.logBase.UnixMilli())
 	for m, h := range s.h {
 		if h == nil || h.TotalCount() == 0 {
 			continue
@@ -246,8 +253,30 @@ func (c *Collector) writeInterval(s *Set, from, to time.Time) {
 		h.SetTag(Metric(m).String())
 		h.SetStartTimeMs(from.UnixMilli())
 		h.SetEndTimeMs(to.UnixMilli())
-		_ = c.logw.OutputIntervalHistogram(h)
+		_ = w.OutputIntervalHistogram(h)
 	}
+	return b.Bytes()
+}
+
+// intervalLog assembles the log: header, then each interval's lines in
+// time order, the wait and handoff histograms Finish derived placed in the
+// intervals where those acquisitions happened.
+func (c *Collector) intervalLog(post []Set) []byte {
+	var b bytes.Buffer
+	w := hdr.NewHistogramLogWriter(&b)
+	_ = w.OutputLogFormatVersion()
+	_ = w.OutputStartTime(c.base.UnixMilli())
+	w.SetBaseTime(c.logBase.UnixMilli())
+	_ = w.OutputBaseTime(c.logBase.UnixMilli())
+	_ = w.OutputComment("lockbench latencies in nanoseconds; one tag per metric; max column in ms")
+	_ = w.OutputLegend()
+	for i, lines := range c.logs {
+		b.Write(lines)
+		if i < len(post) {
+			b.Write(c.encodeInterval(&post[i], c.ticks[i], c.ticks[i+1]))
+		}
+	}
+	return b.Bytes()
 }
 
 func mergeAcquire(s *Set) *hdr.Histogram {
@@ -282,32 +311,40 @@ type Analysis struct {
 // measured parts of a Result; the caller adds Meta, Profile and Runtime.
 // Call it once, after every worker has stopped recording.
 func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysis) *Result {
-	c.Tick(end, warmup, goroutines)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.finished {
+		c.mu.Unlock()
 		panic("results: Collector.Finish called twice")
 	}
 	c.finished = true
+	c.mu.Unlock()
+	c.Tick(end, warmup, goroutines)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if a.Examples <= 0 {
 		a.Examples = 20
 	}
 	var ops []Op
-	var dropped int64
 	for _, s := range c.shards {
 		s.mu.Lock()
 		ops = append(ops, s.ops...)
-		dropped += s.dropped
 		s.ops = nil
 		s.mu.Unlock()
 	}
+	dropped := c.dropped.Load()
 	slices.SortFunc(ops, func(x, y Op) int { return cmpInt64(x.Acquired, y.Acquired) })
 
-	post := Set{}
-	Handoffs(ops, a.MeasureFrom, &post)
+	// Waits and handoffs, each placed in the interval of its acquisition.
+	post := make([]Set, len(c.logs))
+	handoffs(ops, a.MeasureFrom, func(at int64, m Metric, v int64) {
+		c.total.set.Record(m, v)
+		t := c.base.Add(time.Duration(at))
+		i := sort.Search(len(c.ticks), func(i int) bool { return c.ticks[i].After(t) }) - 1
+		if i >= 0 && i < len(post) {
+			post[i].Record(m, v)
+		}
+	})
 	from := c.base.Add(time.Duration(a.MeasureFrom))
-	c.writeInterval(&post, from, end)
-	c.total.set.Merge(&post)
 
 	measured := end.Sub(from)
 	r := &Result{
@@ -340,10 +377,10 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 	}
 	r.Safety = CheckSafety(ops, a.Labels, a.Examples)
 	if dropped > 0 {
-		r.Safety.Incomplete = fmt.Sprintf("%d operations past the %d-operation record limit were not checked", dropped, len(ops))
+		r.Safety.Incomplete = fmt.Sprintf("%d acquisitions past the %d-acquisition record limit were not checked", dropped, c.maxOps)
 	}
 	r.Clamped = c.total.set.clamped
-	r.log = bytes.Clone(c.log.Bytes())
+	r.log = c.intervalLog(post)
 	return r
 }
 

@@ -73,8 +73,11 @@ func WriteSummary(w io.Writer, r *Result) error {
 	}
 	s := r.Safety
 	verdict := "OK"
-	if s.Violations > 0 {
+	switch {
+	case s.Violations > 0:
 		verdict = "VIOLATED"
+	case s.Incomplete != "":
+		verdict = "INCOMPLETE"
 	}
 	fmt.Fprintf(&b, "safety      %s: %s violations in %s critical sections", verdict, commas(s.Violations), commas(s.Sections))
 	if s.Violations > 0 {

@@ -1,0 +1,187 @@
+package results_test
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+func summaryOf(t *testing.T, r *results.Result) string {
+	t.Helper()
+	var b strings.Builder
+	if err := results.WriteSummary(&b, r); err != nil {
+		t.Fatalf("WriteSummary: %v", err)
+	}
+	return b.String()
+}
+
+func baseResult() *results.Result {
+	return &results.Result{
+		Schema:   results.Schema,
+		Meta:     results.Meta{Profile: "fair", Workload: "8 clients × 2 owners", RedisVersion: "7.4", RedisBackend: "redis", RedisAddr: "127.0.0.1:6379"},
+		Measured: 10, Warmup: 2,
+		Throughput: results.Throughput{
+			Ops: 1234567, OpsPerSec: 12345.67,
+			Acquisitions: map[string]int64{"exclusive": 1000, "read": 2500},
+			Nested:       40,
+		},
+		Errors: map[string]int64{"timeout": 3, "ctx": 0, "conn": 1200, "other": 0},
+		Latency: map[string]results.Latency{
+			"acquire_exclusive": {Count: 1000, P50: 120.5, P90: 300, P99: 1500, P999: 2500, Max: 3_000_000},
+			"hold":              {Count: 3500, P50: 50, P90: 60, P99: 70, P999: 80, Max: 90},
+		},
+		Fairness: results.Fairness{Owners: 2, Min: 1000, Max: 1100, Jain: 0.9977, MinMax: 0.9091, CV: 0.0476},
+		Safety:   results.Safety{Sections: 3500},
+	}
+}
+
+func TestWriteSummary(t *testing.T) {
+	violated := baseResult()
+	violated.Safety = results.Safety{
+		Sections: 3500, Violations: 2, MaxOverlapUs: 1500,
+		Examples: []results.Violation{{
+			Lock:  "orders-lock",
+			First: results.Holder{Owner: "alice", Mode: "exclusive"}, Second: results.Holder{Owner: "bob", Mode: "exclusive"},
+			OverlapStart: 1.5, OverlapEnd: 1.5015, OverlapUs: 1500,
+		}},
+	}
+	partial := baseResult()
+	partial.Partial, partial.PartialReason = true, "interrupted"
+	incomplete := baseResult()
+	incomplete.Safety.Incomplete = "7 operations past the limit were not checked"
+	manyExamples := baseResult()
+	manyExamples.Safety = results.Safety{Sections: 10, Violations: 9}
+	for _, lk := range []string{"l1", "l2", "l3", "l4", "l5"} {
+		manyExamples.Safety.Examples = append(manyExamples.Safety.Examples, results.Violation{Lock: lk, OverlapUs: 1})
+	}
+	fifo := baseResult()
+	fifo.Fairness.FIFO = &results.FIFO{Checked: 1000, Violations: 4, SlackUs: 1000}
+	withHandoff := baseResult()
+	withHandoff.Latency["handoff"] = results.Latency{Count: 10, P50: 300}
+	withHandoff.Latency["ping"] = results.Latency{Count: 10, P50: 100}
+	starved := baseResult()
+	starved.Fairness = results.Fairness{Owners: 3, Min: 0, Max: 10, Jain: 0.3333, Starved: 2}
+
+	tests := []struct {
+		name    string
+		r       *results.Result
+		want    []string // substrings
+		wantRe  []string // multi-line regexps
+		notWant []string
+	}{
+		{
+			name: "clean",
+			r:    baseResult(),
+			want: []string{
+				"lockbench fair\n",
+				"  8 clients × 2 owners\n",
+				"redis 7.4 (redis 127.0.0.1:6379) · 10.0s measured after 2.0s warmup",
+				"throughput  12,345.7 ops/s  (1,234,567 ops)\n",
+				"acquired    exclusive 1,000 · read 2,500 · nested 40\n",
+				"safety      OK: 0 violations in 3,500 critical sections\n",
+				"errors      timeout 3 · ctx 0 · conn 1,200 · other 0 · lost holds 0\n",
+				"jain 0.9977",
+			},
+			wantRe: []string{
+				`(?m)^\s*latency\s+count\s+p50\s+p90\s+p99\s+p99\.9\s+max\s*$`,
+				`(?m)^\s*acquire exclusive\s+1,000\s+120\.5µs\s+300\.0µs\s+1\.50ms\s+2\.50ms\s+3\.00s\s*$`,
+				`(?m)^\s*hold\s+3,500\s+50\.0µs\s+60\.0µs\s+70\.0µs\s+80\.0µs\s+90\.0µs\s*$`,
+			},
+			notWant: []string{"VIOLATED", "PARTIAL", "acquire read", "ping", "fifo", "incomplete", "max/2 > min", "cut by the end"},
+		},
+		{
+			name:    "violated",
+			r:       violated,
+			want:    []string{"safety      VIOLATED: 2 violations in 3,500 critical sections (max overlap 1.50ms)", "orders-lock: alice (exclusive) and bob (exclusive) both held it for 1.50ms at t=1.500000s"},
+			notWant: []string{"OK:", "more in the result file"},
+		},
+		{
+			name: "partial",
+			r:    partial,
+			want: []string{"lockbench fair  [PARTIAL: interrupted]\n"},
+		},
+		{
+			name: "incomplete safety check",
+			r:    incomplete,
+			want: []string{"incomplete: 7 operations past the limit were not checked"},
+		},
+		{
+			name:    "examples beyond three are elided",
+			r:       manyExamples,
+			want:    []string{"l1:", "l2:", "l3:", "… 2 more in the result file"},
+			notWant: []string{"l4:", "l5:"},
+		},
+		{
+			name: "fifo",
+			r:    fifo,
+			want: []string{"fifo        4 overtakes in 1,000 fair acquisitions (slack 1.00ms)"},
+		},
+		{
+			name:   "handoff against ping",
+			r:      withHandoff,
+			want:   []string{"handoff p50 is 3.0× the ping p50"},
+			wantRe: []string{`(?m)^\s*handoff\s+10\s`, `(?m)^\s*ping\s+10\s`},
+		},
+		{
+			name: "starvation flagged",
+			r:    starved,
+			want: []string{"starved 2/3", "(max/2 > min)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := summaryOf(t, tt.r)
+			for _, s := range tt.want {
+				if !strings.Contains(out, s) {
+					t.Errorf("summary lacks %q:\n%s", s, out)
+				}
+			}
+			for _, re := range tt.wantRe {
+				if !regexp.MustCompile(re).MatchString(out) {
+					t.Errorf("summary does not match %s:\n%s", re, out)
+				}
+			}
+			for _, s := range tt.notWant {
+				if strings.Contains(out, s) {
+					t.Errorf("summary unexpectedly contains %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+}
+
+// A collected result with a violation prints it with the lock's name.
+func TestWriteSummaryCollectedViolation(t *testing.T) {
+	r := runE2E(t)
+	out := summaryOf(t, r)
+	for _, s := range []string{
+		"safety      VIOLATED: 1 violations in 104 critical sections (max overlap 50.00ms)",
+		"shared: w0 (exclusive) and w1 (exclusive) both held it for 50.00ms at t=0.550000s",
+		"throughput  28.3 ops/s  (85 ops)",
+		"errors      timeout 2 · ctx 0 · conn 1 · other 1 · lost holds 1 · cut by the end 1",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("summary lacks %q:\n%s", s, out)
+		}
+	}
+	for _, metric := range []string{"acquire exclusive", "acquire read", "acquire write", "acquire nested", "release", "hold", "wait", "handoff", "ping"} {
+		if !regexp.MustCompile(`(?m)^\s*` + metric + `\s+[0-9,]+\s`).MatchString(out) {
+			t.Errorf("no latency row for %s:\n%s", metric, out)
+		}
+	}
+}
+
+func TestWriteSummaryPropagatesWriterError(t *testing.T) {
+	want := errors.New("disk full")
+	err := results.WriteSummary(failWriter{want}, &results.Result{})
+	if !errors.Is(err, want) {
+		t.Errorf("WriteSummary error = %v, want %v", err, want)
+	}
+}
+
+type failWriter struct{ err error }
+
+func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
