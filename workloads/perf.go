@@ -207,23 +207,31 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 	var cycles atomic.Int64
 	errs := make(chan error, clients*owners)
 	id := runID()
+	var first redis.UniversalClient
 	for c := range clients {
 		rdb := newRedis(owners + 2)
 		defer rdb.Close()
+		if first == nil {
+			first = rdb
+		}
 		for o := range owners {
 			name := fmt.Sprintf("%sgoredis:%s:%d:%d", perfPrefix, id, c, o)
-			acq, unl := lockimpl.ReentrantCalls(name, "goredis:1", name+":latch")
+			acq, unl := lockimpl.ReentrantCalls(name, "goredis:1", "")
 			as, us := redis.NewScript(acq.Source), redis.NewScript(unl.Source)
 			aArgs, uArgs := anys(acq.Args), anys(unl.Args)
 			wg.Go(func() {
-				for ctx.Err() == nil {
+				keys := slices.Clone(unl.Keys)
+				for i := 0; ctx.Err() == nil; i++ {
 					if err := as.Run(ctx, rdb, acq.Keys, aArgs...).Err(); err != nil && err != redis.Nil {
 						if ctx.Err() == nil {
 							errs <- err
 						}
 						return
 					}
-					if err := us.Run(ctx, rdb, unl.Keys, uArgs...).Err(); err != nil && ctx.Err() == nil {
+					// A fresh latch per unlock, as lockimpl sends: a reused one
+					// would replay the first answer and release nothing.
+					keys[2] = name + ":latch:" + strconv.Itoa(i)
+					if err := us.Run(ctx, rdb, keys, uArgs...).Err(); err != nil && ctx.Err() == nil {
 						errs <- err
 						return
 					}
@@ -233,6 +241,7 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 		}
 	}
 	wg.Wait()
+	cleanPerfKeys(context.WithoutCancel(ctx), first)
 	close(errs)
 	if err := <-errs; err != nil {
 		return 0, fmt.Errorf("perf: go-redis loop: %w", err)

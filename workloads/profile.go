@@ -3,6 +3,7 @@ package workloads
 import (
 	"bytes"
 	"embed"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -196,7 +198,7 @@ func (p Profile) Validate() error {
 	if p.Owners < 1 {
 		return bad("owners", p.Owners, "must be at least 1 owner per client")
 	}
-	if p.TotalOwners() > 100_000 {
+	if p.Clients > 100_000 || p.Owners > 100_000 || p.TotalOwners() > 100_000 {
 		return bad("owners", p.TotalOwners(), "clients × owners must be at most 100000")
 	}
 	switch p.Popularity {
@@ -371,6 +373,11 @@ func Parse(b []byte, ext string) (Profile, error) {
 		if !ok {
 			return Profile{}, unknownField(k, fmt.Sprintf("line %d", m.Content[i].Line))
 		}
+		if v.Kind == yaml.ScalarNode {
+			if err := checkWhole(k, v.Value, f); err != nil {
+				return Profile{}, err
+			}
+		}
 		if err := v.Decode(f.Addr().Interface()); err != nil {
 			return Profile{}, fieldDecodeError(k, v.Value, f, err)
 		}
@@ -401,6 +408,14 @@ func unknownField(k, where string) error {
 // decoders' type-mismatch messages into what the field wants.
 func fieldDecodeError(k, val string, f reflect.Value, err error) error {
 	msg := err.Error()
+	if _, custom := f.Addr().Interface().(encoding.TextUnmarshaler); custom {
+		// Its own message says what it wants, unless the decoder refused
+		// the value's type before asking it (a number for a duration).
+		if strings.Contains(msg, "cannot unmarshal") {
+			msg = "want text such as " + map[bool]string{true: `"30s"`, false: `"exp(1ms)"`}[f.Type() == reflect.TypeFor[Duration]()]
+		}
+		return &FieldError{Field: k, Value: fmt.Sprintf("%q", orEmpty(val)), Fix: strings.TrimPrefix(msg, "yaml: ")}
+	}
 	switch f.Kind() {
 	case reflect.Int, reflect.Int64, reflect.Uint64:
 		msg = "want a whole number"
@@ -413,10 +428,29 @@ func fieldDecodeError(k, val string, f reflect.Value, err error) error {
 			msg = "wrong type"
 		}
 	}
-	if val == "" {
-		val = "(empty)"
+	return &FieldError{Field: k, Value: fmt.Sprintf("%q", orEmpty(val)), Fix: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+func orEmpty(v string) string {
+	if v == "" {
+		return "(empty or not a single value)"
 	}
-	return &FieldError{Field: k, Value: fmt.Sprintf("%q", val), Fix: strings.TrimPrefix(msg, "yaml: ")}
+	return v
+}
+
+// checkWhole refuses a fraction for a whole-number field: YAML would
+// silently truncate 2.9 to 2.
+func checkWhole(k, val string, f reflect.Value) error {
+	switch f.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		if _, custom := f.Addr().Interface().(encoding.TextUnmarshaler); custom {
+			return nil
+		}
+		if _, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64); err != nil {
+			return &FieldError{Field: k, Value: fmt.Sprintf("%q", orEmpty(val)), Fix: "want a whole number"}
+		}
+	}
+	return nil
 }
 
 // YAML writes p in the profile file format.
@@ -443,6 +477,9 @@ func (p *Profile) Set(field, value string) error {
 	f, ok := profileFields(p)[field]
 	if !ok {
 		return unknownField(field, "")
+	}
+	if err := checkWhole(field, value, f); err != nil {
+		return err
 	}
 	n := yaml.Node{Kind: yaml.ScalarNode, Value: value}
 	if err := n.Decode(f.Addr().Interface()); err != nil {

@@ -96,11 +96,19 @@ type run struct {
 	relCtx   context.Context // for releases: outlives the load
 	issued   atomic.Int64
 	stopped  atomic.Bool
+	// completed: the planned end came (duration or operation count), so a
+	// cancellation after it does not make the result partial.
+	completed atomic.Bool
 }
 
 func (r *run) stop() {
 	r.stopped.Store(true)
 	r.stopLoad()
+}
+
+func (r *run) complete() {
+	r.completed.Store(true)
+	r.stop()
 }
 
 // Run drives the profile until its duration or operation count is
@@ -152,10 +160,12 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	var interrupted atomic.Bool
 	endTimer := (*time.Timer)(nil)
 	if total > 0 {
-		endTimer = time.AfterFunc(total, r.stop)
+		endTimer = time.AfterFunc(total, r.complete)
 	}
 	stopOnCtx := context.AfterFunc(ctx, func() {
-		interrupted.Store(true)
+		if !r.completed.Load() {
+			interrupted.Store(true)
+		}
 		r.stop()
 	})
 

@@ -86,15 +86,11 @@ func (w *worker) loop() {
 			intended = time.Now()
 		}
 		warm := intended.Before(w.r.warmEnd)
-		if p.Ops > 0 && !warm {
-			if n := w.r.issued.Add(1); n > p.Ops {
-				w.r.stop()
-				return
-			} else if n == p.Ops {
-				defer w.r.stop() // this was the last one
-				w.op(intended, warm)
-				return
-			}
+		if p.Ops > 0 && !warm && w.r.issued.Add(1) > p.Ops {
+			// All issued: stop issuing, but let other owners finish the
+			// operations they have in flight.
+			w.r.completed.Store(true)
+			return
 		}
 		w.op(intended, warm)
 		if p.Rate == 0 {

@@ -1,0 +1,202 @@
+package workloads_test
+
+import (
+	"context"
+	"math"
+	"net"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+func TestBaselineCyclesPerSec(t *testing.T) {
+	for _, c := range []struct {
+		lock, unlock, want float64
+	}{
+		{1000, 1000, 500},
+		{1000, 3000, 750},
+		{3000, 1000, 750},
+		{200000, 50000, 40000},
+		{0, 1000, 0},
+		{1000, 0, 0},
+		{-5, 1000, 0},
+		{0, 0, 0},
+	} {
+		got := workloads.Baseline{LockPerSec: c.lock, UnlockPerSec: c.unlock}.CyclesPerSec()
+		if math.Abs(got-c.want) > 1e-9*math.Max(1, c.want) {
+			t.Errorf("CyclesPerSec(lock %g, unlock %g) = %g, want %g", c.lock, c.unlock, got, c.want)
+		}
+	}
+}
+
+func TestScaleGrew(t *testing.T) {
+	for _, c := range []struct {
+		early, late int
+		want        bool
+	}{
+		{100, 100, false},
+		{100, 106, false}, // over 5% but only 6 more
+		{100, 130, true},
+		{1000, 1040, false}, // 40 more but under 5%
+		{1000, 1060, true},
+		{0, 0, false},
+	} {
+		if got := (workloads.Scale{GoroutinesEarly: c.early, GoroutinesLate: c.late}).Grew(); got != c.want {
+			t.Errorf("Grew(early %d, late %d) = %v, want %v", c.early, c.late, got, c.want)
+		}
+	}
+}
+
+// perfKeys lists the keys the perf baselines may write.
+func perfKeys(t *testing.T, rdb redis.UniversalClient) []string {
+	t.Helper()
+	ctx := runCtx(t)
+	keys, err := rdb.Keys(ctx, "lockbench:perf:*").Result()
+	if err != nil {
+		t.Fatalf("KEYS lockbench:perf:*: %v", err)
+	}
+	return keys
+}
+
+func benchServer(t *testing.T, env *redisenv.Env) workloads.Server {
+	t.Helper()
+	host, port, err := net.SplitHostPort(env.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return workloads.Server{Host: host, Port: port, Password: env.Options().Password}
+}
+
+func TestRedisBenchmark(t *testing.T) {
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		t.Skip("redis-benchmark not on PATH")
+	}
+	env := redisenvtest.Start(t)
+	rdb := rawClient(t, env)
+	b, err := workloads.RedisBenchmark(runCtx(t), bin, benchServer(t, env), rdb, 4, 2000)
+	if err != nil {
+		t.Fatalf("RedisBenchmark: %v", err)
+	}
+	t.Logf("redis-benchmark: lock %.0f/s, unlock %.0f/s, cycles %.0f/s", b.LockPerSec, b.UnlockPerSec, b.CyclesPerSec())
+	if b.Clients != 4 || b.Requests != 2000 {
+		t.Errorf("baseline %+v: want clients 4, requests 2000", b)
+	}
+	if b.LockPerSec <= 0 || b.UnlockPerSec <= 0 {
+		t.Errorf("baseline rates %+v: want both > 0", b)
+	}
+	if c := b.CyclesPerSec(); c <= 0 || c >= min(b.LockPerSec, b.UnlockPerSec) {
+		t.Errorf("cycles %g/s with lock %g/s and unlock %g/s", c, b.LockPerSec, b.UnlockPerSec)
+	}
+	if keys := perfKeys(t, rdb); len(keys) != 0 {
+		t.Errorf("RedisBenchmark left %d keys, e.g. %v", len(keys), keys[:min(len(keys), 5)])
+	}
+}
+
+func TestRedisBenchmarkFailureCleansUp(t *testing.T) {
+	env := redisenvtest.Start(t)
+	rdb := rawClient(t, env)
+	_, err := workloads.RedisBenchmark(runCtx(t), "/nonexistent/redis-benchmark", benchServer(t, env), rdb, 2, 100)
+	if err == nil {
+		t.Fatal("RedisBenchmark with a missing binary succeeded")
+	}
+	if keys := perfKeys(t, rdb); len(keys) != 0 {
+		t.Errorf("failed RedisBenchmark left keys %v", keys)
+	}
+}
+
+func TestGoRedisCycles(t *testing.T) {
+	env := redisenvtest.Start(t)
+	// Every real last unlock publishes on the lock's channel; a replayed one
+	// (a reused latch) would not.
+	sub := rawClient(t, env).PSubscribe(runCtx(t), "redisson_lock__channel:{lockbench:perf:goredis:*")
+	defer sub.Close()
+	if _, err := sub.Receive(runCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rate, err := workloads.GoRedisCycles(runCtx(t), newRedis(env), 1, 2, 300*time.Millisecond)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("GoRedisCycles: %v", err)
+	}
+	if rate <= 0 {
+		t.Errorf("GoRedisCycles rate %g, want > 0", rate)
+	}
+	cycles := int(rate * 0.3)
+	published := 0
+	for published < cycles {
+		ctx, cancel := context.WithTimeout(runCtx(t), 5*time.Second)
+		_, err := sub.ReceiveMessage(ctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		published++
+	}
+	if published < cycles {
+		t.Errorf("%d cycles but only %d unlock messages: the unlocks did not release", cycles, published)
+	}
+	if keys := perfKeys(t, rawClient(t, env)); len(keys) != 0 {
+		t.Errorf("GoRedisCycles left keys: %v", keys)
+	}
+	if took < 300*time.Millisecond || took > 10*time.Second {
+		t.Errorf("GoRedisCycles for 300ms took %v", took)
+	}
+	t.Logf("go-redis: %.0f cycles/s", rate)
+
+	// A cancelled context ends it at once, with no error and no cycles
+	// to speak of.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start = time.Now()
+	if _, err := workloads.GoRedisCycles(ctx, newRedis(env), 1, 2, 5*time.Second); err != nil {
+		t.Errorf("GoRedisCycles with a cancelled context: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("GoRedisCycles with a cancelled context took %v", d)
+	}
+}
+
+func TestMeasureHandoff(t *testing.T) {
+	env := redisenvtest.Start(t)
+	h, err := workloads.MeasureHandoff(runCtx(t), workloads.Config{NewRedis: newRedis(env)}, time.Second)
+	if err != nil {
+		t.Fatalf("MeasureHandoff: %v", err)
+	}
+	if h.Result == nil || h.HandoffUs <= 0 || h.PingUs <= 0 {
+		t.Fatalf("handoff %+v", h)
+	}
+	if math.Abs(h.Ratio-h.HandoffUs/h.PingUs) > 1e-9 {
+		t.Errorf("ratio %g, want %g / %g", h.Ratio, h.HandoffUs, h.PingUs)
+	}
+	if h.Result.Meta.Profile != "mutex" || h.Result.Safety.Violations != 0 {
+		t.Errorf("handoff run: profile %q, safety %+v", h.Result.Meta.Profile, h.Result.Safety)
+	}
+	t.Logf("handoff p50 %.0fµs, ping p50 %.0fµs, ratio %.1f", h.HandoffUs, h.PingUs, h.Ratio)
+}
+
+func TestMeasureScale(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s, err := workloads.MeasureScale(runCtx(t), workloads.Config{NewRedis: newRedis(env)}, 2, 4, 8, 2*time.Second)
+	if err != nil {
+		t.Fatalf("MeasureScale: %v", err)
+	}
+	res := s.Result
+	if res == nil || res.Meta.Profile != "scale" || res.Fairness.Owners != 8 {
+		t.Fatalf("scale result %+v", res)
+	}
+	requireSafe(t, res)
+	if s.GoroutinesEarly <= 0 || s.GoroutinesLate <= 0 {
+		t.Errorf("scale goroutines early %d, late %d: want both measured (series %+v)", s.GoroutinesEarly, s.GoroutinesLate, res.Series)
+	}
+	if s.Grew() {
+		t.Errorf("goroutines grew from %d to %d in a 2s run", s.GoroutinesEarly, s.GoroutinesLate)
+	}
+}

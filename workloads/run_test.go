@@ -1,0 +1,388 @@
+package workloads_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// requireNoLeakedGoroutines checks the result's own goroutine accounting:
+// clients closed, workers gone.
+func requireNoLeakedGoroutines(t *testing.T, res *results.Result, workers int) {
+	t.Helper()
+	rt := res.Runtime
+	if rt.GoroutinesStart <= 0 || rt.GoroutinesEnd <= 0 {
+		t.Errorf("runtime goroutine counts not filled: %+v", rt)
+	}
+	// A few stragglers of closed connections may still be on their way out.
+	if rt.GoroutinesEnd > rt.GoroutinesStart+5 {
+		t.Errorf("goroutines: %d at start, %d at the end: leaked (%+v)", rt.GoroutinesStart, rt.GoroutinesEnd, rt)
+	}
+	if rt.GoroutinesMax < rt.GoroutinesStart+workers {
+		t.Errorf("goroutines max %d < start %d + %d workers", rt.GoroutinesMax, rt.GoroutinesStart, workers)
+	}
+}
+
+func TestRunMutex(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := short(t, "mutex", 2, 4, 200*time.Millisecond, time.Second)
+	prefix := uniquePrefix(t)
+	var ticks atomic.Int32
+	meta := results.Meta{Host: "test-host", RedisAddr: env.Addr()}
+	res := runOK(t, workloads.Config{
+		Profile:  p,
+		NewRedis: newRedis(env),
+		Meta:     meta,
+		Progress: func(pr workloads.Progress) {
+			ticks.Add(1)
+			if pr.Total != 1200*time.Millisecond || pr.Elapsed <= 0 {
+				t.Errorf("progress %+v: want total 1.2s and elapsed > 0", pr)
+			}
+		},
+		KeyPrefix: prefix,
+	})
+
+	th := res.Throughput
+	if th.Ops <= 0 || th.OpsPerSec <= 0 {
+		t.Errorf("throughput %+v: want ops", th)
+	}
+	if th.Acquisitions["exclusive"] <= 0 || th.Acquisitions["read"] != 0 || th.Acquisitions["write"] != 0 {
+		t.Errorf("acquisitions %v: want exclusive only", th.Acquisitions)
+	}
+	if th.Acquisitions["exclusive"] > th.Ops || th.Nested != 0 || th.Lost != 0 || th.TargetRate != 0 {
+		t.Errorf("throughput %+v", th)
+	}
+	requireNoErrors(t, res)
+	requireSafe(t, res)
+	requireLatency(t, res, "acquire_exclusive", "release", "hold", "ping", "wait", "handoff")
+	if l := res.Latency["acquire_exclusive"]; l.Count != th.Acquisitions["exclusive"] {
+		t.Errorf("acquire_exclusive count %d, acquisitions %d", l.Count, th.Acquisitions["exclusive"])
+	}
+	if l := res.Latency["acquire_read"]; l.Count != 0 {
+		t.Errorf("a mutex run measured read acquisitions: %+v", l)
+	}
+	// Contended: a good share of acquisitions waited for a holder.
+	if w := res.Latency["wait"].Count; w*10 < th.Acquisitions["exclusive"] {
+		t.Errorf("only %d of %d acquisitions waited on one contended name", w, th.Acquisitions["exclusive"])
+	}
+
+	f := res.Fairness
+	if f.Owners != 8 || f.Max <= 0 || f.Jain <= 0 || f.Jain > 1 || f.Min > f.Max {
+		t.Errorf("fairness %+v: want 8 owners with acquisitions", f)
+	}
+	if f.FIFO != nil {
+		t.Errorf("FIFO check on a reentrant lock: %+v", f.FIFO)
+	}
+
+	if res.Partial || res.PartialReason != "" {
+		t.Errorf("partial %v %q", res.Partial, res.PartialReason)
+	}
+	if res.Schema != results.Schema {
+		t.Errorf("schema %q", res.Schema)
+	}
+	if res.Warmup < 0.19 || res.Warmup > 0.21 || res.Measured < 0.9 || res.Measured > 5 {
+		t.Errorf("warmup %.3fs, measured %.3fs: want 0.2s and about 1s", res.Warmup, res.Measured)
+	}
+	if res.Meta.Host != "test-host" || res.Meta.RedisAddr != env.Addr() || res.Meta.Profile != "mutex" || res.Meta.Workload != p.Summary() {
+		t.Errorf("meta %+v", res.Meta)
+	}
+	if got, ok := res.Profile.(workloads.Profile); !ok || !reflect.DeepEqual(got, p) {
+		t.Errorf("result profile %#v, want %+v", res.Profile, p)
+	}
+	if len(res.Series) < 2 || res.Series[0].T < 0.9 || res.Series[0].Warmup {
+		t.Errorf("series %+v: want a measured point at 1s and the final one", res.Series)
+	}
+	var seriesOps int64
+	for _, pt := range res.Series {
+		seriesOps += pt.Ops
+	}
+	if seriesOps < th.Ops {
+		t.Errorf("series counts %d ops, throughput %d measured", seriesOps, th.Ops)
+	}
+	if n := ticks.Load(); n < 1 || int(n) >= len(res.Series) {
+		t.Errorf("%d progress calls, %d series points: want one per second", n, len(res.Series))
+	}
+	if len(res.IntervalLog()) == 0 || !strings.Contains(string(res.IntervalLog()), "acquire_exclusive") {
+		t.Errorf("interval log lacks acquire_exclusive:\n%s", res.IntervalLog())
+	}
+	if res.Runtime.Shards != min(8, 4*runtime.GOMAXPROCS(0)) || res.Runtime.PeakRSSBytes <= 0 {
+		t.Errorf("runtime %+v", res.Runtime)
+	}
+	requireNoLeakedGoroutines(t, res, 8)
+	if held := heldLocks(t, rawClient(t, env), prefix); len(held) != 0 {
+		t.Errorf("locks still held after the run: %v", held)
+	}
+}
+
+func TestRunRW90(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := short(t, "rw90", 2, 4, 200*time.Millisecond, time.Second)
+	p.Locks = 4 // more contention per name
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	acq := res.Throughput.Acquisitions
+	reads, writes := acq["read"], acq["write"]
+	if reads <= 0 || writes <= 0 || acq["exclusive"] != 0 {
+		t.Fatalf("acquisitions %v: want reads and writes", acq)
+	}
+	if share := float64(reads) / float64(reads+writes); share < 0.8 || share > 0.97 {
+		t.Errorf("read share %.3f (%d reads, %d writes), want about 0.9", share, reads, writes)
+	}
+	requireNoErrors(t, res)
+	requireSafe(t, res)
+	requireLatency(t, res, "acquire_read", "acquire_write", "release", "hold", "ping")
+	requireNoLeakedGoroutines(t, res, 8)
+}
+
+func TestRunFair(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := short(t, "fair", 2, 3, 200*time.Millisecond, time.Second)
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	if res.Throughput.Acquisitions["exclusive"] <= 0 {
+		t.Fatalf("acquisitions %v", res.Throughput.Acquisitions)
+	}
+	fifo := res.Fairness.FIFO
+	if fifo == nil {
+		t.Fatal("a fair run has no FIFO verdict")
+	}
+	if fifo.Checked <= 0 || fifo.SlackUs <= 0 || fifo.Violations < 0 || fifo.Violations > fifo.Checked {
+		t.Errorf("FIFO %+v", *fifo)
+	}
+	t.Logf("FIFO: %d overtakes in %d acquisitions (slack %.0fµs)", fifo.Violations, fifo.Checked, fifo.SlackUs)
+	if res.Fairness.Owners != 6 {
+		t.Errorf("fairness owners %d, want 6", res.Fairness.Owners)
+	}
+	requireNoErrors(t, res)
+	requireSafe(t, res)
+	requireLatency(t, res, "acquire_exclusive", "release", "hold", "handoff")
+	requireNoLeakedGoroutines(t, res, 6)
+}
+
+func TestRunReentrantDeep(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := short(t, "reentrant-deep", 2, 3, 200*time.Millisecond, time.Second)
+	if p.Depth.Max() != 5 {
+		t.Fatalf("reentrant-deep depth %v, want 5", p.Depth)
+	}
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	acq, nested := res.Throughput.Acquisitions["exclusive"], res.Throughput.Nested
+	// Each operation nests 4 more; only one per owner can be cut short by
+	// the run's end.
+	if nested <= 0 || nested > 4*acq || nested < 4*acq-4*6 {
+		t.Errorf("nested %d for %d outermost acquisitions at depth 5: want about 4 each", nested, acq)
+	}
+	requireLatency(t, res, "acquire_exclusive", "acquire_nested", "release", "hold")
+	if l := res.Latency["acquire_nested"]; l.Count != nested {
+		t.Errorf("acquire_nested count %d, nested %d", l.Count, nested)
+	}
+	// Every nested hold is released too: one release per acquisition.
+	if l := res.Latency["release"]; l.Count < acq+nested-4*6 {
+		t.Errorf("release count %d for %d acquisitions", l.Count, acq+nested)
+	}
+	requireNoErrors(t, res)
+	requireSafe(t, res)
+}
+
+func TestRunUncontended(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := short(t, "uncontended", 2, 3, 200*time.Millisecond, time.Second)
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	if res.Throughput.Acquisitions["exclusive"] <= 0 {
+		t.Fatalf("acquisitions %v", res.Throughput.Acquisitions)
+	}
+	for _, m := range []string{"wait", "handoff"} {
+		if l, ok := res.Latency[m]; ok && l.Count != 0 {
+			t.Errorf("an uncontended run measured %s: %+v", m, l)
+		}
+	}
+	if f := res.Fairness; f.Owners != 6 || f.Starved != 0 || f.Min <= 0 {
+		t.Errorf("fairness %+v: every owner has its own lock, none should starve", f)
+	}
+	requireNoErrors(t, res)
+	requireSafe(t, res)
+	requireLatency(t, res, "acquire_exclusive", "release", "ping")
+}
+
+// The other built-ins run safely too (hotkey covers zipf popularity).
+func TestRunOtherBuiltins(t *testing.T) {
+	env := redisenvtest.Start(t)
+	for _, name := range []string{"hotkey", "rw50", "rw10"} {
+		t.Run(name, func(t *testing.T) {
+			p := short(t, name, 2, 3, 100*time.Millisecond, 500*time.Millisecond)
+			res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+			if res.Throughput.Ops <= 0 {
+				t.Errorf("no operations")
+			}
+			requireNoErrors(t, res)
+			requireSafe(t, res)
+		})
+	}
+}
+
+func TestRunOpenLoop(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := short(t, "open-rw90", 2, 4, 200*time.Millisecond, time.Second)
+	p.Rate = 400
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	th := res.Throughput
+	if th.TargetRate != 400 {
+		t.Errorf("target rate %g, want 400", th.TargetRate)
+	}
+	// The schedule issues 400 operations in the measured second; a few
+	// may be cut by the end.
+	if th.OpsPerSec < 300 || th.OpsPerSec > 500 {
+		t.Errorf("open loop at 400 ops/s achieved %.1f ops/s (%d ops in %.2fs)", th.OpsPerSec, th.Ops, res.Measured)
+	}
+	if th.Ops < 300 || th.Ops > 420 {
+		t.Errorf("open loop at 400 ops/s for 1s: %d measured ops", th.Ops)
+	}
+	requireNoErrors(t, res)
+	requireSafe(t, res)
+	requireLatency(t, res, "acquire_read", "release")
+}
+
+func TestRunOpsBounded(t *testing.T) {
+	env := redisenvtest.Start(t)
+
+	// One owner: the 300th operation is the last one, and the run ends
+	// right after it.
+	p := short(t, "uncontended", 1, 1, 100*time.Millisecond, 0)
+	p.Ops = 300
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	if res.Throughput.Ops != 300 || res.Throughput.Cut != 0 {
+		t.Errorf("ops-bounded run, one owner: %d ops, %d cut; want exactly 300", res.Throughput.Ops, res.Throughput.Cut)
+	}
+
+	// Several owners on one name: once 300 are issued no more start, and
+	// those in flight finish instead of being cancelled.
+	p = short(t, "mutex", 2, 4, 100*time.Millisecond, 0)
+	p.Ops = 300
+	start := time.Now()
+	res = runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	th := res.Throughput
+	if th.Ops != 300 || th.Cut != 0 {
+		t.Errorf("ops-bounded run: %d finished, %d cut; want exactly 300 finished", th.Ops, th.Cut)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the run did not end once its 300 operations were done (took %v)", d)
+	}
+	requireSafe(t, res)
+	requireNoErrors(t, res)
+}
+
+func TestRunCancelFromProgress(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := short(t, "mutex", 2, 4, 200*time.Millisecond, 30*time.Second)
+	prefix := uniquePrefix(t)
+	ctx, cancel := context.WithCancel(runCtx(t))
+	defer cancel()
+	// Before cancelling, see the lock held in Redis at least once, so the
+	// check that none is left after the run means something.
+	rdb := rawClient(t, env)
+	var sawHeld atomic.Bool
+	var once sync.Once
+	start := time.Now()
+	res, err := workloads.Run(ctx, workloads.Config{
+		Profile:   p,
+		NewRedis:  newRedis(env),
+		KeyPrefix: prefix,
+		Progress: func(workloads.Progress) {
+			once.Do(func() {
+				for range 1000 {
+					if n, err := rdb.Exists(ctx, prefix+"0").Result(); err == nil && n == 1 {
+						sawHeld.Store(true)
+						break
+					}
+				}
+				cancel()
+			})
+		},
+	})
+	took := time.Since(start)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run cancelled mid-run: err %v, want context.Canceled", err)
+	}
+	if res == nil {
+		t.Fatal("Run cancelled mid-run returned no result")
+	}
+	if took > 10*time.Second {
+		t.Errorf("Run took %v to return after the cancel at ~1s", took)
+	}
+	if !res.Partial || !strings.Contains(res.PartialReason, "interrupted") || !strings.Contains(res.PartialReason, "of 30.2s") {
+		t.Errorf("partial %v, reason %q", res.Partial, res.PartialReason)
+	}
+	if res.Throughput.Ops <= 0 || res.Measured <= 0 || res.Measured > 10 {
+		t.Errorf("interrupted run measured %d ops in %.2fs", res.Throughput.Ops, res.Measured)
+	}
+	requireSafe(t, res)
+	requireNoLeakedGoroutines(t, res, 8)
+	if !sawHeld.Load() {
+		t.Errorf("never saw %s0 held during the run", prefix)
+	}
+	// Every worker released what it held: no lock hash remains.
+	if held := heldLocks(t, rdb, prefix); len(held) != 0 {
+		t.Errorf("locks still held after the interrupted run: %v", held)
+	}
+}
+
+func TestRunCancelledBeforeStart(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := short(t, "mutex", 1, 4, time.Second, 30*time.Second)
+	prefix := uniquePrefix(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	res, err := workloads.Run(ctx, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: prefix})
+	if !errors.Is(err, context.Canceled) || res == nil || !res.Partial {
+		t.Fatalf("Run with a cancelled context: %v, result %v", err, res)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run with a cancelled context took %v", d)
+	}
+	if res.Throughput.Ops != 0 || res.Measured != 0 {
+		t.Errorf("nothing should be measured: %d ops in %.3fs", res.Throughput.Ops, res.Measured)
+	}
+	if held := heldLocks(t, rawClient(t, env), prefix); len(held) != 0 {
+		t.Errorf("locks held: %v", held)
+	}
+}
+
+func TestRunRefusesBadConfig(t *testing.T) {
+	p := workloads.Default()
+	p.Owners = 0
+	res, err := workloads.Run(context.Background(), workloads.Config{Profile: p, NewOwner: func(c, o int) workloads.Owner { panic("called") }})
+	if res != nil {
+		t.Errorf("a bad profile returned a result")
+	}
+	requireFieldError(t, err, "owners")
+
+	res, err = workloads.Run(context.Background(), workloads.Config{Profile: workloads.Default()})
+	if res != nil || !errors.Is(err, workloads.ErrNoRedis) {
+		t.Errorf("no NewRedis nor NewOwner: %v, %v; want ErrNoRedis", res, err)
+	}
+}
+
+func TestProgressString(t *testing.T) {
+	pr := workloads.Progress{Elapsed: 1500 * time.Millisecond, Total: 10 * time.Second, Warmup: true,
+		Interval: results.Point{OpsPerSec: 1234}, Errors: 3, AcquireP99: 1500}
+	s := pr.String()
+	for _, want := range []string{"1.5s/10s", "warming up", "1234 ops/s", "acquire p99 1.5ms", "errors 3"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Progress.String() = %q, lacks %q", s, want)
+		}
+	}
+	pr.Warmup, pr.Total, pr.AcquireP99 = false, 0, 0
+	s = pr.String()
+	if !strings.Contains(s, "measuring") || strings.Contains(s, "1.5s/") || !strings.Contains(s, "acquire p99 -") {
+		t.Errorf("Progress.String() = %q", s)
+	}
+}
