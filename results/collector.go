@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"sync"
@@ -139,6 +140,7 @@ type Point struct {
 	AcquireP50 float64 `json:"acquire_p50_us"` // all modes, this interval only
 	AcquireP99 float64 `json:"acquire_p99_us"`
 	Goroutines int     `json:"goroutines"`
+	HeapBytes  int64   `json:"heap_bytes"` // live Go heap at the last GC: growth is a leak's sign
 	Warmup     bool    `json:"warmup,omitempty"`
 }
 
@@ -189,6 +191,7 @@ func (c *Collector) Since(t time.Time) int64 { return int64(t.Sub(c.base)) }
 // for an empty one, merges them into the totals, appends the interval's
 // histograms to the log and a point to the series, and returns the point.
 func (c *Collector) Tick(now time.Time, warmup bool, goroutines int) Point {
+	heap := heapBytes()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.tick.reset()
@@ -215,6 +218,7 @@ func (c *Collector) Tick(now time.Time, warmup bool, goroutines int) Point {
 		AcquireP50: Summarize(acq).P50,
 		AcquireP99: Summarize(acq).P99,
 		Goroutines: goroutines,
+		HeapBytes:  heap,
 		Warmup:     warmup,
 	}
 	if secs > 0 {
@@ -409,6 +413,20 @@ func cmpInt64(a, b int64) int {
 		return -1
 	case a > b:
 		return 1
+	}
+	return 0
+}
+
+var heapSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+var heapMu sync.Mutex
+
+// heapBytes reads the live Go heap as of the last GC (cheap: no stop-the-world).
+func heapBytes() int64 {
+	heapMu.Lock()
+	defer heapMu.Unlock()
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() == metrics.KindUint64 {
+		return int64(heapSample[0].Value.Uint64())
 	}
 	return 0
 }

@@ -231,9 +231,11 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 					// A fresh latch per unlock, as lockimpl sends: a reused one
 					// would replay the first answer and release nothing.
 					keys[2] = name + ":latch:" + strconv.Itoa(i)
-					if err := us.Run(ctx, rdb, keys, uArgs...).Err(); err != nil && ctx.Err() == nil {
-						errs <- err
-						return
+					if err := us.Run(ctx, rdb, keys, uArgs...).Err(); err != nil {
+						if ctx.Err() == nil {
+							errs <- err
+						}
+						return // an unlock the deadline cut is not a cycle
 					}
 					cycles.Add(1)
 				}
@@ -273,8 +275,10 @@ func median(xs []float64) float64 {
 type Scale struct {
 	Result *results.Result
 	// GoroutinesEarly and GoroutinesLate are the most goroutines seen in
-	// the first and the last tenth of the measured series.
+	// the first and the last tenth of the measured series; HeapEarly and
+	// HeapLate the most Go heap bytes.
 	GoroutinesEarly, GoroutinesLate int
+	HeapEarly, HeapLate             int64
 }
 
 // Grew reports goroutine growth: more than 5% (and 20) between the early
@@ -308,9 +312,11 @@ func MeasureScale(ctx context.Context, base Config, clients, owners, locks int, 
 	if k := max(len(measured)/10, 1); len(measured) >= 2*k {
 		for _, pt := range measured[:k] {
 			s.GoroutinesEarly = max(s.GoroutinesEarly, pt.Goroutines)
+			s.HeapEarly = max(s.HeapEarly, pt.HeapBytes)
 		}
 		for _, pt := range measured[len(measured)-k:] {
 			s.GoroutinesLate = max(s.GoroutinesLate, pt.Goroutines)
+			s.HeapLate = max(s.HeapLate, pt.HeapBytes)
 		}
 	}
 	return s, err

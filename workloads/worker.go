@@ -111,11 +111,18 @@ func (w *worker) pick() int {
 	return w.rng.IntN(len(w.r.names))
 }
 
+// maxHandles bounds each owner's handle cache: with a thousand owners on
+// hundreds of names, caching every pair would hold more memory than the
+// locks; past it, handles are made per use (a few small allocations).
+const maxHandles = 64
+
 func (w *worker) handle(lock int, m results.Mode) Locker {
 	k := handleKey{lock, m}
-	h, ok := w.handles[k]
-	if !ok {
-		h = w.owner.Locker(w.r.names[lock], m)
+	if h, ok := w.handles[k]; ok {
+		return h
+	}
+	h := w.owner.Locker(w.r.names[lock], m)
+	if len(w.handles) < maxHandles {
 		w.handles[k] = h
 	}
 	return h

@@ -112,9 +112,9 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			fmt.Fprintf(stdout, "\nscale     %d owners (%d clients × %d), %d locks, rw90 shape, %.0fs measured\n",
 				*scaleClients**scaleOwners, *scaleClients, *scaleOwners, *scaleLocks, r.Measured)
-			fmt.Fprintf(stdout, "          %.0f ops/s · peak RSS %.1f MiB · goroutines %d early, %d late, %d max: %s · safety violations %d\n",
-				r.Throughput.OpsPerSec, float64(r.Runtime.PeakRSSBytes)/(1<<20), s.GoroutinesEarly, s.GoroutinesLate,
-				r.Runtime.GoroutinesMax, verdict, r.Safety.Violations)
+			fmt.Fprintf(stdout, "          %.0f ops/s · peak RSS %.1f MiB · Go heap %.1f MiB early, %.1f MiB late · goroutines %d early, %d late, %d max: %s · safety violations %d\n",
+				r.Throughput.OpsPerSec, float64(r.Runtime.PeakRSSBytes)/(1<<20), float64(s.HeapEarly)/(1<<20), float64(s.HeapLate)/(1<<20),
+				s.GoroutinesEarly, s.GoroutinesLate, r.Runtime.GoroutinesMax, verdict, r.Safety.Violations)
 			fmt.Fprintf(stdout, "          %s\n", save(r))
 		}
 		if err != nil {
