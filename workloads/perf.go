@@ -137,7 +137,12 @@ type Overhead struct {
 	Lockbench float64 // median cycles/s
 	GoRedis   float64 // median cycles/s: the ceiling of any Go client here
 	Baseline  float64 // median cycles/s
-	Ratio     float64 // Lockbench / Baseline
+	// Ratio is the median of the rounds' lockbench/redis-benchmark ratios:
+	// each round's two runs are seconds apart, so a machine whose load
+	// drifts skews a round's ratio less than it skews the rates.
+	Ratio, RatioMin, RatioMax float64
+	// GoRedisRatio is the median of the rounds' lockbench/bare go-redis.
+	GoRedisRatio float64
 }
 
 // OverheadRound is one lockbench run, one bare go-redis run and one
@@ -190,9 +195,19 @@ func MeasureOverhead(ctx context.Context, base Config, bin string, srv Server, r
 		bl = append(bl, b.CyclesPerSec())
 	}
 	o.Lockbench, o.GoRedis, o.Baseline = median(lb), median(gr), median(bl)
-	if o.Baseline > 0 {
-		o.Ratio = o.Lockbench / o.Baseline
+	var ratios, goRatios []float64
+	for _, r := range o.Rounds {
+		if b := r.Baseline.CyclesPerSec(); b > 0 {
+			ratios = append(ratios, r.Lockbench/b)
+		}
+		if r.GoRedis > 0 {
+			goRatios = append(goRatios, r.Lockbench/r.GoRedis)
+		}
 	}
+	if len(ratios) > 0 {
+		o.Ratio, o.RatioMin, o.RatioMax = median(ratios), slices.Min(ratios), slices.Max(ratios)
+	}
+	o.GoRedisRatio = median(goRatios)
 	return o, nil
 }
 
