@@ -200,7 +200,7 @@ func TestPerfQuick(t *testing.T) {
 	}
 	want := []string{"peak RSS", "goroutines", "handoff p50"}
 	if strings.Contains(parts, "overhead") {
-		want = append(want, "redis-benchmark", "ratio")
+		want = append(want, "lockbench / redis-benchmark", "lockbench / bare go-redis")
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {
