@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -121,7 +122,7 @@ func heldByLock(ops []Op) map[int32][]*Op {
 		}
 	}
 	for _, secs := range m {
-		slices.SortStableFunc(secs, func(a, b *Op) int { return cmpInt64(a.Acquired, b.Acquired) })
+		slices.SortStableFunc(secs, func(a, b *Op) int { return cmp.Compare(a.Acquired, b.Acquired) })
 	}
 	return m
 }
@@ -212,7 +213,7 @@ func handoffs(ops []Op, measureFrom int64, record func(at int64, m Metric, v int
 				writeRel = append(writeRel, release{o.Released, o})
 			}
 		}
-		byTime := func(a, b release) int { return cmpInt64(a.at, b.at) }
+		byTime := func(a, b release) int { return cmp.Compare(a.at, b.at) }
 		slices.SortStableFunc(anyRel, byTime)
 		slices.SortStableFunc(writeRel, byTime)
 		for _, o := range secs {

@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
@@ -268,7 +269,7 @@ func TestCheckSafetyAllPairsOverlap(t *testing.T) {
 				t.Errorf("MaxOverlapUs = %v, want 8999", s.MaxOverlapUs)
 			}
 			if !slices.IsSortedFunc(s.Examples, func(a, b results.Violation) int {
-				return cmpFloat(a.OverlapStart, b.OverlapStart)
+				return cmp.Compare(a.OverlapStart, b.OverlapStart)
 			}) {
 				t.Errorf("Examples not in time order: %+v", s.Examples)
 			}
@@ -720,14 +721,4 @@ func TestComputeFairnessStarvedListCapped(t *testing.T) {
 	if f.Jain != 0.0769 { // 1/13
 		t.Errorf("Jain = %v, want 0.0769", f.Jain)
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

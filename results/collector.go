@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"runtime/metrics"
@@ -336,7 +337,7 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 		s.mu.Unlock()
 	}
 	dropped := c.dropped.Load()
-	slices.SortFunc(ops, func(x, y Op) int { return cmpInt64(x.Acquired, y.Acquired) })
+	slices.SortFunc(ops, func(x, y Op) int { return cmp.Compare(x.Acquired, y.Acquired) })
 
 	// Waits and handoffs, each placed in the interval of its acquisition.
 	post := make([]Set, len(c.logs))
@@ -405,16 +406,6 @@ func (c *Collector) throughput(measured time.Duration) Throughput {
 		t.OpsPerSec = math.Round(float64(t.Ops)/measured.Seconds()*10) / 10
 	}
 	return t
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 var heapSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}

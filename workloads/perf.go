@@ -302,18 +302,26 @@ func (s Scale) Grew() bool {
 	return float64(s.GoroutinesLate) > float64(s.GoroutinesEarly)*1.05 && s.GoroutinesLate-s.GoroutinesEarly > 20
 }
 
-// MeasureScale runs the rw90 shape with clients × owners for d.
-func MeasureScale(ctx context.Context, base Config, clients, owners, locks int, d time.Duration) (Scale, error) {
-	p, err := Builtin("rw90")
+// runBuiltin runs built-in profile name, adjusted by set, with base's
+// wiring.
+func runBuiltin(ctx context.Context, base Config, name string, set func(*Profile)) (*results.Result, error) {
+	p, err := Builtin(name)
 	if err != nil {
-		return Scale{}, err
+		return nil, err
 	}
-	p.Name = "scale"
-	p.Clients, p.Owners, p.Locks = clients, owners, locks
-	p.Duration, p.Warmup = Duration(d), Duration(min(d/10, 5*time.Second))
+	set(&p)
 	cfg := base
 	cfg.Profile = p
-	res, err := Run(ctx, cfg)
+	return Run(ctx, cfg)
+}
+
+// MeasureScale runs the rw90 shape with clients × owners for d.
+func MeasureScale(ctx context.Context, base Config, clients, owners, locks int, d time.Duration) (Scale, error) {
+	res, err := runBuiltin(ctx, base, "rw90", func(p *Profile) {
+		p.Name = "scale"
+		p.Clients, p.Owners, p.Locks = clients, owners, locks
+		p.Duration, p.Warmup = Duration(d), Duration(min(d/10, 5*time.Second))
+	})
 	if res == nil {
 		return Scale{}, err
 	}
@@ -352,14 +360,9 @@ const HandoffTarget = 10.0
 
 // MeasureHandoff runs the mutex profile (owners on one lock) for d.
 func MeasureHandoff(ctx context.Context, base Config, d time.Duration) (Handoff, error) {
-	p, err := Builtin("mutex")
-	if err != nil {
-		return Handoff{}, err
-	}
-	p.Duration, p.Warmup = Duration(d), Duration(min(d/5, 2*time.Second))
-	cfg := base
-	cfg.Profile = p
-	res, err := Run(ctx, cfg)
+	res, err := runBuiltin(ctx, base, "mutex", func(p *Profile) {
+		p.Duration, p.Warmup = Duration(d), Duration(min(d/5, 2*time.Second))
+	})
 	if res == nil {
 		return Handoff{}, err
 	}
