@@ -1,7 +1,20 @@
-// Package faults will own fault injection: toxiproxy (embedded in-process
-// by default) for latency, partitions, resets and bandwidth; process faults
-// on Redis through redisenv's Node handles (pause, kill, restart,
-// failover); client clock skew and client freeze; and the chaos scenarios.
+// Package faults injects the faults chaos scenarios run under, each with a
+// start, a duration and a guaranteed revert.
 //
-// Filled by issue 5; empty until then.
+// Network faults act on toxiproxy proxies, one per client, so a fault can
+// hit one client (the lock holder) or all: latency with jitter, bandwidth,
+// blackhole (timeout), reset_peer, down (partition), slicer and slow_close,
+// per direction. Toxiproxy runs in-process by default (NewEmbedded) or as
+// an external server (Connect).
+//
+// Process faults act on redisenv's Node handles: Pause (SIGSTOP), Kill
+// (SIGKILL, restarted on revert, reloading whatever its persistence kept)
+// and Failover (kill the primary, promote the replica, repoint proxies).
+// Client faults are ClockSkew, which shifts a Clock used as lockimpl's
+// Options.Clock, and Freeze, which stops a client's application at a Gate
+// and drops its traffic, as a long GC pause does.
+//
+// A Schedule runs a plan of Steps against one start time, records each
+// injection as a results.Event, and reverts every injected fault at its
+// planned end, on Stop, or when its context ends.
 package faults

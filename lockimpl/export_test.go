@@ -35,3 +35,13 @@ var (
 // LeaveQueue takes the owner out of a fair lock's queue, as a waiter that
 // gives up does.
 func (l *Lock) LeaveQueue() { l.leaveQueue(l.owner.c.opts.FairWaitTimeout) }
+
+// FreezeDeadlineTimer stops the deadline timer of the owner's hold of l,
+// as if the process had been frozen while its deadline passed.
+func (l *Lock) FreezeDeadlineTimer() {
+	if h := l.owner.hold(holdKey{l.kind, l.name}); h != nil {
+		h.mu.Lock()
+		h.timer.Stop()
+		h.mu.Unlock()
+	}
+}

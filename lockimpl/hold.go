@@ -202,6 +202,17 @@ func (h *hold) checkDeadline() {
 	h.lose()
 }
 
+// loseIfDue loses the hold now if its deadline has passed, without
+// waiting for the timer.
+func (h *hold) loseIfDue() {
+	h.mu.Lock()
+	due := !h.done && !h.deadline.IsZero() && !time.Now().Before(h.deadline)
+	h.mu.Unlock()
+	if due {
+		h.lose()
+	}
+}
+
 // lose marks the hold lost: Lost closes, renewal stops. The owner keeps it
 // until an Unlock finds it gone or a new acquisition replaces it.
 func (h *hold) lose() {

@@ -393,6 +393,10 @@ func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 // close its channel.
 func (l *Lock) Lost() <-chan struct{} {
 	if h := l.owner.hold(holdKey{l.kind, l.name}); h != nil {
+		// A process that was frozen (GC pause, SIGSTOP, VM pause) checks
+		// here before its deadline timer had a chance to run: the deadline
+		// itself decides, so the answer is never stale.
+		h.loseIfDue()
 		return h.lost
 	}
 	return neverLost

@@ -115,6 +115,22 @@ func TestLockLeaseNeverRenewed(t *testing.T) {
 	waitClosed(t, "Lost after the lease ran out", l.Lost())
 }
 
+// TestLostCheckedAfterFreeze: a holder waking from a freeze (GC pause)
+// before its deadline timer has run still learns from Lost that the lease
+// is over, because Lost consults the deadline itself.
+func TestLostCheckedAfterFreeze(t *testing.T) {
+	f := setup(t)
+	l := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")
+	if err := l.LockLease(bg, 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	l.FreezeDeadlineTimer()
+	eventually(t, "the leased lock to expire", func() bool { return f.pttl("L") < 0 })
+	if !isClosed(l.Lost()) {
+		t.Fatal("Lost still open after the lease expired in Redis")
+	}
+}
+
 // TestReadRenewalOwnKeysOnly: the watchdog renews this owner's read holds,
 // never another reader's (a crashed Redisson reader's holds still expire;
 // the 4.4.0 "zombie renewal" fix).

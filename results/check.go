@@ -16,6 +16,8 @@ type Holder struct {
 	Acquired float64 `json:"acquired_s"` // seconds since the run started
 	Released float64 `json:"released_s"`
 	Lost     bool    `json:"lost,omitempty"` // the holder noticed its loss at Released
+	// LostIgnored: the holder was told of the loss and held on anyway.
+	LostIgnored bool `json:"lost_ignored,omitempty"`
 }
 
 // Violation is two owners in one lock at once, at least one as writer
@@ -34,6 +36,9 @@ type Safety struct {
 	Sections     int64       `json:"sections"`   // critical sections checked
 	Violations   int64       `json:"violations"` // overlapping incompatible pairs
 	MaxOverlapUs float64     `json:"max_overlap_us"`
+	// UnsafeUs is how long, summed over locks, some lock had two
+	// incompatible holders: the union of the overlap windows.
+	UnsafeUs float64 `json:"unsafe_us"`
 	Examples     []Violation `json:"examples,omitempty"` // the first few, in time order
 	// Incomplete says why some sections were not checked (empty: all were).
 	Incomplete string `json:"incomplete,omitempty"`
@@ -61,6 +66,7 @@ func CheckSafety(ops []Op, l Labels, examples int) Safety {
 		s.Sections += int64(len(secs))
 		var active []*Op
 		perLock := 0
+		var covered int64 // the union of overlaps so far ends here; starts never decrease
 		for _, cur := range secs {
 			// Drop sections that ended before cur began.
 			kept := active[:0]
@@ -79,6 +85,10 @@ func CheckSafety(ops []Op, l Labels, examples int) Safety {
 					continue
 				}
 				s.Violations++
+				if from := max(cur.Acquired, covered); end > from {
+					s.UnsafeUs += float64(end-from) / 1e3
+					covered = end
+				}
 				us := float64(end-cur.Acquired) / 1e3
 				s.MaxOverlapUs = math.Max(s.MaxOverlapUs, math.Round(us*10)/10)
 				if perLock < examples {
@@ -99,6 +109,7 @@ func CheckSafety(ops []Op, l Labels, examples int) Safety {
 	// Each lock gave its earliest; keep the earliest overall.
 	sort.SliceStable(all, func(i, j int) bool { return all[i].OverlapStart < all[j].OverlapStart })
 	s.Examples = all[:min(len(all), examples)]
+	s.UnsafeUs = math.Round(s.UnsafeUs*10) / 10
 	return s
 }
 
@@ -108,7 +119,8 @@ func holder(o *Op, l Labels) Holder {
 		Mode:     o.Mode.String(),
 		Acquired: seconds(o.Acquired),
 		Released: seconds(o.Released),
-		Lost:     o.Flags&Lost != 0,
+		Lost:        o.Flags&Lost != 0,
+		LostIgnored: o.Flags&LostIgnored != 0,
 	}
 }
 

@@ -722,3 +722,31 @@ func TestComputeFairnessStarvedListCapped(t *testing.T) {
 		t.Errorf("Jain = %v, want 0.0769", f.Jain)
 	}
 }
+
+// TestUnsafeWindowIsTheUnionOfOverlaps: three holders at once count the
+// time two of them overlapped once, not once per pair.
+func TestUnsafeWindowIsTheUnionOfOverlaps(t *testing.T) {
+	const (
+		alice, bob, carol = 0, 1, 2
+		orders, users     = 0, 1
+		X                 = results.Exclusive
+	)
+	ops := []results.Op{
+		sec(alice, orders, X, 1*ms, 10*ms), // alice 1–10
+		sec(bob, orders, X, 2*ms, 6*ms),    // bob 2–6: overlap 2–6
+		sec(carol, orders, X, 4*ms, 12*ms), // carol 4–12: overlaps 4–10 (alice), 4–6 (bob)
+		sec(alice, users, X, 1*ms, 2*ms),
+		sec(bob, users, X, 1500*us, 3*ms), // 1.5–2 on another lock
+	}
+	s := results.CheckSafety(ops, labels, 20)
+	if s.Violations != 4 {
+		t.Fatalf("Violations = %d, want 4", s.Violations)
+	}
+	// orders: union of [2,6), [4,10), [4,6) = [2,10) = 8 ms; users 0.5 ms.
+	if s.UnsafeUs != 8500 {
+		t.Errorf("UnsafeUs = %v, want 8500", s.UnsafeUs)
+	}
+	if s.MaxOverlapUs != 6000 {
+		t.Errorf("MaxOverlapUs = %v, want 6000", s.MaxOverlapUs)
+	}
+}

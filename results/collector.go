@@ -104,7 +104,7 @@ func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 	if errClass != NoErr {
 		iv.errors[errClass]++
 	}
-	if op.Flags&Lost != 0 {
+	if op.Flags&(Lost|LostIgnored) != 0 {
 		iv.lost++
 	}
 	if !op.Held() {

@@ -74,6 +74,10 @@ const (
 	// NestFailed: a nested (reentrant) acquisition failed; the operation
 	// went on at the depth it reached. Counted as an "other" error.
 	NestFailed
+	// LostIgnored: the holder was told its hold was lost but, like an
+	// application that never checks (Redisson's API gives it no signal),
+	// went on until its planned release; Released is that release.
+	LostIgnored
 )
 
 // Op is one operation of one owner: an outermost acquisition, its nested

@@ -37,6 +37,8 @@ type Result struct {
 	Clamped int64 `json:"clamped,omitempty"`
 	// HistogramLog is the interval log's file name, next to this file.
 	HistogramLog string `json:"histogram_log,omitempty"`
+	// Events are the faults injected during the run (chaos), in start order.
+	Events []Event `json:"events,omitempty"`
 
 	log []byte // the interval log, written next to the JSON
 }
@@ -61,6 +63,19 @@ type Meta struct {
 	Args         []string  `json:"args,omitempty"`
 }
 
+// Event is one fault injection: what, on which target, from Start to End
+// (seconds since the run started; End equals Start for an instant fault
+// such as a kill). Plots shade these windows.
+type Event struct {
+	Kind   string  `json:"kind"`             // e.g. latency, blackhole, pause, kill, clock_skew
+	Target string  `json:"target"`           // e.g. client:0, clients, redis:primary
+	Detail string  `json:"detail,omitempty"` // parameters, e.g. "latency 125ms ±75ms both"
+	Start  float64 `json:"start_s"`
+	End    float64 `json:"end_s"`
+	// Err is set when injecting or reverting failed.
+	Err string `json:"error,omitempty"`
+}
+
 // Throughput counts measured operations.
 type Throughput struct {
 	Ops          int64            `json:"ops"` // finished, successful or not
@@ -68,7 +83,7 @@ type Throughput struct {
 	TargetRate   float64          `json:"target_rate,omitempty"` // open loop: the schedule's ops/s
 	Acquisitions map[string]int64 `json:"acquisitions"`          // outermost, by mode
 	Nested       int64            `json:"nested"`                // nested (reentrant) acquisitions
-	Lost         int64            `json:"lost"`                  // holds noticed lost before release
+	Lost         int64            `json:"lost"`                  // holds the holder was told were lost before release
 	Cut          int64            `json:"cut"`                   // acquisitions the run's end cancelled
 }
 

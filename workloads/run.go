@@ -50,8 +50,20 @@ type Config struct {
 	// connections. Run calls it once per profile client (and once for its
 	// PING sampler) and closes every client it gets.
 	NewRedis func(poolSize int) redis.UniversalClient
+	// ClientRedis, when set, is used instead of NewRedis and is told which
+	// profile client (0..Clients-1) the connection pool is for, -1 for the
+	// PING sampler: chaos routes each client through its own proxy.
+	ClientRedis func(client, poolSize int) redis.UniversalClient
 	// Lock is the lockimpl options every client gets (each its own ID).
 	Lock lockimpl.Options
+	// LockFor, when set, gives client c its own options instead of Lock
+	// (chaos skews one client's clock).
+	LockFor func(client int) lockimpl.Options
+	// IgnoreLost makes holders behave like applications on Redisson's API,
+	// which tells them nothing when a hold is lost: they keep their critical
+	// section to its planned end. The safety checker then sees what that
+	// costs. By default holders stop at Lost, as lockimpl lets them.
+	IgnoreLost bool
 	// NewOwner, when set, replaces lockimpl: it returns owner o of client
 	// c. The PING sampler still uses NewRedis when that is set.
 	NewOwner func(c, o int) Owner
@@ -81,7 +93,7 @@ type Progress struct {
 }
 
 // ErrNoRedis is returned when Config has neither NewRedis nor NewOwner.
-var ErrNoRedis = errors.New("workloads: Config needs NewRedis (or NewOwner)")
+var ErrNoRedis = errors.New("workloads: Config needs NewRedis, ClientRedis or NewOwner")
 
 type run struct {
 	p         Profile
@@ -121,7 +133,11 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.NewRedis == nil && cfg.NewOwner == nil {
+	if cfg.ClientRedis == nil && cfg.NewRedis != nil {
+		newRedis := cfg.NewRedis
+		cfg.ClientRedis = func(_, poolSize int) redis.UniversalClient { return newRedis(poolSize) }
+	}
+	if cfg.ClientRedis == nil && cfg.NewOwner == nil {
 		return nil, ErrNoRedis
 	}
 	if cfg.PingEvery <= 0 {
@@ -175,8 +191,8 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		wg.Go(w.loop)
 	}
 	var aux sync.WaitGroup
-	if cfg.NewRedis != nil {
-		pinger := cfg.NewRedis(1)
+	if cfg.ClientRedis != nil {
+		pinger := cfg.ClientRedis(-1, 1)
 		aux.Go(func() { r.ping(pinger, col.Shard(0)); _ = pinger.Close() })
 	}
 	var gMax atomic.Int64
@@ -240,10 +256,14 @@ func setup(cfg Config) ([]Owner, results.Labels, func(), error) {
 	for c := range p.Clients {
 		var lc *lockimpl.Client
 		if cfg.NewOwner == nil {
-			rdb := cfg.NewRedis(max(p.Owners+4, 10))
+			rdb := cfg.ClientRedis(c, max(p.Owners+4, 10))
 			rdbs = append(rdbs, rdb)
+			opts := cfg.Lock
+			if cfg.LockFor != nil {
+				opts = cfg.LockFor(c)
+			}
 			var err error
-			if lc, err = lockimpl.NewClient(rdb, cfg.Lock); err != nil {
+			if lc, err = lockimpl.NewClient(rdb, opts); err != nil {
 				closeAll()
 				return nil, labels, nil, err
 			}

@@ -189,6 +189,9 @@ func (w *worker) op(intended time.Time, warm bool) {
 
 	var lostAt time.Time
 	if d := p.Hold.Sample(w.rng); d > 0 {
+		if w.r.cfg.IgnoreLost {
+			lost = nil // never ready: the holder is not listening
+		}
 		w.timer.Reset(d)
 		select {
 		case <-w.timer.C:
@@ -198,6 +201,9 @@ func (w *worker) op(intended time.Time, warm bool) {
 		case <-w.r.ctx.Done():
 			op.Flags |= results.Cut
 			w.timer.Stop()
+		}
+		if w.r.cfg.IgnoreLost {
+			lost = l.Lost()
 		}
 	}
 	for i := len(w.nestedHandles) - 1; i >= 0; i-- {
@@ -215,7 +221,11 @@ func (w *worker) op(intended time.Time, warm bool) {
 		}
 	}
 	op.Released = w.since(relStart)
-	if !lostAt.IsZero() {
+	switch {
+	case lostAt.IsZero():
+	case w.r.cfg.IgnoreLost:
+		op.Flags |= results.LostIgnored
+	default:
 		op.Released = w.since(lostAt)
 		op.Flags |= results.Lost
 	}
@@ -223,7 +233,7 @@ func (w *worker) op(intended time.Time, warm bool) {
 	op.Done = w.since(time.Now())
 	switch {
 	case err == nil:
-	case op.Flags&results.Lost != 0 && errors.Is(err, lockimpl.ErrNotHeld):
+	case op.Flags&(results.Lost|results.LostIgnored) != 0 && errors.Is(err, lockimpl.ErrNotHeld):
 		// Known lost: the unlock finding nothing is the expected answer.
 	default:
 		op.Err = classify(err)
