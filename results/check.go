@@ -33,13 +33,13 @@ type Violation struct {
 
 // Safety is the mutual-exclusion verdict over the recorded critical sections.
 type Safety struct {
-	Sections     int64       `json:"sections"`   // critical sections checked
-	Violations   int64       `json:"violations"` // overlapping incompatible pairs
-	MaxOverlapUs float64     `json:"max_overlap_us"`
+	Sections     int64   `json:"sections"`   // critical sections checked
+	Violations   int64   `json:"violations"` // overlapping incompatible pairs
+	MaxOverlapUs float64 `json:"max_overlap_us"`
 	// UnsafeUs is how long, summed over locks, some lock had two
 	// incompatible holders: the union of the overlap windows.
-	UnsafeUs float64 `json:"unsafe_us"`
-	Examples     []Violation `json:"examples,omitempty"` // the first few, in time order
+	UnsafeUs float64     `json:"unsafe_us"`
+	Examples []Violation `json:"examples,omitempty"` // the first few, in time order
 	// Incomplete says why some sections were not checked (empty: all were).
 	Incomplete string `json:"incomplete,omitempty"`
 }
@@ -115,10 +115,10 @@ func CheckSafety(ops []Op, l Labels, examples int) Safety {
 
 func holder(o *Op, l Labels) Holder {
 	return Holder{
-		Owner:    l.owner(o.Owner),
-		Mode:     o.Mode.String(),
-		Acquired: seconds(o.Acquired),
-		Released: seconds(o.Released),
+		Owner:       l.owner(o.Owner),
+		Mode:        o.Mode.String(),
+		Acquired:    seconds(o.Acquired),
+		Released:    seconds(o.Released),
 		Lost:        o.Flags&Lost != 0,
 		LostIgnored: o.Flags&LostIgnored != 0,
 	}
