@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -131,6 +132,20 @@ func (t *Toxiproxy) Close() error {
 		errs = append(errs, p.remove())
 	}
 	return errors.Join(errs...)
+}
+
+// Remove stops p, closes its connections and forgets it.
+func (t *Toxiproxy) Remove(p *Proxy) error {
+	t.mu.Lock()
+	i := slices.Index(t.proxies, p)
+	if i >= 0 {
+		t.proxies = slices.Delete(t.proxies, i, i+1)
+	}
+	t.mu.Unlock()
+	if i < 0 {
+		return nil
+	}
+	return p.remove()
 }
 
 // Proxy is one TCP proxy in front of one Redis server: the path of one

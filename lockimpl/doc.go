@@ -42,7 +42,11 @@
 // earlier. Lost closes when a renewal or unlock finds the hold gone, when
 // the deadline passes without a newer successful renewal (Redis
 // unreachable, paused, or slow for a whole TTL), when a fixed lease runs
-// out, and when the client is closed (renewals stop). A holder that stops
+// out, when the client is closed (renewals stop), and when an unlock whose
+// outcome is unknown (an error or timeout) was the owner's last
+// acquisition: like Redisson, lockimpl then stops renewing, so a lock whose
+// unlock never arrived expires within its lease instead of being renewed
+// forever for an owner that has let go. A holder that stops
 // its critical section on Lost never overlaps the next holder, unless
 // clocks run at different rates or Redis loses the write (failover).
 //

@@ -17,7 +17,8 @@ import (
 // the hold gone, when the deadline passes without a newer successful
 // renewal (renewals failing or too slow: network partition, paused Redis),
 // and for fixed leases when the lease runs out. Close of the client closes
-// it too, since renewals stop. Releasing a hold does not close it.
+// it too, since renewals stop, and so does a failed last unlock (see
+// unlockFailed). Releasing a hold does not close it.
 // Read-write holds share their hash's TTL with everyone's holds, so the
 // watchdog also caps their deadline by the PTTL it reads back each round
 // (see the package doc).
@@ -34,6 +35,7 @@ type hold struct {
 	reads    []time.Time   // read locks: deadline of each read hold's timeout key, in order
 	lastSet  time.Time     // send time of the newest request applied to the deadline
 	unlocks  int           // unlocks in flight: a renewal finding the hold gone is theirs
+	count    int           // acquisitions not yet unlocked (re-entries included)
 	timer    *time.Timer
 	done     bool // released or lost
 	lost     chan struct{}
@@ -55,6 +57,7 @@ func (h *hold) isDone() bool {
 func (h *hold) acquired(send time.Time, lease time.Duration) {
 	wd := h.owner.c.opts.WatchdogTimeout
 	h.mu.Lock()
+	h.count++
 	h.noteSet(send)
 	ttl := lease
 	if lease <= 0 {
@@ -97,6 +100,7 @@ func (h *hold) acquired(send time.Time, lease time.Duration) {
 func (h *hold) partiallyReleased(send time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.count--
 	h.noteSet(send)
 	if h.key.kind == kindRead {
 		// The script deleted the newest read hold's key; the hash lives as
@@ -111,6 +115,23 @@ func (h *hold) partiallyReleased(send time.Time) {
 		h.deadline = send.Add(h.lease)
 	}
 	h.armLocked()
+}
+
+// unlockFailed records an unlock whose outcome is unknown (it failed or
+// timed out). As in Redisson, it counts as an unlock for renewal: when it
+// was the owner's last acquisition the renewal stops, so the key expires
+// within its lease if the unlock never applied, instead of being renewed
+// forever for an owner that has let go. The hold then ends as lost. It
+// reports whether it ended the hold.
+func (h *hold) unlockFailed() bool {
+	h.mu.Lock()
+	h.count--
+	last := h.count <= 0
+	h.mu.Unlock()
+	if last {
+		h.lose()
+	}
+	return last
 }
 
 // renewed records a watchdog renewal sent at send that found the hold.

@@ -266,6 +266,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		}
 		return l.fail(ctx, "unlock", ErrNotHeld)
 	case err != nil:
+		if h != nil && h.unlockFailed() {
+			l.owner.drop(h)
+		}
 		return l.fail(ctx, "unlock", err)
 	case n == 0:
 		if h != nil {

@@ -1,6 +1,7 @@
 package lockimpl_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -129,6 +130,39 @@ func TestLostCheckedAfterFreeze(t *testing.T) {
 	if !isClosed(l.Lost()) {
 		t.Fatal("Lost still open after the lease expired in Redis")
 	}
+}
+
+// TestFailedUnlockStopsRenewal: an unlock that never reached Redis (here:
+// its context was already over) must not leave the watchdog renewing the
+// lock forever for an owner that has let go. As in Redisson, renewal stops,
+// the key expires within the lease, and the hold ends as lost. A re-entered
+// hold keeps being renewed until its outermost unlock fails too.
+func TestFailedUnlockStopsRenewal(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{WatchdogTimeout: watch})
+	l := c.NewOwner().Lock("L")
+	for range 2 {
+		if err := l.Lock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone, cancel := context.WithCancel(bg)
+	cancel()
+	if err := l.Unlock(gone); err == nil {
+		t.Fatal("an unlock with a cancelled context succeeded")
+	}
+	if isClosed(l.Lost()) || c.WatchdogLen() != 1 {
+		t.Fatalf("one failed unlock of two acquisitions ended the hold (lost %v, renewed %d)", isClosed(l.Lost()), c.WatchdogLen())
+	}
+	lost := l.Lost()
+	if err := l.Unlock(gone); err == nil {
+		t.Fatal("an unlock with a cancelled context succeeded")
+	}
+	waitClosed(t, "Lost after the last unlock failed", lost)
+	if n := c.WatchdogLen(); n != 0 {
+		t.Errorf("watchdog still renews %d holds", n)
+	}
+	eventually(t, "the abandoned lock to expire", func() bool { return f.pttl("L") < 0 })
 }
 
 // TestReadRenewalOwnKeysOnly: the watchdog renews this owner's read holds,

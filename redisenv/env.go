@@ -157,6 +157,18 @@ func (e *Env) Options() *redis.UniversalOptions {
 	return &o
 }
 
+// ClientOptions is Options for a load-generating client with a pool of
+// pool connections and lean buffers: go-redis's 32 KiB per direction per
+// connection would dominate the memory of a run with thousands of owners,
+// while lock commands and replies are tens of bytes.
+func (e *Env) ClientOptions(pool int) *redis.UniversalOptions {
+	o := e.Options()
+	o.PoolSize = pool
+	o.ReadBufferSize, o.WriteBufferSize = 4<<10, 4<<10
+	o.PipelineReadBufferSize, o.PipelineWriteBufferSize = 16<<10, 16<<10
+	return o
+}
+
 // NewClient returns a new client (its own connection pool) to the current
 // primary. The caller closes it.
 func (e *Env) NewClient() redis.UniversalClient {

@@ -278,6 +278,8 @@ type Fairness struct {
 	Starved       int      `json:"starved"` // owners with no acquisition
 	StarvedOwners []string `json:"starved_owners,omitempty"`
 	FIFO          *FIFO    `json:"fifo,omitempty"`
+	// PerOwner is each owner's measured acquisitions, by owner name.
+	PerOwner map[string]int64 `json:"per_owner,omitempty"`
 }
 
 // ComputeFairness reads per-owner acquisition counts.
@@ -286,9 +288,11 @@ func ComputeFairness(counts []int64, owners []string) Fairness {
 	if len(counts) == 0 {
 		return f
 	}
+	f.PerOwner = make(map[string]int64, len(counts))
 	var sum, sumSq float64
 	f.Min, f.Max = counts[0], counts[0]
 	for i, c := range counts {
+		f.PerOwner[Labels{Owners: owners}.owner(int32(i))] = c
 		sum += float64(c)
 		sumSq += float64(c) * float64(c)
 		f.Min = min(f.Min, c)

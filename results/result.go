@@ -121,7 +121,7 @@ func WriteFiles(dir string, r *Result) (string, error) {
 	stem := r.Stem()
 	if len(hlog) > 0 {
 		r.HistogramLog = stem + ".hlog"
-		if err := writeAtomic(filepath.Join(dir, r.HistogramLog), hlog); err != nil {
+		if err := WriteAtomic(filepath.Join(dir, r.HistogramLog), hlog); err != nil {
 			return "", err
 		}
 	}
@@ -130,13 +130,16 @@ func WriteFiles(dir string, r *Result) (string, error) {
 		return "", fmt.Errorf("results: encode %s: %w", stem, err)
 	}
 	path := filepath.Join(dir, stem+".json")
-	if err := writeAtomic(path, append(b, '\n')); err != nil {
+	if err := WriteAtomic(path, append(b, '\n')); err != nil {
 		return "", err
 	}
 	return path, nil
 }
 
-func writeAtomic(path string, data []byte) error {
+// WriteAtomic writes data to path through a synced temporary file and a
+// rename, so a reader (or a crash) never sees half a file. Chaos reports
+// and JUnit files are written the same way as results.
+func WriteAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("results: %w", err)

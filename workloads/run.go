@@ -79,6 +79,10 @@ type Config struct {
 	KeyPrefix string
 	// PingEvery is the PING sampler's period (default 10ms).
 	PingEvery time.Duration
+	// Started, when set, is called with the run's time base just before
+	// the load starts: every time in the result is relative to it (chaos
+	// starts its fault schedule on it).
+	Started func(base time.Time)
 }
 
 // Progress is the live view of a run.
@@ -185,6 +189,9 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		r.stop()
 	})
 
+	if cfg.Started != nil {
+		cfg.Started(start)
+	}
 	var wg sync.WaitGroup
 	for i, o := range owners {
 		w := newWorker(r, i, o)

@@ -251,17 +251,11 @@ func runLength(p workloads.Profile) string {
 	return strings.Join(parts, " or ")
 }
 
-// newRedis makes each lockimpl client its own pool on env. Lock commands
-// and replies are well under 1 KiB, so the buffers are 4 KiB instead of
-// go-redis's 32 KiB (128 KiB for pipelines): at a thousand owners the
-// defaults, not the locks, would be the harness's memory.
+// newRedis makes each lockimpl client its own pool on env, with lean
+// buffers (see redisenv.Env.ClientOptions).
 func newRedis(env *redisenv.Env) func(int) redis.UniversalClient {
 	return func(pool int) redis.UniversalClient {
-		o := env.Options()
-		o.PoolSize = pool
-		o.ReadBufferSize, o.WriteBufferSize = 4<<10, 4<<10
-		o.PipelineReadBufferSize, o.PipelineWriteBufferSize = 16<<10, 16<<10
-		return redis.NewUniversalClient(o)
+		return redis.NewUniversalClient(env.ClientOptions(pool))
 	}
 }
 

@@ -1,15 +1,23 @@
 // Command chaos runs fault scenarios (network toxics, Redis process faults,
-// clock skew) against Redisson-style Redis locks and checks each scenario's
-// safety verdict against the expected one.
+// clock skew, client freezes) against Redisson-style Redis locks and checks
+// each scenario's verdict against the expected one.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
 
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/scenarios"
 )
 
 func main() {
@@ -23,27 +31,246 @@ func program() cli.Program {
 	return cli.Program{
 		Name: "chaos",
 		Synopsis: `chaos injects faults (latency, partitions, resets, Redis pause/kill/restart,
-failover, clock skew) while Redisson-style locks are under load, and checks
-that each scenario's observed safety verdict matches its expected one.`,
+failover, clock skew, client freezes) while Redisson-style locks are in use,
+and checks that each scenario's verdict matches its expected one.`,
 		Examples: `  chaos list                                    # the scenarios
-  chaos env --topology replica                  # the primary+replica setup failover uses
+  chaos describe watchdog-loss --quick          # what it does, its invariant and fault plan
+  chaos run watchdog-loss lease-expiry --quick  # two scenarios, scaled down
+  chaos run --all --quick --junit chaos.xml     # the suite as make chaos runs it
+  chaos run --all --out nightly/                # full timings (Redisson's 30 s watchdog)
 `,
 		Commands: map[string]cli.Command{
-			"list": {Summary: "list the scenarios with their invariants", Run: listCmd},
-			"env":  cli.EnvCommand("chaos"),
+			"list":     {Summary: "list the scenarios with their expected verdicts", Run: listCmd},
+			"describe": {Summary: "describe a scenario: what happens, the invariant, the fault plan", Run: describeCmd},
+			"run":      {Summary: "run scenarios and check their verdicts", Run: runCmd},
+			"env":      cli.EnvCommand("chaos"),
 		},
 	}
 }
 
 const listUsage = `
-Lists the chaos scenarios, each with its invariant and expected verdict.
-The scenarios arrive with issue 5; until then the list is empty.`
+Lists the chaos scenarios: name, expected verdict, what needs a Redis that
+lockbench starts itself (process faults), and a one-line summary.`
 
-func listCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("chaos", "list", listUsage, stderr)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "no scenarios yet: they arrive with issue 5 (faults and scenarios)")
+	if fs.NArg() > 0 {
+		return cli.Usagef("list takes no arguments (got %q); use chaos describe NAME", fs.Arg(0))
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tEXPECTED\tNEEDS\tSUMMARY")
+	for _, s := range scenarios.All() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Expected(), needs(s), s.Summary)
+	}
+	return tw.Flush()
+}
+
+func needs(s *scenarios.Scenario) string {
+	var n []string
+	if s.Process {
+		n = append(n, "process faults")
+	}
+	if s.Topology != "" {
+		n = append(n, string(s.Topology))
+	}
+	if len(n) == 0 {
+		return "-"
+	}
+	return strings.Join(n, ", ")
+}
+
+const describeUsage = `
+Describes scenario NAME: what happens and why it matters, the invariant,
+the expected verdict, its variants and the fault plan (times from the start
+of each variant). The plan depends on --quick and --seed only: the same seed
+always gives the same schedule.`
+
+func describeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("chaos", "describe", describeUsage, stderr)
+	quick := fs.Bool("quick", false, "show the scaled-down timings of --quick")
+	seed := fs.Uint64("seed", 1, "seed of the fault schedule")
+	names, err := cli.ParseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(names) != 1 {
+		return cli.Usagef("describe needs one scenario name; one of: %s", strings.Join(scenarios.Names(), ", "))
+	}
+	s, err := find(names[0])
+	if err != nil {
+		return err
+	}
+	t := scenarios.TimingFor(*quick)
+	fmt.Fprintf(stdout, "%s\n\n%s\n\ninvariant: %s\nexpected:  %s\nneeds:     %s\ntiming:    %s (watchdog timeout %v)\n",
+		s.Name, wrap(s.Description, 78), s.Invariant, s.Expected(), needs(s), timingName(*quick), t.Watchdog)
+	var vs []string
+	for _, v := range s.Variants {
+		vs = append(vs, v.Name)
+	}
+	fmt.Fprintf(stdout, "variants:  %s\n\nfault plan (seed %d):\n", strings.Join(vs, ", "), *seed)
+	lines := scenarios.PlanLines(s, t, *seed)
+	if len(lines) == 0 {
+		fmt.Fprintln(stdout, "  none: the fault is in the configuration (see the description)")
+	}
+	for _, l := range lines {
+		fmt.Fprintf(stdout, "  %s\n", l)
+	}
+	return nil
+}
+
+func timingName(quick bool) string {
+	if quick {
+		return "quick"
+	}
+	return "full"
+}
+
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
+
+func find(name string) (*scenarios.Scenario, error) {
+	s, ok := scenarios.Find(name)
+	if !ok {
+		return nil, cli.Usagef("unknown scenario %q; one of: %s (see chaos list)", name, strings.Join(scenarios.Names(), ", "))
+	}
+	return s, nil
+}
+
+const runUsage = `
+Runs the named scenarios (or --all) one after another, each against a Redis
+of its own (started per --redis; failover starts a primary and a replica),
+with every client behind its own toxiproxy proxy (embedded, or --toxiproxy).
+
+For each scenario it prints the verdict:
+  PASS                          the invariant held, as expected
+  EXPECTED VIOLATION DETECTED   the scenario provokes a violation and the
+                                checker caught it, as expected
+  FAIL                          a check came out otherwise (the reason says which)
+  SKIPPED                       the Redis cannot host it (process faults on
+                                an external server); never counted as a pass
+with the checks behind it and the figures (violations, unsafe window, lost
+acquisitions, throughput under the fault). --out gets a report per scenario
+(<scenario>-<time>.chaos.json, with the fault timeline) and each variant's
+result (<...>.json and .hlog); --junit writes JUnit XML for CI dashboards.
+
+Exit status: 0 when every verdict matches its expectation, 1 otherwise, 2 on
+bad input, 130 when interrupted (the reports so far are written, the one
+interrupted marked partial, and every fault is reverted).`
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("chaos", "run", runUsage, stderr)
+	all := fs.Bool("all", false, "run every scenario")
+	quick := fs.Bool("quick", false, "scaled-down timings (3 s watchdog, seconds-long faults): the suite takes a few minutes")
+	seedFlag := fs.String("seed", "1", "seed of the fault schedules: same seed, same schedule")
+	out := fs.String("out", "chaos-results", "directory for reports and results (empty: write none)")
+	junit := fs.String("junit", "", "also write JUnit XML to this file")
+	toxi := fs.String("toxiproxy", "", "external toxiproxy HTTP API, e.g. http://127.0.0.1:8474 (default: embedded in-process)")
+	var rcfg redisenv.Config
+	rcfg.RegisterFlags(fs)
+	names, err := cli.ParseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	seed, err := strconv.ParseUint(*seedFlag, 10, 64)
+	if err != nil {
+		return cli.Usagef("--seed %q: want a non-negative integer, e.g. 42", *seedFlag)
+	}
+	var list []*scenarios.Scenario
+	switch {
+	case *all && len(names) > 0:
+		return cli.Usagef("give scenario names or --all, not both")
+	case *all:
+		list = scenarios.All()
+	case len(names) == 0:
+		return cli.Usagef("name the scenarios to run, or --all; one of: %s", strings.Join(scenarios.Names(), ", "))
+	}
+	for _, name := range names {
+		s, err := find(name)
+		if err != nil {
+			return err
+		}
+		list = append(list, s)
+	}
+	if err := rcfg.Validate(); err != nil {
+		return err
+	}
+	if rcfg.Topology != "" && rcfg.Topology != redisenv.TopologySingle {
+		return cli.Usagef("--topology %s: scenarios choose their own topology (failover starts a primary and a replica); drop --topology", rcfg.Topology)
+	}
+	tp := faults.NewEmbedded()
+	if *toxi != "" {
+		if tp, err = faults.Connect(ctx, *toxi); err != nil {
+			return err
+		}
+	}
+	defer tp.Close()
+	fmt.Fprintf(stderr, "chaos: %d scenarios, %s timings, seed %d, %s\n", len(list), timingName(*quick), seed, tp)
+
+	opts := scenarios.Options{Redis: rcfg, Toxiproxy: tp, Quick: *quick, Seed: seed, Out: *out,
+		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, "  "+f+"\n", a...) }}
+	rcfg.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, "  "+f+"\n", a...) }
+	opts.Redis = rcfg
+	var reps []*scenarios.Report
+	var failed []string
+	began := time.Now()
+	for i, s := range list {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(stderr, "chaos: [%d/%d] %s\n", i+1, len(list), s.Name)
+		rep := scenarios.Run(ctx, s, opts)
+		reps = append(reps, rep)
+		scenarios.WriteSummary(stdout, rep)
+		if *out != "" {
+			path, err := scenarios.WriteReport(*out, rep)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "  report: %s\n", path)
+		}
+		if !rep.OK() {
+			failed = append(failed, fmt.Sprintf("%s (%s)", s.Name, rep.Verdict))
+		}
+	}
+	if *junit != "" {
+		if err := scenarios.WriteJUnit(*junit, reps); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "junit: %s\n", *junit)
+	}
+	counts := map[scenarios.Verdict]int{}
+	for _, r := range reps {
+		counts[r.Verdict]++
+	}
+	fmt.Fprintf(stdout, "\n%d scenarios in %v: %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED",
+		len(reps), time.Since(began).Round(time.Second), counts[scenarios.Pass], counts[scenarios.ExpectedViolation],
+		counts[scenarios.Fail], counts[scenarios.Skipped])
+	if counts[scenarios.Incomplete] > 0 {
+		fmt.Fprintf(stdout, ", %d INCOMPLETE", counts[scenarios.Incomplete])
+	}
+	fmt.Fprintln(stdout)
+	if ctx.Err() != nil {
+		return fmt.Errorf("after %d of %d scenarios: %w", len(reps), len(list), context.Cause(ctx))
+	}
+	if len(failed) > 0 {
+		return errors.New("verdicts differ from the expected ones: " + strings.Join(failed, ", "))
+	}
 	return nil
 }

@@ -209,6 +209,29 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// ParseArgs parses args into fs like Parse, but accepts positional
+// arguments (scenario names) before, between and after the flags, and
+// returns them in order.
+func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &UsageError{Err: err}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil // everything after -- is positional
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
 // NotifyContext returns a context cancelled by the first SIGINT or SIGTERM,
 // so the run stops, cleans up and writes what it has. A second signal exits
 // at once with ExitInterrupted; started Redis servers still die with us,

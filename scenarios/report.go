@@ -1,0 +1,155 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// WriteReport writes rep as <dir>/<scenario>-<time>.chaos.json (atomically)
+// and returns the path.
+func WriteReport(dir string, rep *Report) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("scenarios: %w", err)
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("scenarios: encode %s: %w", rep.Scenario, err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s.chaos.json", rep.Scenario, rep.Start.UTC().Format("20060102T150405Z")))
+	return path, results.WriteAtomic(path, append(b, '\n'))
+}
+
+// ReadReport loads a chaos report, refusing other schemas.
+func ReadReport(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenarios: %w", err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("scenarios: %s: %w", path, err)
+	}
+	if rep.Schema != ReportSchema {
+		return nil, fmt.Errorf("scenarios: %s: schema %q, want %q", path, rep.Schema, ReportSchema)
+	}
+	return &rep, nil
+}
+
+// WriteSummary prints rep for a terminal: the verdict line, the checks and
+// the figures.
+func WriteSummary(w io.Writer, rep *Report) {
+	fmt.Fprintf(w, "%-20s %s", rep.Scenario, rep.Verdict)
+	if rep.Verdict != rep.Expected && rep.Verdict != Skipped {
+		fmt.Fprintf(w, " (expected %s)", rep.Expected)
+	}
+	fmt.Fprintf(w, "  [%.1fs]\n", rep.Seconds)
+	if rep.Reason != "" {
+		fmt.Fprintf(w, "  reason: %s\n", rep.Reason)
+	}
+	for _, c := range rep.Checks {
+		mark := "ok "
+		if !c.OK {
+			mark = "BAD"
+		}
+		fmt.Fprintf(w, "  %s %s: %s (want %s)\n", mark, c.Name, c.Got, c.Want)
+	}
+	for _, f := range rep.Figures {
+		fmt.Fprintf(w, "      %s: %s\n", f.Name, formatFigure(f))
+	}
+}
+
+func formatFigure(f Figure) string {
+	if f.Value == -1 && f.Unit == "s" {
+		return "never"
+	}
+	v := fmt.Sprintf("%.3f", f.Value)
+	if f.Value == float64(int64(f.Value)) {
+		v = fmt.Sprintf("%d", int64(f.Value))
+	}
+	if f.Unit == "" {
+		return v
+	}
+	if f.Unit == "%" || f.Unit == "×" {
+		return v + f.Unit
+	}
+	return v + " " + f.Unit
+}
+
+// JUnit XML, the subset CI dashboards read (Jenkins, GitLab, GitHub
+// test-report actions): one testsuite, one testcase per scenario.
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     float64     `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Body    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the reports as JUnit XML to path (atomically): FAIL is
+// a failure, INCOMPLETE an error, SKIPPED a skip; the summary of each
+// scenario is its system-out.
+func WriteJUnit(path string, reps []*Report) error {
+	s := junitSuite{Name: "lockbench-chaos"}
+	for _, rep := range reps {
+		var out strings.Builder
+		WriteSummary(&out, rep)
+		c := junitCase{Name: rep.Scenario, Classname: "chaos", Time: rep.Seconds, SystemOut: out.String()}
+		msg := &junitMessage{Message: string(rep.Verdict) + ": " + rep.Reason, Body: rep.Reason}
+		switch rep.Verdict {
+		case Fail:
+			msg.Type = "verdict"
+			c.Failure = msg
+			s.Failures++
+		case Incomplete:
+			msg.Type = "interrupted"
+			c.Error = msg
+			s.Errors++
+		case Skipped:
+			c.Skipped = &junitMessage{Message: rep.Reason}
+			s.Skipped++
+		}
+		s.Tests++
+		s.Time += rep.Seconds
+		s.Cases = append(s.Cases, c)
+	}
+	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("scenarios: %w", err)
+		}
+	}
+	return results.WriteAtomic(path, append([]byte(xml.Header), append(b, '\n')...))
+}

@@ -1,0 +1,416 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// rig is one variant's world: its Redis, its proxies and clients, its
+// fault schedule, and the report it adds checks and figures to.
+type rig struct {
+	ctx  context.Context
+	s    *Scenario
+	v    Variant
+	name string // scenario.variant
+	t    Timing
+	o    Options
+	rep  *Report
+	plan []Planned
+
+	env     *redisenv.Env
+	proxies []*faults.Proxy
+	clocks  []*faults.Clock
+	gates   []*faults.Gate
+	clients []*client
+	sched   *faults.Schedule
+	ids     []string              // each client's lockimpl ID (the owners' prefix)
+	repl    *faults.Proxy         // failover: the replication link's proxy
+	ready   chan struct{}         // closed when the plan's first fault is in
+	raw     redis.UniversalClient // straight to the primary, for inspection
+	closers []func()
+	prefix  string
+}
+
+// client is one lockimpl client (a process, in Redisson's terms) whose
+// connections all go through its own proxy.
+type client struct {
+	idx   int
+	rdb   redis.UniversalClient
+	lc    *lockimpl.Client
+	proxy *faults.Proxy
+	clock *faults.Clock
+	gate  *faults.Gate
+}
+
+func (r *rig) logf(format string, args ...any) {
+	if r.o.Logf != nil {
+		r.o.Logf(format, args...)
+	}
+}
+
+// start brings up the variant's Redis (mod adjusts the user's config:
+// persistence, topology) and n proxies in front of its primary.
+func (r *rig) start(n int, mod func(*redisenv.Config)) error {
+	cfg := r.o.Redis
+	if r.s.Topology != "" {
+		cfg.Topology = r.s.Topology
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	env, err := redisenv.Start(r.ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("start Redis: %w", err)
+	}
+	r.env = env
+	r.closers = append(r.closers, func() { _ = env.Close() })
+	if r.s.Process && env.Backend() == redisenv.BackendExternal {
+		return &skipError{why: "needs process faults on a Redis lockbench starts; this one is external"}
+	}
+	if r.rep.Redis == "" {
+		r.rep.Redis = env.String()
+	}
+	r.raw = env.NewClient()
+	r.closers = append(r.closers, func() { _ = r.raw.Close() })
+	r.prefix = fmt.Sprintf("lockbench:chaos:%s:%d:", r.name, time.Now().UnixNano())
+	for i := range n {
+		p, err := r.o.Toxiproxy.NewProxy(fmt.Sprintf("%s-c%d-%d", r.name, i, time.Now().UnixNano()), env.Addr())
+		if err != nil {
+			return err
+		}
+		r.proxies = append(r.proxies, p)
+		r.clocks = append(r.clocks, new(faults.Clock))
+		r.ids = append(r.ids, newID())
+		r.gates = append(r.gates, faults.NewGate())
+	}
+	return nil
+}
+
+// redisFor is client i's connection pool, through its proxy (i < 0: the
+// PING sampler, straight to Redis: the floor is Redis's, not the fault's).
+func (r *rig) redisFor(i, pool int) redis.UniversalClient {
+	o := r.env.ClientOptions(pool)
+	if i >= 0 {
+		o.Addrs = []string{r.proxies[i].Addr()}
+	}
+	// A request lost in a partition fails after a second instead of
+	// go-redis's default 3 s, so that clients notice and retry within a
+	// quick scenario's watchdog period; and one attempt per call, so the
+	// outcome the harness records is the call's own.
+	o.ReadTimeout, o.WriteTimeout, o.DialTimeout = time.Second, time.Second, time.Second
+	o.MaxRetries = -1
+	return redis.NewUniversalClient(o)
+}
+
+// lockOptions are client i's lockimpl options: the timing's watchdog and
+// the client's own (skewable) clock.
+func (r *rig) lockOptions(i int) lockimpl.Options {
+	return lockimpl.Options{WatchdogTimeout: r.t.Watchdog, Clock: r.clocks[i].Now, ID: r.ids[i]}
+}
+
+// newClients makes one lockimpl client per proxy.
+func (r *rig) newClients() error {
+	for i := range r.proxies {
+		rdb := r.redisFor(i, 16)
+		lc, err := lockimpl.NewClient(rdb, r.lockOptions(i))
+		if err != nil {
+			_ = rdb.Close()
+			return err
+		}
+		c := &client{idx: i, rdb: rdb, lc: lc, proxy: r.proxies[i], clock: r.clocks[i], gate: r.gates[i]}
+		r.clients = append(r.clients, c)
+		r.closers = append(r.closers, func() { _ = lc.Close(); _ = rdb.Close() })
+	}
+	return nil
+}
+
+// startFaults starts the plan's schedule against base.
+func (r *rig) startFaults(base time.Time) {
+	steps := make([]faults.Step, len(r.plan))
+	for i, p := range r.plan {
+		steps[i] = faults.Step{At: p.At, For: p.For, Fault: p.build(r)}
+	}
+	r.sched = faults.Start(r.ctx, base, steps, func(f string, a ...any) { r.logf("%s: "+f, append([]any{r.name}, a...)...) })
+}
+
+// stopFaults reverts whatever is still injected and returns the timeline.
+func (r *rig) stopFaults() []results.Event {
+	if r.sched == nil {
+		return nil
+	}
+	r.sched.Stop()
+	return r.sched.Events()
+}
+
+// close undoes everything, last made first.
+func (r *rig) close() {
+	if r.sched != nil {
+		r.sched.Stop()
+	}
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+	// Each variant's proxies go with it; the Toxiproxy (one per suite)
+	// stays for the next.
+	for _, p := range r.proxies {
+		if err := r.o.Toxiproxy.Remove(p); err != nil {
+			r.logf("%s: %v", r.name, err)
+		}
+	}
+	r.proxies = nil
+}
+
+// newID is a random UUID (version 4), the form of Redisson's client IDs.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// check records an expectation.
+func (r *rig) check(name, want, got string, ok bool) {
+	r.rep.Checks = append(r.rep.Checks, Check{Name: r.v.Name + ": " + name, Want: want, Got: got, OK: ok})
+	mark := "ok"
+	if !ok {
+		mark = "MISMATCH"
+	}
+	r.logf("%s: check %s: want %s, got %s [%s]", r.name, name, want, got, mark)
+}
+
+// figure records a measured number.
+func (r *rig) figure(name string, v float64, unit string) {
+	r.rep.Figures = append(r.rep.Figures, Figure{Name: r.v.Name + ": " + name, Value: v, Unit: unit})
+}
+
+// addResult files a variant's result: events attached, written to Out.
+func (r *rig) addResult(res *results.Result, events []results.Event) error {
+	res.Events = events
+	res.Meta.Profile = "chaos-" + r.name
+	res.Meta.RedisVersion = r.env.Version()
+	res.Meta.RedisBackend = string(r.env.Backend())
+	res.Meta.RedisAddr = r.env.Addr()
+	sum := RunSummary{
+		Variant: r.v.Name, Partial: res.Partial, Seconds: res.Measured, OpsPerSec: res.Throughput.OpsPerSec,
+		Lost: res.Throughput.Lost, Safety: res.Safety, Events: events, result: res,
+	}
+	for _, n := range res.Errors {
+		sum.Errors += n
+	}
+	if r.o.Out != "" {
+		path, err := results.WriteFiles(r.o.Out, res)
+		if err != nil {
+			return err
+		}
+		sum.File = path
+	}
+	r.rep.Runs = append(r.rep.Runs, sum)
+	return nil
+}
+
+// safetyFigures records the safety numbers every variant reports.
+func (r *rig) safetyFigures(res *results.Result) {
+	r.figure("violations", float64(res.Safety.Violations), "")
+	r.figure("unsafe window", res.Safety.UnsafeUs/1e3, "ms")
+	r.figure("max overlap", res.Safety.MaxOverlapUs/1e3, "ms")
+	r.figure("lost acquisitions", float64(res.Throughput.Lost), "")
+}
+
+// workload runs profile p through the variant's proxies with the plan's
+// faults scheduled against the run's own clock.
+func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, error) {
+	p.Name = "chaos-" + r.name
+	cfg := workloads.Config{
+		Profile:     p,
+		ClientRedis: r.redisFor,
+		LockFor:     r.lockOptions,
+		IgnoreLost:  ignoreLost,
+		KeyPrefix:   r.prefix,
+		Started:     r.startFaults,
+	}
+	res, err := workloads.Run(r.ctx, cfg)
+	events := r.stopFaults()
+	if res == nil {
+		return nil, err
+	}
+	if aerr := r.addResult(res, events); aerr != nil {
+		return res, aerr
+	}
+	return res, err
+}
+
+// profile is a built-in profile with fields set (values as in YAML).
+func profile(builtin string, set ...string) workloads.Profile {
+	p, err := workloads.Builtin(builtin)
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; i+1 < len(set); i += 2 {
+		if err := p.Set(set[i], set[i+1]); err != nil {
+			panic(fmt.Sprintf("scenario profile %s: %v", builtin, err))
+		}
+	}
+	return p
+}
+
+// stage records scripted actors' operations into a results collector, so
+// the same safety checker judges them as judges workloads.
+type stage struct {
+	r      *rig
+	col    *results.Collector
+	labels results.Labels
+	base   time.Time
+	stop   chan struct{}
+	done   sync.WaitGroup
+}
+
+// newStage starts recording for owners on locks, with the plan's faults
+// scheduled from now.
+func (r *rig) newStage(owners, locks []string) *stage {
+	base := time.Now()
+	st := &stage{r: r, col: results.NewCollector(base, len(owners), 0), labels: results.Labels{Owners: owners, Locks: locks},
+		base: base, stop: make(chan struct{})}
+	st.done.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-st.stop:
+				return
+			case now := <-t.C:
+				st.col.Tick(now, false, runtime.NumGoroutine())
+			}
+		}
+	})
+	r.startFaults(base)
+	return st
+}
+
+func (st *stage) at(t time.Time) int64 { return st.col.Since(t) }
+
+func (st *stage) record(op results.Op) { st.col.Shard(int(op.Owner)).Record(op, nil, nil) }
+
+// finish stops the faults and the recording and files the result.
+func (st *stage) finish() (*results.Result, error) {
+	events := st.r.stopFaults()
+	close(st.stop)
+	st.done.Wait()
+	res := st.col.Finish(time.Now(), false, runtime.NumGoroutine(), results.Analysis{Labels: st.labels})
+	res.Meta.Start = st.base
+	res.Meta.Workload = fmt.Sprintf("scripted: %s on %s", strings.Join(st.labels.Owners, ", "), strings.Join(st.labels.Locks, ", "))
+	if st.r.ctx.Err() != nil {
+		res.Partial, res.PartialReason = true, "interrupted"
+	}
+	if err := st.r.addResult(res, events); err != nil {
+		return res, err
+	}
+	return res, st.r.ctx.Err()
+}
+
+// holdSpec says how a scripted holder behaves while it holds.
+type holdSpec struct {
+	until  time.Time     // planned end of the work
+	dur    time.Duration // or: work this long after acquiring
+	slice  time.Duration // one unit of work
+	honour bool          // stop at Lost (lockimpl) or carry on (Redisson's API)
+	gate   *faults.Gate  // where a frozen client waits between units
+}
+
+// hold does units of work under l until the plan ends, the hold is lost
+// (when honoured) or ctx ends. It returns the end of its last unit of
+// work: the holder's critical section, as far as anything it did went.
+func hold(ctx context.Context, l *lockimpl.Lock, h holdSpec) (last time.Time, lost bool) {
+	last = time.Now()
+	if h.until.IsZero() {
+		h.until = last.Add(h.dur)
+	}
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		if h.gate != nil && h.gate.Wait(ctx) != nil {
+			return last, isClosed(l.Lost())
+		}
+		lostCh := l.Lost()
+		if h.honour && isClosed(lostCh) {
+			return last, true
+		}
+		now := time.Now()
+		if !now.Before(h.until) || ctx.Err() != nil {
+			return last, isClosed(lostCh)
+		}
+		if !h.honour {
+			lostCh = nil
+		}
+		t.Reset(min(h.slice, h.until.Sub(now)))
+		select {
+		case <-t.C:
+			last = time.Now()
+		case <-lostCh:
+			return time.Now(), true
+		case <-ctx.Done():
+			return time.Now(), isClosed(l.Lost())
+		}
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// section acquires l for owner (index into the stage's owners) with try,
+// holds it per h, unlocks, and records the operation. It reports whether
+// the lock was acquired.
+func (st *stage) section(owner, lock int32, l *lockimpl.Lock, try func() (bool, error), h holdSpec) (bool, error) {
+	called := time.Now()
+	op := results.Op{Start: st.at(called), Called: st.at(called), Owner: owner, Lock: lock, Mode: results.Exclusive, Depth: 1}
+	ok, err := try()
+	now := time.Now()
+	if !ok || err != nil {
+		op.Err = results.ErrTimeout
+		if err != nil {
+			op.Err = results.ErrOther
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				op.Err = results.ErrCtx
+			}
+		}
+		op.Released, op.Done = op.Called, st.at(now)
+		st.record(op)
+		return false, err
+	}
+	op.Acquired = st.at(now)
+	last, lost := hold(st.r.ctx, l, h)
+	op.Released = st.at(last)
+	switch {
+	case lost && h.honour:
+		op.Flags |= results.Lost
+	case lost:
+		op.Flags |= results.LostIgnored
+	}
+	uerr := l.Unlock(context.WithoutCancel(st.r.ctx))
+	op.Done = st.at(time.Now())
+	if uerr != nil && !lost && !errors.Is(uerr, lockimpl.ErrNotHeld) {
+		op.Err = results.ErrOther
+	}
+	st.record(op)
+	return true, nil
+}

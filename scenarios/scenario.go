@@ -1,0 +1,323 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Verdict is a scenario's outcome measured against its expectation.
+type Verdict string
+
+// The verdicts. Only Fail (and Incomplete, for an interrupted run) make a
+// suite fail; Skipped says the scenario could not run here, never that it
+// passed.
+const (
+	// Pass: every check held and the invariant was kept, as expected.
+	Pass Verdict = "PASS"
+	// ExpectedViolation: the scenario exists to show a violation, and the
+	// checker caught it, with every other check as expected.
+	ExpectedViolation Verdict = "EXPECTED VIOLATION DETECTED"
+	// Fail: some check came out other than expected; Reason says which.
+	Fail Verdict = "FAIL"
+	// Skipped: the chosen backend cannot inject this scenario's faults.
+	Skipped Verdict = "SKIPPED"
+	// Incomplete: interrupted before the checks could be made.
+	Incomplete Verdict = "INCOMPLETE"
+)
+
+// Scenario is one chaos experiment: faults on a schedule, a workload, and
+// the checks that decide its verdict.
+type Scenario struct {
+	Name        string
+	Summary     string // one line, for chaos list
+	Description string // one paragraph: what happens and why it matters
+	Invariant   string // what must hold (or what the checker must catch)
+	// ExpectViolation: the scenario passes only when the safety checker
+	// detects the violation it provokes.
+	ExpectViolation bool
+	// Process: it injects process faults (pause, kill, failover), which only
+	// a Redis lockbench started itself allows.
+	Process bool
+	// Topology it needs; empty means single.
+	Topology redisenv.Topology
+	// Variants run in order, each with its own plan and result file.
+	Variants []Variant
+}
+
+// Variant is one run of a scenario: a fault plan and the code that drives
+// clients through it and checks the outcome.
+type Variant struct {
+	Name string
+	// Plan is the fault schedule for the timing and random source given:
+	// the same seed gives the same plan.
+	Plan func(t Timing, rng *rand.Rand) []Planned
+	run  func(r *rig) error
+}
+
+// Planned is one step of a plan, described before any target exists;
+// build makes the fault once the variant's clients and servers do.
+type Planned struct {
+	At, For              time.Duration
+	Kind, Target, Detail string
+	build                func(r *rig) faults.Fault
+}
+
+// String is the step as describe prints it.
+func (p Planned) String() string {
+	return fmt.Sprintf("at %v for %v: %s %s (%s)", p.At, p.For, p.Kind, p.Target, p.Detail)
+}
+
+// Expected is the expected verdict, in words.
+func (s *Scenario) Expected() Verdict {
+	if s.ExpectViolation {
+		return ExpectedViolation
+	}
+	return Pass
+}
+
+// Timing scales a scenario: full timings use Redisson's defaults (30 s
+// watchdog), quick ones shrink every duration so the suite takes minutes.
+type Timing struct {
+	Quick bool
+	// Watchdog is lockimpl's watchdog timeout in every client.
+	Watchdog time.Duration
+}
+
+// TimingFor returns the quick or the full timing.
+func TimingFor(quick bool) Timing {
+	if quick {
+		return Timing{Quick: true, Watchdog: 3 * time.Second}
+	}
+	return Timing{Watchdog: 30 * time.Second}
+}
+
+// pick chooses the full or the quick value.
+func (t Timing) pick(full, quick time.Duration) time.Duration {
+	if t.Quick {
+		return quick
+	}
+	return full
+}
+
+// Rand is the random source of scenario name under seed: each scenario
+// draws from its own stream, so adding one never changes another's plan.
+func Rand(seed uint64, name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// Options configure a suite run.
+type Options struct {
+	Redis     redisenv.Config
+	Toxiproxy *faults.Toxiproxy
+	Quick     bool
+	Seed      uint64
+	// Logf gets progress lines (fault injections, phases); nil is silent.
+	Logf func(format string, args ...any)
+	// Out, when set, receives each variant's result files.
+	Out string
+}
+
+// Check is one expectation and what was observed.
+type Check struct {
+	Name string `json:"name"`
+	Want string `json:"want"`
+	Got  string `json:"got"`
+	OK   bool   `json:"ok"`
+}
+
+// Figure is one measured number.
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"`
+}
+
+// RunSummary is what a variant's result says about safety, throughput and
+// faults; the full result is in File.
+type RunSummary struct {
+	Variant    string          `json:"variant"`
+	File       string          `json:"file,omitempty"`
+	Partial    bool            `json:"partial,omitempty"`
+	Seconds    float64         `json:"seconds"`
+	OpsPerSec  float64         `json:"ops_per_s"`
+	Lost       int64           `json:"lost_acquisitions"`
+	Errors     int64           `json:"errors"`
+	Safety     results.Safety  `json:"safety"`
+	Events     []results.Event `json:"events,omitempty"`
+	result     *results.Result
+	eventsBase time.Time
+}
+
+// ReportSchema names the chaos report format.
+const ReportSchema = "lockbench.chaos/v1"
+
+// Report is one scenario's outcome: the verdict, the checks behind it, the
+// figures, the fault timeline and each variant's result.
+type Report struct {
+	Schema      string       `json:"schema"`
+	Scenario    string       `json:"scenario"`
+	Description string       `json:"description"`
+	Invariant   string       `json:"invariant"`
+	Expected    Verdict      `json:"expected"`
+	Verdict     Verdict      `json:"verdict"`
+	Reason      string       `json:"reason,omitempty"`
+	Partial     bool         `json:"partial,omitempty"`
+	Quick       bool         `json:"quick"`
+	Seed        uint64       `json:"seed"`
+	Start       time.Time    `json:"start"`
+	Seconds     float64      `json:"seconds"`
+	Redis       string       `json:"redis,omitempty"`
+	Toxiproxy   string       `json:"toxiproxy,omitempty"`
+	Plan        []string     `json:"plan"`
+	Checks      []Check      `json:"checks"`
+	Figures     []Figure     `json:"figures"`
+	Runs        []RunSummary `json:"runs"`
+}
+
+// OK reports whether the verdict is what the scenario expects (a skip is
+// not a mismatch).
+func (r *Report) OK() bool {
+	return r.Verdict == Pass || r.Verdict == ExpectedViolation || r.Verdict == Skipped
+}
+
+// Run runs every variant of s and decides its verdict. It never returns
+// with a fault still injected: each variant's schedule is stopped (and its
+// servers closed) even when the variant panics, which Run reports as FAIL.
+// When ctx ends first the report is marked partial with verdict
+// INCOMPLETE.
+func Run(ctx context.Context, s *Scenario, o Options) (rep *Report) {
+	t := TimingFor(o.Quick)
+	rep = &Report{
+		Schema: ReportSchema, Scenario: s.Name, Description: s.Description, Invariant: s.Invariant,
+		Expected: s.Expected(), Quick: o.Quick, Seed: o.Seed, Start: time.Now(),
+		Plan: PlanLines(s, t, o.Seed),
+	}
+	if o.Toxiproxy != nil {
+		rep.Toxiproxy = o.Toxiproxy.String()
+	}
+	defer func() { rep.Seconds = time.Since(rep.Start).Seconds() }()
+	if why := unsupported(s, o.Redis); why != "" {
+		rep.Verdict, rep.Reason = Skipped, why
+		return rep
+	}
+	rng := Rand(o.Seed, s.Name)
+	for _, v := range s.Variants {
+		if err := runVariant(ctx, s, v, t, rng, o, rep); err != nil {
+			var skip *skipError
+			switch {
+			case errors.As(err, &skip):
+				rep.Verdict, rep.Reason = Skipped, skip.why
+				return rep
+			case ctx.Err() != nil:
+				rep.Verdict, rep.Partial = Incomplete, true
+				rep.Reason = fmt.Sprintf("interrupted during %s", v.Name)
+				return rep
+			}
+			rep.Verdict, rep.Reason = Fail, err.Error()
+			return rep
+		}
+	}
+	var failed []string
+	for _, c := range rep.Checks {
+		if !c.OK {
+			failed = append(failed, fmt.Sprintf("%s: want %s, got %s", c.Name, c.Want, c.Got))
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		rep.Verdict, rep.Reason = Fail, strings.Join(failed, "; ")
+	case s.ExpectViolation:
+		rep.Verdict = ExpectedViolation
+	default:
+		rep.Verdict = Pass
+	}
+	return rep
+}
+
+type skipError struct{ why string }
+
+func (e *skipError) Error() string { return e.why }
+
+// unsupported says why s cannot run against cfg's Redis ("" if it can).
+func unsupported(s *Scenario, cfg redisenv.Config) string {
+	if !external(cfg) {
+		return ""
+	}
+	switch {
+	case s.Process:
+		return "needs process faults (pause, kill, failover) on a Redis lockbench starts; this one is external (use --redis local or container)"
+	case s.Topology != "" && s.Topology != redisenv.TopologySingle:
+		return fmt.Sprintf("needs the %s topology, which lockbench starts itself; this Redis is external", s.Topology)
+	}
+	return ""
+}
+
+func external(cfg redisenv.Config) bool {
+	switch cfg.Backend {
+	case redisenv.BackendExternal:
+		return true
+	case "", redisenv.BackendAuto:
+		return cfg.URL != "" || os.Getenv(redisenv.EnvURL) != ""
+	}
+	return false
+}
+
+func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand.Rand, o Options, rep *Report) (err error) {
+	name := s.Name
+	if v.Name != "" {
+		name += "." + v.Name
+	}
+	r := &rig{ctx: ctx, s: s, v: v, name: name, t: t, o: o, rep: rep, plan: v.Plan(t, rng)}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic in %s: %v\n%s", name, p, debug.Stack())
+		}
+		r.close() // stops the schedule (reverting every fault) and the servers
+	}()
+	r.logf("%s: starting", name)
+	return v.run(r)
+}
+
+// PlanLines is every variant's plan, as describe and the report show it.
+func PlanLines(s *Scenario, t Timing, seed uint64) []string {
+	rng := Rand(seed, s.Name)
+	var lines []string
+	for _, v := range s.Variants {
+		for _, p := range v.Plan(t, rng) {
+			lines = append(lines, fmt.Sprintf("%s: %s", v.Name, p))
+		}
+	}
+	return lines
+}
+
+// Find returns the scenario called name.
+func Find(name string) (*Scenario, bool) {
+	i := slices.IndexFunc(All(), func(s *Scenario) bool { return s.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return All()[i], true
+}
+
+// Names lists the scenarios in catalogue order.
+func Names() []string {
+	var ns []string
+	for _, s := range All() {
+		ns = append(ns, s.Name)
+	}
+	return ns
+}
