@@ -13,14 +13,14 @@ import (
 // Faults hit the holders (or Redis) on the plan's schedule.
 type duel struct {
 	pairs     int
-	holdUntil time.Duration // holders' planned end of work, from the start
-	lease     time.Duration // holders' lease; 0 is a watchdog lease
-	honour    bool          // holders stop at Lost
-	frozen    bool          // holders pause at their client's gate (freeze)
-	slice     time.Duration // holders' unit of work
-	until     time.Duration // contenders stop trying at this time
-	poll      time.Duration // contenders poll with TryLock(0) this often; 0 blocks
-	contHold  time.Duration // contenders' hold per acquisition (they honour Lost)
+	holdUntil time.Duration   // holders' planned end of work, from the start
+	lease     time.Duration   // holders' lease; 0 is a watchdog lease
+	honour    bool            // holders stop at Lost
+	frozen    bool            // holders pause at their client's gate (freeze)
+	slice     time.Duration   // holders' unit of work
+	until     time.Duration   // contenders stop trying at this time
+	poll      time.Duration   // contenders poll with TryLock(0) this often; 0 blocks
+	contHold  time.Duration   // contenders' hold per acquisition (they honour Lost)
 	after     <-chan struct{} // holders start once it closes (nil: at once)
 }
 
@@ -28,11 +28,11 @@ type duel struct {
 type duelOutcome struct {
 	res           *results.Result
 	base          time.Time
-	holderLost    int          // holders whose Lost closed before they let go
-	holderLostAt  []time.Time  // when each noticed (zero: never)
-	firstContend  []time.Time  // each contender's first acquisition (zero: never)
-	contendTotal  int          // acquisitions by contenders
-	holderAcqErrs []error      // a holder that could not even acquire
+	holderLost    int         // holders whose Lost closed before they let go
+	holderLostAt  []time.Time // when each noticed (zero: never)
+	firstContend  []time.Time // each contender's first acquisition (zero: never)
+	contendTotal  int         // acquisitions by contenders
+	holderAcqErrs []error     // a holder that could not even acquire
 	lockNames     []string
 }
 
