@@ -75,4 +75,13 @@
 // waiting for itself forever. Latch values are private to the unlock that
 // wrote them (each has its own request id), so these replies never reach
 // a peer.
+//
+// One client behaviour goes beyond Redisson: an acquire attempt whose
+// outcome is unknown (error or timeout: Redis may have run it while the
+// reply was lost) by an owner holding nothing of that lock is followed by
+// an unlock, so an acquisition nobody knows of is given back at once
+// instead of blocking every waiter for a whole lease. Redisson undoes an
+// acquisition only when replicas failed to confirm it (handleNoSync). The
+// chaos reset-storm scenario found both this case and the failed-unlock
+// one above stalling locks for a lease or forever.
 package lockimpl

@@ -96,10 +96,16 @@ func (h *hold) acquired(send time.Time, lease time.Duration) {
 	}
 }
 
-// partiallyReleased records an unlock that left the hold in place.
-func (h *hold) partiallyReleased(send time.Time) {
+// partiallyReleased records an unlock that left the hold in place. It
+// reports false, changing nothing, when that unlock was the last of the
+// acquisitions this owner knows of: Redis still counts some it never
+// learned of, and the caller ends the hold.
+func (h *hold) partiallyReleased(send time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.count <= 1 {
+		return false
+	}
 	h.count--
 	h.noteSet(send)
 	if h.key.kind == kindRead {
@@ -115,6 +121,7 @@ func (h *hold) partiallyReleased(send time.Time) {
 		h.deadline = send.Add(h.lease)
 	}
 	h.armLocked()
+	return true
 }
 
 // unlockFailed records an unlock whose outcome is unknown (it failed or

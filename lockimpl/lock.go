@@ -203,6 +203,7 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		return 0, true, nil
 	}
 	if err != nil {
+		l.undoUnknownAcquire(ctx)
 		return 0, false, l.fail(ctx, "lock", err)
 	}
 	n, _ := res.(int64)
@@ -235,9 +236,65 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		h.unlocking(+1)
 		defer h.unlocking(-1)
 	}
+	send := time.Now()
+	n, err := l.unlockOnce(ctx, lease)
+	switch {
+	case errors.Is(err, ErrNotHeld):
+		if h != nil {
+			h.lose()
+			l.owner.drop(h)
+		}
+		return l.fail(ctx, "unlock", ErrNotHeld)
+	case err != nil:
+		if h != nil && h.unlockFailed() {
+			l.owner.drop(h)
+		}
+		return l.fail(ctx, "unlock", err)
+	case n == 0:
+		if h != nil && !h.partiallyReleased(send) {
+			// Redis counts acquisitions of ours that we never learned of
+			// (an acquire applied whose reply was lost). Every one we know
+			// of is released, so renewal stops, as in Redisson (whose
+			// renewal is counted per acquisition too): the rest expire
+			// within the lease the unlock just set, instead of being
+			// renewed forever for an owner that has let go.
+			h.release()
+		}
+	default: // 1: released; 2: this owner's read holds are over, others' remain
+		if h != nil {
+			h.release()
+		}
+	}
+	return nil
+}
+
+// undoUnknownAcquire runs after an acquire attempt whose outcome is unknown
+// (error or timeout) by an owner holding nothing of l: if the attempt was
+// applied, the unlock gives it back at once instead of leaving it to block
+// everyone until its lease runs out; if not, the unlock finds nothing.
+// Redisson undoes an acquisition the same way when replicas failed to
+// confirm it (handleNoSync). It runs on its own short deadline, since the
+// caller's context may be what ended the attempt.
+func (l *Lock) undoUnknownAcquire(ctx context.Context) {
+	if h := l.owner.hold(holdKey{l.kind, l.name}); h != nil && !h.isDone() {
+		return // a re-entry: an orphan it left expires after the last unlock
+	}
+	c := l.owner.c
+	if c.checkOpen() != nil {
+		return
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_, _ = l.unlockOnce(uctx, c.opts.WatchdogTimeout)
+}
+
+// unlockOnce runs the unlock script of l's kind once with a fresh latch:
+// n is its reply (0 still held, 1 released, 2 read holds over), ErrNotHeld
+// when this owner held nothing.
+func (l *Lock) unlockOnce(ctx context.Context, lease time.Duration) (int64, error) {
+	c := l.owner.c
 	latch := unlockLatchKey(l.name, newRequestID())
 	latchMs := ms(c.opts.LatchTimeout)
-	send := time.Now()
 	var res any
 	var err error
 	switch l.kind {
@@ -260,26 +317,11 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	n, _ := res.(int64)
 	switch {
 	case errors.Is(err, redis.Nil) || (err == nil && n < 0):
-		if h != nil {
-			h.lose()
-			l.owner.drop(h)
-		}
-		return l.fail(ctx, "unlock", ErrNotHeld)
+		return 0, ErrNotHeld
 	case err != nil:
-		if h != nil && h.unlockFailed() {
-			l.owner.drop(h)
-		}
-		return l.fail(ctx, "unlock", err)
-	case n == 0:
-		if h != nil {
-			h.partiallyReleased(send)
-		}
-	default: // 1: released; 2: this owner's read holds are over, others' remain
-		if h != nil {
-			h.release()
-		}
+		return 0, err
 	}
-	return nil
+	return n, nil
 }
 
 // dropLatch deletes a latch key once its unlock answered: in the

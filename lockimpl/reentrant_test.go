@@ -3,10 +3,15 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/lockimpl"
 )
@@ -455,5 +460,106 @@ func TestShardedPublish(t *testing.T) {
 	recvOK(t, got, lockimpl.DefaultWatchdogTimeout/3, "waiter not woken by the sharded unlock message")
 	if err := waiter.Unlock(bg); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOrphanedAcquisitionExpires: an acquisition applied in Redis whose
+// reply never arrived leaves Redis counting one more re-entry than the
+// owner knows of. After the owner's last unlock the watchdog must stop, so
+// the orphan expires within the lease instead of being renewed forever
+// for nobody (which stalled every waiter in the reset-storm scenario).
+func TestOrphanedAcquisitionExpires(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{WatchdogTimeout: watch})
+	o := c.NewOwner()
+	l := o.Lock("L")
+	// The lost reply: the acquire script ran for this owner's field.
+	acq, _ := lockimpl.ReentrantCalls("L", o.ID(), "")
+	args := make([]any, len(acq.Args))
+	for i, a := range acq.Args {
+		args[i] = a
+	}
+	if err := f.raw.Eval(bg, acq.Source, acq.Keys, args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatal(err)
+	}
+	if err := l.Lock(bg); err != nil { // a re-entry, as far as Redis counts
+		t.Fatal(err)
+	}
+	f.wantHash("L", map[string]string{o.ID(): "2"})
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.WatchdogLen(); n != 0 {
+		t.Errorf("watchdog still renews %d holds", n)
+	}
+	eventually(t, "the orphaned acquisition to expire", func() bool { return f.pttl("L") < 0 })
+}
+
+// lossyConn runs commands but, once armed, swallows the reply to the
+// next one it sends and reports a read timeout instead: the outcome a
+// client sees when a connection dies between request and reply.
+type lossyConn struct {
+	net.Conn
+	armed   *atomic.Bool
+	swallow bool
+}
+
+func (c *lossyConn) Write(b []byte) (int, error) {
+	if c.armed.CompareAndSwap(true, false) {
+		c.swallow = true
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *lossyConn) Read(b []byte) (int, error) {
+	if c.swallow {
+		c.swallow = false
+		if _, err := c.Conn.Read(b); err != nil { // the reply, discarded
+			return 0, err
+		}
+		return 0, os.ErrDeadlineExceeded
+	}
+	return c.Conn.Read(b)
+}
+
+// TestLostAcquireReplyUndone: an acquire that Redis ran but whose reply
+// was lost leaves the lock held by an owner that does not know it, for a
+// whole lease (30 s). An owner holding nothing undoes it at once with an
+// unlock, which frees the lock and wakes its waiters.
+func TestLostAcquireReplyUndone(t *testing.T) {
+	f := setup(t)
+	var armed atomic.Bool
+	o := f.env.Options()
+	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &lossyConn{Conn: conn, armed: &armed}, nil
+	}
+	rdb := redis.NewUniversalClient(o)
+	defer rdb.Close()
+	c, err := lockimpl.NewClient(rdb, lockimpl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l := c.NewOwner().Lock("L")
+	// One healthy cycle loads the scripts: the acquire below is then an
+	// EVALSHA that Redis runs, not a NOSCRIPT.
+	if err := l.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	if ok, err := l.TryLock(bg, 0, 0); ok || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("TryLock with its reply lost = %v, %v; want the timeout", ok, err)
+	}
+	f.wantAbsent("L")
+	latches := f.keys("redisson_unlock_latch:{L}:*")
+	if !slices.ContainsFunc(latches, func(k string) bool { return f.str(k) == "1" }) {
+		t.Errorf("latches %v; want the undo's, saying released (1)", latches)
 	}
 }

@@ -2,6 +2,7 @@
 # Checks that packages import only what their room allows (../shared/style.md
 # section (c)): lockimpl and results import no package of this module,
 # workloads -> lockimpl, results; faults -> redisenv, results; plots -> results;
+# scenarios -> faults, lockimpl, redisenv, results, workloads;
 # nothing imports cmd/*. Test-only imports (redisenvtest) are not counted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ allowed() {
     workloads) echo "lockimpl results" ;;
     faults) echo "redisenv results" ;;
     plots) echo "results" ;;
+    scenarios) echo "faults lockimpl redisenv results workloads" ;;
     internal/* | cmd/*) echo "*" ;;
     *) echo "?" ;;
   esac

@@ -1,0 +1,244 @@
+package scenarios_test
+
+import (
+	"context"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+var bg = context.Background()
+
+// options runs against local redis-servers under t and the embedded
+// toxiproxy, with quick timings and result files in a temp dir.
+func options(t *testing.T) scenarios.Options {
+	t.Helper()
+	tp := faults.NewEmbedded()
+	t.Cleanup(func() {
+		if err := tp.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return scenarios.Options{
+		Redis:     redisenv.Config{Backend: redisenv.BackendLocal, Dir: t.TempDir()},
+		Toxiproxy: tp, Quick: true, Seed: 1, Logf: t.Logf, Out: t.TempDir(),
+	}
+}
+
+func run(t *testing.T, name string, o scenarios.Options) *scenarios.Report {
+	t.Helper()
+	s, ok := scenarios.Find(name)
+	if !ok {
+		t.Fatalf("no scenario %s", name)
+	}
+	rep := scenarios.Run(bg, s, o)
+	var b strings.Builder
+	scenarios.WriteSummary(&b, rep)
+	t.Log("\n" + b.String())
+	return rep
+}
+
+// variant returns the run of the named variant.
+func variant(t *testing.T, rep *scenarios.Report, name string) scenarios.RunSummary {
+	t.Helper()
+	i := slices.IndexFunc(rep.Runs, func(r scenarios.RunSummary) bool { return r.Variant == name })
+	if i < 0 {
+		t.Fatalf("%s: no run of variant %s", rep.Scenario, name)
+	}
+	return rep.Runs[i]
+}
+
+// TestWatchdogLoss: partitioned past the watchdog timeout, a holder that
+// ignores Lost overlaps the next owner and the checker says so; one that
+// honours it does not.
+func TestWatchdogLoss(t *testing.T) {
+	o := options(t)
+	rep := run(t, "watchdog-loss", o)
+	if rep.Verdict != scenarios.ExpectedViolation {
+		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, scenarios.ExpectedViolation)
+	}
+	ignore, honour := variant(t, rep, "ignore-lost"), variant(t, rep, "honour-lost")
+	if ignore.Safety.Violations < 1 || ignore.Safety.UnsafeUs <= 0 {
+		t.Errorf("ignore-lost: %+v; want a violation with an unsafe window", ignore.Safety)
+	}
+	if honour.Safety.Violations != 0 || honour.Lost != 1 {
+		t.Errorf("honour-lost: %d violations, %d lost; want 0 and 1", honour.Safety.Violations, honour.Lost)
+	}
+	// The fault timeline is kept with the result, and the files exist.
+	for _, r := range rep.Runs {
+		if len(r.Events) != 1 || r.Events[0].Kind != "blackhole" || r.Events[0].End-r.Events[0].Start < 5 {
+			t.Errorf("%s: events %+v; want one 6 s blackhole", r.Variant, r.Events)
+		}
+		res, err := results.ReadFile(r.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Events) != 1 || res.Safety.Violations != r.Safety.Violations {
+			t.Errorf("%s: result file has events %+v, safety %+v", r.File, res.Events, res.Safety)
+		}
+	}
+	path, err := scenarios.WriteReport(o.Out, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := scenarios.ReadReport(path)
+	if err != nil || back.Verdict != rep.Verdict || len(back.Checks) != len(rep.Checks) {
+		t.Errorf("report round trip: %v, %+v", err, back)
+	}
+}
+
+func TestLeaseExpiry(t *testing.T) {
+	rep := run(t, "lease-expiry", options(t))
+	if rep.Verdict != scenarios.ExpectedViolation {
+		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, scenarios.ExpectedViolation)
+	}
+	ignore, honour := variant(t, rep, "ignore-lost"), variant(t, rep, "honour-lost")
+	if ignore.Safety.Violations < 1 || ignore.Lost < 1 || len(ignore.Safety.Examples) == 0 {
+		t.Errorf("ignore-lost: %+v, lost %d; want counted, timed violations", ignore.Safety, ignore.Lost)
+	}
+	if honour.Safety.Violations != 0 || honour.Lost < 1 {
+		t.Errorf("honour-lost: %d violations, %d lost; want 0 and ≥ 1", honour.Safety.Violations, honour.Lost)
+	}
+}
+
+func TestPartitionHeal(t *testing.T) {
+	rep := run(t, "partition-heal", options(t))
+	if rep.Verdict != scenarios.Pass {
+		t.Fatalf("verdict %s (%s), want PASS", rep.Verdict, rep.Reason)
+	}
+	if len(rep.Checks) < 5 {
+		t.Errorf("only %d checks: %+v", len(rep.Checks), rep.Checks)
+	}
+}
+
+// TestInterruptRevertsAndMarksPartial: Ctrl-C in the middle of a fault
+// ends the scenario INCOMPLETE and partial, with its fault reverted (the
+// proxies are gone) and its result written.
+func TestInterruptRevertsAndMarksPartial(t *testing.T) {
+	o := options(t)
+	s, _ := scenarios.Find("watchdog-loss")
+	ctx, cancel := context.WithCancel(bg)
+	o.Logf = func(f string, a ...any) {
+		t.Logf(f, a...)
+		if strings.Contains(f, "injected") {
+			cancel() // mid-partition
+		}
+	}
+	rep := scenarios.Run(ctx, s, o)
+	cancel()
+	if rep.Verdict != scenarios.Incomplete || !rep.Partial {
+		t.Fatalf("verdict %s partial %v (%s); want INCOMPLETE, partial", rep.Verdict, rep.Partial, rep.Reason)
+	}
+	if len(rep.Runs) != 1 || !rep.Runs[0].Partial || len(rep.Runs[0].Events) != 1 || rep.Runs[0].Events[0].Err != "" {
+		t.Fatalf("runs %+v; want one partial run with its reverted fault", rep.Runs)
+	}
+	if _, err := os.Stat(rep.Runs[0].File); err != nil {
+		t.Errorf("partial result not written: %v", err)
+	}
+}
+
+// TestProcessScenarioSkippedOnExternal: process faults cannot be injected
+// into a Redis lockbench did not start: SKIPPED, at once, never PASS.
+func TestProcessScenarioSkippedOnExternal(t *testing.T) {
+	env := redisenvtest.Start(t)
+	o := options(t)
+	o.Redis = redisenv.Config{Backend: redisenv.BackendExternal, URL: "redis://" + env.Addr()}
+	for _, name := range []string{"redis-restart", "redis-pause", "failover"} {
+		began := time.Now()
+		rep := run(t, name, o)
+		if rep.Verdict != scenarios.Skipped || !strings.Contains(rep.Reason, "external") || !rep.OK() {
+			t.Errorf("%s on external Redis: %s (%s); want SKIPPED naming the reason", name, rep.Verdict, rep.Reason)
+		}
+		if d := time.Since(began); d > 5*time.Second {
+			t.Errorf("%s: skipping took %v", name, d)
+		}
+	}
+}
+
+func TestCatalogue(t *testing.T) {
+	want := []string{"watchdog-keepalive", "watchdog-loss", "lease-expiry", "latency", "partition-heal", "reset-storm",
+		"redis-restart", "redis-pause", "failover", "fair-clock-skew", "client-freeze"}
+	if got := scenarios.Names(); !slices.Equal(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
+	for _, s := range scenarios.All() {
+		if s.Summary == "" || len(s.Description) < 100 || s.Invariant == "" || len(s.Variants) == 0 {
+			t.Errorf("%s: summary, description, invariant and variants are all needed", s.Name)
+		}
+		for _, quick := range []bool{true, false} {
+			tm := scenarios.TimingFor(quick)
+			a, b := scenarios.PlanLines(s, tm, 7), scenarios.PlanLines(s, tm, 7)
+			if !slices.Equal(a, b) {
+				t.Errorf("%s: same seed, different plans:\n%v\n%v", s.Name, a, b)
+			}
+		}
+	}
+	// The storm's burst times come from the seed.
+	s, _ := scenarios.Find("reset-storm")
+	tm := scenarios.TimingFor(true)
+	if slices.Equal(scenarios.PlanLines(s, tm, 7), scenarios.PlanLines(s, tm, 8)) {
+		t.Error("reset-storm: seeds 7 and 8 gave the same storm")
+	}
+	if full, quick := scenarios.TimingFor(false), scenarios.TimingFor(true); full.Watchdog != lockimpl.DefaultWatchdogTimeout || quick.Watchdog >= full.Watchdog {
+		t.Errorf("timings: full %v quick %v; full must be Redisson's default", full.Watchdog, quick.Watchdog)
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	reps := []*scenarios.Report{
+		{Scenario: "a", Verdict: scenarios.Pass, Expected: scenarios.Pass, Seconds: 1.5},
+		{Scenario: "b", Verdict: scenarios.ExpectedViolation, Expected: scenarios.ExpectedViolation, Seconds: 2},
+		{Scenario: "c", Verdict: scenarios.Fail, Expected: scenarios.Pass, Reason: "run: mutual exclusion: want 0, got 3"},
+		{Scenario: "d", Verdict: scenarios.Skipped, Expected: scenarios.Pass, Reason: "external"},
+		{Scenario: "e", Verdict: scenarios.Incomplete, Expected: scenarios.Pass, Reason: "interrupted"},
+	}
+	path := filepath.Join(t.TempDir(), "sub", "chaos.xml")
+	if err := scenarios.WriteJUnit(path, reps); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Errors   int `xml:"errors,attr"`
+			Skipped  int `xml:"skipped,attr"`
+			Cases    []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, b)
+	}
+	s := doc.Suites[0]
+	if s.Tests != 5 || s.Failures != 1 || s.Errors != 1 || s.Skipped != 1 {
+		t.Errorf("counts tests=%d failures=%d errors=%d skipped=%d; want 5 1 1 1", s.Tests, s.Failures, s.Errors, s.Skipped)
+	}
+	if f := s.Cases[2].Failure; f == nil || !strings.Contains(f.Message, "got 3") {
+		t.Errorf("the FAIL case's failure: %+v", f)
+	}
+}
