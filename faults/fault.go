@@ -203,7 +203,6 @@ func Kill(n redisenv.Node) Fault {
 type failoverFault struct {
 	env     *redisenv.Env
 	repoint []*Proxy
-	old     string
 }
 
 // Failover kills the primary of a replica topology, promotes the replica
@@ -254,6 +253,9 @@ type Clock struct{ offset atomic.Int64 }
 
 // Now is the real time plus the current offset.
 func (c *Clock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// Set moves the clock by d from now on (negative: behind).
+func (c *Clock) Set(d time.Duration) { c.offset.Store(int64(d)) }
 
 // Offset is the current skew.
 func (c *Clock) Offset() time.Duration { return time.Duration(c.offset.Load()) }

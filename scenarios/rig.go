@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ type rig struct {
 	raw     redis.UniversalClient // straight to the primary, for inspection
 	closers []func()
 	prefix  string
+	base    time.Time // the current run's time base
 }
 
 // client is one lockimpl client (a process, in Redisson's terms) whose
@@ -140,6 +142,7 @@ func (r *rig) newClients() error {
 
 // startFaults starts the plan's schedule against base.
 func (r *rig) startFaults(base time.Time) {
+	r.base = base
 	steps := make([]faults.Step, len(r.plan))
 	for i, p := range r.plan {
 		steps[i] = faults.Step{At: p.At, For: p.For, Fault: p.build(r)}
@@ -201,6 +204,13 @@ func (r *rig) figure(name string, v float64, unit string) {
 // addResult files a variant's result: events attached, written to Out.
 func (r *rig) addResult(res *results.Result, events []results.Event) error {
 	res.Events = events
+	if res.Meta.Start.IsZero() {
+		res.Meta.Start = r.base
+	}
+	if res.Meta.Host == "" {
+		res.Meta.Host, _ = os.Hostname()
+		res.Meta.Go, res.Meta.GOMAXPROCS = runtime.Version(), runtime.GOMAXPROCS(0)
+	}
 	res.Meta.Profile = "chaos-" + r.name
 	res.Meta.RedisVersion = r.env.Version()
 	res.Meta.RedisBackend = string(r.env.Backend())
@@ -276,7 +286,15 @@ type stage struct {
 	labels results.Labels
 	base   time.Time
 	stop   chan struct{}
+	once   sync.Once
 	done   sync.WaitGroup
+}
+
+// stopTicking ends the per-second ticks; idempotent, and also run when
+// the variant ends without finishing the stage (an error, a panic).
+func (st *stage) stopTicking() {
+	st.once.Do(func() { close(st.stop) })
+	st.done.Wait()
 }
 
 // newStage starts recording for owners on locks, with the plan's faults
@@ -297,6 +315,7 @@ func (r *rig) newStage(owners, locks []string) *stage {
 			}
 		}
 	})
+	r.closers = append(r.closers, st.stopTicking)
 	r.startFaults(base)
 	return st
 }
@@ -308,8 +327,7 @@ func (st *stage) record(op results.Op) { st.col.Shard(int(op.Owner)).Record(op, 
 // finish stops the faults and the recording and files the result.
 func (st *stage) finish() (*results.Result, error) {
 	events := st.r.stopFaults()
-	close(st.stop)
-	st.done.Wait()
+	st.stopTicking()
 	res := st.col.Finish(time.Now(), false, runtime.NumGoroutine(), results.Analysis{Labels: st.labels})
 	res.Meta.Start = st.base
 	res.Meta.Workload = fmt.Sprintf("scripted: %s on %s", strings.Join(st.labels.Owners, ", "), strings.Join(st.labels.Locks, ", "))

@@ -149,17 +149,16 @@ type Figure struct {
 // RunSummary is what a variant's result says about safety, throughput and
 // faults; the full result is in File.
 type RunSummary struct {
-	Variant    string          `json:"variant"`
-	File       string          `json:"file,omitempty"`
-	Partial    bool            `json:"partial,omitempty"`
-	Seconds    float64         `json:"seconds"`
-	OpsPerSec  float64         `json:"ops_per_s"`
-	Lost       int64           `json:"lost_acquisitions"`
-	Errors     int64           `json:"errors"`
-	Safety     results.Safety  `json:"safety"`
-	Events     []results.Event `json:"events,omitempty"`
-	result     *results.Result
-	eventsBase time.Time
+	Variant   string          `json:"variant"`
+	File      string          `json:"file,omitempty"`
+	Partial   bool            `json:"partial,omitempty"`
+	Seconds   float64         `json:"seconds"`
+	OpsPerSec float64         `json:"ops_per_s"`
+	Lost      int64           `json:"lost_acquisitions"`
+	Errors    int64           `json:"errors"`
+	Safety    results.Safety  `json:"safety"`
+	Events    []results.Event `json:"events,omitempty"`
+	result    *results.Result
 }
 
 // ReportSchema names the chaos report format.

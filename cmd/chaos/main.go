@@ -57,9 +57,6 @@ func listCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("list takes no arguments (got %q); use chaos describe NAME", fs.Arg(0))
-	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tEXPECTED\tNEEDS\tSUMMARY")
 	for _, s := range scenarios.All() {

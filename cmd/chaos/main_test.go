@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/scenarios"
 )
 
 func TestMain(m *testing.M) {
@@ -33,8 +39,17 @@ func TestHelpVersionList(t *testing.T) {
 		t.Errorf("chaos version: code %d, %q", code, out)
 	}
 	code, out, _ = runChaos(t, "list")
-	if code != cli.ExitOK || !strings.Contains(out, "issue 5") {
-		t.Errorf("chaos list: code %d, %q", code, out)
+	if code != cli.ExitOK || !strings.Contains(out, "watchdog-loss") || !strings.Contains(out, "EXPECTED VIOLATION DETECTED") ||
+		strings.Count(out, "\n") != 12 {
+		t.Errorf("chaos list: code %d:\n%s", code, out)
+	}
+	code, out, _ = runChaos(t, "describe", "reset-storm", "--quick", "--seed", "7")
+	if code != cli.ExitOK || !strings.Contains(out, "invariant:") || strings.Count(out, "reset_peer clients") != 6 {
+		t.Errorf("chaos describe: code %d:\n%s", code, out)
+	}
+	_, again, _ := runChaos(t, "describe", "--seed", "7", "--quick", "reset-storm")
+	if again != out {
+		t.Error("describe with the same seed printed a different plan")
 	}
 }
 
@@ -47,6 +62,16 @@ func TestBadInput(t *testing.T) {
 		{[]string{"list", "--bogus"}, "-bogus"},
 		{[]string{"env", "--topology", "mesh"}, `--topology "mesh"`},
 		{[]string{"env", "--duration", "0s"}, "--duration"},
+		{[]string{"run"}, "--all"},
+		{[]string{"run", "nope"}, `unknown scenario "nope"`},
+		{[]string{"run", "--all", "latency"}, "not both"},
+		{[]string{"run", "latency", "--seed", "-3"}, "--seed"},
+		{[]string{"run", "latency", "--toxiproxy", "localhost:8474"}, "--toxiproxy"},
+		{[]string{"run", "failover", "--topology", "replica"}, "--topology"},
+		{[]string{"run", "latency", "--redis", "cloud"}, "--redis"},
+		{[]string{"describe"}, "one scenario name"},
+		{[]string{"describe", "a", "b"}, "one scenario name"},
+		{[]string{"list", "extra"}, `unexpected argument "extra"`},
 	} {
 		code, _, errOut := runChaos(t, tc.args...)
 		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
@@ -68,4 +93,81 @@ func TestEnvReplica(t *testing.T) {
 	if !strings.Contains(errOut, "replica at 127.0.0.1:") {
 		t.Errorf("backend line lacks the replica:\n%s", errOut)
 	}
+}
+
+// TestRunWritesReportsAndJUnit runs a quick scenario end to end through
+// the CLI: verdict on stdout, report, results and JUnit on disk, exit 0.
+func TestRunWritesReportsAndJUnit(t *testing.T) {
+	out := t.TempDir()
+	junit := filepath.Join(out, "junit.xml")
+	code, stdout, stderr := runChaos(t, "run", "lease-expiry", "--quick", "--redis", "local", "--out", out, "--junit", junit)
+	if code != cli.ExitOK {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "lease-expiry         EXPECTED VIOLATION DETECTED") || !strings.Contains(stdout, "1 EXPECTED VIOLATION DETECTED, 0 FAIL") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	reports, _ := filepath.Glob(filepath.Join(out, "lease-expiry-*.chaos.json"))
+	runs, _ := filepath.Glob(filepath.Join(out, "chaos-lease-expiry.*.json"))
+	if len(reports) != 1 || len(runs) != 2 {
+		t.Fatalf("files: reports %v, runs %v", reports, runs)
+	}
+	rep, err := scenarios.ReadReport(reports[0])
+	if err != nil || rep.Verdict != scenarios.ExpectedViolation || len(rep.Runs) != 2 {
+		t.Errorf("report: %v %+v", err, rep)
+	}
+	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `<testcase name="lease-expiry" classname="chaos"`) {
+		t.Errorf("junit: %v\n%s", err, b)
+	}
+}
+
+// TestRunInterrupted: Ctrl-C mid-scenario exits 130 with the report
+// written, marked partial, and nothing left running.
+func TestRunInterrupted(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- program().Main(ctx, []string{"run", "watchdog-loss", "--quick", "--redis", "local", "--out", out}, &stdout, &syncWriter{w: &stderr, onLine: func(l string) {
+			if strings.Contains(l, "injected") {
+				cancel()
+			}
+		}})
+	}()
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("chaos run did not stop after the interrupt")
+	}
+	if code != cli.ExitInterrupted {
+		t.Fatalf("code %d, want 130\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	reports, _ := filepath.Glob(filepath.Join(out, "watchdog-loss-*.chaos.json"))
+	if len(reports) != 1 {
+		t.Fatalf("reports %v", reports)
+	}
+	rep, err := scenarios.ReadReport(reports[0])
+	if err != nil || !rep.Partial || rep.Verdict != scenarios.Incomplete {
+		t.Errorf("report: %v, partial %v, verdict %s", err, rep.Partial, rep.Verdict)
+	}
+}
+
+// syncWriter calls onLine for each line written (the CLI writes stderr
+// from several goroutines).
+type syncWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	onLine func(string)
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range strings.Split(string(b), "\n") {
+		s.onLine(l)
+	}
+	return s.w.Write(b)
 }

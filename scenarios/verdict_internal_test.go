@@ -1,0 +1,65 @@
+package scenarios
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/redisenv"
+)
+
+// TestVerdicts: the verdict follows the checks and the expectation; a
+// panic is a FAIL that still reverts the injected fault.
+func TestVerdicts(t *testing.T) {
+	skew := func(r *rig) faults.Fault { return faults.ClockSkew("client:0", r.clocks[0], 1) }
+	plan := func(Timing, *rand.Rand) []Planned {
+		return []Planned{{Kind: "clock_skew", Target: "client:0", build: skew}}
+	}
+	var seen *faults.Clock
+	body := func(ok bool, boom bool) func(r *rig) error {
+		return func(r *rig) error {
+			if err := r.start(1, nil); err != nil {
+				return err
+			}
+			seen = r.clocks[0]
+			r.newStage([]string{"a"}, []string{"l"}) // starts the plan
+			r.sched.Wait()                           // the skew is in (For 0: reverted at once), nothing pending
+			r.check("the check", "yes", "whatever", ok)
+			if boom {
+				panic("boom")
+			}
+			return nil
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		expectV   bool
+		ok, boom  bool
+		want      Verdict
+		reasonHas string
+	}{
+		{"pass", false, true, false, Pass, ""},
+		{"expected violation", true, true, false, ExpectedViolation, ""},
+		{"mismatch", false, false, false, Fail, "the check: want yes, got whatever"},
+		{"mismatch of a violation scenario", true, false, false, Fail, "the check"},
+		{"panic", false, true, true, Fail, "panic in t.v: boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Scenario{Name: "t", ExpectViolation: tc.expectV, Variants: []Variant{{Name: "v", Plan: plan, run: body(tc.ok, tc.boom)}}}
+			tp := faults.NewEmbedded()
+			defer tp.Close()
+			rep := Run(context.Background(), s, Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Dir: t.TempDir()}, Toxiproxy: tp, Quick: true})
+			if rep.Verdict != tc.want || !strings.Contains(rep.Reason, tc.reasonHas) {
+				t.Errorf("verdict %s (%q), want %s containing %q", rep.Verdict, rep.Reason, tc.want, tc.reasonHas)
+			}
+			if rep.OK() != (tc.want != Fail) {
+				t.Errorf("OK() = %v for %s", rep.OK(), rep.Verdict)
+			}
+			if seen == nil || seen.Offset() != 0 {
+				t.Errorf("the fault was not reverted: clock offset %v", seen.Offset())
+			}
+		})
+	}
+}
