@@ -40,15 +40,19 @@
 // re-entry, partial unlock, watchdog renewal) plus that TTL. Since Redis
 // starts a TTL on receipt, never before the send, the real expiry is never
 // earlier. Lost closes when a renewal or unlock finds the hold gone, when
-// the deadline passes without a newer successful renewal (Redis
+// the deadline, less a safety margin of 1% of the TTL plus 2 ms (Redlock's
+// clock-drift allowance, here also covering the holder's own scheduling
+// delay in noticing), passes without a newer successful renewal (Redis
 // unreachable, paused, or slow for a whole TTL), when a fixed lease runs
 // out, when the client is closed (renewals stop), and when an unlock whose
 // outcome is unknown (an error or timeout) was the owner's last
 // acquisition: like Redisson, lockimpl then stops renewing, so a lock whose
 // unlock never arrived expires within its lease instead of being renewed
-// forever for an owner that has let go. A holder that stops
-// its critical section on Lost never overlaps the next holder, unless
-// clocks run at different rates or Redis loses the write (failover).
+// forever for an owner that has let go. A holder that stops its critical
+// section on Lost never overlaps the next holder, unless it notices later
+// than the margin allows (a process frozen or starved of CPU longer than
+// that), clocks run at rates further apart, or Redis loses the write
+// (restart without persistence, failover): the chaos scenarios show each.
 //
 // One exception is inherent to Redisson's read-write lock: all holds of a
 // name share the hash's TTL, and a peer's read renewal sets it to that

@@ -14,9 +14,10 @@ import (
 // plus the TTL that request set. Redis started the TTL when it received
 // the request, which is no earlier than we sent it, so the deadline never
 // comes after the real expiry. Lost closes when a renewal or an unlock finds
-// the hold gone, when the deadline passes without a newer successful
-// renewal (renewals failing or too slow: network partition, paused Redis),
-// and for fixed leases when the lease runs out. Close of the client closes
+// the hold gone, when the deadline (less a safety margin, see drift)
+// passes without a newer successful renewal (renewals failing or too slow:
+// network partition, paused Redis), and for fixed leases when the lease
+// runs out. Close of the client closes
 // it too, since renewals stop, and so does a failed last unlock (see
 // unlockFailed). Releasing a hold does not close it.
 // Read-write holds share their hash's TTL with everyone's holds, so the
@@ -32,6 +33,7 @@ type hold struct {
 	probed   bool          // read-write: the watchdog re-reads the shared TTL
 	lease    time.Duration // what a partial unlock re-applies (Redisson's internalLockLeaseTime)
 	deadline time.Time     // may have expired after this (monotonic)
+	margin   time.Duration // Lost closes this much before deadline (see drift)
 	reads    []time.Time   // read locks: deadline of each read hold's timeout key, in order
 	lastSet  time.Time     // send time of the newest request applied to the deadline
 	unlocks  int           // unlocks in flight: a renewal finding the hold gone is theirs
@@ -65,6 +67,7 @@ func (h *hold) acquired(send time.Time, lease time.Duration) {
 	} else {
 		h.lease = lease
 	}
+	h.margin = drift(ttl)
 	switch h.key.kind {
 	case kindReentrant, kindFair:
 		// PEXPIRE ttl: the TTL is replaced, even by a shorter one.
@@ -119,6 +122,7 @@ func (h *hold) partiallyReleased(send time.Time) bool {
 		}
 	} else {
 		h.deadline = send.Add(h.lease)
+		h.margin = drift(h.lease)
 	}
 	h.armLocked()
 	return true
@@ -153,6 +157,7 @@ func (h *hold) renewed(send time.Time, ttl time.Duration) {
 	}
 	h.lastSet = send
 	d := send.Add(ttl)
+	h.margin = drift(ttl)
 	for i := range h.reads {
 		h.reads[i] = d
 	}
@@ -202,12 +207,21 @@ func (h *hold) unlocking(delta int) {
 	h.mu.Unlock()
 }
 
+// drift is the safety margin of a TTL: Lost closes this much before the
+// key may expire, so that a holder that stops on Lost stops first despite
+// its scheduler's delays and clocks running at slightly different rates.
+// Redlock's allowance: 1% of the TTL plus 2 ms.
+func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+
+// lostAt is when Lost closes: the deadline less the margin. Needs mu.
+func (h *hold) lostAt() time.Time { return h.deadline.Add(-h.margin) }
+
 // armLocked (re)starts the deadline timer.
 func (h *hold) armLocked() {
 	if h.done {
 		return
 	}
-	wait := time.Until(h.deadline)
+	wait := time.Until(h.lostAt())
 	if h.timer == nil {
 		h.timer = time.AfterFunc(wait, h.checkDeadline)
 	} else {
@@ -221,7 +235,7 @@ func (h *hold) checkDeadline() {
 		h.mu.Unlock()
 		return
 	}
-	if wait := time.Until(h.deadline); wait > 0 { // extended meanwhile
+	if wait := time.Until(h.lostAt()); wait > 0 { // extended meanwhile
 		h.timer.Reset(wait)
 		h.mu.Unlock()
 		return
@@ -234,7 +248,7 @@ func (h *hold) checkDeadline() {
 // waiting for the timer.
 func (h *hold) loseIfDue() {
 	h.mu.Lock()
-	due := !h.done && !h.deadline.IsZero() && !time.Now().Before(h.deadline)
+	due := !h.done && !h.deadline.IsZero() && !time.Now().Before(h.lostAt())
 	h.mu.Unlock()
 	if due {
 		h.lose()

@@ -397,9 +397,9 @@ func leaseExpiry(r *rig, honour bool) error {
 	if err := r.start(2, nil); err != nil {
 		return err
 	}
-	lease := r.t.pick(time.Second, 200*time.Millisecond)
+	lease := r.t.pick(2*time.Second, 500*time.Millisecond)
 	p := profile("mutex", "clients", "2", "owners", "2", "locks", "1", "hold", (lease * 5 / 2).String(), "think", "10ms",
-		"lease", lease.String(), "wait", "0", "warmup", "0", "duration", r.t.pick(20*time.Second, 4*time.Second).String())
+		"lease", lease.String(), "wait", "0", "warmup", "0", "duration", r.t.pick(30*time.Second, 5*time.Second).String())
 	res, err := r.workload(p, !honour)
 	if err != nil {
 		return err

@@ -100,23 +100,23 @@ func TestEnvReplica(t *testing.T) {
 func TestRunWritesReportsAndJUnit(t *testing.T) {
 	out := t.TempDir()
 	junit := filepath.Join(out, "junit.xml")
-	code, stdout, stderr := runChaos(t, "run", "lease-expiry", "--quick", "--redis", "local", "--out", out, "--junit", junit)
+	code, stdout, stderr := runChaos(t, "run", "redis-pause", "--quick", "--redis", "local", "--out", out, "--junit", junit)
 	if code != cli.ExitOK {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "lease-expiry         EXPECTED VIOLATION DETECTED") || !strings.Contains(stdout, "1 EXPECTED VIOLATION DETECTED, 0 FAIL") {
+	if !strings.Contains(stdout, "redis-pause          PASS") || !strings.Contains(stdout, "1 PASS, 0 EXPECTED VIOLATION DETECTED, 0 FAIL") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
-	reports, _ := filepath.Glob(filepath.Join(out, "lease-expiry-*.chaos.json"))
-	runs, _ := filepath.Glob(filepath.Join(out, "chaos-lease-expiry.*.json"))
-	if len(reports) != 1 || len(runs) != 2 {
+	reports, _ := filepath.Glob(filepath.Join(out, "redis-pause-*.chaos.json"))
+	runs, _ := filepath.Glob(filepath.Join(out, "chaos-redis-pause.*.json"))
+	if len(reports) != 1 || len(runs) != 1 {
 		t.Fatalf("files: reports %v, runs %v", reports, runs)
 	}
 	rep, err := scenarios.ReadReport(reports[0])
-	if err != nil || rep.Verdict != scenarios.ExpectedViolation || len(rep.Runs) != 2 {
+	if err != nil || rep.Verdict != scenarios.Pass || len(rep.Runs) != 1 || len(rep.Runs[0].Events) != 1 {
 		t.Errorf("report: %v %+v", err, rep)
 	}
-	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `<testcase name="lease-expiry" classname="chaos"`) {
+	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `<testcase name="redis-pause" classname="chaos"`) {
 		t.Errorf("junit: %v\n%s", err, b)
 	}
 }
