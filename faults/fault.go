@@ -19,7 +19,8 @@ type Fault interface {
 	Target() string // e.g. client:0, clients, redis:primary
 	Detail() string // parameters, human-readable
 	// Inject starts the fault. On success it returns the function that
-	// undoes it (never nil); on error nothing is left injected.
+	// undoes it (never nil). On error it returns nil when nothing is left
+	// injected, or the revert of what was (a partial injection).
 	Inject(ctx context.Context) (revert func(context.Context) error, err error)
 }
 

@@ -71,14 +71,26 @@ func (s *Schedule) run(ctx context.Context, st Step) {
 	ev := results.Event{Kind: st.Fault.Kind(), Target: st.Fault.Target(), Detail: st.Fault.Detail()}
 	began := time.Now()
 	ev.Start = s.since(began)
-	revert, err := st.Fault.Inject(ctx)
-	if err != nil {
+	// Injection runs on a context of its own: a Stop during a kill must
+	// not leave it half done and unrecorded.
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RevertTimeout)
+	revert, err := st.Fault.Inject(ictx)
+	cancel()
+	if err != nil && revert == nil {
 		ev.End, ev.Err = ev.Start, err.Error()
 		s.log("fault %s %s at %.2fs: FAILED: %v", ev.Kind, ev.Target, ev.Start, err)
 		s.record(ev)
 		return
 	}
-	s.log("fault %s %s at %.2fs: injected (%s)", ev.Kind, ev.Target, ev.Start, ev.Detail)
+	if err != nil {
+		// Partly injected (a failover whose clients could not be
+		// repointed): recorded as failed, and still undone below.
+		ev.Err = err.Error()
+		s.log("fault %s %s at %.2fs: partly injected: %v", ev.Kind, ev.Target, ev.Start, err)
+	}
+	if err == nil {
+		s.log("fault %s %s at %.2fs: injected (%s)", ev.Kind, ev.Target, ev.Start, ev.Detail)
+	}
 	// The revert is deferred so that even a panic in this goroutine's
 	// waiting leaves nothing injected; it runs on its own context.
 	defer func() {
@@ -87,7 +99,7 @@ func (s *Schedule) run(ctx context.Context, st Step) {
 		rerr := revert(rctx)
 		ev.End = s.since(time.Now())
 		if rerr != nil {
-			ev.Err = "revert: " + rerr.Error()
+			ev.Err = strings.TrimPrefix(ev.Err+"; revert: "+rerr.Error(), "; ")
 			s.log("fault %s %s at %.2fs: revert FAILED: %v", ev.Kind, ev.Target, ev.End, rerr)
 		} else {
 			s.log("fault %s %s at %.2fs: reverted", ev.Kind, ev.Target, ev.End)

@@ -116,6 +116,37 @@ func TestScheduleStopRevertsAtOnce(t *testing.T) {
 	}
 }
 
+// partial injects half its effect and fails: the schedule must still
+// undo that half.
+type partial struct{ called, undone chan struct{} }
+
+func (p *partial) Kind() string   { return "partial" }
+func (p *partial) Target() string { return "test" }
+func (p *partial) Detail() string { return "half" }
+func (p *partial) Inject(context.Context) (func(context.Context) error, error) {
+	close(p.called)
+	return func(context.Context) error { close(p.undone); return nil }, errors.New("second half failed")
+}
+
+func TestSchedulePartialInjectionReverted(t *testing.T) {
+	p := &partial{called: make(chan struct{}), undone: make(chan struct{})}
+	s := faults.Start(bg, time.Now(), []faults.Step{{Fault: p, For: time.Hour}}, nil)
+	select {
+	case <-p.called:
+	case <-time.After(patience):
+		t.Fatal("never injected")
+	}
+	s.Stop()
+	select {
+	case <-p.undone:
+	default:
+		t.Fatal("a partly injected fault was not reverted")
+	}
+	if evs := s.Events(); len(evs) != 1 || !strings.Contains(evs[0].Err, "second half failed") {
+		t.Errorf("events = %+v; want the failure recorded", evs)
+	}
+}
+
 func TestScheduleInjectFailureRecorded(t *testing.T) {
 	p := newProbe("broken")
 	p.failWith = errors.New("no such node")

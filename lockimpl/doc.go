@@ -80,12 +80,10 @@
 // wrote them (each has its own request id), so these replies never reach
 // a peer.
 //
-// One client behaviour goes beyond Redisson: an acquire attempt whose
-// outcome is unknown (error or timeout: Redis may have run it while the
-// reply was lost) by an owner holding nothing of that lock is followed by
-// an unlock, so an acquisition nobody knows of is given back at once
-// instead of blocking every waiter for a whole lease. Redisson undoes an
-// acquisition only when replicas failed to confirm it (handleNoSync). The
-// chaos reset-storm scenario found both this case and the failed-unlock
-// one above stalling locks for a lease or forever.
+// One client behaviour goes beyond Redisson: when an owner's last known
+// acquisition is released but Redis still counts more under its identity
+// (acquisitions applied whose replies were lost), the unlock gives those
+// back too, instead of leaving them to hold the lock for a lease after
+// every re-entry. The chaos reset-storm scenario found this case, and the
+// failed-unlock one above, stalling locks until the run ended.
 package lockimpl

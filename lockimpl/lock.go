@@ -203,7 +203,6 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		return 0, true, nil
 	}
 	if err != nil {
-		l.undoUnknownAcquire(ctx)
 		return 0, false, l.fail(ctx, "lock", err)
 	}
 	n, _ := res.(int64)
@@ -254,11 +253,10 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		if h != nil && !h.partiallyReleased(send) {
 			// Redis counts acquisitions of ours that we never learned of
 			// (an acquire applied whose reply was lost). Every one we know
-			// of is released, so renewal stops, as in Redisson (whose
-			// renewal is counted per acquisition too): the rest expire
-			// within the lease the unlock just set, instead of being
-			// renewed forever for an owner that has let go.
+			// of is released: renewal stops (Redisson counts renewal per
+			// acquisition too) and the orphans are given back.
 			h.release()
+			l.drainOrphans(ctx, lease)
 		}
 	default: // 1: released; 2: this owner's read holds are over, others' remain
 		if h != nil {
@@ -268,24 +266,21 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	return nil
 }
 
-// undoUnknownAcquire runs after an acquire attempt whose outcome is unknown
-// (error or timeout) by an owner holding nothing of l: if the attempt was
-// applied, the unlock gives it back at once instead of leaving it to block
-// everyone until its lease runs out; if not, the unlock finds nothing.
-// Redisson undoes an acquisition the same way when replicas failed to
-// confirm it (handleNoSync). It runs on its own short deadline, since the
-// caller's context may be what ended the attempt.
-func (l *Lock) undoUnknownAcquire(ctx context.Context) {
-	if h := l.owner.hold(holdKey{l.kind, l.name}); h != nil && !h.isDone() {
-		return // a re-entry: an orphan it left expires after the last unlock
+// maxOrphans bounds drainOrphans: each orphan is one lost acquire reply.
+const maxOrphans = 16
+
+// drainOrphans unlocks until Redis no longer counts this owner as a
+// holder. It runs when the owner's last known acquisition is released yet
+// Redis still counts more: acquisitions applied whose replies were lost.
+// Left alone they would hold the lock for a lease after every re-entry of
+// this owner, and for ever while it keeps re-entering. Errors leave the
+// rest to expire within the lease.
+func (l *Lock) drainOrphans(ctx context.Context, lease time.Duration) {
+	for range maxOrphans {
+		if n, err := l.unlockOnce(ctx, lease); err != nil || n != 0 {
+			return
+		}
 	}
-	c := l.owner.c
-	if c.checkOpen() != nil {
-		return
-	}
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	_, _ = l.unlockOnce(uctx, c.opts.WatchdogTimeout)
 }
 
 // unlockOnce runs the unlock script of l's kind once with a fresh latch:

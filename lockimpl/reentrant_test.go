@@ -3,11 +3,8 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
-	"net"
-	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -349,10 +346,10 @@ func TestInteropReentrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.wantHash("shared", map[string]string{javaID + ":1": "3"})
-	for range 3 {
-		if err := l.Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
+	// The owner knows of one acquisition; its unlock gives back what Redis
+	// counts under its identity (see TestOrphanedAcquisitionReleased).
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
 	}
 	f.wantAbsent("shared")
 	if ok, _ := other.Lock("shared").TryLock(bg, 0, 0); !ok {
@@ -463,12 +460,12 @@ func TestShardedPublish(t *testing.T) {
 	}
 }
 
-// TestOrphanedAcquisitionExpires: an acquisition applied in Redis whose
+// TestOrphanedAcquisitionReleased: an acquisition applied in Redis whose
 // reply never arrived leaves Redis counting one more re-entry than the
-// owner knows of. After the owner's last unlock the watchdog must stop, so
-// the orphan expires within the lease instead of being renewed forever
-// for nobody (which stalled every waiter in the reset-storm scenario).
-func TestOrphanedAcquisitionExpires(t *testing.T) {
+// owner knows of. The owner's last unlock must free the lock and stop the
+// watchdog, not leave it renewed forever for nobody (which stalled every
+// waiter in the reset-storm scenario).
+func TestOrphanedAcquisitionReleased(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{WatchdogTimeout: watch})
 	o := c.NewOwner()
@@ -489,77 +486,8 @@ func TestOrphanedAcquisitionExpires(t *testing.T) {
 	if err := l.Unlock(bg); err != nil {
 		t.Fatal(err)
 	}
+	f.wantAbsent("L")
 	if n := c.WatchdogLen(); n != 0 {
 		t.Errorf("watchdog still renews %d holds", n)
-	}
-	eventually(t, "the orphaned acquisition to expire", func() bool { return f.pttl("L") < 0 })
-}
-
-// lossyConn runs commands but, once armed, swallows the reply to the
-// next one it sends and reports a read timeout instead: the outcome a
-// client sees when a connection dies between request and reply.
-type lossyConn struct {
-	net.Conn
-	armed   *atomic.Bool
-	swallow bool
-}
-
-func (c *lossyConn) Write(b []byte) (int, error) {
-	if c.armed.CompareAndSwap(true, false) {
-		c.swallow = true
-	}
-	return c.Conn.Write(b)
-}
-
-func (c *lossyConn) Read(b []byte) (int, error) {
-	if c.swallow {
-		c.swallow = false
-		if _, err := c.Conn.Read(b); err != nil { // the reply, discarded
-			return 0, err
-		}
-		return 0, os.ErrDeadlineExceeded
-	}
-	return c.Conn.Read(b)
-}
-
-// TestLostAcquireReplyUndone: an acquire that Redis ran but whose reply
-// was lost leaves the lock held by an owner that does not know it, for a
-// whole lease (30 s). An owner holding nothing undoes it at once with an
-// unlock, which frees the lock and wakes its waiters.
-func TestLostAcquireReplyUndone(t *testing.T) {
-	f := setup(t)
-	var armed atomic.Bool
-	o := f.env.Options()
-	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &lossyConn{Conn: conn, armed: &armed}, nil
-	}
-	rdb := redis.NewUniversalClient(o)
-	defer rdb.Close()
-	c, err := lockimpl.NewClient(rdb, lockimpl.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	l := c.NewOwner().Lock("L")
-	// One healthy cycle loads the scripts: the acquire below is then an
-	// EVALSHA that Redis runs, not a NOSCRIPT.
-	if err := l.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
-	armed.Store(true)
-	if ok, err := l.TryLock(bg, 0, 0); ok || !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("TryLock with its reply lost = %v, %v; want the timeout", ok, err)
-	}
-	f.wantAbsent("L")
-	latches := f.keys("redisson_unlock_latch:{L}:*")
-	if !slices.ContainsFunc(latches, func(k string) bool { return f.str(k) == "1" }) {
-		t.Errorf("latches %v; want the undo's, saying released (1)", latches)
 	}
 }

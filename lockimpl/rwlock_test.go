@@ -338,10 +338,10 @@ func TestInteropReadWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.wantHash("11_come", map[string]string{"mode": "read", owner: "2"})
-	for range 2 {
-		if err := r.Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
+	// The owner knows of one acquisition; its unlock gives back what Redis
+	// counts under its identity (see TestOrphanedAcquisitionReleased).
+	if err := r.Unlock(bg); err != nil {
+		t.Fatal(err)
 	}
 	f.wantAbsent("11_come", "{11_come}:"+owner+":rwlock_timeout:1")
 	if ok, _ := writer.TryLock(bg, 0, 0); !ok {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/results"
@@ -92,8 +93,11 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 				}
 				return true, hl.Lock(r.ctx)
 			}
-			// Watch for the loss while holding, to time when it was noticed.
+			// Watch for the loss while holding, to time when it was
+			// noticed; the watch ends with the work, before the holder's
+			// own unlock (which may end the hold too).
 			watch, watched := make(chan struct{}), make(chan struct{})
+			var lostAt time.Time
 			go func() {
 				defer close(watched)
 				select {
@@ -103,13 +107,20 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 				}
 				select {
 				case <-hl.Lost():
-					out.holderLostAt[i] = time.Now()
+					lostAt = time.Now()
 				case <-watch:
 				}
 			}()
-			ok, err := st.section(int32(i), int32(i), hl, try, spec)
-			close(watch)
-			<-watched
+			var stopWatch sync.Once
+			spec.onEnd = func() { stopWatch.Do(func() { close(watch); <-watched }) }
+			ok, lost, err := st.sectionLost(int32(i), int32(i), hl, try, spec)
+			spec.onEnd()
+			if lost {
+				out.holderLostAt[i] = lostAt
+				if lostAt.IsZero() { // told at the very end of the work
+					out.holderLostAt[i] = time.Now()
+				}
+			}
 			if !ok {
 				out.holderAcqErrs[i] = fmt.Errorf("holder %d could not acquire: %v", i, err)
 			}

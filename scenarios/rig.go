@@ -151,12 +151,26 @@ func (r *rig) startFaults(base time.Time) {
 }
 
 // stopFaults reverts whatever is still injected and returns the timeline.
+// A fault that failed to inject or revert, or a planned one that never ran
+// (other than by an interrupt), fails the variant: a scenario must not
+// pass having injected nothing.
 func (r *rig) stopFaults() []results.Event {
 	if r.sched == nil {
 		return nil
 	}
 	r.sched.Stop()
-	return r.sched.Events()
+	events := r.sched.Events()
+	var bad []string
+	for _, e := range events {
+		if e.Err != "" {
+			bad = append(bad, fmt.Sprintf("%s %s: %s", e.Kind, e.Target, e.Err))
+		}
+	}
+	if len(r.plan) > 0 && r.ctx.Err() == nil {
+		r.check("every planned fault injected and reverted", fmt.Sprintf("%d clean", len(r.plan)),
+			fmt.Sprintf("%d of %d ran; problems: %v", len(events), len(r.plan), bad), len(bad) == 0 && len(events) == len(r.plan))
+	}
+	return events
 }
 
 // close undoes everything, last made first.
@@ -258,6 +272,10 @@ func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, e
 	if res == nil {
 		return nil, err
 	}
+	if during, outside, ok := faultRates(res.Series, events); ok {
+		r.figure("ops/s during faults", during, "ops/s")
+		r.figure("ops/s outside faults", outside, "ops/s")
+	}
 	if aerr := r.addResult(res, events); aerr != nil {
 		return res, aerr
 	}
@@ -347,6 +365,7 @@ type holdSpec struct {
 	slice  time.Duration // one unit of work
 	honour bool          // stop at Lost (lockimpl) or carry on (Redisson's API)
 	gate   *faults.Gate  // where a frozen client waits between units
+	onEnd  func()        // called when the work ends, before the unlock
 }
 
 // hold does units of work under l until the plan ends, the hold is lost
@@ -399,6 +418,13 @@ func isClosed(ch <-chan struct{}) bool {
 // holds it per h, unlocks, and records the operation. It reports whether
 // the lock was acquired.
 func (st *stage) section(owner, lock int32, l *lockimpl.Lock, try func() (bool, error), h holdSpec) (bool, error) {
+	ok, _, err := st.sectionLost(owner, lock, l, try, h)
+	return ok, err
+}
+
+// sectionLost is section, also reporting whether the holder was told of a
+// loss while it held (before its unlock).
+func (st *stage) sectionLost(owner, lock int32, l *lockimpl.Lock, try func() (bool, error), h holdSpec) (bool, bool, error) {
 	called := time.Now()
 	op := results.Op{Start: st.at(called), Called: st.at(called), Owner: owner, Lock: lock, Mode: results.Exclusive, Depth: 1}
 	ok, err := try()
@@ -413,10 +439,13 @@ func (st *stage) section(owner, lock int32, l *lockimpl.Lock, try func() (bool, 
 		}
 		op.Released, op.Done = op.Called, st.at(now)
 		st.record(op)
-		return false, err
+		return false, false, err
 	}
 	op.Acquired = st.at(now)
 	last, lost := hold(st.r.ctx, l, h)
+	if h.onEnd != nil {
+		h.onEnd()
+	}
 	op.Released = st.at(last)
 	switch {
 	case lost && h.honour:
@@ -430,5 +459,33 @@ func (st *stage) section(owner, lock int32, l *lockimpl.Lock, try func() (bool, 
 		op.Err = results.ErrOther
 	}
 	st.record(op)
-	return true, nil
+	return true, lost, nil
+}
+
+// faultRates splits a run's per-second throughput into the seconds that
+// overlapped some (injected) fault and the rest; ok is false unless both
+// have some seconds.
+func faultRates(series []results.Point, events []results.Event) (during, outside float64, ok bool) {
+	var inOps, outOps int64
+	var inSecs, outSecs float64
+	prev := 0.0
+	for _, pt := range series {
+		hit := false
+		for _, e := range events {
+			if e.Err == "" && e.Start < pt.T && e.End > prev {
+				hit = true
+				break
+			}
+		}
+		if hit {
+			inOps, inSecs = inOps+pt.Ops, inSecs+pt.T-prev
+		} else {
+			outOps, outSecs = outOps+pt.Ops, outSecs+pt.T-prev
+		}
+		prev = pt.T
+	}
+	if inSecs <= 0 || outSecs <= 0 {
+		return 0, 0, false
+	}
+	return float64(inOps) / inSecs, float64(outOps) / outSecs, true
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -118,6 +119,20 @@ func describeCmd(_ context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
+// writableDir makes dir if needed and checks a file can be created in it,
+// so that a bad --out fails before a suite runs, not after.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".chaos-probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 func timingName(quick bool) string {
 	if quick {
 		return "quick"
@@ -210,6 +225,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if rcfg.Topology != "" && rcfg.Topology != redisenv.TopologySingle {
 		return cli.Usagef("--topology %s: scenarios choose their own topology (failover starts a primary and a replica); drop --topology", rcfg.Topology)
+	}
+	if *out != "" {
+		if err := writableDir(*out); err != nil {
+			return cli.Usagef("--out %q: %v; give a writable directory (created if missing), or --out '' to write none", *out, err)
+		}
+	}
+	if *junit != "" {
+		if err := writableDir(filepath.Dir(*junit)); err != nil {
+			return cli.Usagef("--junit %q: %v; give a file path in a writable directory", *junit, err)
+		}
 	}
 	tp := faults.NewEmbedded()
 	if *toxi != "" {

@@ -70,6 +70,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "failover", "--topology", "replica"}, "--topology"},
 		{[]string{"run", "latency", "--redis", "cloud"}, "--redis"},
 		{[]string{"describe"}, "one scenario name"},
+		{[]string{"run", "latency", "--out", "/proc/version"}, "--out"},
+		{[]string{"run", "latency", "--junit", "/proc/nope/j.xml"}, "--junit"},
 		{[]string{"describe", "a", "b"}, "one scenario name"},
 		{[]string{"list", "extra"}, `unexpected argument "extra"`},
 	} {
