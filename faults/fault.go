@@ -267,7 +267,8 @@ type skewFault struct {
 	by     time.Duration
 }
 
-// ClockSkew moves clock by `by` (negative: behind) until reverted.
+// ClockSkew moves clock by `by` (negative: behind) until reverted. Skews
+// of one clock must not overlap: each revert restores the offset it found.
 func ClockSkew(target string, c *Clock, by time.Duration) Fault { return &skewFault{target, c, by} }
 
 func (f *skewFault) Kind() string   { return "clock_skew" }
@@ -349,7 +350,8 @@ type freezeFault struct {
 	net    Fault
 }
 
-// Freeze stops a client as a long GC pause would: its application code
+// Freeze stops a client as a long GC pause would (freezes of one client
+// must not overlap: the gate has no count): its application code
 // blocks at gate, and nothing it sends reaches Redis (its watchdog's
 // renewals included) because its proxy drops all data both ways. On
 // revert the gate opens and the client carries on, believing whatever it
