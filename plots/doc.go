@@ -1,6 +1,9 @@
-// Package plots will draw gonum/plot charts from package results: latency
-// percentile spectra, throughput over time with fault windows, fairness,
-// holder timelines and capacity curves.
+// Package plots draws lockbench results with gonum/plot, as PNG or SVG:
+// the latency percentile spectrum (HdrHistogram style, x on a log scale of
+// 1/(1−q)), throughput over time with fault windows shaded, and per-owner
+// fairness. It reads only results' types; log axes are guarded against the
+// zero values that make gonum/plot panic.
 //
-// Filled by issue 6; empty until then.
+// Holder timelines, capacity curves and the reports that embed these
+// charts come with the rest of issue 6.
 package plots
