@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -38,7 +37,6 @@ type rig struct {
 	gates   []*faults.Gate
 	clients []*client
 	sched   *faults.Schedule
-	ids     []string              // each client's lockimpl ID (the owners' prefix)
 	repl    *faults.Proxy         // failover: the replication link's proxy
 	ready   chan struct{}         // closed when the plan's first fault is in
 	raw     redis.UniversalClient // straight to the primary, for inspection
@@ -96,7 +94,6 @@ func (r *rig) start(n int, mod func(*redisenv.Config)) error {
 		}
 		r.proxies = append(r.proxies, p)
 		r.clocks = append(r.clocks, new(faults.Clock))
-		r.ids = append(r.ids, newID())
 		r.gates = append(r.gates, faults.NewGate())
 	}
 	return nil
@@ -122,7 +119,7 @@ func (r *rig) redisFor(i, pool int) redis.UniversalClient {
 // lockOptions are client i's lockimpl options: the timing's watchdog and
 // the client's own (skewable) clock.
 func (r *rig) lockOptions(i int) lockimpl.Options {
-	return lockimpl.Options{WatchdogTimeout: r.t.Watchdog, Clock: r.clocks[i].Now, ID: r.ids[i]}
+	return lockimpl.Options{WatchdogTimeout: r.t.Watchdog, Clock: r.clocks[i].Now}
 }
 
 // newClients makes one lockimpl client per proxy.
@@ -190,15 +187,6 @@ func (r *rig) close() {
 		}
 	}
 	r.proxies = nil
-}
-
-// newID is a random UUID (version 4), the form of Redisson's client IDs.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 // check records an expectation.
