@@ -64,53 +64,61 @@ func CheckSafety(ops []Op, l Labels, examples int) Safety {
 	for _, lk := range locks {
 		secs := byLock[lk]
 		s.Sections += int64(len(secs))
-		var active []*Op
 		perLock := 0
 		var covered int64 // the union of overlaps so far ends here; starts never decrease
-		for _, cur := range secs {
-			// Drop sections that ended before cur began.
-			kept := active[:0]
-			for _, a := range active {
-				if a.Released > cur.Acquired {
-					kept = append(kept, a)
-				}
+		eachOverlap(secs, func(a, cur *Op, end int64) {
+			s.Violations++
+			if from := max(cur.Acquired, covered); end > from {
+				s.UnsafeUs += float64(end-from) / 1e3
+				covered = end
 			}
-			active = kept
-			for _, a := range active {
-				if a.Owner == cur.Owner || compatible(a.Mode, cur.Mode) {
-					continue
-				}
-				end := min(a.Released, cur.Released)
-				if end <= cur.Acquired {
-					continue
-				}
-				s.Violations++
-				if from := max(cur.Acquired, covered); end > from {
-					s.UnsafeUs += float64(end-from) / 1e3
-					covered = end
-				}
-				us := float64(end-cur.Acquired) / 1e3
-				s.MaxOverlapUs = math.Max(s.MaxOverlapUs, math.Round(us*10)/10)
-				if perLock < examples {
-					perLock++
-					all = append(all, Violation{
-						Lock:         l.lock(lk),
-						First:        holder(a, l),
-						Second:       holder(cur, l),
-						OverlapStart: seconds(cur.Acquired),
-						OverlapEnd:   seconds(end),
-						OverlapUs:    math.Round(us*10) / 10,
-					})
-				}
+			us := float64(end-cur.Acquired) / 1e3
+			s.MaxOverlapUs = math.Max(s.MaxOverlapUs, math.Round(us*10)/10)
+			if perLock < examples {
+				perLock++
+				all = append(all, Violation{
+					Lock:         l.lock(lk),
+					First:        holder(a, l),
+					Second:       holder(cur, l),
+					OverlapStart: seconds(cur.Acquired),
+					OverlapEnd:   seconds(end),
+					OverlapUs:    math.Round(us*10) / 10,
+				})
 			}
-			active = append(active, cur)
-		}
+		})
 	}
 	// Each lock gave its earliest; keep the earliest overall.
 	sort.SliceStable(all, func(i, j int) bool { return all[i].OverlapStart < all[j].OverlapStart })
 	s.Examples = all[:min(len(all), examples)]
 	s.UnsafeUs = math.Round(s.UnsafeUs*10) / 10
 	return s
+}
+
+// eachOverlap calls f for every pair of one lock's sections (sorted by
+// acquisition) that overlap while incompatible and held by different
+// owners: a acquired first, the overlap is [cur.Acquired, end). It keeps
+// only the sections still held, so it costs O(n + pairs).
+func eachOverlap(secs []*Op, f func(a, cur *Op, end int64)) {
+	var active []*Op
+	for _, cur := range secs {
+		// Drop sections that ended before cur began.
+		kept := active[:0]
+		for _, a := range active {
+			if a.Released > cur.Acquired {
+				kept = append(kept, a)
+			}
+		}
+		active = kept
+		for _, a := range active {
+			if a.Owner == cur.Owner || compatible(a.Mode, cur.Mode) {
+				continue
+			}
+			if end := min(a.Released, cur.Released); end > cur.Acquired {
+				f(a, cur, end)
+			}
+		}
+		active = append(active, cur)
+	}
 }
 
 func holder(o *Op, l Labels) Holder {

@@ -309,6 +309,9 @@ type Analysis struct {
 	Slack time.Duration
 	// Examples bounds the violations listed (all are counted). Default 20.
 	Examples int
+	// Timeline asks for one lock's holder timeline (see BuildTimeline),
+	// as chaos runs draw it.
+	Timeline bool
 }
 
 // Finish takes the last tick at end and analyses every recorded operation:
@@ -365,6 +368,9 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 			r.Latency[Metric(m).String()] = Summarize(h)
 		}
 	}
+	if acq := mergeAcquire(&c.total.set); acq != nil {
+		r.Latency[AcquireAll] = Summarize(acq)
+	}
 	for cl := ErrTimeout; cl < numErrClasses; cl++ {
 		r.Errors[cl.String()] = c.total.errors[cl]
 	}
@@ -381,6 +387,9 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 		r.Fairness.FIFO = &f
 	}
 	r.Safety = CheckSafety(ops, a.Labels, a.Examples)
+	if a.Timeline {
+		r.Timeline = BuildTimeline(ops, a.Labels)
+	}
 	if dropped > 0 {
 		r.Safety.Incomplete = fmt.Sprintf("%d acquisitions past the %d-acquisition record limit were not checked", dropped, c.maxOps)
 	}

@@ -31,6 +31,10 @@ var metricNames = [numMetrics]string{
 	"release", "hold", "wait", "handoff", "ping",
 }
 
+// AcquireAll is the Latency key of every measured outermost acquisition,
+// all modes together: the figure an SLO and a sweep judge.
+const AcquireAll = "acquire"
+
 // String is the metric's name in result files and interval-log tags.
 func (m Metric) String() string { return metricNames[m] }
 

@@ -39,6 +39,8 @@ type Result struct {
 	HistogramLog string `json:"histogram_log,omitempty"`
 	// Events are the faults injected during the run (chaos), in start order.
 	Events []Event `json:"events,omitempty"`
+	// Timeline is one lock's holders over the run (chaos runs).
+	Timeline *Timeline `json:"timeline,omitempty"`
 
 	log []byte // the interval log, written next to the JSON
 }
@@ -167,13 +169,9 @@ func WriteAtomic(path string, data []byte) error {
 
 // ReadFile loads a result file, refusing other schemas.
 func ReadFile(path string) (*Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
 	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("results: %s: %w", path, err)
+	if err := readJSON(path, &r); err != nil {
+		return nil, err
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, r.Schema, Schema)

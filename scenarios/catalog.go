@@ -436,7 +436,7 @@ func latency(r *rig, inject bool) error {
 	}
 	r.check("progress under latency", "> 0 ops/s", fmt.Sprintf("%.0f ops/s", res.Throughput.OpsPerSec), res.Throughput.OpsPerSec > 0)
 	if i := slices.IndexFunc(r.rep.Runs, func(s RunSummary) bool { return s.Variant == "baseline" }); i >= 0 {
-		base := r.rep.Runs[i].result
+		base := (*r.kept)[i]
 		r.figure("throughput vs baseline", res.Throughput.OpsPerSec/max(base.Throughput.OpsPerSec, 1e-9), "×")
 		r.figure("write p99 vs baseline", res.Latency["acquire_write"].P99/max(base.Latency["acquire_write"].P99, 1e-9), "×")
 	}

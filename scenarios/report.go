@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -14,33 +13,10 @@ import (
 
 // WriteReport writes rep as <dir>/<scenario>-<time>.chaos.json (atomically)
 // and returns the path.
-func WriteReport(dir string, rep *Report) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("scenarios: %w", err)
-	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("scenarios: encode %s: %w", rep.Scenario, err)
-	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s.chaos.json", rep.Scenario, rep.Start.UTC().Format("20060102T150405Z")))
-	return path, results.WriteAtomic(path, append(b, '\n'))
-}
+func WriteReport(dir string, rep *Report) (string, error) { return results.WriteChaosReport(dir, rep) }
 
 // ReadReport loads a chaos report, refusing other schemas.
-func ReadReport(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("scenarios: %w", err)
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("scenarios: %s: %w", path, err)
-	}
-	if rep.Schema != ReportSchema {
-		return nil, fmt.Errorf("scenarios: %s: schema %q, want %q", path, rep.Schema, ReportSchema)
-	}
-	return &rep, nil
-}
+func ReadReport(path string) (*Report, error) { return results.ReadChaosReport(path) }
 
 // WriteSummary prints rep for a terminal: the verdict line, the checks and
 // the figures.

@@ -29,6 +29,9 @@ type rig struct {
 	t    Timing
 	o    Options
 	rep  *Report
+	// kept holds each of rep.Runs' results, index for index, for
+	// comparisons between variants.
+	kept *[]*results.Result
 	plan []Planned
 
 	env     *redisenv.Env
@@ -220,7 +223,7 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 	res.Meta.RedisAddr = r.env.Addr()
 	sum := RunSummary{
 		Variant: r.v.Name, Partial: res.Partial, Seconds: res.Measured, OpsPerSec: res.Throughput.OpsPerSec,
-		Lost: res.Throughput.Lost, Safety: res.Safety, Events: events, result: res,
+		Lost: res.Throughput.Lost, Safety: res.Safety, Events: events,
 	}
 	for _, n := range res.Errors {
 		sum.Errors += n
@@ -233,6 +236,7 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 		sum.File = path
 	}
 	r.rep.Runs = append(r.rep.Runs, sum)
+	*r.kept = append(*r.kept, res)
 	return nil
 }
 
@@ -253,6 +257,7 @@ func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, e
 		ClientRedis: r.redisFor,
 		LockFor:     r.lockOptions,
 		IgnoreLost:  ignoreLost,
+		Timeline:    true,
 		KeyPrefix:   r.prefix,
 		Started:     r.startFaults,
 	}
@@ -335,7 +340,7 @@ func (st *stage) record(op results.Op) { st.col.Shard(int(op.Owner)).Record(op, 
 func (st *stage) finish() (*results.Result, error) {
 	events := st.r.stopFaults()
 	st.stopTicking()
-	res := st.col.Finish(time.Now(), false, runtime.NumGoroutine(), results.Analysis{Labels: st.labels})
+	res := st.col.Finish(time.Now(), false, runtime.NumGoroutine(), results.Analysis{Labels: st.labels, Timeline: true})
 	res.Meta.Start = st.base
 	res.Meta.Workload = fmt.Sprintf("scripted: %s on %s", strings.Join(st.labels.Owners, ", "), strings.Join(st.labels.Locks, ", "))
 	if st.r.ctx.Err() != nil {

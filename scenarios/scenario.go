@@ -17,25 +17,32 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// Verdict is a scenario's outcome measured against its expectation.
-type Verdict string
-
-// The verdicts. Only Fail (and Incomplete, for an interrupted run) make a
-// suite fail; Skipped says the scenario could not run here, never that it
-// passed.
-const (
-	// Pass: every check held and the invariant was kept, as expected.
-	Pass Verdict = "PASS"
-	// ExpectedViolation: the scenario exists to show a violation, and the
-	// checker caught it, with every other check as expected.
-	ExpectedViolation Verdict = "EXPECTED VIOLATION DETECTED"
-	// Fail: some check came out other than expected; Reason says which.
-	Fail Verdict = "FAIL"
-	// Skipped: the chosen backend cannot inject this scenario's faults.
-	Skipped Verdict = "SKIPPED"
-	// Incomplete: interrupted before the checks could be made.
-	Incomplete Verdict = "INCOMPLETE"
+// The chaos report's types live in results, next to the result files
+// they name, so reports can read them without this package.
+type (
+	// Verdict is a scenario's outcome measured against its expectation.
+	Verdict = results.Verdict
+	// Report is one scenario's outcome (results.ChaosReport).
+	Report = results.ChaosReport
+	// Check is one expectation and what was observed.
+	Check = results.Check
+	// Figure is one measured number.
+	Figure = results.Figure
+	// RunSummary is one variant's run.
+	RunSummary = results.RunSummary
 )
+
+// The verdicts; see results.Verdict.
+const (
+	Pass              = results.Pass
+	ExpectedViolation = results.ExpectedViolation
+	Fail              = results.Fail
+	Skipped           = results.Skipped
+	Incomplete        = results.Incomplete
+)
+
+// ReportSchema names the chaos report format.
+const ReportSchema = results.ChaosSchema
 
 // Scenario is one chaos experiment: faults on a schedule, a workload, and
 // the checks that decide its verdict.
@@ -131,68 +138,6 @@ type Options struct {
 	Out string
 }
 
-// Check is one expectation and what was observed.
-type Check struct {
-	Name string `json:"name"`
-	Want string `json:"want"`
-	Got  string `json:"got"`
-	OK   bool   `json:"ok"`
-}
-
-// Figure is one measured number.
-type Figure struct {
-	Name  string  `json:"name"`
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit,omitempty"`
-}
-
-// RunSummary is what a variant's result says about safety, throughput and
-// faults; the full result is in File.
-type RunSummary struct {
-	Variant   string          `json:"variant"`
-	File      string          `json:"file,omitempty"`
-	Partial   bool            `json:"partial,omitempty"`
-	Seconds   float64         `json:"seconds"`
-	OpsPerSec float64         `json:"ops_per_s"`
-	Lost      int64           `json:"lost_acquisitions"`
-	Errors    int64           `json:"errors"`
-	Safety    results.Safety  `json:"safety"`
-	Events    []results.Event `json:"events,omitempty"`
-	result    *results.Result
-}
-
-// ReportSchema names the chaos report format.
-const ReportSchema = "lockbench.chaos/v1"
-
-// Report is one scenario's outcome: the verdict, the checks behind it, the
-// figures, the fault timeline and each variant's result.
-type Report struct {
-	Schema      string       `json:"schema"`
-	Scenario    string       `json:"scenario"`
-	Description string       `json:"description"`
-	Invariant   string       `json:"invariant"`
-	Expected    Verdict      `json:"expected"`
-	Verdict     Verdict      `json:"verdict"`
-	Reason      string       `json:"reason,omitempty"`
-	Partial     bool         `json:"partial,omitempty"`
-	Quick       bool         `json:"quick"`
-	Seed        uint64       `json:"seed"`
-	Start       time.Time    `json:"start"`
-	Seconds     float64      `json:"seconds"`
-	Redis       string       `json:"redis,omitempty"`
-	Toxiproxy   string       `json:"toxiproxy,omitempty"`
-	Plan        []string     `json:"plan"`
-	Checks      []Check      `json:"checks"`
-	Figures     []Figure     `json:"figures"`
-	Runs        []RunSummary `json:"runs"`
-}
-
-// OK reports whether the verdict is what the scenario expects (a skip is
-// not a mismatch).
-func (r *Report) OK() bool {
-	return r.Verdict == Pass || r.Verdict == ExpectedViolation || r.Verdict == Skipped
-}
-
 // Run runs every variant of s and decides its verdict. It never returns
 // with a fault still injected: each variant's schedule is stopped (and its
 // servers closed) even when the variant panics, which Run reports as FAIL.
@@ -214,8 +159,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (rep *Report) {
 		return rep
 	}
 	rng := Rand(o.Seed, s.Name)
+	var kept []*results.Result
 	for _, v := range s.Variants {
-		if err := runVariant(ctx, s, v, t, rng, o, rep); err != nil {
+		if err := runVariant(ctx, s, v, t, rng, o, rep, &kept); err != nil {
 			var skip *skipError
 			switch {
 			case errors.As(err, &skip):
@@ -275,12 +221,12 @@ func external(cfg redisenv.Config) bool {
 	return false
 }
 
-func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand.Rand, o Options, rep *Report) (err error) {
+func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand.Rand, o Options, rep *Report, kept *[]*results.Result) (err error) {
 	name := s.Name
 	if v.Name != "" {
 		name += "." + v.Name
 	}
-	r := &rig{ctx: ctx, s: s, v: v, name: name, t: t, o: o, rep: rep, plan: v.Plan(t, rng)}
+	r := &rig{ctx: ctx, s: s, v: v, name: name, t: t, o: o, rep: rep, kept: kept, plan: v.Plan(t, rng)}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic in %s: %v\n%s", name, p, debug.Stack())

@@ -64,6 +64,9 @@ type Config struct {
 	// section to its planned end. The safety checker then sees what that
 	// costs. By default holders stop at Lost, as lockimpl lets them.
 	IgnoreLost bool
+	// Timeline keeps one lock's holder timeline in the result (chaos
+	// charts draw it; see results.BuildTimeline).
+	Timeline bool
 	// NewOwner, when set, replaces lockimpl: it returns owner o of client
 	// c. The PING sampler still uses NewRedis when that is set.
 	NewOwner func(c, o int) Owner
@@ -216,7 +219,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 
 	g := runtime.NumGoroutine()
 	gMax.Store(max(gMax.Load(), int64(g)))
-	a := results.Analysis{Labels: labels, MeasureFrom: int64(time.Duration(p.Warmup)), FIFO: p.Kind == Fair}
+	a := results.Analysis{Labels: labels, MeasureFrom: int64(time.Duration(p.Warmup)), FIFO: p.Kind == Fair, Timeline: r.cfg.Timeline}
 	if end.Before(r.warmEnd) {
 		a.MeasureFrom = col.Since(end)
 	}

@@ -1,0 +1,136 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ChaosSchema names the chaos report format: one scenario's verdict,
+// checks, figures and runs. The scenarios package writes it; reports read
+// it back next to the result files its runs name.
+const ChaosSchema = "lockbench.chaos/v1"
+
+// Verdict is a chaos scenario's outcome measured against its expectation.
+type Verdict string
+
+// The verdicts. Only Fail (and Incomplete, for an interrupted run) make a
+// suite fail; Skipped says the scenario could not run here, never that it
+// passed.
+const (
+	// Pass: every check held and the invariant was kept, as expected.
+	Pass Verdict = "PASS"
+	// ExpectedViolation: the scenario exists to show a violation, and the
+	// checker caught it, with every other check as expected.
+	ExpectedViolation Verdict = "EXPECTED VIOLATION DETECTED"
+	// Fail: some check came out other than expected; Reason says which.
+	Fail Verdict = "FAIL"
+	// Skipped: the chosen backend cannot inject this scenario's faults.
+	Skipped Verdict = "SKIPPED"
+	// Incomplete: interrupted before the checks could be made.
+	Incomplete Verdict = "INCOMPLETE"
+)
+
+// Check is one expectation of a scenario and what was observed.
+type Check struct {
+	Name string `json:"name"`
+	Want string `json:"want"`
+	Got  string `json:"got"`
+	OK   bool   `json:"ok"`
+}
+
+// Figure is one measured number.
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"`
+}
+
+// RunSummary is what a variant's result says about safety, throughput and
+// faults; the full result is in File.
+type RunSummary struct {
+	Variant   string  `json:"variant"`
+	File      string  `json:"file,omitempty"`
+	Partial   bool    `json:"partial,omitempty"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_s"`
+	Lost      int64   `json:"lost_acquisitions"`
+	Errors    int64   `json:"errors"`
+	Safety    Safety  `json:"safety"`
+	Events    []Event `json:"events,omitempty"`
+}
+
+// ChaosReport is one scenario's outcome: the verdict, the checks behind
+// it, the figures, the fault plan and each variant's run.
+type ChaosReport struct {
+	Schema      string       `json:"schema"`
+	Scenario    string       `json:"scenario"`
+	Description string       `json:"description"`
+	Invariant   string       `json:"invariant"`
+	Expected    Verdict      `json:"expected"`
+	Verdict     Verdict      `json:"verdict"`
+	Reason      string       `json:"reason,omitempty"`
+	Partial     bool         `json:"partial,omitempty"`
+	Quick       bool         `json:"quick"`
+	Seed        uint64       `json:"seed"`
+	Start       time.Time    `json:"start"`
+	Seconds     float64      `json:"seconds"`
+	Redis       string       `json:"redis,omitempty"`
+	Toxiproxy   string       `json:"toxiproxy,omitempty"`
+	Plan        []string     `json:"plan"`
+	Checks      []Check      `json:"checks"`
+	Figures     []Figure     `json:"figures"`
+	Runs        []RunSummary `json:"runs"`
+}
+
+// OK reports whether the verdict is what the scenario expects (a skip is
+// not a mismatch).
+func (r *ChaosReport) OK() bool {
+	return r.Verdict == Pass || r.Verdict == ExpectedViolation || r.Verdict == Skipped
+}
+
+// WriteChaosReport writes rep as <dir>/<scenario>-<time>.chaos.json
+// (atomically) and returns the path.
+func WriteChaosReport(dir string, rep *ChaosReport) (string, error) {
+	return writeJSON(dir, fmt.Sprintf("%s-%s.chaos.json", rep.Scenario, rep.Start.UTC().Format("20060102T150405Z")), rep)
+}
+
+// writeJSON writes v, indented, as dir/name (atomically) and returns the
+// path.
+func writeJSON(dir, name string, v any) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("results: %w", err)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("results: encode %s: %w", name, err)
+	}
+	path := filepath.Join(dir, name)
+	return path, WriteAtomic(path, append(b, '\n'))
+}
+
+// ReadChaosReport loads a chaos report, refusing other schemas.
+func ReadChaosReport(path string) (*ChaosReport, error) {
+	var rep ChaosReport
+	if err := readJSON(path, &rep); err != nil {
+		return nil, err
+	}
+	if rep.Schema != ChaosSchema {
+		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, rep.Schema, ChaosSchema)
+	}
+	return &rep, nil
+}
+
+// readJSON decodes the JSON file at path into v.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("results: %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// SweepSchema names the sweep file format: a capacity-planning sweep's
+// points and the capacity drawn from them.
+const SweepSchema = "lockbench.sweep/v1"
+
+// Sweep axes: what a capacity curve's x is.
+const (
+	AxisConcurrency = "concurrency" // clients × owners, closed or open loop
+	AxisRate        = "rate"        // offered ops/s, open loop
+)
+
+// KneeFraction places the saturation knee: the lowest point of a curve
+// whose throughput reaches this share of the curve's peak. Past it, more
+// concurrency buys at most the last 10%, mostly as latency.
+const KneeFraction = 0.9
+
+// MaxErrorRate is the share of failed operations above which a point does
+// not meet the SLO whatever its p99: failures leave the latency histogram
+// and would flatter it.
+const MaxErrorRate = 0.01
+
+// SweepPoint is one run of a sweep.
+type SweepPoint struct {
+	// Series names the curve the point belongs to (the swept values other
+	// than the axis, e.g. "read_ratio 0.9"); empty when there is one.
+	Series    string  `json:"series,omitempty"`
+	X         float64 `json:"x"`       // concurrency or offered rate
+	Clients   int     `json:"clients"` // lockimpl clients
+	Owners    int     `json:"owners"`  // per client
+	ReadRatio float64 `json:"read_ratio"`
+	Rate      float64 `json:"rate,omitempty"`
+	OpsPerSec float64 `json:"ops_per_s"`
+	Ops       int64   `json:"ops"`
+	Errors    int64   `json:"errors"`
+	// P50Us and P99Us are of every measured outermost acquisition.
+	P50Us      float64 `json:"p50_us"`
+	P99Us      float64 `json:"p99_us"`
+	Violations int64   `json:"violations"`
+	MeetsSLO   bool    `json:"meets_slo"`
+	Partial    bool    `json:"partial,omitempty"`
+	// File is the point's result file, relative to the sweep file.
+	File string `json:"file,omitempty"`
+}
+
+// Label is the point's setting in words, e.g. "4×8 read 0.90".
+func (p SweepPoint) Label() string {
+	s := fmt.Sprintf("%d×%d", p.Clients, p.Owners)
+	if p.Rate > 0 {
+		s += fmt.Sprintf(" @%g/s", p.Rate)
+	}
+	return s
+}
+
+// Judge sets MeetsSLO: p99 at or under slo (µs; 0 means no SLO), at most
+// MaxErrorRate of operations failed, and no safety violation.
+func (p *SweepPoint) Judge(sloUs float64) {
+	errRate := 0.0
+	if p.Ops > 0 {
+		errRate = float64(p.Errors) / float64(p.Ops)
+	}
+	p.MeetsSLO = (sloUs <= 0 || p.P99Us <= sloUs) && errRate <= MaxErrorRate && p.Violations == 0 && p.Ops > 0
+}
+
+// PointFrom reads a point's measurements from its run's result.
+func PointFrom(r *Result) SweepPoint {
+	p := SweepPoint{OpsPerSec: r.Throughput.OpsPerSec, Ops: r.Throughput.Ops, Violations: r.Safety.Violations, Partial: r.Partial}
+	for _, n := range r.Errors {
+		p.Errors += n
+	}
+	l := r.Latency[AcquireAll]
+	p.P50Us, p.P99Us = l.P50, l.P99
+	return p
+}
+
+// Capacity is what one curve of a sweep says.
+type Capacity struct {
+	Series string `json:"series,omitempty"`
+	// Best is the highest-throughput point that meets the SLO.
+	Best *SweepPoint `json:"best,omitempty"`
+	// Knee is where throughput saturates (see KneeFraction).
+	Knee *SweepPoint `json:"knee,omitempty"`
+	// Peak is the highest-throughput point, SLO or not.
+	Peak *SweepPoint `json:"peak,omitempty"`
+	// Current is the throughput at the profile's own setting (CurrentX),
+	// interpolated between the neighbouring points when not swept.
+	Current *SweepPoint `json:"current,omitempty"`
+	// HeadroomPct is how much more throughput Best gives than Current:
+	// (Best/Current − 1) × 100. Negative when the current setting does
+	// more than the best SLO-meeting point (it then breaks the SLO).
+	HeadroomPct float64 `json:"headroom_pct"`
+	// Stopped says why the curve ended before its last planned point.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// Sweep is a capacity-planning sweep: the points run, the curves'
+// capacity, and what was asked.
+type Sweep struct {
+	Schema        string    `json:"schema"`
+	Partial       bool      `json:"partial"`
+	PartialReason string    `json:"partial_reason,omitempty"`
+	Start         time.Time `json:"start"`
+	Seconds       float64   `json:"seconds"`
+	Meta          Meta      `json:"meta"`
+	Profile       any       `json:"profile"` // the base profile
+	Axis          string    `json:"axis"`
+	SLOP99Us      float64   `json:"slo_p99_us"`
+	// StopAfter: a curve stops after this many points in a row break the
+	// SLO (0: never).
+	StopAfter int     `json:"stop_after"`
+	CurrentX  float64 `json:"current_x"`
+	// Planned is the number of points asked for.
+	Planned  int          `json:"planned"`
+	Points   []SweepPoint `json:"points"`
+	Capacity []Capacity   `json:"capacity"`
+}
+
+// SeriesNames lists the sweep's curves in the order their first point ran.
+func (s *Sweep) SeriesNames() []string {
+	var out []string
+	for _, p := range s.Points {
+		if !slices.Contains(out, p.Series) {
+			out = append(out, p.Series)
+		}
+	}
+	return out
+}
+
+// Analyze judges every point against the SLO and fills Capacity, one per
+// series.
+func (s *Sweep) Analyze() {
+	for i := range s.Points {
+		s.Points[i].Judge(s.SLOP99Us)
+	}
+	stopped := map[string]string{}
+	for _, c := range s.Capacity {
+		stopped[c.Series] = c.Stopped
+	}
+	s.Capacity = nil
+	for _, name := range s.SeriesNames() {
+		var pts []SweepPoint
+		for _, p := range s.Points {
+			if p.Series == name {
+				pts = append(pts, p)
+			}
+		}
+		c := AnalyzeCurve(pts, s.CurrentX)
+		c.Series, c.Stopped = name, stopped[name]
+		s.Capacity = append(s.Capacity, c)
+	}
+}
+
+// AnalyzeCurve reads one curve's points (already judged): the best point
+// meeting the SLO, the saturation knee, the peak, and the headroom at
+// currentX (0: none).
+func AnalyzeCurve(pts []SweepPoint, currentX float64) Capacity {
+	var c Capacity
+	if len(pts) == 0 {
+		return c
+	}
+	pts = slices.Clone(pts)
+	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.X, b.X) })
+	for i := range pts {
+		p := &pts[i]
+		if c.Peak == nil || p.OpsPerSec > c.Peak.OpsPerSec {
+			c.Peak = p
+		}
+		if p.MeetsSLO && (c.Best == nil || p.OpsPerSec > c.Best.OpsPerSec) {
+			c.Best = p
+		}
+	}
+	for i := range pts {
+		if pts[i].OpsPerSec >= KneeFraction*c.Peak.OpsPerSec {
+			c.Knee = &pts[i]
+			break
+		}
+	}
+	c.Current = interpolate(pts, currentX)
+	if c.Best != nil && c.Current != nil && c.Current.OpsPerSec > 0 {
+		c.HeadroomPct = (c.Best.OpsPerSec/c.Current.OpsPerSec - 1) * 100
+	}
+	return c
+}
+
+// interpolate is the curve's point at x: a swept point, or one drawn
+// linearly between its neighbours (File empty); nil outside the curve.
+func interpolate(pts []SweepPoint, x float64) *SweepPoint {
+	if x <= 0 {
+		return nil
+	}
+	for i := range pts {
+		if pts[i].X == x {
+			p := pts[i]
+			return &p
+		}
+		if i > 0 && pts[i-1].X < x && x < pts[i].X {
+			a, b := pts[i-1], pts[i]
+			f := (x - a.X) / (b.X - a.X)
+			return &SweepPoint{
+				Series: a.Series, X: x,
+				OpsPerSec: a.OpsPerSec + f*(b.OpsPerSec-a.OpsPerSec),
+				P50Us:     a.P50Us + f*(b.P50Us-a.P50Us),
+				P99Us:     a.P99Us + f*(b.P99Us-a.P99Us),
+				MeetsSLO:  a.MeetsSLO && b.MeetsSLO,
+			}
+		}
+	}
+	return nil
+}
+
+// WriteSweep writes s as <dir>/sweep.json, atomically, and returns the path.
+func WriteSweep(dir string, s *Sweep) (string, error) {
+	return writeJSON(dir, "sweep.json", s)
+}
+
+// ReadSweep loads a sweep file, refusing other schemas.
+func ReadSweep(path string) (*Sweep, error) {
+	var s Sweep
+	if err := readJSON(path, &s); err != nil {
+		return nil, err
+	}
+	if s.Schema != SweepSchema {
+		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, s.Schema, SweepSchema)
+	}
+	return &s, nil
+}
