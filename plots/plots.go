@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -35,6 +36,20 @@ func Save(p *plot.Plot, path string) error {
 		return fmt.Errorf("plots: %w", err)
 	}
 	return nil
+}
+
+// Encode renders p at the default size as "png" or "svg", for reports
+// that embed their charts.
+func Encode(p *plot.Plot, format string) ([]byte, error) {
+	wt, err := p.WriterTo(Width, Height, format)
+	if err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	var b bytes.Buffer
+	if _, err := wt.WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 // Series is one named line of a latency spectrum.

@@ -108,6 +108,16 @@ func WriteSummary(w io.Writer, r *Result) error {
 	return err
 }
 
+// FormatUs prints a latency given in microseconds with a unit that keeps
+// 3–4 digits (850.0µs, 12.40ms, 2.38s), as the summary table does.
+func FormatUs(us float64) string { return dur(us) }
+
+// Commas prints n with thousands separators, as the summary table does.
+func Commas(n int64) string { return commas(n) }
+
+// Commas1 prints v with thousands separators and one decimal.
+func Commas1(v float64) string { return commas1(v) }
+
 // dur prints microseconds with a unit that keeps 3–4 digits.
 func dur(us float64) string {
 	switch {

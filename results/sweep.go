@@ -231,3 +231,50 @@ func ReadSweep(path string) (*Sweep, error) {
 	}
 	return &s, nil
 }
+
+// Statement is what the curve says, in sentences for a terminal or a
+// report: the best throughput within the SLO and where, the knee, the
+// headroom at the current setting, and why the curve stopped early.
+func (c Capacity) Statement(axis string, sloUs float64) []string {
+	at := func(p *SweepPoint) string {
+		if axis == AxisRate {
+			return fmt.Sprintf("an offered %s ops/s (%s)", commas1(p.X), p.Label())
+		}
+		return fmt.Sprintf("concurrency %g (%s)", p.X, p.Label())
+	}
+	slo := "the SLO"
+	if sloUs > 0 {
+		slo = "the SLO (p99 ≤ " + dur(sloUs) + ")"
+	}
+	var out []string
+	if c.Best != nil {
+		out = append(out, fmt.Sprintf("Highest throughput meeting %s: %s ops/s at %s, p99 %s.",
+			slo, commas1(c.Best.OpsPerSec), at(c.Best), dur(c.Best.P99Us)))
+	} else {
+		out = append(out, fmt.Sprintf("No point met %s.", slo))
+	}
+	if c.Knee != nil && c.Peak != nil {
+		out = append(out, fmt.Sprintf("Throughput saturates (knee) at %s: %s ops/s, %.0f%% of the %s ops/s peak.",
+			at(c.Knee), commas1(c.Knee.OpsPerSec), 100*c.Knee.OpsPerSec/max(c.Peak.OpsPerSec, 1e-9), commas1(c.Peak.OpsPerSec)))
+	}
+	if cur := c.Current; cur != nil {
+		what := "swept"
+		if cur.File == "" && cur.Ops == 0 {
+			what = "interpolated"
+		}
+		s := fmt.Sprintf("At the current setting (%g, %s): %s ops/s, p99 %s", cur.X, what, commas1(cur.OpsPerSec), dur(cur.P99Us))
+		switch {
+		case c.Best == nil:
+			s += "; no headroom within the SLO."
+		case c.HeadroomPct >= 0:
+			s += fmt.Sprintf("; headroom %+.0f%% (to %s ops/s) within the SLO.", c.HeadroomPct, commas1(c.Best.OpsPerSec))
+		default:
+			s += fmt.Sprintf("; it already does %.0f%% more than the best point within the SLO.", -c.HeadroomPct)
+		}
+		out = append(out, s)
+	}
+	if c.Stopped != "" {
+		out = append(out, "Stopped early: "+c.Stopped+".")
+	}
+	return out
+}

@@ -2,6 +2,7 @@
 # Checks that packages import only what their room allows (../shared/style.md
 # section (c)): lockimpl and results import no package of this module,
 # workloads -> lockimpl, results; faults -> redisenv, results; plots -> results;
+# report -> plots, results;
 # scenarios -> faults, lockimpl, redisenv, results, workloads;
 # nothing imports cmd/*. Test-only imports (redisenvtest) are not counted.
 set -euo pipefail
@@ -16,6 +17,7 @@ allowed() {
     workloads) echo "lockimpl results" ;;
     faults) echo "redisenv results" ;;
     plots) echo "results" ;;
+    report) echo "plots results" ;;
     scenarios) echo "faults lockimpl redisenv results workloads" ;;
     internal/* | cmd/*) echo "*" ;;
     *) echo "?" ;;

@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -180,7 +181,10 @@ For each scenario it prints the verdict:
 with the checks behind it and the figures (violations, unsafe window, lost
 acquisitions, throughput under the fault). --out gets a report per scenario
 (<scenario>-<time>.chaos.json, with the fault timeline) and each variant's
-result (<...>.json and .hlog); --junit writes JUnit XML for CI dashboards.
+result (<...>.json and .hlog), and the suite's HTML report with charts
+(chaos-<time>.html: verdicts, checks, throughput with fault windows shaded,
+holder timelines with overlaps in red); --junit writes JUnit XML for CI
+dashboards.
 
 Exit status: 0 when every verdict matches its expectation, 1 otherwise, 2 on
 bad input, 130 when interrupted (the reports so far are written, the one
@@ -250,6 +254,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rcfg.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, "  "+f+"\n", a...) }
 	opts.Redis = rcfg
 	var reps []*scenarios.Report
+	var paths []string
 	var failed []string
 	began := time.Now()
 	for i, s := range list {
@@ -266,6 +271,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				return err
 			}
 			fmt.Fprintf(stdout, "  report: %s\n", path)
+			paths = append(paths, path)
 		}
 		if !rep.OK() {
 			failed = append(failed, fmt.Sprintf("%s (%s)", s.Name, rep.Verdict))
@@ -276,6 +282,21 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		fmt.Fprintf(stdout, "junit: %s\n", *junit)
+	}
+	var reportErr error
+	if len(paths) > 0 {
+		// The suite's HTML report, drawn from the files just written; a
+		// failure to draw it loses no result.
+		html := filepath.Join(*out, "chaos-"+began.UTC().Format("20060102T150405Z")+".html")
+		in, err := report.Load(paths...)
+		if err == nil {
+			err = report.Write(html, in, report.Options{Title: "lockbench chaos report", Generator: cli.VersionString()})
+		}
+		if err != nil {
+			reportErr = fmt.Errorf("report: %w", err)
+		} else {
+			fmt.Fprintf(stdout, "html report: %s\n", html)
+		}
 	}
 	counts := map[scenarios.Verdict]int{}
 	for _, r := range reps {
@@ -289,10 +310,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintln(stdout)
 	if ctx.Err() != nil {
-		return fmt.Errorf("after %d of %d scenarios: %w", len(reps), len(list), context.Cause(ctx))
+		return errors.Join(fmt.Errorf("after %d of %d scenarios: %w", len(reps), len(list), context.Cause(ctx)), reportErr)
 	}
 	if len(failed) > 0 {
-		return errors.New("verdicts differ from the expected ones: " + strings.Join(failed, ", "))
+		return errors.Join(errors.New("verdicts differ from the expected ones: "+strings.Join(failed, ", ")), reportErr)
 	}
-	return nil
+	return reportErr
 }

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/report"
+)
+
+const reportUsage = `
+Turns result files into a report people read: run metadata, a summary
+table, latency percentile spectra, throughput over time (fault windows
+shaded), fairness, holder timelines, the safety verdict, and a comparison
+table when several runs are given. Chaos reports (*.chaos.json) come with
+their verdicts, checks and runs; sweeps (sweep.json) with their capacity
+curves.
+
+Each argument is a file or a directory (every lockbench file in it).
+--format html (default) is one self-contained file: charts embedded, no
+scripts, no external fonts. --format md writes Markdown with its charts as
+PNG files in a directory beside it. bench run --out and chaos run --out
+write an HTML report on their own.`
+
+func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("bench", "report RESULT_DIR_OR_FILE...", reportUsage, stderr)
+	format := fs.String("format", "", "html or md (default: from --out's extension, else html)")
+	out := fs.String("out", "", "report file (default: report.html or report.md in the first directory given, or next to the first file)")
+	title := fs.String("title", "", "the report's title (default: from the content)")
+	paths, err := cli.ParseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return cli.Usagef("bench report: give at least one result file or directory, e.g. bench report bench-results")
+	}
+	f := report.Format(strings.ToLower(*format))
+	switch f {
+	case "":
+		f = report.FormatFor(*out, report.HTML)
+	case report.HTML, report.Markdown:
+	case "markdown":
+		f = report.Markdown
+	default:
+		return cli.Usagef("--format %q: want html or md", *format)
+	}
+	in, err := report.Load(paths...)
+	if err != nil {
+		return err
+	}
+	path := *out
+	if path == "" {
+		dir := paths[0]
+		if filepath.Ext(dir) == ".json" {
+			dir = filepath.Dir(dir)
+		}
+		path = filepath.Join(dir, "report."+string(f))
+	}
+	if err := report.Write(path, in, report.Options{Title: *title, Format: f, Generator: cli.VersionString()}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report      %s (%d runs, %d chaos scenarios, %d sweeps)\n", path, len(in.Runs), len(in.Scenarios), len(in.Sweeps))
+	return nil
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+const sweepUsage = `
+Answers "how far can we go": runs the profile at each listed setting, one
+point after another against the same Redis, and reports the highest
+throughput whose acquire p99 meets the SLO, the concurrency (or offered
+rate) where it is reached, where throughput saturates (the knee: the
+first point within 10% of the peak), and the headroom at the profile's
+own setting.
+
+Listed values cross: --clients 1,2,4 --read-ratio 0.5,0.9 is six points,
+two curves. The x axis is concurrency (clients × owners) unless several
+--rate values are given (open loop), then the offered rate. A curve stops
+once --stop-after points in a row break the SLO (a point breaks it with
+p99 over --slo-p99, more than 1% failed operations, or a safety
+violation).
+
+--out gets points/ (each point's result and histogram log), sweep.json
+(schema lockbench.sweep/v1), capacity-throughput.png, capacity-p99.png and
+report.html. Ctrl-C stops the current point, keeps every finished one,
+writes the sweep and report marked partial, and exits 130.`
+
+type listFlag[T any] struct {
+	vals  []T
+	parse func(string) (T, error)
+	hint  string
+}
+
+func (l *listFlag[T]) String() string { return "" }
+
+func (l *listFlag[T]) Set(s string) error {
+	l.vals = nil
+	for part := range strings.SplitSeq(s, ",") {
+		v, err := l.parse(strings.TrimSpace(part))
+		if err != nil {
+			return fmt.Errorf("%q: want a comma-separated list such as %s", part, l.hint)
+		}
+		l.vals = append(l.vals, v)
+	}
+	return nil
+}
+
+func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("bench", "sweep", sweepUsage, stderr)
+	var f runFlags
+	f.register(fs, "clients", "owners", "read_ratio", "rate", "duration")
+	clients := &listFlag[int]{parse: strconv.Atoi, hint: "1,2,4,8,16,32,64"}
+	owners := &listFlag[int]{parse: strconv.Atoi, hint: "1,4,16"}
+	ratios := &listFlag[float64]{parse: parseFloat, hint: "0.5,0.9,0.99"}
+	rates := &listFlag[float64]{parse: parseFloat, hint: "1000,2000,4000"}
+	fs.Var(clients, "clients", "lockimpl clients per point, e.g. 1,2,4,8,16,32,64 (default: the profile's)")
+	fs.Var(owners, "owners", "owners per client per point, e.g. 1,4,16 (default: the profile's)")
+	fs.Var(ratios, "read-ratio", "read shares per point, e.g. 0.5,0.9,0.99 (kind rw; default: the profile's)")
+	fs.Var(rates, "rate", "open-loop ops/s per point, e.g. 1000,2000,4000 (several: the x axis is the rate)")
+	slo := fs.Duration("slo-p99", 10*time.Millisecond, "acquire p99 each point must meet (0: no SLO)")
+	stopAfter := fs.Int("stop-after", 2, "stop a curve after this many points in a row break the SLO (0: never)")
+	duration := fs.Duration("duration", 20*time.Second, "measured time per point, after the profile's warmup")
+	fs.Lookup("out").DefValue = "bench-results/sweep-<profile>-<time>"
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if *duration <= 0 {
+		return cli.Usagef("--duration %v: must be positive, e.g. 20s", *duration)
+	}
+	f.override["duration"] = duration.String()
+	p, err := f.load()
+	if err != nil {
+		return err
+	}
+	plan := workloads.SweepPlan{Base: p, Clients: clients.vals, Owners: owners.vals, ReadRatios: ratios.vals, Rates: rates.vals, SLO: *slo, StopAfter: *stopAfter}
+	pts, err := plan.Points()
+	if err != nil {
+		return err
+	}
+	out := f.out
+	if !flagSet(fs, "out") {
+		out = filepath.Join("bench-results", fmt.Sprintf("sweep-%s-%s", p.Name, time.Now().UTC().Format("20060102T150405Z")))
+	}
+	pointsDir := filepath.Join(out, "points")
+	if err := os.MkdirAll(pointsDir, 0o755); err != nil {
+		return cli.Usagef("--out %s: %v", out, err)
+	}
+
+	env, err := cli.StartEnvFor(ctx, f.redis, stderr)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	host, _ := os.Hostname()
+	meta := results.Meta{Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()), RedisAddr: env.Addr(), Args: redactArgs(args)}
+	fmt.Fprintf(stderr, "bench: sweeping %s over %d points (%v each after %v warmup), SLO acquire p99 ≤ %v; Ctrl-C keeps finished points\n",
+		p.Name, len(pts), *duration, time.Duration(p.Warmup), *slo)
+	cfg := workloads.SweepConfig{
+		Plan: plan,
+		Run: func(ctx context.Context, pp workloads.Profile) (*results.Result, error) {
+			m := meta
+			m.Start = time.Now()
+			return workloads.Run(ctx, workloads.Config{Profile: pp, NewRedis: newRedis(env), MaxOps: f.maxOps, Meta: m})
+		},
+		Record: func(r *results.Result) (string, error) {
+			path, err := results.WriteFiles(pointsDir, r)
+			if err != nil {
+				return "", err
+			}
+			mark := "meets"
+			pt := results.PointFrom(r)
+			if pt.Judge(float64(*slo) / 1e3); !pt.MeetsSLO {
+				mark = "BREAKS"
+			}
+			fmt.Fprintf(stderr, "bench:   %s ops/s, acquire p99 %s, %d errors: %s the SLO\n",
+				results.Commas1(r.Throughput.OpsPerSec), results.FormatUs(r.Latency[results.AcquireAll].P99), errTotal(r), mark)
+			return filepath.Rel(out, path)
+		},
+		Progress: func(sp workloads.SweepProgress) {
+			fmt.Fprintf(stderr, "bench: point %d of %d: %s — about %v left\n", sp.Index, sp.Total, describePoint(sp.Point), sp.ETA.Round(time.Second))
+		},
+		Skipped: func(pt workloads.PlannedPoint, why string) {
+			fmt.Fprintf(stderr, "bench: skipping %s: its curve stopped (%s)\n", describePoint(pt), why)
+		},
+	}
+	sw, runErr := workloads.Sweep(ctx, cfg, meta)
+	if sw == nil {
+		return runErr
+	}
+	path, err := results.WriteSweep(out, sw)
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	charts, cerr := report.WriteCapacityCharts(out, sw)
+	in, lerr := report.Load(path)
+	if lerr == nil {
+		lerr = report.Write(filepath.Join(out, "report.html"), in, report.Options{Generator: cli.VersionString()})
+	}
+	writeSweepSummary(stdout, sw)
+	fmt.Fprintf(stdout, "sweep       %s\n", path)
+	for _, c := range charts {
+		fmt.Fprintf(stdout, "chart       %s\n", c)
+	}
+	if lerr == nil {
+		fmt.Fprintf(stdout, "report      %s\n", filepath.Join(out, "report.html"))
+	}
+	return errors.Join(runErr, cerr, lerr)
+}
+
+func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+
+// flagSet reports whether name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func describePoint(pt workloads.PlannedPoint) string {
+	s := fmt.Sprintf("clients %d × owners %d", pt.Profile.Clients, pt.Profile.Owners)
+	if pt.Profile.Rate > 0 {
+		s += fmt.Sprintf(" at %g ops/s", pt.Profile.Rate)
+	}
+	if pt.Series != "" {
+		s += " (" + pt.Series + ")"
+	}
+	return s
+}
+
+func errTotal(r *results.Result) int64 {
+	var n int64
+	for _, v := range r.Errors {
+		n += v
+	}
+	return n
+}
+
+// writeSweepSummary prints the points and what each curve says.
+func writeSweepSummary(w io.Writer, sw *results.Sweep) {
+	title := "lockbench sweep " + sw.Meta.Profile
+	if sw.Partial {
+		title += "  [PARTIAL: " + sw.PartialReason + "]"
+	}
+	fmt.Fprintf(w, "%s\n\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "series\tx\tclients×owners\tops/s\tp50\tp99\terrors\tSLO\t")
+	for _, p := range sw.Points {
+		mark := "meets"
+		if !p.MeetsSLO {
+			mark = "broken"
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%d×%d\t%s\t%s\t%s\t%d\t%s\t\n", p.Series, p.X, p.Clients, p.Owners,
+			results.Commas1(p.OpsPerSec), results.FormatUs(p.P50Us), results.FormatUs(p.P99Us), p.Errors, mark)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, c := range sw.Capacity {
+		if c.Series != "" {
+			fmt.Fprintf(w, "%s:\n", c.Series)
+		}
+		for _, line := range c.Statement(sw.Axis, sw.SLOP99Us) {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,227 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// Run is one result file and its histograms.
+type Run struct {
+	Path   string
+	Result *results.Result
+	// Hists is the run's histogram per metric, from its interval log; nil
+	// when the log could not be read (HistErr says why).
+	Hists   map[string]*hdr.Histogram
+	HistErr error
+}
+
+// Name is the run's file name without its extension.
+func (r *Run) Name() string { return strings.TrimSuffix(filepath.Base(r.Path), ".json") }
+
+// Scenario is a chaos report and the runs it names.
+type Scenario struct {
+	Path   string
+	Report *results.ChaosReport
+	// Runs match Report.Runs index for index; nil where the file is gone.
+	Runs []*Run
+}
+
+// Sweep is a sweep file.
+type Sweep struct {
+	Path  string
+	Sweep *results.Sweep
+}
+
+// Input is everything a report shows.
+type Input struct {
+	Runs      []*Run
+	Scenarios []*Scenario
+	Sweeps    []*Sweep
+}
+
+// Empty reports whether there is nothing to show.
+func (in *Input) Empty() bool {
+	return len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0
+}
+
+// InputError is a path that is not something a report can show. It is
+// bad input: the programs exit with code 2.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// IsUsage marks the error as bad input.
+func (e *InputError) IsUsage() bool { return true }
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Err: fmt.Errorf(format, args...)}
+}
+
+// Load reads each path: a lockbench file (result, chaos report or sweep),
+// or a directory whose lockbench files are all read. Runs that a chaos
+// report or a sweep names are shown with it, not again on their own.
+func Load(paths ...string) (*Input, error) {
+	if len(paths) == 0 {
+		return nil, inputErrorf("report: no result file or directory given")
+	}
+	in := &Input{}
+	seen := map[string]bool{}
+	var runs []*Run
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, inputErrorf("report: %v", err)
+		}
+		files := []string{p}
+		if st.IsDir() {
+			files, err = filepath.Glob(filepath.Join(p, "*.json"))
+			if err != nil {
+				return nil, err
+			}
+			slices.Sort(files)
+		}
+		found := 0
+		for _, f := range files {
+			abs, _ := filepath.Abs(f)
+			if seen[abs] {
+				continue
+			}
+			seen[abs] = true
+			kind, err := schemaOf(f)
+			if err != nil {
+				if st.IsDir() {
+					continue // a directory may hold other JSON
+				}
+				return nil, err
+			}
+			found++
+			switch kind {
+			case results.Schema:
+				r, err := loadRun(f)
+				if err != nil {
+					return nil, err
+				}
+				runs = append(runs, r)
+			case results.ChaosSchema:
+				s, err := loadScenario(f)
+				if err != nil {
+					return nil, err
+				}
+				in.Scenarios = append(in.Scenarios, s)
+			case results.SweepSchema:
+				s, err := results.ReadSweep(f)
+				if err != nil {
+					return nil, err
+				}
+				in.Sweeps = append(in.Sweeps, &Sweep{Path: f, Sweep: s})
+			default:
+				found--
+				if !st.IsDir() {
+					return nil, inputErrorf("report: %s: schema %q is not a lockbench result, chaos report or sweep", f, kind)
+				}
+			}
+		}
+		if st.IsDir() && found == 0 {
+			return nil, inputErrorf("report: %s holds no lockbench result, chaos report or sweep (*.json)", p)
+		}
+	}
+	// A run a chaos report or a sweep names belongs to it.
+	owned := map[string]bool{}
+	for _, s := range in.Scenarios {
+		for _, r := range s.Runs {
+			if r != nil {
+				owned[abs(r.Path)] = true
+			}
+		}
+	}
+	for _, s := range in.Sweeps {
+		for _, p := range s.Sweep.Points {
+			if p.File != "" {
+				owned[abs(filepath.Join(filepath.Dir(s.Path), p.File))] = true
+			}
+		}
+	}
+	for _, r := range runs {
+		if !owned[abs(r.Path)] {
+			in.Runs = append(in.Runs, r)
+		}
+	}
+	slices.SortStableFunc(in.Runs, func(a, b *Run) int { return a.Result.Meta.Start.Compare(b.Result.Meta.Start) })
+	slices.SortStableFunc(in.Scenarios, func(a, b *Scenario) int { return a.Report.Start.Compare(b.Report.Start) })
+	return in, nil
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
+// schemaOf reads the file's "schema" field.
+func schemaOf(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", inputErrorf("report: %v", err)
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil || head.Schema == "" {
+		return "", inputErrorf("report: %s is not a lockbench file (no schema field)", path)
+	}
+	return head.Schema, nil
+}
+
+// loadRun reads a result and, if it can, its histograms: a missing log
+// costs the spectrum chart, not the report.
+func loadRun(path string) (*Run, error) {
+	r, err := results.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	run := &Run{Path: path, Result: r}
+	if r.HistogramLog != "" {
+		run.Hists, run.HistErr = results.LoadHistograms(path, r)
+	}
+	return run, nil
+}
+
+// loadScenario reads a chaos report and its runs' results, looked for
+// where the report names them and next to the report (a moved directory).
+func loadScenario(path string) (*Scenario, error) {
+	rep, err := results.ReadChaosReport(path)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	s := &Scenario{Path: path, Report: rep}
+	for _, rs := range rep.Runs {
+		var run *Run
+		for _, cand := range []string{filepath.Join(filepath.Dir(path), filepath.Base(rs.File)), rs.File} {
+			if rs.File == "" {
+				break
+			}
+			if r, err := loadRun(cand); err == nil {
+				run = r
+				break
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		}
+		s.Runs = append(s.Runs, run)
+	}
+	return s, nil
+}

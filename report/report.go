@@ -1,0 +1,523 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// Options shape a report.
+type Options struct {
+	// Title heads the document; empty picks one from the content.
+	Title string
+	// Format is HTML or Markdown; empty picks from the file name (HTML
+	// unless it ends in .md).
+	Format Format
+	// Generator names the program and version, shown in the footer line.
+	Generator string
+	// Now is the generation time (zero: time.Now).
+	Now time.Time
+}
+
+// Write renders in to path, atomically. Markdown charts go to a
+// "<name>-charts" directory beside it.
+func Write(path string, in *Input, o Options) error {
+	if in == nil || in.Empty() {
+		return inputErrorf("report: nothing to report")
+	}
+	if o.Format == "" {
+		o.Format = FormatFor(path, HTML)
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	title := o.Title
+	if title == "" {
+		title = defaultTitle(in)
+	}
+	blocks := build(in, title, o)
+	var b strings.Builder
+	switch o.Format {
+	case HTML:
+		if err := writeHTML(&b, title, blocks); err != nil {
+			return err
+		}
+	case Markdown:
+		stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		if err := writeMarkdown(&b, blocks, filepath.Join(filepath.Dir(path), stem+"-charts"), stem+"-charts"); err != nil {
+			return err
+		}
+	default:
+		return inputErrorf("report: format %q: want html or md", o.Format)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	return results.WriteAtomic(path, []byte(b.String()))
+}
+
+func defaultTitle(in *Input) string {
+	switch {
+	case len(in.Scenarios) > 0 && len(in.Runs) == 0 && len(in.Sweeps) == 0:
+		return "lockbench chaos report"
+	case len(in.Sweeps) > 0 && len(in.Runs) == 0 && len(in.Scenarios) == 0:
+		return "lockbench capacity report: " + in.Sweeps[0].Sweep.Meta.Profile
+	case len(in.Runs) == 1 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0:
+		return "lockbench report: " + in.Runs[0].Result.Meta.Profile
+	}
+	return "lockbench report"
+}
+
+// build lays out the whole document.
+func build(in *Input, title string, o Options) []block {
+	bl := []block{heading{level: 1, text: title}}
+	gen := "Generated " + o.Now.UTC().Format("2006-01-02 15:04:05 UTC")
+	if o.Generator != "" {
+		gen += " by " + o.Generator
+	}
+	bl = append(bl, para{text: gen, class: "note"})
+	if n := len(in.Runs) + len(in.Scenarios) + len(in.Sweeps); n > 1 {
+		var items []string
+		if len(in.Sweeps) > 0 {
+			items = append(items, fmt.Sprintf("%d capacity sweep(s)", len(in.Sweeps)))
+		}
+		if len(in.Scenarios) > 0 {
+			items = append(items, fmt.Sprintf("%d chaos scenario(s)", len(in.Scenarios)))
+		}
+		if len(in.Runs) > 0 {
+			items = append(items, fmt.Sprintf("%d benchmark run(s)", len(in.Runs)))
+		}
+		bl = append(bl, para{text: "Contents: " + strings.Join(items, ", ") + "."})
+	}
+	ch := &charts{}
+	for _, s := range in.Sweeps {
+		bl = append(bl, sweepBlocks(s, ch)...)
+	}
+	if len(in.Scenarios) > 0 {
+		bl = append(bl, suiteBlocks(in.Scenarios)...)
+		for _, s := range in.Scenarios {
+			bl = append(bl, scenarioBlocks(s, ch)...)
+		}
+	}
+	if len(in.Runs) > 1 {
+		bl = append(bl, comparisonBlocks(in.Runs, ch)...)
+	}
+	for _, r := range in.Runs {
+		bl = append(bl, runBlocks(r, 2, ch)...)
+	}
+	return bl
+}
+
+// comparisonBlocks compare runs side by side, each against the first.
+func comparisonBlocks(runs []*Run, ch *charts) []block {
+	bl := []block{heading{level: 2, text: "Comparison"},
+		para{text: fmt.Sprintf("%d runs, oldest first; deltas are against the first (%s).", len(runs), runs[0].Name())}}
+	t := table{right: true, head: []string{"run", "profile", "host", "measured", "ops/s", "Δ ops/s", "acquire p50", "p99", "Δ p99", "p99.9", "errors", "jain", "safety"}}
+	base := runs[0].Result
+	for i, r := range runs {
+		res := r.Result
+		l := res.Latency[results.AcquireAll]
+		dOps, dP99 := c("—"), c("—")
+		if i > 0 {
+			dOps = delta(base.Throughput.OpsPerSec, res.Throughput.OpsPerSec, true)
+			dP99 = delta(base.Latency[results.AcquireAll].P99, l.P99, false)
+		}
+		name := r.Name()
+		if res.Partial {
+			name += " (partial)"
+		}
+		t.rows = append(t.rows, []cell{c(name), c(res.Meta.Profile), c(res.Meta.Host), c(secs(res.Measured)),
+			c(results.Commas1(res.Throughput.OpsPerSec)), dOps, c(us(l.P50)), c(us(l.P99)), dP99, c(us(l.P999)),
+			c(results.Commas(errorCount(res))), c(fmt.Sprintf("%.4f", res.Fairness.Jain)), safetyCell(res.Safety)})
+	}
+	bl = append(bl, t)
+	var sp []spectrumLine
+	for _, r := range runs {
+		if h := acquireAll(r); h != nil {
+			sp = append(sp, spectrumLine{r.Name(), h})
+		}
+	}
+	bl = append(bl, ch.spectrum("compare-spectrum", "Acquire latency by run (all modes)", sp)...)
+	return bl
+}
+
+// delta is new vs base in percent, coloured by whether it is better.
+func delta(base, cur float64, higherBetter bool) cell {
+	if base == 0 {
+		if cur == 0 {
+			return c("0%")
+		}
+		return c("new")
+	}
+	d := (cur/base - 1) * 100
+	cl := ""
+	if (d > 5 && !higherBetter) || (d < -5 && higherBetter) {
+		cl = "bad"
+	} else if (d < -5 && !higherBetter) || (d > 5 && higherBetter) {
+		cl = "ok"
+	}
+	return cc(fmt.Sprintf("%+.1f%%", d), cl)
+}
+
+// runBlocks are one run's section: metadata, figures, charts, safety.
+func runBlocks(r *Run, level int, ch *charts) []block {
+	res := r.Result
+	h := heading{level: level, text: r.Name()}
+	if res.Partial {
+		h.badge = &cell{text: "PARTIAL", class: "warn"}
+	}
+	bl := []block{h}
+	if res.Partial {
+		bl = append(bl, para{text: "Partial run: " + res.PartialReason + ". What it measured is real but covers less than asked.", class: "warn"})
+	}
+	m := res.Meta
+	meta := table{head: []string{"", ""}, rows: [][]cell{
+		{c("profile"), c(m.Profile)},
+		{c("workload"), c(m.Workload)},
+		{c("redis"), c(fmt.Sprintf("%s (%s) at %s", m.RedisVersion, m.RedisBackend, m.RedisAddr))},
+		{c("host"), c(fmt.Sprintf("%s · %s · GOMAXPROCS %d", m.Host, m.Go, m.GOMAXPROCS))},
+		{c("started"), c(m.Start.UTC().Format("2006-01-02 15:04:05 UTC"))},
+		{c("measured"), c(fmt.Sprintf("%s after %s warmup", secs(res.Measured), secs(res.Warmup)))},
+		{c("lockbench"), c(m.Lockbench)},
+		{c("file"), c(r.Path)},
+	}}
+	if len(m.Args) > 0 {
+		meta.rows = append(meta.rows, []cell{c("args"), c(strings.Join(m.Args, " "))})
+	}
+	if len(res.MergedFrom) > 0 {
+		meta.rows = append(meta.rows, []cell{c("merged from"), c(strings.Join(res.MergedFrom, ", "))})
+	}
+	bl = append(bl, meta)
+
+	t := res.Throughput
+	var acq []string
+	for _, mode := range slices.Sorted(maps.Keys(t.Acquisitions)) {
+		if n := t.Acquisitions[mode]; n > 0 {
+			acq = append(acq, mode+" "+results.Commas(n))
+		}
+	}
+	if t.Nested > 0 {
+		acq = append(acq, "nested "+results.Commas(t.Nested))
+	}
+	line := fmt.Sprintf("Throughput %s ops/s (%s operations", results.Commas1(t.OpsPerSec), results.Commas(t.Ops))
+	if t.TargetRate > 0 {
+		line += ", target " + results.Commas1(t.TargetRate) + " ops/s"
+	}
+	line += ")."
+	if len(acq) > 0 {
+		line += " Acquired: " + strings.Join(acq, ", ") + "."
+	}
+	bl = append(bl, para{text: line})
+	bl = append(bl, latencyTable(res))
+	bl = append(bl, safetyBlocks(res)...)
+	bl = append(bl, fairnessBlocks(res)...)
+	var errs []string
+	for _, k := range slices.Sorted(maps.Keys(res.Errors)) {
+		if res.Errors[k] > 0 {
+			errs = append(errs, fmt.Sprintf("%s %s", k, results.Commas(res.Errors[k])))
+		}
+	}
+	e := "Errors: none"
+	if len(errs) > 0 {
+		e = "Errors: " + strings.Join(errs, ", ")
+	}
+	e += fmt.Sprintf(". Lost holds: %s. Cut by the run's end: %s.", results.Commas(t.Lost), results.Commas(t.Cut))
+	bl = append(bl, para{text: e})
+	if len(res.Events) > 0 {
+		bl = append(bl, eventsTable(res.Events))
+	}
+	bl = append(bl, ch.runCharts(r)...)
+	return bl
+}
+
+func latencyTable(res *results.Result) table {
+	t := table{right: true, head: []string{"latency", "count", "p50", "p90", "p99", "p99.9", "max"}}
+	keys := slices.SortedFunc(maps.Keys(res.Latency), func(a, b string) int { return cmp.Compare(metricOrder(a), metricOrder(b)) })
+	for _, k := range keys {
+		l := res.Latency[k]
+		if l.Count == 0 {
+			continue
+		}
+		name := strings.ReplaceAll(k, "_", " ")
+		if k == results.AcquireAll {
+			name = "acquire (all modes)"
+		}
+		t.rows = append(t.rows, []cell{c(name), c(results.Commas(l.Count)), c(us(l.P50)), c(us(l.P90)), c(us(l.P99)), c(us(l.P999)), c(us(l.Max))})
+	}
+	return t
+}
+
+// metricOrder lists the aggregate first, then the metrics in the order
+// the summary table uses.
+func metricOrder(k string) int {
+	order := []string{results.AcquireAll, "acquire_exclusive", "acquire_read", "acquire_write", "acquire_nested", "release", "hold", "wait", "handoff", "ping"}
+	if i := slices.Index(order, k); i >= 0 {
+		return i
+	}
+	return len(order)
+}
+
+func safetyBlocks(res *results.Result) []block {
+	s := res.Safety
+	var bl []block
+	switch {
+	case s.Violations > 0:
+		bl = append(bl, para{class: "bad", text: fmt.Sprintf("Safety VIOLATED: %s mutual-exclusion violations in %s critical sections; unsafe for %s in total, longest overlap %s.",
+			results.Commas(s.Violations), results.Commas(s.Sections), us(s.UnsafeUs), us(s.MaxOverlapUs))})
+	case s.Incomplete != "":
+		bl = append(bl, para{class: "warn", text: fmt.Sprintf("Safety INCOMPLETE: no violation in %s checked critical sections.", results.Commas(s.Sections))})
+	default:
+		bl = append(bl, para{class: "ok", text: fmt.Sprintf("Safety OK: no mutual-exclusion violation in %s critical sections.", results.Commas(s.Sections))})
+	}
+	if s.Incomplete != "" {
+		bl = append(bl, para{class: "note", text: "Not checked: " + s.Incomplete + "."})
+	}
+	if len(s.Examples) > 0 {
+		t := table{head: []string{"lock", "first holder", "second holder", "overlap from", "overlap"}}
+		for i, v := range s.Examples {
+			if i == 10 {
+				break
+			}
+			t.rows = append(t.rows, []cell{c(v.Lock), c(holderText(v.First)), c(holderText(v.Second)),
+				c(fmt.Sprintf("%.3fs", v.OverlapStart)), cc(us(v.OverlapUs), "bad")})
+		}
+		bl = append(bl, t)
+	}
+	return bl
+}
+
+func holderText(h results.Holder) string {
+	s := fmt.Sprintf("%s (%s) %.3f–%.3fs", h.Owner, h.Mode, h.Acquired, h.Released)
+	switch {
+	case h.LostIgnored:
+		s += ", told lost, held on"
+	case h.Lost:
+		s += ", lost"
+	}
+	return s
+}
+
+func fairnessBlocks(res *results.Result) []block {
+	f := res.Fairness
+	if f.Owners == 0 {
+		return nil
+	}
+	text := fmt.Sprintf("Fairness over %d owners: Jain %.4f, min/max %.3f (%s/%s), cv %.3f, starved %d.",
+		f.Owners, f.Jain, f.MinMax, results.Commas(f.Min), results.Commas(f.Max), f.CV, f.Starved)
+	class := ""
+	if f.Owners > 1 && f.MinMax < 0.5 {
+		text += " Max/2 > min: some owners got less than half the lock the luckiest did."
+		class = "warn"
+	}
+	bl := []block{para{text: text, class: class}}
+	if f.FIFO != nil {
+		bl = append(bl, para{text: fmt.Sprintf("FIFO: %s overtakes in %s fair acquisitions (send-time slack %s).",
+			results.Commas(f.FIFO.Violations), results.Commas(f.FIFO.Checked), us(f.FIFO.SlackUs))})
+	}
+	return bl
+}
+
+func eventsTable(evs []results.Event) table {
+	t := table{head: []string{"fault", "target", "from", "to", "detail"}}
+	for _, e := range evs {
+		detail := e.Detail
+		cl := ""
+		if e.Err != "" {
+			detail += " — error: " + e.Err
+			cl = "bad"
+		}
+		t.rows = append(t.rows, []cell{c(e.Kind), c(e.Target), c(fmt.Sprintf("%.2fs", e.Start)), c(fmt.Sprintf("%.2fs", e.End)), cc(detail, cl)})
+	}
+	return t
+}
+
+// suiteBlocks is the chaos suite's verdict table.
+func suiteBlocks(scs []*Scenario) []block {
+	counts := map[results.Verdict]int{}
+	t := table{head: []string{"scenario", "verdict", "expected", "time", "reason"}}
+	for _, s := range scs {
+		r := s.Report
+		counts[r.Verdict]++
+		t.rows = append(t.rows, []cell{c(r.Scenario), verdictCell(r), c(string(r.Expected)), c(secs(r.Seconds)), c(r.Reason)})
+	}
+	mode := "full timings"
+	if scs[0].Report.Quick {
+		mode = "quick timings"
+	}
+	sum := fmt.Sprintf("%d scenarios (%s, seed %d): %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED, %d INCOMPLETE.",
+		len(scs), mode, scs[0].Report.Seed, counts[results.Pass], counts[results.ExpectedViolation], counts[results.Fail], counts[results.Skipped], counts[results.Incomplete])
+	class := "ok"
+	if counts[results.Fail] > 0 || counts[results.Incomplete] > 0 {
+		class = "bad"
+	}
+	return []block{heading{level: 2, text: "Chaos suite"}, para{text: sum, class: class}, t}
+}
+
+func verdictCell(r *results.ChaosReport) cell {
+	switch {
+	case r.Verdict == results.Skipped:
+		return cc(string(r.Verdict), "warn")
+	case r.OK():
+		return cc(string(r.Verdict), "ok")
+	}
+	return cc(string(r.Verdict), "bad")
+}
+
+// scenarioBlocks are one scenario's section: what it does, the verdict
+// and the checks behind it, the figures and each variant's charts.
+func scenarioBlocks(s *Scenario, ch *charts) []block {
+	r := s.Report
+	v := verdictCell(r)
+	bl := []block{heading{level: 2, text: "Scenario " + r.Scenario, badge: &v},
+		para{text: r.Description},
+		para{text: "Invariant: " + r.Invariant},
+	}
+	if r.Reason != "" {
+		bl = append(bl, para{text: "Reason: " + r.Reason, class: v.class})
+	}
+	if len(r.Plan) > 0 {
+		bl = append(bl, heading{level: 4, text: "Fault plan"}, bullets{items: r.Plan})
+	}
+	if len(r.Checks) > 0 {
+		t := table{head: []string{"check", "want", "got", ""}}
+		for _, k := range r.Checks {
+			mark := cc("ok", "ok")
+			if !k.OK {
+				mark = cc("FAILED", "bad")
+			}
+			t.rows = append(t.rows, []cell{c(k.Name), c(k.Want), c(k.Got), mark})
+		}
+		bl = append(bl, heading{level: 4, text: "Checks"}, t)
+	}
+	if len(r.Figures) > 0 {
+		t := table{right: true, head: []string{"figure", "value"}}
+		for _, f := range r.Figures {
+			t.rows = append(t.rows, []cell{c(f.Name), c(figureText(f))})
+		}
+		bl = append(bl, heading{level: 4, text: "Figures"}, t)
+	}
+	for i, rs := range r.Runs {
+		bl = append(bl, heading{level: 3, text: r.Scenario + " · " + rs.Variant})
+		run := s.Runs[i]
+		if run == nil {
+			bl = append(bl, para{class: "note", text: fmt.Sprintf("Result file %q not found: charts omitted. %s ops/s, %d violations.", rs.File, results.Commas1(rs.OpsPerSec), rs.Safety.Violations)})
+			continue
+		}
+		res := run.Result
+		bl = append(bl, para{text: fmt.Sprintf("%s over %s: %s ops/s, %s errors, %s lost holds. File: %s.",
+			res.Meta.Workload, secs(res.Measured), results.Commas1(res.Throughput.OpsPerSec), results.Commas(errorCount(res)), results.Commas(res.Throughput.Lost), run.Path)})
+		bl = append(bl, safetyBlocks(res)...)
+		if len(res.Events) > 0 {
+			bl = append(bl, eventsTable(res.Events))
+		}
+		bl = append(bl, ch.runCharts(run)...)
+	}
+	return bl
+}
+
+func figureText(f results.Figure) string {
+	if f.Value == -1 && f.Unit == "s" {
+		return "never"
+	}
+	v := fmt.Sprintf("%.3f", f.Value)
+	if f.Value == float64(int64(f.Value)) {
+		v = results.Commas(int64(f.Value))
+	}
+	switch f.Unit {
+	case "":
+		return v
+	case "%", "×":
+		return v + f.Unit
+	}
+	return v + " " + f.Unit
+}
+
+// sweepBlocks are a sweep's section: the capacity statement, the curves
+// and the points.
+func sweepBlocks(s *Sweep, ch *charts) []block {
+	sw := s.Sweep
+	h := heading{level: 2, text: "Capacity: " + sw.Meta.Profile}
+	if sw.Partial {
+		h.badge = &cell{text: "PARTIAL", class: "warn"}
+	}
+	bl := []block{h}
+	slo := "no SLO"
+	if sw.SLOP99Us > 0 {
+		slo = "SLO: acquire p99 ≤ " + us(sw.SLOP99Us)
+	}
+	bl = append(bl, para{text: fmt.Sprintf("%d of %d planned points over %s (axis: %s); %s; a curve stops after %d points in a row break it. Redis %s (%s) on %s. Sweep file: %s.",
+		len(sw.Points), sw.Planned, secs(sw.Seconds), sw.Axis, slo, sw.StopAfter, sw.Meta.RedisVersion, sw.Meta.RedisBackend, sw.Meta.Host, s.Path)})
+	if sw.Partial {
+		bl = append(bl, para{class: "warn", text: "Partial sweep: " + sw.PartialReason + "."})
+	}
+	for _, cp := range sw.Capacity {
+		if cp.Series != "" {
+			bl = append(bl, heading{level: 4, text: cp.Series})
+		}
+		class := "ok"
+		if cp.Best == nil {
+			class = "bad"
+		}
+		for i, line := range cp.Statement(sw.Axis, sw.SLOP99Us) {
+			if i == 0 {
+				bl = append(bl, para{text: line, class: class})
+			} else {
+				bl = append(bl, para{text: line})
+			}
+		}
+	}
+	bl = append(bl, ch.capacity(s)...)
+	t := table{right: true, head: []string{"series", "x", "clients×owners", "rate", "ops/s", "p50", "p99", "errors", "violations", "SLO", "result"}}
+	for _, p := range sw.Points {
+		ok := cc("meets", "ok")
+		if !p.MeetsSLO {
+			ok = cc("broken", "bad")
+		}
+		rate := "closed"
+		if p.Rate > 0 {
+			rate = results.Commas1(p.Rate)
+		}
+		t.rows = append(t.rows, []cell{c(p.Series), c(fmt.Sprintf("%g", p.X)), c(fmt.Sprintf("%d×%d", p.Clients, p.Owners)), c(rate),
+			c(results.Commas1(p.OpsPerSec)), c(us(p.P50Us)), c(us(p.P99Us)), c(results.Commas(p.Errors)), c(results.Commas(p.Violations)), ok, c(p.File)})
+	}
+	bl = append(bl, heading{level: 4, text: "Points"}, t)
+	return bl
+}
+
+func safetyCell(s results.Safety) cell {
+	switch {
+	case s.Violations > 0:
+		return cc(results.Commas(s.Violations)+" violations", "bad")
+	case s.Incomplete != "":
+		return cc("incomplete", "warn")
+	}
+	return cc("OK", "ok")
+}
+
+func errorCount(r *results.Result) int64 {
+	var n int64
+	for _, v := range r.Errors {
+		n += v
+	}
+	return n
+}
+
+func us(v float64) string {
+	if v == 0 {
+		return "—"
+	}
+	return results.FormatUs(v)
+}
+
+func secs(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(100 * time.Millisecond).String()
+}

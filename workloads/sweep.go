@@ -1,0 +1,259 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// SweepPlan is a capacity-planning sweep: the base profile run at every
+// combination of the listed values (an empty list keeps the profile's
+// own value). The axis is the offered rate when several rates are listed,
+// else concurrency (clients × owners); the other listed values make
+// separate curves.
+type SweepPlan struct {
+	Base       Profile
+	Clients    []int
+	Owners     []int
+	ReadRatios []float64
+	Rates      []float64
+	// SLO is the acquire p99 a point must meet (0: none).
+	SLO time.Duration
+	// StopAfter ends a curve once this many points in a row break the SLO
+	// (0: run every point).
+	StopAfter int
+}
+
+// PlannedPoint is one point of a sweep plan: its profile and where it sits.
+type PlannedPoint struct {
+	Series  string
+	X       float64
+	Profile Profile
+}
+
+// Axis is what the sweep's curves are drawn against.
+func (sp SweepPlan) Axis() string {
+	if len(sp.Rates) > 1 {
+		return results.AxisRate
+	}
+	return results.AxisConcurrency
+}
+
+// CurrentX is the base profile's own place on the axis: the setting the
+// headroom is measured from.
+func (sp SweepPlan) CurrentX() float64 {
+	if sp.Axis() == results.AxisRate {
+		return sp.Base.Rate
+	}
+	return float64(sp.Base.Clients * sp.Base.Owners)
+}
+
+// Points lists every point, curve by curve, each curve in increasing x,
+// with its profile validated: bad values are refused before anything
+// runs, naming the flag.
+func (sp SweepPlan) Points() ([]PlannedPoint, error) {
+	clients := orDefault(sp.Clients, sp.Base.Clients)
+	owners := orDefault(sp.Owners, sp.Base.Owners)
+	ratios := orDefault(sp.ReadRatios, sp.Base.ReadRatio)
+	rates := orDefault(sp.Rates, sp.Base.Rate)
+	if sp.StopAfter < 0 {
+		return nil, &FieldError{Field: "--stop-after", Value: strconv.Itoa(sp.StopAfter), Fix: "must be 0 (never stop) or more, e.g. 2"}
+	}
+	if sp.SLO < 0 {
+		return nil, &FieldError{Field: "--slo-p99", Value: sp.SLO.String(), Fix: "must be positive, e.g. 10ms (0: no SLO)"}
+	}
+	axis := sp.Axis()
+	var out []PlannedPoint
+	for _, rr := range ratios {
+		for _, rate := range rates {
+			for _, o := range owners {
+				for _, c := range clients {
+					p := sp.Base
+					p.Clients, p.Owners, p.ReadRatio, p.Rate = c, o, rr, rate
+					if err := p.Validate(); err != nil {
+						return nil, sweepFieldError(err)
+					}
+					pt := PlannedPoint{Profile: p, X: float64(c * o)}
+					var series []string
+					if len(ratios) > 1 {
+						series = append(series, fmt.Sprintf("read_ratio %g", rr))
+					}
+					if axis == results.AxisRate {
+						pt.X = rate
+						if len(clients) > 1 || len(owners) > 1 {
+							series = append(series, fmt.Sprintf("%d×%d", c, o))
+						}
+					} else {
+						if len(owners) > 1 && len(clients) > 1 {
+							series = append(series, fmt.Sprintf("owners %d", o))
+						}
+						if len(rates) == 1 && rate > 0 {
+							series = append(series, fmt.Sprintf("rate %g", rate))
+						}
+					}
+					pt.Series = strings.Join(series, ", ")
+					out = append(out, pt)
+				}
+			}
+		}
+	}
+	// Each curve in increasing x, curves in the order they first appear.
+	order := map[string]int{}
+	for _, p := range out {
+		if _, ok := order[p.Series]; !ok {
+			order[p.Series] = len(order)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b PlannedPoint) int {
+		if d := order[a.Series] - order[b.Series]; d != 0 {
+			return d
+		}
+		switch {
+		case a.X < b.X:
+			return -1
+		case a.X > b.X:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// sweepFieldError names the sweep flag behind a bad profile field.
+func sweepFieldError(err error) error {
+	fe, ok := err.(*FieldError)
+	if !ok {
+		return err
+	}
+	flags := map[string]string{"clients": "--clients", "owners": "--owners", "read_ratio": "--read-ratio", "rate": "--rate"}
+	if f, ok := flags[fe.Field]; ok {
+		return &FieldError{Field: f, Value: fe.Value, Fix: fe.Fix}
+	}
+	return err
+}
+
+func orDefault[T any](vals []T, def T) []T {
+	if len(vals) == 0 {
+		return []T{def}
+	}
+	return vals
+}
+
+// SweepProgress is reported before each point starts.
+type SweepProgress struct {
+	Index, Total int // point Index (from 1) of Total planned
+	Point        PlannedPoint
+	// ETA is the planned time left, this point included (skipped points
+	// shorten it).
+	ETA time.Duration
+}
+
+// SweepConfig runs a plan.
+type SweepConfig struct {
+	Plan SweepPlan
+	// Run runs one point's profile and returns its result (partial, with
+	// ctx's error, when interrupted), as Run does with a Config.
+	Run func(ctx context.Context, p Profile) (*results.Result, error)
+	// Record files a finished point's result and returns its file name
+	// for the sweep file ("" when not written).
+	Record func(r *results.Result) (string, error)
+	// Progress, when set, is told before each point runs.
+	Progress func(SweepProgress)
+	// Skipped, when set, is told of a point not run because its curve
+	// stopped early.
+	Skipped func(PlannedPoint, string)
+}
+
+// Sweep runs every point of the plan in order and returns the sweep with
+// its capacity analysed. A curve stops once StopAfter points in a row
+// break the SLO. When ctx ends, the finished points are kept and analysed,
+// the sweep is marked partial, and ctx's error is returned with it; the
+// interrupted point's partial result is still recorded but left out of
+// the curves.
+func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sweep, error) {
+	pts, err := cfg.Plan.Points()
+	if err != nil {
+		return nil, err
+	}
+	sw := &results.Sweep{
+		Schema: results.SweepSchema, Start: time.Now(), Meta: meta, Profile: cfg.Plan.Base,
+		Axis: cfg.Plan.Axis(), SLOP99Us: float64(cfg.Plan.SLO) / 1e3, StopAfter: cfg.Plan.StopAfter,
+		CurrentX: cfg.Plan.CurrentX(), Planned: len(pts),
+	}
+	sw.Meta.Profile = cfg.Plan.Base.Name
+	perPoint := time.Duration(cfg.Plan.Base.Warmup+cfg.Plan.Base.Duration) + time.Second // setup and teardown
+	broken := map[string]int{}
+	stopped := map[string]string{}
+	left := len(pts)
+	var runErr error
+	for i, pt := range pts {
+		if why, ok := stopped[pt.Series]; ok {
+			left--
+			if cfg.Skipped != nil {
+				cfg.Skipped(pt, why)
+			}
+			continue
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(SweepProgress{Index: i + 1, Total: len(pts), Point: pt, ETA: time.Duration(left) * perPoint})
+		}
+		left--
+		res, err := cfg.Run(ctx, pt.Profile)
+		if res == nil {
+			runErr = fmt.Errorf("point %d (%s): %w", i+1, pointName(pt), err)
+			break
+		}
+		sp := results.PointFrom(res)
+		sp.Series, sp.X = pt.Series, pt.X
+		sp.Clients, sp.Owners, sp.ReadRatio, sp.Rate = pt.Profile.Clients, pt.Profile.Owners, pt.Profile.ReadRatio, pt.Profile.Rate
+		sp.Judge(sw.SLOP99Us)
+		if cfg.Record != nil {
+			file, rerr := cfg.Record(res)
+			if rerr != nil {
+				runErr = rerr
+				break
+			}
+			sp.File = file
+		}
+		if err != nil || res.Partial {
+			sw.Partial = true
+			sw.PartialReason = fmt.Sprintf("interrupted during point %d of %d (%s); its partial result (%s) is not on the curves", i+1, len(pts), pointName(pt), sp.File)
+			runErr = err
+			break
+		}
+		sw.Points = append(sw.Points, sp)
+		if sp.MeetsSLO {
+			broken[pt.Series] = 0
+		} else if broken[pt.Series]++; cfg.Plan.StopAfter > 0 && broken[pt.Series] >= cfg.Plan.StopAfter {
+			stopped[pt.Series] = fmt.Sprintf("%d points in a row broke the SLO, the last at x=%g (p99 %s)", broken[pt.Series], sp.X, results.FormatUs(sp.P99Us))
+		}
+	}
+	if runErr != nil && !sw.Partial {
+		sw.Partial = true
+		sw.PartialReason = runErr.Error()
+	}
+	for _, name := range sw.SeriesNames() {
+		if why, ok := stopped[name]; ok {
+			sw.Capacity = append(sw.Capacity, results.Capacity{Series: name, Stopped: why})
+		}
+	}
+	sw.Analyze()
+	sw.Seconds = time.Since(sw.Start).Seconds()
+	return sw, runErr
+}
+
+func pointName(pt PlannedPoint) string {
+	s := fmt.Sprintf("%d×%d", pt.Profile.Clients, pt.Profile.Owners)
+	if pt.Profile.Rate > 0 {
+		s += fmt.Sprintf(" at %g ops/s", pt.Profile.Rate)
+	}
+	if pt.Series != "" {
+		s += ", " + pt.Series
+	}
+	return s
+}
