@@ -117,19 +117,40 @@ func build(in *Input, title string, o Options) []block {
 	return bl
 }
 
-// comparisonBlocks compare runs side by side, each against the first.
+// gateThreshold is the regression bench compare allows by default; the
+// comparison table marks runs against the first by the same rule.
+const gateThreshold = 10
+
+// comparisonBlocks compare runs side by side, each against the first with
+// results.Compare, the rule bench compare gates CI with.
 func comparisonBlocks(runs []*Run, ch *charts) []block {
 	bl := []block{heading{level: 2, text: "Comparison"},
-		para{text: fmt.Sprintf("%d runs, oldest first; deltas are against the first (%s).", len(runs), runs[0].Name())}}
-	t := table{right: true, head: []string{"run", "profile", "host", "measured", "ops/s", "Δ ops/s", "acquire p50", "p99", "Δ p99", "p99.9", "errors", "jain", "safety"}}
+		para{text: fmt.Sprintf("%d runs, oldest first; deltas are against the first (%s). The gate is bench compare's: throughput may not drop, nor acquire p99 rise, by more than %d%%, and no new safety violation.", len(runs), runs[0].Name(), gateThreshold)}}
+	t := table{right: true, head: []string{"run", "profile", "host", "measured", "ops/s", "Δ ops/s", "acquire p50", "p99", "Δ p99", "p99.9", "errors", "jain", "safety", "gate"}}
 	base := runs[0].Result
+	var notes []string
 	for i, r := range runs {
 		res := r.Result
 		l := res.Latency[results.AcquireAll]
-		dOps, dP99 := c("—"), c("—")
+		dOps, dP99, gate := c("—"), c("—"), c("base")
 		if i > 0 {
-			dOps = delta(base.Throughput.OpsPerSec, res.Throughput.OpsPerSec, true)
-			dP99 = delta(base.Latency[results.AcquireAll].P99, l.P99, false)
+			cmp := results.Compare(base, res, gateThreshold)
+			for _, row := range cmp.Rows {
+				switch {
+				case row.Metric == "throughput":
+					dOps = deltaCell(row)
+				case row.Metric == results.AcquireAll && row.Stat == "p99":
+					dP99 = deltaCell(row)
+				}
+			}
+			gate = cc("OK", "ok")
+			if !cmp.OK() {
+				gate = cc("REGRESSED", "bad")
+				notes = append(notes, r.Name()+": "+cmp.Verdict())
+			}
+			for _, n := range cmp.Notes {
+				notes = append(notes, r.Name()+": "+n)
+			}
 		}
 		name := r.Name()
 		if res.Partial {
@@ -137,9 +158,12 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 		}
 		t.rows = append(t.rows, []cell{c(name), c(res.Meta.Profile), c(res.Meta.Host), c(secs(res.Measured)),
 			c(results.Commas1(res.Throughput.OpsPerSec)), dOps, c(us(l.P50)), c(us(l.P99)), dP99, c(us(l.P999)),
-			c(results.Commas(errorCount(res))), c(fmt.Sprintf("%.4f", res.Fairness.Jain)), safetyCell(res.Safety)})
+			c(results.Commas(errorCount(res))), c(fmt.Sprintf("%.4f", res.Fairness.Jain)), safetyCell(res.Safety), gate})
 	}
 	bl = append(bl, t)
+	if len(notes) > 0 {
+		bl = append(bl, bullets{items: notes})
+	}
 	var sp []spectrumLine
 	for _, r := range runs {
 		if h := acquireAll(r); h != nil {
@@ -150,22 +174,18 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 	return bl
 }
 
-// delta is new vs base in percent, coloured by whether it is better.
-func delta(base, cur float64, higherBetter bool) cell {
-	if base == 0 {
-		if cur == 0 {
-			return c("0%")
-		}
-		return c("new")
+// deltaCell shows a comparison row's delta, red when it regressed past
+// the gate, green when it improved.
+func deltaCell(r results.Row) cell {
+	switch {
+	case r.Regressed:
+		return cc(r.Delta, "bad")
+	case r.Change == results.ChangeWorse:
+		return cc(r.Delta, "warn")
+	case r.Change == results.ChangeBetter:
+		return cc(r.Delta, "ok")
 	}
-	d := (cur/base - 1) * 100
-	cl := ""
-	if (d > 5 && !higherBetter) || (d < -5 && higherBetter) {
-		cl = "bad"
-	} else if (d < -5 && !higherBetter) || (d > 5 && higherBetter) {
-		cl = "ok"
-	}
-	return cc(fmt.Sprintf("%+.1f%%", d), cl)
+	return c(r.Delta)
 }
 
 // runBlocks are one run's section: metadata, figures, charts, safety.
@@ -195,6 +215,9 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	}
 	if len(res.MergedFrom) > 0 {
 		meta.rows = append(meta.rows, []cell{c("merged from"), c(strings.Join(res.MergedFrom, ", "))})
+	}
+	for _, n := range res.MergeNotes {
+		meta.rows = append(meta.rows, []cell{c("merge note"), c(n)})
 	}
 	bl = append(bl, meta)
 

@@ -249,16 +249,11 @@ func (c *Collector) Totals() (ops, errs int64) {
 // encodeInterval writes s's histograms as interval-log lines for [from, to).
 func (c *Collector) encodeInterval(s *Set, from, to time.Time) []byte {
 	var b bytes.Buffer
-	w := hdr.NewHistogramLogWriter(&b)
-	w.SetBaseTime(c.logBase.UnixMilli())
 	for m, h := range s.h {
 		if h == nil || h.TotalCount() == 0 {
 			continue
 		}
-		h.SetTag(Metric(m).String())
-		h.SetStartTimeMs(from.UnixMilli())
-		h.SetEndTimeMs(to.UnixMilli())
-		_ = w.OutputIntervalHistogram(h)
+		_ = writeLogInterval(&b, c.logBase, Metric(m).String(), h, from, to) // metric names are valid tags
 	}
 	return b.Bytes()
 }
@@ -268,13 +263,7 @@ func (c *Collector) encodeInterval(s *Set, from, to time.Time) []byte {
 // intervals where those acquisitions happened.
 func (c *Collector) intervalLog(post []Set) []byte {
 	var b bytes.Buffer
-	w := hdr.NewHistogramLogWriter(&b)
-	_ = w.OutputLogFormatVersion()
-	_ = w.OutputStartTime(c.base.UnixMilli())
-	w.SetBaseTime(c.logBase.UnixMilli())
-	_ = w.OutputBaseTime(c.logBase.UnixMilli())
-	_ = w.OutputComment("lockbench latencies in nanoseconds; one tag per metric; max column in ms")
-	_ = w.OutputLegend()
+	writeLogHeader(&b, c.base, c.logBase)
 	for i, lines := range c.logs {
 		b.Write(lines)
 		if i < len(post) {
@@ -282,6 +271,36 @@ func (c *Collector) intervalLog(post []Set) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// writeLogHeader writes the header every lockbench interval log starts
+// with (a run's, a merge's): format version, start time, and the base time
+// (start in whole seconds: the header cannot say less) that interval
+// timestamps count from. Collector and Merge share it so their logs read
+// alike in HdrHistogram's tools.
+func writeLogHeader(b *bytes.Buffer, start, base time.Time) {
+	w := hdr.NewHistogramLogWriter(b)
+	_ = w.OutputLogFormatVersion() // a bytes.Buffer does not fail
+	_ = w.OutputStartTime(start.UnixMilli())
+	w.SetBaseTime(base.UnixMilli())
+	_ = w.OutputBaseTime(base.UnixMilli())
+	_ = w.OutputComment("lockbench latencies in nanoseconds; one tag per metric; max column in ms")
+	_ = w.OutputLegend()
+}
+
+// writeLogInterval appends h as one interval-log line tagged tag (a
+// metric name) for [from, to), relative to the header's base. It sets h's
+// tag and times. It fails only on a tag the format cannot hold.
+func writeLogInterval(b *bytes.Buffer, base time.Time, tag string, h *hdr.Histogram, from, to time.Time) error {
+	w := hdr.NewHistogramLogWriter(b)
+	w.SetBaseTime(base.UnixMilli())
+	h.SetTag(tag)
+	h.SetStartTimeMs(from.UnixMilli())
+	h.SetEndTimeMs(to.UnixMilli())
+	if err := w.OutputIntervalHistogram(h); err != nil {
+		return fmt.Errorf("results: interval log: %w", err)
+	}
+	return nil
 }
 
 func mergeAcquire(s *Set) *hdr.Histogram {

@@ -23,6 +23,9 @@
 //
 // [Result] is the versioned result file ([Schema]); [WriteFiles] writes it
 // and its interval log atomically, [WriteSummary] prints the human table.
+// [Compare] gates a run against a baseline (throughput, acquire p99, new
+// safety violations); [Merge] adds up runs of one profile on several
+// machines, latencies from their added histograms.
 //
 // hdrhistogram-go's ValueAtQuantile takes a percentile in 0–100: 99 is the
 // 99th percentile, 0.99 would be nearly the minimum. [Summarize] is the one

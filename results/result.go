@@ -41,6 +41,14 @@ type Result struct {
 	Events []Event `json:"events,omitempty"`
 	// Timeline is one lock's holders over the run (chaos runs).
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// MergedFrom marks a merged result (see Merge) and names its sources:
+	// Merge sets each source's file name as bench run writes it (its Stem
+	// plus .json); a caller that read them from disk replaces these with
+	// the paths, relative to the merged file's directory where possible.
+	MergedFrom []string `json:"merged_from,omitempty"`
+	// MergeNotes are what the merged runs disagreed on without being
+	// refused (Redis version or address, lockbench version).
+	MergeNotes []string `json:"merge_notes,omitempty"`
 
 	log []byte // the interval log, written next to the JSON
 }
@@ -98,7 +106,10 @@ type Runtime struct {
 	Shards          int   `json:"shards"`
 }
 
-// Stem is the file name stem for r: profile and start time (UTC).
+// Stem is the file name stem for r: profile and start time (UTC), and
+// "-merged" for a merged result (MergedFrom set), whose start is its
+// earliest source's: without it, merging into the sources' directory
+// would overwrite that source.
 func (r *Result) Stem() string {
 	name := strings.Map(func(c rune) rune {
 		if c == '/' || c == '\\' || c == ' ' || c == os.PathSeparator {
@@ -109,18 +120,25 @@ func (r *Result) Stem() string {
 	if name == "" {
 		name = "run"
 	}
-	return name + "-" + r.Meta.Start.UTC().Format("20060102T150405Z")
+	stem := name + "-" + r.Meta.Start.UTC().Format("20060102T150405Z")
+	if len(r.MergedFrom) > 0 {
+		stem += "-merged"
+	}
+	return stem
 }
 
 // WriteFiles writes the interval log (when there is one) and then the
 // result JSON into dir, each atomically (temp file, fsync, rename), so a
-// reader never sees half a file. It returns the JSON file's path.
+// reader never sees half a file. It returns the JSON file's path. A run
+// never replaces another's files: when the stem is taken (two runs
+// started in the same second, as a sweep's short points can) it gets a
+// "-2", "-3", … suffix.
 func WriteFiles(dir string, r *Result) (string, error) {
 	hlog := r.log
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("results: %w", err)
 	}
-	stem := r.Stem()
+	stem := freeStem(dir, r.Stem())
 	if len(hlog) > 0 {
 		r.HistogramLog = stem + ".hlog"
 		if err := WriteAtomic(filepath.Join(dir, r.HistogramLog), hlog); err != nil {
@@ -136,6 +154,24 @@ func WriteFiles(dir string, r *Result) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// freeStem is stem, or stem-N for the lowest N ≥ 2, whose .json and
+// .hlog files do not exist in dir.
+func freeStem(dir, stem string) string {
+	taken := func(s string) bool {
+		for _, ext := range []string{".json", ".hlog"} {
+			if _, err := os.Lstat(filepath.Join(dir, s+ext)); err == nil {
+				return true
+			}
+		}
+		return false
+	}
+	free := stem
+	for n := 2; taken(free); n++ {
+		free = fmt.Sprintf("%s-%d", stem, n)
+	}
+	return free
 }
 
 // WriteAtomic writes data to path through a synced temporary file and a

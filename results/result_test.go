@@ -134,13 +134,13 @@ func TestWriteFilesAndReadFile(t *testing.T) {
 	}
 }
 
-func TestWriteFilesPartialAndOverwrite(t *testing.T) {
+func TestWriteFilesPartial(t *testing.T) {
 	dir := t.TempDir()
 	r := &results.Result{
 		Schema: results.Schema, Partial: true, PartialReason: "interrupted",
 		Meta: results.Meta{Profile: "p", Start: base},
 	}
-	for range 2 { // writing again replaces the file
+	for range 2 { // writing again keeps the first file (see TestWriteFilesNeverReplaces)
 		path, err := results.WriteFiles(dir, r)
 		if err != nil {
 			t.Fatalf("WriteFiles: %v", err)
@@ -155,8 +155,8 @@ func TestWriteFilesPartialAndOverwrite(t *testing.T) {
 	}
 	// No interval log: no .hlog file and no histogram_log field.
 	names := dirNames(t, dir)
-	if len(names) != 1 || !strings.HasSuffix(names[0], ".json") {
-		t.Errorf("dir holds %v, want one .json", names)
+	if len(names) != 2 || !strings.HasSuffix(names[0], ".json") || !strings.HasSuffix(names[1], ".json") {
+		t.Errorf("dir holds %v, want two .json", names)
 	}
 	if r.HistogramLog != "" {
 		t.Errorf("HistogramLog = %q without a log", r.HistogramLog)
@@ -208,5 +208,30 @@ func TestReadFileErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Two runs started in the same second never overwrite each other.
+func TestWriteFilesNeverReplaces(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	var paths []string
+	for i := range 3 {
+		r := &results.Result{Schema: results.Schema, Meta: results.Meta{Profile: "rw90", Start: start}, Throughput: results.Throughput{Ops: int64(i + 1)}}
+		p, err := results.WriteFiles(dir, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, filepath.Base(p))
+	}
+	want := []string{"rw90-20261121T100000Z.json", "rw90-20261121T100000Z-2.json", "rw90-20261121T100000Z-3.json"}
+	for i, p := range paths {
+		if p != want[i] {
+			t.Errorf("run %d written as %s, want %s", i, p, want[i])
+		}
+		r, err := results.ReadFile(filepath.Join(dir, p))
+		if err != nil || r.Throughput.Ops != int64(i+1) {
+			t.Errorf("%s: %v, ops %d, want %d", p, err, r.Throughput.Ops, i+1)
+		}
 	}
 }

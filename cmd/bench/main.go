@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -42,6 +44,10 @@ percentiles, fairness and mutual-exclusion safety.`,
   bench profiles                                # the built-in profiles
   bench profiles show rw90 > my.yaml            # a profile to copy and edit
   bench perf                                    # harness overhead, scale, handoff
+  bench sweep --profile rw90 --clients 1,2,4,8,16,32,64 --slo-p99 10ms
+  bench report bench-results --format md        # a report of every run in a directory
+  bench compare base.json new.json --max-regression 10%   # CI gate: exit 1 on regression
+  bench merge host1/ host2/ --out merged        # runs of several load machines as one
   bench env                                     # which Redis a run would use
 `,
 		Commands: map[string]cli.Command{
@@ -49,6 +55,10 @@ percentiles, fairness and mutual-exclusion safety.`,
 			"profiles": {Summary: "list the built-in profiles, or show one as YAML", Run: profilesCmd},
 			"perf":     {Summary: "measure the harness: overhead vs redis-benchmark, scale, handoff", Run: perfCmd},
 			"env":      cli.EnvCommand("bench"),
+			"compare":  {Summary: "compare two results; exit 1 when throughput or acquire p99 regressed", Run: compareCmd},
+			"merge":    {Summary: "merge results of one profile run on several machines against one Redis", Run: mergeCmd},
+			"report":   {Summary: "turn result files into an HTML or Markdown report with charts", Run: reportCmd},
+			"sweep":    {Summary: "capacity planning: run a profile over settings, find the SLO limit and the knee", Run: sweepCmd},
 		},
 	}
 }
@@ -65,8 +75,9 @@ The profile comes from --profile (a built-in: see bench profiles) or
 --profile-file (YAML or JSON; bench profiles show rw90 prints one to edit).
 The flags below the profile flags override single fields.
 
-Results go to --out as <profile>-<time>.json (schema lockbench.result/v1)
-and <profile>-<time>.hlog (HdrHistogram interval log). Ctrl-C stops the
+Results go to --out as <profile>-<time>.json (schema lockbench.result/v1),
+<profile>-<time>.hlog (HdrHistogram interval log) and <profile>-<time>.html
+(the report with charts; bench report makes others). Ctrl-C stops the
 load, releases held locks, writes the partial result ("partial": true) and
 exits 130; a second Ctrl-C exits at once. A safety violation exits 1.`
 
@@ -101,7 +112,9 @@ type runFlags struct {
 	override map[string]string
 }
 
-func (f *runFlags) register(fs *flag.FlagSet) {
+// register adds the run flags to fs; the profile fields named in skip get
+// no override flag (a sweep lists values for them instead).
+func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	f.redis.RegisterFlags(fs)
 	fs.StringVar(&f.profile, "profile", "rw90", "built-in profile (bench profiles lists them)")
 	fs.StringVar(&f.file, "profile-file", "", "profile file, YAML or JSON (overrides --profile)")
@@ -111,6 +124,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxOps, "max-ops", results.DefaultMaxOps, "operations kept for the safety and fairness analyses")
 	f.override = map[string]string{}
 	for _, o := range overrides {
+		if slices.Contains(skip, o.field) {
+			continue
+		}
 		fs.Func(o.flag, o.usage, func(s string) error {
 			f.override[o.field] = s
 			return nil
@@ -169,6 +185,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if werr != nil {
 		return errors.Join(err, werr)
 	}
+	// The report is drawn from the files just written, as bench report
+	// would; a failure to draw it loses no result.
+	html := strings.TrimSuffix(path, ".json") + ".html"
+	in, rerr := report.Load(path)
+	if rerr == nil {
+		rerr = report.Write(html, in, report.Options{Generator: cli.VersionString()})
+	}
 	if f.json {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
@@ -177,6 +200,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		fmt.Fprintf(stdout, "result      %s\n", path)
+		if rerr == nil {
+			fmt.Fprintf(stdout, "report      %s\n", html)
+		}
+	}
+	if rerr != nil {
+		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
 	}
 	if err != nil {
 		return err

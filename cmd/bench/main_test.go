@@ -99,6 +99,15 @@ func TestBadInput(t *testing.T) {
 		{[]string{"perf", "--only", "speed"}, `unknown part "speed"`},
 		{[]string{"perf", "--scale-duration", "0s"}, "--scale-duration"},
 		{[]string{"env", "--redis-url", "http://u:pw@h:1"}, "field scheme"},
+		{[]string{"sweep", "--clients", "1,x"}, `"x": want a comma-separated list`},
+		{[]string{"sweep", "--clients", "1,0", "--out", dir}, "--clients 0: must be at least 1"},
+		{[]string{"sweep", "--read-ratio", "0.5,2", "--out", dir}, "--read-ratio 2"},
+		{[]string{"sweep", "--stop-after", "-1", "--out", dir}, "--stop-after -1"},
+		{[]string{"sweep", "--duration", "0s", "--out", dir}, "--duration 0s"},
+		{[]string{"report"}, "give at least one result file"},
+		{[]string{"report", filepath.Join(dir, "nothing")}, "nothing: no such file"},
+		{[]string{"report", dir}, "holds no lockbench"},
+		{[]string{"report", "--format", "pdf", dir}, `--format "pdf"`},
 	} {
 		code, _, errOut := runBench(t, tc.args...)
 		if code != cli.ExitUsage {
@@ -162,6 +171,14 @@ func TestRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, r.HistogramLog)); r.HistogramLog == "" || err != nil {
 		t.Errorf("interval log %q: %v", r.HistogramLog, err)
+	}
+	// The run's report sits beside its result, charts embedded.
+	html := strings.TrimSuffix(r.HistogramLog, ".hlog") + ".html"
+	if b, err := os.ReadFile(filepath.Join(dir, html)); err != nil || strings.Count(string(b), "data:image/png") < 3 || !strings.Contains(string(b), "Safety OK") {
+		t.Errorf("report %s: %v (%d charts)", html, err, strings.Count(string(b), "data:image/png"))
+	}
+	if !strings.Contains(out, "report      "+filepath.Join(dir, html)) {
+		t.Errorf("stdout does not name the report:\n%s", out)
 	}
 	redisenvtest.WaitProcessGone(t, redisPID(t, errOut), 15*time.Second)
 }

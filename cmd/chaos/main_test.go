@@ -121,6 +121,19 @@ func TestRunWritesReportsAndJUnit(t *testing.T) {
 	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `<testcase name="redis-pause" classname="chaos"`) {
 		t.Errorf("junit: %v\n%s", err, b)
 	}
+	// The suite's HTML report: verdict table, the run's charts (spectrum,
+	// throughput with the pause shaded, holder timeline).
+	pages, _ := filepath.Glob(filepath.Join(out, "chaos-*.html"))
+	if len(pages) != 1 {
+		t.Fatalf("html reports %v, want 1", pages)
+	}
+	b, err := os.ReadFile(pages[0])
+	if err != nil || !strings.Contains(string(b), `<td class="ok">PASS</td>`) || strings.Count(string(b), "data:image/png") < 3 {
+		t.Errorf("html report: %v, %d charts", err, strings.Count(string(b), "data:image/png"))
+	}
+	if !strings.Contains(stdout, "html report: "+pages[0]) {
+		t.Errorf("stdout does not name the html report:\n%s", stdout)
+	}
 }
 
 // TestRunInterrupted: Ctrl-C mid-scenario exits 130 with the report

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/results"
+)
+
+const compareUsage = `
+Compares two results of bench run: BASE, the baseline (say, the main
+branch's run), and NEW, the change under test. It prints throughput, the
+p50, p99 and p99.9 of every latency both runs measured, errors, safety
+violations and fairness, each with its change in percent, and notes what
+makes the runs unlike (profile, Redis version or backend, a partial run):
+unlike runs are compared all the same, so read those notes.
+
+Use it in CI to catch performance regressions. The gated metrics are a
+throughput drop or an acquire p99 rise (all modes, and each mode) of more
+than --max-regression, and any safety violation in NEW when BASE had none.
+Hold and think latencies come from the profile, so they are shown, not
+gated. BASE and NEW are result files (.json) or directories holding exactly
+one; --json prints the comparison as JSON for a report.
+
+Exit codes: 0 no gated metric regressed, 1 one did, 2 bad input (a missing
+or unreadable file, not a result, a bad flag).`
+
+// percent is a flag value of a percentage: "10%", "10" or "0.5%".
+type percent float64
+
+func (p *percent) String() string { return strconv.FormatFloat(float64(*p), 'f', -1, 64) + "%" }
+
+func (p *percent) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.New("want a percentage such as 10% or 0.5%")
+	}
+	if v < 0 {
+		return errors.New("must be at least 0%, e.g. 10%")
+	}
+	*p = percent(v)
+	return nil
+}
+
+func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("bench", "compare BASE NEW", compareUsage, stderr)
+	maxReg := percent(10)
+	fs.Var(&maxReg, "max-regression", "how far a gated metric may move the wrong way: a `percentage` such as 10% or 0.5%")
+	asJSON := fs.Bool("json", false, "print the comparison as JSON instead of the table")
+	pos, err := cli.ParseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return cli.Usagef("compare takes two results, BASE and NEW; got %d argument(s) %q: e.g. bench compare base.json new.json", len(pos), pos)
+	}
+	var runs [2]*results.Result
+	var paths [2]string
+	for i, role := range []string{"BASE", "NEW"} {
+		if paths[i], err = resultFile(role, pos[i]); err != nil {
+			return err
+		}
+		if runs[i], err = results.ReadFile(paths[i]); err != nil {
+			return cli.Usagef("%s: %v; give a result file written by bench run", role, err)
+		}
+	}
+	c := results.Compare(runs[0], runs[1], float64(maxReg))
+	c.Base.File, c.New.File = paths[0], paths[1]
+	if *asJSON {
+		b, err := json.MarshalIndent(c, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
+			return err
+		}
+	} else if err := results.WriteComparison(stdout, c); err != nil {
+		return err
+	}
+	if !c.OK() {
+		return errors.New(c.Verdict())
+	}
+	return nil
+}
+
+// resultFile resolves a BASE or NEW argument: a file as it is, a
+// directory to the one result file in it.
+func resultFile(role, arg string) (string, error) {
+	st, err := os.Stat(arg)
+	if err != nil {
+		return "", cli.Usagef("%s %s: %v; give a result file (.json) written by bench run, or a directory holding one", role, arg, statReason(err))
+	}
+	if !st.IsDir() {
+		return arg, nil
+	}
+	found, others, err := scanResults(arg)
+	if err != nil {
+		return "", cli.Usagef("%s %s: %v", role, arg, err)
+	}
+	var runs []string
+	for _, f := range found {
+		runs = append(runs, filepath.Base(f.path))
+	}
+	switch len(runs) {
+	case 1:
+		return found[0].path, nil
+	case 0:
+		return "", cli.Usagef("%s %s: no %s file in the directory%s; give a result file written by bench run", role, arg, results.Schema, listOthers(others))
+	}
+	return "", cli.Usagef("%s %s: the directory holds %d result files (%s); name the one to compare", role, arg, len(runs), strings.Join(runs, ", "))
+}
+
+func statReason(err error) string {
+	if errors.Is(err, os.ErrNotExist) {
+		return "no such file or directory"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func listOthers(others []string) string {
+	if len(others) == 0 {
+		return ""
+	}
+	return " (found only " + strings.Join(others, ", ") + ")"
+}
+
+// found is a result file in a directory.
+type found struct {
+	path   string
+	merged bool // a bench merge output
+}
+
+// scanResults lists dir's result files, telling merged ones apart, and
+// names the other JSON files (chaos reports, sweeps) with their schema.
+func scanResults(dir string) (runs []found, others []string, err error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		var head struct {
+			Schema     string   `json:"schema"`
+			MergedFrom []string `json:"merged_from"`
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch err := json.Unmarshal(b, &head); {
+		case err != nil:
+			others = append(others, filepath.Base(p)+" (not JSON)")
+		case head.Schema != results.Schema:
+			others = append(others, fmt.Sprintf("%s (schema %q)", filepath.Base(p), head.Schema))
+		default:
+			runs = append(runs, found{path: p, merged: len(head.MergedFrom) > 0})
+		}
+	}
+	return runs, others, nil
+}
+
+const mergeUsage = `
+Merges the results of one profile run at the same time on several machines
+against one Redis: the way to drive more load than one machine can. Start
+bench run with the same profile and flags on each machine, gather the
+result files (each .json with its .hlog) and merge them here.
+
+Throughput, acquisitions and errors add up; latency percentiles are read
+from the machines' HdrHistograms added together, not averaged; fairness is
+recomputed over every owner, named <host>/<owner>; safety violations add
+up, but overlaps between machines cannot be checked (their clocks differ),
+so the merged safety line says INCOMPLETE. Runs of different profiles or
+settings are refused; differing Redis versions or addresses are noted.
+
+Each RESULT is a result file, or a directory: every run result in it
+(chaos reports, sweep files and earlier merged results are skipped; name a
+merged result's file to merge it again). The merged result goes to --out
+as <profile>-<earliest start>-merged.json with its interval log, so bench
+compare, and a further merge, can read it.
+
+Exit codes: 0 merged, 2 bad input (fewer than two results, unreadable
+files, a missing interval log, runs of different profiles or settings).`
+
+func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("bench", "merge RESULT...", mergeUsage, stderr)
+	out := fs.String("out", "bench-results", "directory for the merged result files")
+	pos, err := cli.ParseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	paths, err := mergeInputs(pos)
+	if err != nil {
+		return err
+	}
+	runs := make([]*results.Result, len(paths))
+	hists := make([]map[string]*hdr.Histogram, len(paths))
+	for i, p := range paths {
+		if runs[i], err = results.ReadFile(p); err != nil {
+			return cli.Usagef("%v; give result files written by bench run", err)
+		}
+		if hists[i], err = results.LoadHistograms(p, runs[i]); err != nil {
+			return cli.Usagef("%v: merge adds the runs' histograms, so each result needs its .hlog next to it", err)
+		}
+	}
+	merged, err := results.Merge(runs, hists)
+	if err != nil {
+		var which []string
+		for i, p := range paths {
+			which = append(which, fmt.Sprintf("run %d is %s", i, p))
+		}
+		return cli.Usagef("%v (%s)", err, strings.Join(which, ", "))
+	}
+	absOut, err := filepath.Abs(*out)
+	if err != nil {
+		return cli.Usagef("--out %s: %v", *out, err)
+	}
+	// Name the sources as the merged file will find them; a merged result
+	// whose name is a source's (a merge of merges) must not replace it.
+	target := filepath.Join(absOut, merged.Stem()+".json")
+	var from []string
+	for _, p := range paths {
+		abs, _ := filepath.Abs(p) // cannot fail: mergeInputs did the same
+		if abs == target {
+			return cli.Usagef("the merged result would overwrite its source %s; choose another --out", p)
+		}
+		rel, err := filepath.Rel(absOut, abs)
+		if err != nil {
+			rel = abs
+		}
+		from = append(from, rel)
+	}
+	merged.MergedFrom = from
+	path, err := results.WriteFiles(*out, merged)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteSummary(stdout, merged); err != nil {
+		return err
+	}
+	for _, n := range merged.MergeNotes {
+		fmt.Fprintf(stdout, "note        %s\n", n)
+	}
+	fmt.Fprintf(stdout, "merged      %d results from %s\n", len(paths), merged.Meta.Host)
+	_, err = fmt.Fprintf(stdout, "result      %s\n", path)
+	return err
+}
+
+// mergeInputs expands bench merge's arguments into result files: a file
+// as given, a directory to the run results in it. A file named twice is
+// refused: it would count its run twice.
+func mergeInputs(args []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, cli.Usagef("merge needs the results to merge: e.g. bench merge host1/ host2/ --out merged")
+	}
+	var paths []string
+	seen := map[string]string{}
+	add := func(p, arg string) error {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return cli.Usagef("RESULT %s: %v", arg, err)
+		}
+		if prev, ok := seen[abs]; ok {
+			return cli.Usagef("RESULT %s: given twice (as %s and %s); merging a run with itself would count it twice", p, prev, arg)
+		}
+		seen[abs] = arg
+		paths = append(paths, p)
+		return nil
+	}
+	for _, arg := range args {
+		st, err := os.Stat(arg)
+		if err != nil {
+			return nil, cli.Usagef("RESULT %s: %v; give result files written by bench run, or directories holding them", arg, statReason(err))
+		}
+		if !st.IsDir() {
+			if err := add(arg, arg); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		found, others, err := scanResults(arg)
+		if err != nil {
+			return nil, cli.Usagef("RESULT %s: %v", arg, err)
+		}
+		n := 0
+		for _, f := range found {
+			if f.merged {
+				continue // its sources are likely here too; name it to merge it
+			}
+			if err := add(f.path, arg); err != nil {
+				return nil, err
+			}
+			n++
+		}
+		if n == 0 {
+			return nil, cli.Usagef("RESULT %s: no run result in the directory%s", arg, listOthers(append(others, mergedNames(found)...)))
+		}
+	}
+	if len(paths) < 2 {
+		return nil, cli.Usagef("merge needs at least 2 results, got %d (%s): one per machine", len(paths), strings.Join(paths, ", "))
+	}
+	return paths, nil
+}
+
+func mergedNames(files []found) []string {
+	var out []string
+	for _, f := range files {
+		if f.merged {
+			out = append(out, filepath.Base(f.path)+" (merged)")
+		}
+	}
+	return out
+}

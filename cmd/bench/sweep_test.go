@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/results"
+)
+
+// TestSweep runs a two-point sweep against a real redis-server: points,
+// sweep file, both capacity charts and the report, and a statement on
+// stdout.
+func TestSweep(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runBench(t, "sweep", "--redis", "local", "--profile", "rw90", "--clients", "1,2", "--owners", "2",
+		"--duration", "700ms", "--warmup", "0s", "--slo-p99", "1s", "--out", dir)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"point 1 of 2: clients 1 × owners 2", "point 2 of 2", "meets the SLO"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("progress lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, "Highest throughput meeting the SLO (p99 ≤ 1.00s)") || !strings.Contains(out, "report      "+filepath.Join(dir, "report.html")) {
+		t.Errorf("stdout:\n%s", out)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Partial || len(sw.Points) != 2 || sw.Points[0].X != 2 || sw.Points[1].X != 4 || sw.Axis != results.AxisConcurrency {
+		t.Fatalf("sweep: partial %v, points %+v", sw.Partial, sw.Points)
+	}
+	for _, p := range sw.Points {
+		r, err := results.ReadFile(filepath.Join(dir, p.File))
+		if err != nil || r.Throughput.OpsPerSec != p.OpsPerSec || p.OpsPerSec == 0 || !p.MeetsSLO {
+			t.Errorf("point %+v: result %v", p, err)
+		}
+	}
+	if c := sw.Capacity; len(c) != 1 || c[0].Best == nil || c[0].Knee == nil {
+		t.Errorf("capacity %+v", c)
+	}
+	for _, f := range []string{"capacity-throughput.png", "capacity-p99.png", "report.html"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 1000 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// bench report reads the sweep directory back, in Markdown too.
+	code, out, errOut = runBench(t, "report", "--format", "md", dir)
+	if code != cli.ExitOK || !strings.Contains(out, "1 sweeps") {
+		t.Fatalf("bench report: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(b), "## Capacity: rw90") {
+		t.Errorf("report.md: %v", err)
+	}
+}
+
+// lineWriter calls onLine for each complete line written.
+type lineWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	all    strings.Builder
+	onLine func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.all.Write(p)
+	w.buf.Write(p)
+	for {
+		line, err := w.buf.ReadString('\n')
+		if err != nil {
+			w.buf.WriteString(line)
+			return len(p), nil
+		}
+		w.onLine(line)
+	}
+}
+
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.all.String()
+}
+
+// TestSweepInterrupted: Ctrl-C during the second point keeps the first,
+// writes the sweep and report marked partial, and exits 130.
+func TestSweepInterrupted(t *testing.T) {
+	t.Setenv("REDIS_URL", "")
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	errOut := &lineWriter{onLine: func(l string) {
+		if strings.Contains(l, "point 2 of 3") {
+			cancel()
+		}
+	}}
+	done := make(chan int, 1)
+	go func() {
+		done <- program().Main(ctx, []string{"sweep", "--redis", "local", "--profile", "mutex", "--clients", "1,2,4", "--owners", "1",
+			"--duration", "500ms", "--warmup", "0s", "--out", dir}, &out, errOut)
+	}()
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("sweep did not stop after the interrupt")
+	}
+	if code != cli.ExitInterrupted {
+		t.Fatalf("exit %d, want 130\n%s\n%s", code, out.String(), errOut.String())
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sw.Partial || len(sw.Points) != 1 || !strings.Contains(sw.PartialReason, "point 2 of 3") {
+		t.Errorf("sweep: partial %v (%s), %d points; want partial with 1 point", sw.Partial, sw.PartialReason, len(sw.Points))
+	}
+	pts, _ := filepath.Glob(filepath.Join(dir, "points", "*.json"))
+	if len(pts) != 2 {
+		t.Errorf("%d point results on disk, want 2 (the finished one and the partial one)", len(pts))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || !strings.Contains(string(b), "Partial sweep") {
+		t.Errorf("report: %v", err)
+	}
+	if !strings.Contains(out.String(), "PARTIAL") {
+		t.Errorf("stdout does not say partial:\n%s", out.String())
+	}
+}

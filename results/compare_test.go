@@ -1,0 +1,344 @@
+package results_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// cmpRun is a run to compare: throughput, acquire latencies by mode and
+// overall, a hold (profile-driven) and a nested latency.
+func cmpRun() *results.Result {
+	lat := func(p50, p99, p999 float64) results.Latency {
+		return results.Latency{Count: 1000, P50: p50, P90: p99 * 0.9, P99: p99, P999: p999, Max: p999 * 2}
+	}
+	return &results.Result{
+		Schema: results.Schema,
+		Meta: results.Meta{Profile: "rw90", Workload: "rw 90% reads, 4 clients × 4 owners", Host: "ci-1",
+			Start: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), RedisVersion: "7.4.0", RedisBackend: "local"},
+		Measured:   10,
+		Throughput: results.Throughput{Ops: 41000, OpsPerSec: 4100},
+		Errors:     map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "other": 0},
+		Latency: map[string]results.Latency{
+			results.AcquireAll: lat(200, 1000, 2000),
+			"acquire_read":     lat(150, 900, 1800),
+			"acquire_write":    lat(400, 1200, 2400),
+			"acquire_nested":   lat(50, 100, 200),
+			"hold":             lat(200, 400, 500),
+		},
+		Fairness: results.Fairness{Owners: 16, Jain: 0.99},
+		Safety:   results.Safety{Sections: 41000},
+	}
+}
+
+func row(t *testing.T, c results.Comparison, name string) results.Row {
+	t.Helper()
+	for _, r := range c.Rows {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no row %q in %+v", name, c.Rows)
+	return results.Row{}
+}
+
+func TestCompareThroughputDrop(t *testing.T) {
+	base, cur := cmpRun(), cmpRun()
+	cur.Throughput.OpsPerSec = 3140
+	c := results.Compare(base, cur, 10)
+	if c.OK() {
+		t.Fatal("a 23.4% throughput drop passed a 10% gate")
+	}
+	want := "throughput dropped 23.4% (4,100 → 3,140 ops/s), over the 10% allowed"
+	if len(c.Regressions) != 1 || c.Regressions[0] != want {
+		t.Errorf("Regressions = %q, want [%q]", c.Regressions, want)
+	}
+	tp := row(t, c, "throughput")
+	if !tp.Gated || !tp.Regressed || tp.Delta != "-23.4%" || tp.Change != results.ChangeWorse || tp.Better != results.HigherIsBetter || tp.Unit != "ops/s" {
+		t.Errorf("throughput row = %+v", tp)
+	}
+	if got := c.Verdict(); got != "REGRESSED: "+want {
+		t.Errorf("Verdict = %q", got)
+	}
+}
+
+// TestCompareThreshold: moving exactly the allowed percentage passes, a
+// hair more fails, for both gated directions.
+func TestCompareThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		max       float64
+		opsPerSec float64 // new throughput; base 4100
+		p99       float64 // new acquire p99; base 1000
+		regressed bool
+	}{
+		{"unchanged, zero tolerance", 0, 4100, 1000, false},
+		{"throughput exactly 10% down", 10, 3690, 1000, false},
+		{"throughput just over 10% down", 10, 3689, 1000, true},
+		{"throughput up", 10, 9000, 1000, false},
+		{"p99 exactly 10% up", 10, 4100, 1100, false},
+		{"p99 just over 10% up", 10, 4100, 1100.1, true},
+		{"p99 down", 10, 4100, 10, false},
+		{"p99 0.6% up, half a percent allowed", 0.5, 4100, 1006, true},
+		{"p99 0.4% up, half a percent allowed", 0.5, 4100, 1004, false},
+		{"negative tolerance is none", -5, 4099, 1000, true},
+	} {
+		base, cur := cmpRun(), cmpRun()
+		cur.Throughput.OpsPerSec = tc.opsPerSec
+		l := cur.Latency[results.AcquireAll]
+		l.P99 = tc.p99
+		cur.Latency[results.AcquireAll] = l
+		c := results.Compare(base, cur, tc.max)
+		if c.OK() == tc.regressed {
+			t.Errorf("%s: OK() = %v, regressions %q", tc.name, c.OK(), c.Regressions)
+		}
+		if tc.max < 0 && c.MaxRegressionPct != 0 {
+			t.Errorf("%s: MaxRegressionPct = %v, want 0", tc.name, c.MaxRegressionPct)
+		}
+	}
+}
+
+// TestCompareGates: only throughput, the acquire p99s and violations
+// gate; profile-driven and diagnostic latencies are shown only.
+func TestCompareGates(t *testing.T) {
+	base, cur := cmpRun(), cmpRun()
+	for _, k := range []string{"hold", "acquire_nested"} {
+		l := cur.Latency[k]
+		l.P50, l.P99, l.P999 = l.P50*5, l.P99*5, l.P999*5
+		cur.Latency[k] = l
+	}
+	cur.Errors["conn"] = 500
+	cur.Fairness.Jain = 0.5
+	l := cur.Latency["acquire_write"]
+	l.P99 *= 2
+	cur.Latency["acquire_write"] = l
+
+	c := results.Compare(base, cur, 10)
+	gated := map[string]bool{}
+	for _, r := range c.Rows {
+		if r.Gated {
+			gated[r.Name] = true
+		}
+		if r.Regressed && r.Name != "acquire write p99" {
+			t.Errorf("row %s regressed; only acquire write p99 should", r.Name)
+		}
+	}
+	want := []string{"throughput", "acquire p99", "acquire read p99", "acquire write p99", "safety violations"}
+	if len(gated) != len(want) {
+		t.Errorf("gated rows %v, want %v", gated, want)
+	}
+	for _, w := range want {
+		if !gated[w] {
+			t.Errorf("%s not gated", w)
+		}
+	}
+	if len(c.Regressions) != 1 || c.Regressions[0] != "acquire write p99 rose 100.0% (1.20ms → 2.40ms), over the 10% allowed" {
+		t.Errorf("Regressions = %q", c.Regressions)
+	}
+	for name, change := range map[string]string{
+		"hold p99": results.ChangeWorse, "acquire nested p50": results.ChangeWorse, "errors": results.ChangeWorse,
+		"fairness jain": results.ChangeWorse, "acquire read p50": results.ChangeSame,
+	} {
+		if r := row(t, c, name); r.Change != change {
+			t.Errorf("%s: change %q, want %q", name, r.Change, change)
+		}
+	}
+	if r := row(t, c, "errors"); r.Base != 3 || r.New != 502 {
+		t.Errorf("errors row %v → %v, want the sums 3 → 502", r.Base, r.New)
+	}
+	// Rows follow the summary's order: throughput, acquire (all), the
+	// metrics in order, then errors, violations, fairness.
+	var names []string
+	for _, r := range c.Rows {
+		if r.Stat == "" || r.Stat == "p50" {
+			names = append(names, r.Metric)
+		}
+	}
+	if got := strings.Join(names, " "); got != "throughput acquire acquire_read acquire_write acquire_nested hold errors violations jain" {
+		t.Errorf("row order %s", got)
+	}
+}
+
+func TestCompareSafety(t *testing.T) {
+	base, cur := cmpRun(), cmpRun()
+	cur.Safety.Violations = 3
+	c := results.Compare(base, cur, 1000) // no threshold excuses the first violation
+	want := "safety violations rose from 0 to 3: any violation is a regression when BASE had none"
+	if len(c.Regressions) != 1 || c.Regressions[0] != want {
+		t.Errorf("Regressions = %q, want [%q]", c.Regressions, want)
+	}
+	// A baseline that already violated gates nothing, but says so.
+	base.Safety.Violations = 2
+	c = results.Compare(base, cur, 10)
+	if !c.OK() || !hasNote(c, "BASE had 2 safety violations") {
+		t.Errorf("base with violations: OK %v, regressions %q, notes %q", c.OK(), c.Regressions, c.Notes)
+	}
+}
+
+func hasNote(c results.Comparison, sub string) bool {
+	for _, n := range c.Notes {
+		if strings.Contains(n, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCompareZeroBase: a base of 0 gives no percentage, and neither the
+// table nor the JSON shows Inf or NaN.
+func TestCompareZeroBase(t *testing.T) {
+	base, cur := cmpRun(), cmpRun()
+	base.Throughput.OpsPerSec = 0
+	base.Errors = map[string]int64{}
+	cur.Errors = map[string]int64{}
+	l := base.Latency["acquire_read"]
+	l.P99 = 0
+	base.Latency["acquire_read"] = l
+	c := results.Compare(base, cur, 10)
+
+	if tp := row(t, c, "throughput"); tp.DeltaPct != nil || tp.Delta != "new" || tp.Regressed || tp.Change != results.ChangeBetter {
+		t.Errorf("throughput from 0: %+v", tp)
+	}
+	if e := row(t, c, "errors"); e.DeltaPct == nil || *e.DeltaPct != 0 || e.Delta != "+0.0%" || e.Change != results.ChangeSame {
+		t.Errorf("errors 0 → 0: %+v", e)
+	}
+	if r := row(t, c, "acquire read p99"); !r.Regressed || r.Delta != "new" {
+		t.Errorf("acquire read p99 from 0: %+v", r)
+	}
+	if len(c.Regressions) != 1 || c.Regressions[0] != "acquire read p99 rose from 0 to 900.0µs" {
+		t.Errorf("Regressions = %q", c.Regressions)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatalf("Comparison does not encode: %v", err)
+	}
+	var text strings.Builder
+	if err := results.WriteComparison(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{string(b), text.String()} {
+		if strings.Contains(out, "Inf") || strings.Contains(out, "NaN") {
+			t.Errorf("output shows Inf or NaN:\n%s", out)
+		}
+	}
+	var back results.Comparison
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Rows) != len(c.Rows) || back.Rows[0].DeltaPct != nil {
+		t.Errorf("JSON round trip: %v, %+v", err, back.Rows)
+	}
+}
+
+func TestCompareNotes(t *testing.T) {
+	base, cur := cmpRun(), cmpRun()
+	if c := results.Compare(base, cur, 10); len(c.Notes) != 0 || !c.OK() {
+		t.Errorf("like runs: notes %q, regressions %q", c.Notes, c.Regressions)
+	}
+	cur.Meta.Profile = "mutex"
+	cur.Meta.RedisVersion = "7.2.4"
+	cur.Meta.RedisBackend = "docker"
+	cur.Partial, cur.PartialReason = true, "interrupted"
+	delete(cur.Latency, "acquire_write")
+	cur.Latency["ping"] = results.Latency{Count: 1, P99: 80}
+	c := results.Compare(base, cur, 10)
+	for _, want := range []string{
+		`profiles differ: BASE ran "rw90", NEW ran "mutex"`,
+		"Redis versions differ: BASE 7.4.0, NEW 7.2.4",
+		"Redis backends differ: BASE local, NEW docker",
+		"NEW is partial (interrupted)",
+		"acquire write latency only in BASE",
+		"ping latency only in NEW",
+	} {
+		if !hasNote(c, want) {
+			t.Errorf("notes lack %q: %q", want, c.Notes)
+		}
+	}
+	for _, r := range c.Rows {
+		if r.Metric == "acquire_write" || r.Metric == "ping" {
+			t.Errorf("row %s compares a latency only one run has", r.Name)
+		}
+	}
+	// Same profile, other settings.
+	cur = cmpRun()
+	cur.Meta.Workload = "rw 90% reads, 8 clients × 4 owners"
+	if c := results.Compare(base, cur, 10); !hasNote(c, "workloads differ") {
+		t.Errorf("workload change not noted: %q", c.Notes)
+	}
+}
+
+func TestWriteComparison(t *testing.T) {
+	base, cur := cmpRun(), cmpRun()
+	cur.Meta.Host = "ci-2"
+	var b strings.Builder
+	if err := results.WriteComparison(&b, results.Compare(base, cur, 10)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"BASE  rw90 on ci-1 at 2024-05-06 07:08:09Z",
+		"NEW   rw90 on ci-2",
+		"4,100.0 ops/s",
+		"acquire write p99",
+		"1.20ms",
+		"0.9900",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; last != "OK: no gated metric regressed past 10%" {
+		t.Errorf("verdict line %q", last)
+	}
+	// The table is aligned: its lines are equally wide.
+	var table []string
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "metric ") || len(table) > 0 && l != "" {
+			table = append(table, l)
+		} else if len(table) > 0 {
+			break
+		}
+	}
+	if len(table) != 20 { // header, throughput, 5 latencies × 3, errors, violations, jain
+		t.Errorf("table of %d lines:\n%s", len(table), out)
+	}
+	for _, l := range table {
+		if len([]rune(l)) != len([]rune(table[0])) {
+			t.Errorf("table not aligned:\n%s", strings.Join(table, "\n"))
+			break
+		}
+	}
+
+	cur.Throughput.OpsPerSec = 100
+	cur.Meta.Profile = "mutex"
+	b.Reset()
+	if err := results.WriteComparison(&b, results.Compare(base, cur, 0.5)); err != nil {
+		t.Fatal(err)
+	}
+	out = b.String()
+	if !strings.Contains(out, "REGRESSED: throughput dropped 97.6%") || !strings.Contains(out, "over the 0.5% allowed") ||
+		!strings.Contains(out, "note: profiles differ") || !strings.Contains(out, "REGRESSED\n") {
+		t.Errorf("regressed output:\n%s", out)
+	}
+}
+
+func TestRowFormatValue(t *testing.T) {
+	for _, tc := range []struct {
+		unit string
+		v    float64
+		want string
+	}{
+		{"ops/s", 4100, "4,100.0 ops/s"},
+		{"µs", 1200, "1.20ms"},
+		{"", 1234567, "1,234,567"},
+		{"", 0.99771, "0.9977"},
+	} {
+		if got := (results.Row{Unit: tc.unit}).FormatValue(tc.v); got != tc.want {
+			t.Errorf("FormatValue(%s %v) = %q, want %q", tc.unit, tc.v, got, tc.want)
+		}
+	}
+	if got := (results.Row{Metric: "jain"}).FormatValue(1); got != "1.0000" {
+		t.Errorf("Jain 1 shows as %q", got)
+	}
+}

@@ -1,0 +1,377 @@
+package results
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// MergeIncomplete is the merged safety check's caveat: each machine
+// compared only its own critical sections, so an overlap between owners
+// on different machines went unchecked.
+const MergeIncomplete = "overlaps between owners on different machines were not checked: each machine checked only its own critical sections, and their clocks differ"
+
+// mergeExamples bounds the violations a merged result lists, as a run's.
+const mergeExamples = 20
+
+// Merge combines results of one profile run at the same time on several
+// machines against one Redis: the way to drive more load than one machine
+// can. hists[i] is runs[i]'s per-metric histograms (see LoadHistograms).
+// It refuses fewer than two runs, and runs whose Meta.Profile or
+// Meta.Workload differ.
+//
+// Counts and rates add up; latencies are re-read from the added
+// histograms; fairness is recomputed over every machine's owners, each
+// named "<host>/<owner>" ("<host>#<i>/<owner>" when two runs share a
+// host); safety adds up but is marked incomplete (MergeIncomplete); the
+// series adds the points of the same second since each run's start;
+// figures of one process (runtime, GOMAXPROCS aside, which adds up) take
+// the largest machine's. Merge sets MergedFrom to each source's file name
+// as bench run writes it; a caller that knows the paths replaces it. The
+// merged result carries an interval log with one interval per metric, so
+// it can be reported, and merged again.
+func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
+	if len(runs) < 2 {
+		return nil, fmt.Errorf("results: merge needs at least 2 runs, got %d", len(runs))
+	}
+	if len(hists) != len(runs) {
+		return nil, fmt.Errorf("results: merge: %d runs but %d histogram sets", len(runs), len(hists))
+	}
+	for i, r := range runs {
+		if r == nil {
+			return nil, fmt.Errorf("results: merge: run %d is nil", i)
+		}
+	}
+	label := func(i int) string { return fmt.Sprintf("run %d (host %s)", i, orNone(runs[i].Meta.Host)) }
+	first := runs[0]
+	for i, r := range runs[1:] {
+		for _, f := range []struct{ field, a, b string }{
+			{"meta.profile", first.Meta.Profile, r.Meta.Profile},
+			{"meta.workload", first.Meta.Workload, r.Meta.Workload},
+		} {
+			if f.a != f.b {
+				return nil, fmt.Errorf("results: merge: %s differs: %s has %q, %s has %q; merge only runs of one profile with the same settings",
+					f.field, label(0), f.a, label(i+1), f.b)
+			}
+		}
+	}
+	prefix := ownerPrefixes(runs)
+
+	m := &Result{
+		Schema:  Schema,
+		Meta:    first.Meta,
+		Profile: first.Profile,
+		Errors:  map[string]int64{},
+		Latency: map[string]Latency{},
+		Throughput: Throughput{
+			Acquisitions: map[string]int64{},
+		},
+	}
+	m.Meta.Args = nil
+	m.Meta.GOMAXPROCS = 0
+	var hosts, partial, incomplete []string
+	for i, r := range runs {
+		hosts = append(hosts, r.Meta.Host)
+		if r.Meta.Start.Before(m.Meta.Start) {
+			m.Meta.Start = r.Meta.Start
+		}
+		m.Meta.GOMAXPROCS += r.Meta.GOMAXPROCS
+		m.MergedFrom = append(m.MergedFrom, r.Stem()+".json")
+		m.Measured = math.Max(m.Measured, r.Measured)
+		m.Warmup = math.Max(m.Warmup, r.Warmup)
+		if r.Partial {
+			partial = append(partial, fmt.Sprintf("%s: %s", label(i), orNone(r.PartialReason)))
+		}
+
+		t := r.Throughput
+		m.Throughput.Ops += t.Ops
+		m.Throughput.OpsPerSec += t.OpsPerSec
+		m.Throughput.TargetRate += t.TargetRate
+		m.Throughput.Nested += t.Nested
+		m.Throughput.Lost += t.Lost
+		m.Throughput.Cut += t.Cut
+		for mode, n := range t.Acquisitions {
+			m.Throughput.Acquisitions[mode] += n
+		}
+		for class, n := range r.Errors {
+			m.Errors[class] += n
+		}
+		m.Clamped += r.Clamped
+
+		s := r.Safety
+		m.Safety.Sections += s.Sections
+		m.Safety.Violations += s.Violations
+		m.Safety.MaxOverlapUs = math.Max(m.Safety.MaxOverlapUs, s.MaxOverlapUs)
+		m.Safety.UnsafeUs += s.UnsafeUs
+		for _, v := range s.Examples {
+			v.First.Owner = prefix[i] + v.First.Owner
+			v.Second.Owner = prefix[i] + v.Second.Owner
+			m.Safety.Examples = append(m.Safety.Examples, v)
+		}
+		if s.Incomplete != "" {
+			incomplete = append(incomplete, fmt.Sprintf("%s: %s", label(i), s.Incomplete))
+		}
+
+		rt := r.Runtime
+		m.Runtime.PeakRSSBytes = max(m.Runtime.PeakRSSBytes, rt.PeakRSSBytes)
+		m.Runtime.GoroutinesStart = max(m.Runtime.GoroutinesStart, rt.GoroutinesStart)
+		m.Runtime.GoroutinesMax = max(m.Runtime.GoroutinesMax, rt.GoroutinesMax)
+		m.Runtime.GoroutinesEnd = max(m.Runtime.GoroutinesEnd, rt.GoroutinesEnd)
+		m.Runtime.Shards = max(m.Runtime.Shards, rt.Shards)
+		m.Events = append(m.Events, r.Events...)
+	}
+	m.Meta.Host = strings.Join(hosts, ",")
+	m.Throughput.OpsPerSec = math.Round(m.Throughput.OpsPerSec*10) / 10
+	if len(partial) > 0 {
+		m.Partial = true
+		m.PartialReason = "merged from partial runs: " + strings.Join(partial, "; ")
+	}
+	sort.SliceStable(m.Safety.Examples, func(i, j int) bool {
+		return m.Safety.Examples[i].OverlapStart < m.Safety.Examples[j].OverlapStart
+	})
+	m.Safety.Examples = m.Safety.Examples[:min(len(m.Safety.Examples), mergeExamples)]
+	if len(m.Safety.Examples) == 0 {
+		m.Safety.Examples = nil
+	}
+	m.Safety.UnsafeUs = math.Round(m.Safety.UnsafeUs*10) / 10
+	m.Safety.Incomplete = strings.Join(append([]string{MergeIncomplete}, incomplete...), "; ")
+	sort.SliceStable(m.Events, func(i, j int) bool { return m.Events[i].Start < m.Events[j].Start })
+
+	m.Fairness = mergeFairness(runs, prefix, &m.MergeNotes, label)
+	m.Series = mergeSeries(runs)
+	m.MergeNotes = append(m.MergeNotes, metaDifferences(runs, label)...)
+
+	merged, err := mergeHistograms(runs, hists, label, &m.MergeNotes)
+	if err != nil {
+		return nil, err
+	}
+	for tag, h := range merged {
+		m.Latency[tag] = Summarize(h)
+	}
+	if acq := mergeAcquireTags(merged); acq != nil {
+		m.Latency[AcquireAll] = Summarize(acq)
+	}
+	if m.log, err = mergedLog(runs, m.Meta.Start, merged); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ownerPrefixes names each run's owners apart: "<host>/", or
+// "<host>#<i>/" for every run whose host name another run shares.
+func ownerPrefixes(runs []*Result) []string {
+	seen := map[string]int{}
+	for _, r := range runs {
+		seen[r.Meta.Host]++
+	}
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		h := r.Meta.Host
+		if h == "" {
+			h = "run"
+		}
+		if seen[r.Meta.Host] > 1 || h != r.Meta.Host {
+			h += "#" + strconv.Itoa(i)
+		}
+		out[i] = h + "/"
+	}
+	return out
+}
+
+// mergeFairness recomputes fairness over every run's owners. FIFO order
+// cannot be judged across machines, so it is left out.
+func mergeFairness(runs []*Result, prefix []string, notes *[]string, label func(int) string) Fairness {
+	var counts []int64
+	var owners []string
+	for i, r := range runs {
+		f := r.Fairness
+		names := make([]string, 0, len(f.PerOwner))
+		for n := range f.PerOwner {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			owners = append(owners, prefix[i]+n)
+			counts = append(counts, f.PerOwner[n])
+		}
+		if missing := f.Owners - len(f.PerOwner); missing > 0 {
+			*notes = append(*notes, fmt.Sprintf("%s lists no acquisition counts for %d of its %d owners: fairness leaves them out", label(i), missing, f.Owners))
+		}
+	}
+	return ComputeFairness(counts, owners)
+}
+
+// mergeSeries adds the runs' points of the same second since each run's
+// start. A run's points that round to one second (its last, short
+// interval) are combined first, their rate over their summed length. P50
+// and p99 are the worst machine's: percentiles do not add.
+func mergeSeries(runs []*Result) []Point {
+	sum := map[int64]*Point{}
+	for _, r := range runs {
+		type acc struct {
+			p     Point
+			n     int
+			secs  float64
+			first float64 // OpsPerSec of a lone point, exact
+		}
+		own := map[int64]*acc{}
+		var keys []int64
+		prev := 0.0
+		for _, p := range r.Series {
+			k := int64(math.Round(p.T))
+			a := own[k]
+			if a == nil {
+				a = &acc{first: p.OpsPerSec}
+				own[k] = a
+				keys = append(keys, k)
+			}
+			a.n++
+			a.secs += p.T - prev
+			prev = p.T
+			a.p.Ops += p.Ops
+			a.p.Errors += p.Errors
+			a.p.AcquireP50 = math.Max(a.p.AcquireP50, p.AcquireP50)
+			a.p.AcquireP99 = math.Max(a.p.AcquireP99, p.AcquireP99)
+			a.p.Goroutines = max(a.p.Goroutines, p.Goroutines)
+			a.p.HeapBytes = max(a.p.HeapBytes, p.HeapBytes)
+			a.p.Warmup = a.p.Warmup || p.Warmup
+		}
+		for _, k := range keys {
+			a := own[k]
+			rate := a.first
+			if a.n > 1 && a.secs > 0 {
+				rate = float64(a.p.Ops) / a.secs
+			}
+			s := sum[k]
+			if s == nil {
+				s = &Point{T: float64(k)}
+				sum[k] = s
+			}
+			s.Ops += a.p.Ops
+			s.Errors += a.p.Errors
+			s.OpsPerSec += rate
+			s.AcquireP50 = math.Max(s.AcquireP50, a.p.AcquireP50)
+			s.AcquireP99 = math.Max(s.AcquireP99, a.p.AcquireP99)
+			s.Goroutines = max(s.Goroutines, a.p.Goroutines)
+			s.HeapBytes = max(s.HeapBytes, a.p.HeapBytes)
+			s.Warmup = s.Warmup || a.p.Warmup // some machine had not begun measuring
+		}
+	}
+	out := make([]Point, 0, len(sum))
+	for _, p := range sum {
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b Point) int { return cmp.Compare(a.T, b.T) })
+	return out
+}
+
+// metaDifferences notes what the runs' metadata disagree on where the
+// merged result keeps the first run's value.
+func metaDifferences(runs []*Result, label func(int) string) []string {
+	var notes []string
+	for _, f := range []struct {
+		name string
+		get  func(Meta) string
+	}{
+		{"Redis version", func(m Meta) string { return m.RedisVersion }},
+		{"Redis backend", func(m Meta) string { return m.RedisBackend }},
+		{"Redis address", func(m Meta) string { return m.RedisAddr }},
+		{"lockbench version", func(m Meta) string { return m.Lockbench }},
+	} {
+		var vals []string
+		differ := false
+		for i, r := range runs {
+			v := f.get(r.Meta)
+			differ = differ || v != f.get(runs[0].Meta)
+			vals = append(vals, fmt.Sprintf("%s %s", label(i), orNone(v)))
+		}
+		if differ {
+			notes = append(notes, fmt.Sprintf("%s differs: %s; the merged meta keeps the first", f.name, strings.Join(vals, ", ")))
+		}
+	}
+	return notes
+}
+
+// mergeHistograms adds the runs' histograms per metric, leaving out the
+// all-modes aggregate, which Merge derives as a run does.
+func mergeHistograms(runs []*Result, hists []map[string]*hdr.Histogram, label func(int) string, notes *[]string) (map[string]*hdr.Histogram, error) {
+	out := map[string]*hdr.Histogram{}
+	for i, hs := range hists {
+		tags := make([]string, 0, len(hs))
+		for tag := range hs {
+			tags = append(tags, tag)
+		}
+		slices.SortFunc(tags, byMetric)
+		if len(hs) == 0 {
+			for key, l := range runs[i].Latency {
+				if l.Count > 0 {
+					return nil, fmt.Errorf("results: merge: %s has %s latencies but no histograms (its interval log is missing?)", label(i), key)
+				}
+			}
+		}
+		for _, tag := range tags {
+			h := hs[tag]
+			if tag == AcquireAll || h == nil || h.TotalCount() == 0 {
+				continue
+			}
+			if out[tag] == nil {
+				out[tag] = NewHistogram()
+			}
+			if dropped := out[tag].Merge(h); dropped > 0 {
+				*notes = append(*notes, fmt.Sprintf("%s: %d %s values beyond the histogram range were dropped", label(i), dropped, tag))
+			}
+		}
+	}
+	return out, nil
+}
+
+// mergeAcquireTags is the all-modes acquire histogram, as mergeAcquire
+// makes it for a run.
+func mergeAcquireTags(hs map[string]*hdr.Histogram) *hdr.Histogram {
+	var s Set
+	for _, m := range []Metric{AcquireExclusive, AcquireRead, AcquireWrite} {
+		s.h[m] = hs[m.String()]
+	}
+	return mergeAcquire(&s)
+}
+
+// mergedLog writes the merged histograms as an interval log of one
+// interval per metric, spanning every run's measured window.
+func mergedLog(runs []*Result, start time.Time, hs map[string]*hdr.Histogram) ([]byte, error) {
+	var from, to time.Time
+	for i, r := range runs {
+		f := r.Meta.Start.Add(seconds2d(r.Warmup))
+		t := f.Add(seconds2d(r.Measured))
+		if i == 0 || f.Before(from) {
+			from = f
+		}
+		if i == 0 || t.After(to) {
+			to = t
+		}
+	}
+	tags := make([]string, 0, len(hs))
+	for tag := range hs {
+		tags = append(tags, tag)
+	}
+	slices.SortFunc(tags, byMetric)
+	var b bytes.Buffer
+	base := start.Truncate(time.Second)
+	writeLogHeader(&b, start, base)
+	for _, tag := range tags {
+		if err := writeLogInterval(&b, base, tag, hs[tag], from, to); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// seconds2d converts a result file's seconds to a duration.
+func seconds2d(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
