@@ -85,8 +85,7 @@ img{max-width:100%;height:auto;border:1px solid #e4e4e8;margin:.4em 0}
 pre{background:#f6f6f8;padding:.6em;overflow-x:auto;font-size:.88em}
 .ok{color:#116329;font-weight:600}.bad{color:#b3261e;font-weight:700}.warn{color:#9a5b00;font-weight:600}.note{color:#555}
 td.ok{background:#e8f5ea}td.bad{background:#fde8e6}td.warn{background:#fff4e0}
-.badge{font-size:.6em;padding:.15em .5em;border-radius:.3em;vertical-align:middle;margin-left:.5em;border:1px solid currentColor}
-.toc{columns:2;font-size:.92em}`
+.badge{font-size:.6em;padding:.15em .5em;border-radius:.3em;vertical-align:middle;margin-left:.5em;border:1px solid currentColor}`
 
 // writeHTML renders blocks as one self-contained page: charts inline as
 // PNG data, no scripts, no external fonts or style sheets.

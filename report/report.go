@@ -500,6 +500,10 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 	}
 	bl = append(bl, ch.capacity(s)...)
 	t := table{right: true, head: []string{"series", "x", "clients×owners", "rate", "ops/s", "p50", "p99", "errors", "violations", "SLO", "result"}}
+	named := slices.ContainsFunc(sw.Points, func(p results.SweepPoint) bool { return p.Series != "" })
+	if !named {
+		t.head = t.head[1:]
+	}
 	for _, p := range sw.Points {
 		ok := cc("meets", "ok")
 		if !p.MeetsSLO {
@@ -509,8 +513,12 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 		if p.Rate > 0 {
 			rate = results.Commas1(p.Rate)
 		}
-		t.rows = append(t.rows, []cell{c(p.Series), c(fmt.Sprintf("%g", p.X)), c(fmt.Sprintf("%d×%d", p.Clients, p.Owners)), c(rate),
-			c(results.Commas1(p.OpsPerSec)), c(us(p.P50Us)), c(us(p.P99Us)), c(results.Commas(p.Errors)), c(results.Commas(p.Violations)), ok, c(p.File)})
+		row := []cell{c(p.Series), c(fmt.Sprintf("%g", p.X)), c(fmt.Sprintf("%d×%d", p.Clients, p.Owners)), c(rate),
+			c(results.Commas1(p.OpsPerSec)), c(us(p.P50Us)), c(us(p.P99Us)), c(results.Commas(p.Errors)), c(results.Commas(p.Violations)), ok, c(p.File)}
+		if !named {
+			row = row[1:]
+		}
+		t.rows = append(t.rows, row)
 	}
 	bl = append(bl, heading{level: 4, text: "Points"}, t)
 	return bl

@@ -266,6 +266,8 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 		switch {
 		case c.Best == nil:
 			s += "; no headroom within the SLO."
+		case c.Best.X == cur.X:
+			s += "; it is the best point within the SLO: no headroom beyond it."
 		case c.HeadroomPct >= 0:
 			s += fmt.Sprintf("; headroom %+.0f%% (to %s ops/s) within the SLO.", c.HeadroomPct, commas1(c.Best.OpsPerSec))
 		default:
