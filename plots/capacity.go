@@ -90,7 +90,7 @@ func sweepCurves(s *results.Sweep) []curve {
 		if j := slices.IndexFunc(s.Capacity, func(c results.Capacity) bool { return c.Series == name }); j >= 0 {
 			c.cap = s.Capacity[j]
 		} else {
-			c.cap = results.AnalyzeCurve(c.pts, s.CurrentX)
+			c.cap = results.AnalyzeCurve(c.pts, s.CurrentX, s.Axis)
 		}
 		out = append(out, c)
 	}
@@ -218,7 +218,11 @@ func capacityPlot(title, verdict string, s *results.Sweep, curves []curve, laten
 	if len(knees) > 0 {
 		k := scatter(knees, draw.GlyphStyle{Color: kneeColor, Radius: vg.Points(6.5), Shape: squareGlyph{width: vg.Points(1.3)}})
 		p.Add(k)
-		leg.add(fmt.Sprintf("knee (%.0f%% of peak)", results.KneeFraction*100), small{k})
+		what := fmt.Sprintf("knee (%.0f%% of peak)", results.KneeFraction*100)
+		if s.Axis == results.AxisRate {
+			what = "knee (last rate kept up)"
+		}
+		leg.add(what, small{k})
 	}
 	if len(bests) > 0 {
 		b := scatter(bests, draw.GlyphStyle{Color: bestColor, Radius: vg.Points(8.5), Shape: ringGlyph{width: vg.Points(2)}})

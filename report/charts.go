@@ -51,20 +51,6 @@ func (ch *charts) spectrum(name, title string, lines []spectrumLine) []block {
 	return ch.add(name, title, p, err)
 }
 
-// acquireAll is the run's outermost acquisitions, every mode together.
-func acquireAll(r *Run) *hdr.Histogram {
-	var out *hdr.Histogram
-	for _, m := range []string{"acquire_exclusive", "acquire_read", "acquire_write"} {
-		if h := r.Hists[m]; h != nil && h.TotalCount() > 0 {
-			if out == nil {
-				out = results.NewHistogram()
-			}
-			out.Merge(h)
-		}
-	}
-	return out
-}
-
 // runCharts are one run's charts: the latency spectrum, throughput over
 // time (faults shaded), the holder timeline and fairness.
 func (ch *charts) runCharts(r *Run) []block {

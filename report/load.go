@@ -86,16 +86,23 @@ func Load(paths ...string) (*Input, error) {
 		}
 		files := []string{p}
 		if st.IsDir() {
-			files, err = filepath.Glob(filepath.Join(p, "*.json"))
+			// ReadDir, not Glob: a directory's name may hold [ or *.
+			ents, err := os.ReadDir(p)
 			if err != nil {
-				return nil, err
+				return nil, inputErrorf("report: %v", err)
 			}
-			slices.Sort(files)
+			files = files[:0]
+			for _, e := range ents {
+				if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+					files = append(files, filepath.Join(p, e.Name()))
+				}
+			}
 		}
 		found := 0
 		for _, f := range files {
 			abs, _ := filepath.Abs(f)
 			if seen[abs] {
+				found++ // given twice, or inside a directory also given
 				continue
 			}
 			seen[abs] = true

@@ -200,7 +200,8 @@ func writeMarkdown(w io.Writer, blocks []block, assetDir, assetRef string) error
 			if err := os.WriteFile(filepath.Join(assetDir, x.name+".png"), x.png, 0o644); err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
-			fmt.Fprintf(&b, "![%s](%s/%s.png)\n\n", mdText(x.alt), assetRef, x.name)
+			// <…> lets the destination hold spaces (CommonMark).
+			fmt.Fprintf(&b, "![%s](<%s/%s.png>)\n\n", mdText(x.alt), assetRef, x.name)
 		case bullets:
 			for _, it := range x.items {
 				fmt.Fprintf(&b, "- %s\n", mdText(it))

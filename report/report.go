@@ -158,7 +158,7 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 		}
 		t.rows = append(t.rows, []cell{c(name), c(res.Meta.Profile), c(res.Meta.Host), c(secs(res.Measured)),
 			c(results.Commas1(res.Throughput.OpsPerSec)), dOps, c(us(l.P50)), c(us(l.P99)), dP99, c(us(l.P999)),
-			c(results.Commas(errorCount(res))), c(fmt.Sprintf("%.4f", res.Fairness.Jain)), safetyCell(res.Safety), gate})
+			c(results.Commas(res.ErrorCount())), c(fmt.Sprintf("%.4f", res.Fairness.Jain)), safetyCell(res.Safety), gate})
 	}
 	bl = append(bl, t)
 	if len(notes) > 0 {
@@ -166,7 +166,7 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 	}
 	var sp []spectrumLine
 	for _, r := range runs {
-		if h := acquireAll(r); h != nil {
+		if h := results.AcquireHistogram(r.Hists); h != nil {
 			sp = append(sp, spectrumLine{r.Name(), h})
 		}
 	}
@@ -306,6 +306,9 @@ func safetyBlocks(res *results.Result) []block {
 	}
 	if len(s.Examples) > 0 {
 		t := table{head: []string{"lock", "first holder", "second holder", "overlap from", "overlap"}}
+		if len(s.Examples) > 10 {
+			bl = append(bl, para{class: "note", text: fmt.Sprintf("The first 10 of the %d overlaps listed in the result file:", len(s.Examples))})
+		}
 		for i, v := range s.Examples {
 			if i == 10 {
 				break
@@ -372,12 +375,18 @@ func suiteBlocks(scs []*Scenario) []block {
 		counts[r.Verdict]++
 		t.rows = append(t.rows, []cell{c(r.Scenario), verdictCell(r), c(string(r.Expected)), c(secs(r.Seconds)), c(r.Reason)})
 	}
-	mode := "full timings"
-	if scs[0].Report.Quick {
-		mode = "quick timings"
+	// A results directory may gather several suite runs: say so rather
+	// than label them all with the first one's settings.
+	runs := map[string]bool{}
+	for _, s := range scs {
+		mode := "full timings"
+		if s.Report.Quick {
+			mode = "quick timings"
+		}
+		runs[fmt.Sprintf("%s, seed %d", mode, s.Report.Seed)] = true
 	}
-	sum := fmt.Sprintf("%d scenarios (%s, seed %d): %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED, %d INCOMPLETE.",
-		len(scs), mode, scs[0].Report.Seed, counts[results.Pass], counts[results.ExpectedViolation], counts[results.Fail], counts[results.Skipped], counts[results.Incomplete])
+	sum := fmt.Sprintf("%d scenario reports (%s): %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED, %d INCOMPLETE.",
+		len(scs), strings.Join(slices.Sorted(maps.Keys(runs)), "; "), counts[results.Pass], counts[results.ExpectedViolation], counts[results.Fail], counts[results.Skipped], counts[results.Incomplete])
 	class := "ok"
 	if counts[results.Fail] > 0 || counts[results.Incomplete] > 0 {
 		class = "bad"
@@ -437,7 +446,7 @@ func scenarioBlocks(s *Scenario, ch *charts) []block {
 		}
 		res := run.Result
 		bl = append(bl, para{text: fmt.Sprintf("%s over %s: %s ops/s, %s errors, %s lost holds. File: %s.",
-			res.Meta.Workload, secs(res.Measured), results.Commas1(res.Throughput.OpsPerSec), results.Commas(errorCount(res)), results.Commas(res.Throughput.Lost), run.Path)})
+			res.Meta.Workload, secs(res.Measured), results.Commas1(res.Throughput.OpsPerSec), results.Commas(res.ErrorCount()), results.Commas(res.Throughput.Lost), run.Path)})
 		bl = append(bl, safetyBlocks(res)...)
 		if len(res.Events) > 0 {
 			bl = append(bl, eventsTable(res.Events))
@@ -477,8 +486,12 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 	if sw.SLOP99Us > 0 {
 		slo = "SLO: acquire p99 ≤ " + us(sw.SLOP99Us)
 	}
-	bl = append(bl, para{text: fmt.Sprintf("%d of %d planned points over %s (axis: %s); %s; a curve stops after %d points in a row break it. Redis %s (%s) on %s. Sweep file: %s.",
-		len(sw.Points), sw.Planned, secs(sw.Seconds), sw.Axis, slo, sw.StopAfter, sw.Meta.RedisVersion, sw.Meta.RedisBackend, sw.Meta.Host, s.Path)})
+	stop := fmt.Sprintf("a curve stops after %d points in a row break the SLO", sw.StopAfter)
+	if sw.StopAfter == 0 {
+		stop = "every planned point runs"
+	}
+	bl = append(bl, para{text: fmt.Sprintf("%d of %d planned points over %s (axis: %s); %s; %s. Redis %s (%s) on %s. Sweep file: %s.",
+		len(sw.Points), sw.Planned, secs(sw.Seconds), sw.Axis, slo, stop, sw.Meta.RedisVersion, sw.Meta.RedisBackend, sw.Meta.Host, s.Path)})
 	if sw.Partial {
 		bl = append(bl, para{class: "warn", text: "Partial sweep: " + sw.PartialReason + "."})
 	}
@@ -532,14 +545,6 @@ func safetyCell(s results.Safety) cell {
 		return cc("incomplete", "warn")
 	}
 	return cc("OK", "ok")
-}
-
-func errorCount(r *results.Result) int64 {
-	var n int64
-	for _, v := range r.Errors {
-		n += v
-	}
-	return n
 }
 
 func us(v float64) string {

@@ -110,7 +110,7 @@ func TestMarkdownReport(t *testing.T) {
 	}
 	b, _ := os.ReadFile(out)
 	md := string(b)
-	links := regexp.MustCompile(`!\[[^\]]*\]\((r-charts/[^)]+\.png)\)`).FindAllStringSubmatch(md, -1)
+	links := regexp.MustCompile(`!\[[^\]]*\]\(<(r-charts/[^>]+\.png)>\)`).FindAllStringSubmatch(md, -1)
 	if len(links) != 4 {
 		t.Fatalf("%d chart links, want 4 (spectrum, throughput, timeline, fairness):\n%s", len(links), md)
 	}
@@ -260,7 +260,7 @@ func TestSweepReport(t *testing.T) {
 	}
 	b, _ := os.ReadFile(out)
 	page := string(b)
-	for _, want := range []string{"lockbench capacity report: rw90", "Highest throughput meeting the SLO (p99 ≤ 10.00ms)", "at concurrency 2", "knee", "At the current setting (4, swept)", "more than the best point within the SLO", `<td class="bad">broken</td>`} {
+	for _, want := range []string{"lockbench capacity report: rw90", "Highest throughput meeting the SLO (p99 ≤ 10.00ms)", "at concurrency 2", "knee", "At the current setting (4, swept)", "it breaks the SLO", "go back to it", `<td class="bad">broken</td>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("sweep report lacks %q", want)
 		}
@@ -276,5 +276,50 @@ func TestSweepReport(t *testing.T) {
 		if st, err := os.Stat(c); err != nil || st.Size() < 1000 {
 			t.Errorf("%s: %v", c, err)
 		}
+	}
+}
+
+// A directory named twice, or with glob characters in its name, loads.
+func TestLoadRepeatedAndOddDirs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "runs[1]*")
+	write(t, dir, makeResult(t, "rw90", t0, 20, false, nil))
+	in, err := report.Load(dir, dir)
+	if err != nil || len(in.Runs) != 1 {
+		t.Fatalf("Load(dir, dir) = %v, %d runs; want 1 run", err, len(in.Runs))
+	}
+}
+
+// Names from result files are text, never markup, in HTML and Markdown.
+func TestReportEscapes(t *testing.T) {
+	dir := t.TempDir()
+	r := makeResult(t, "rw90", t0, 20, false, []results.Event{{Kind: "latency", Target: "<script>alert(1)</script>", Detail: "a|b\nc"}})
+	r.Meta.Workload = `<img src=x onerror=alert(1)> | pipes | *stars*`
+	write(t, dir, r)
+	in, err := report.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, md := filepath.Join(dir, "r.html"), filepath.Join(dir, "r.md")
+	if err := report.Write(html, in, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Write(md, in, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(html)
+	if strings.Contains(string(b), "<script>") || strings.Contains(string(b), "<img src=x") || !strings.Contains(string(b), "&lt;script&gt;") {
+		t.Error("HTML report does not escape names from the result file")
+	}
+	b, _ = os.ReadFile(md)
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "script") && strings.HasPrefix(line, "|") {
+			// The event row keeps its 5 cells: pipes and newlines inside are escaped.
+			if n := strings.Count(line, "|") - strings.Count(line, `\|`); n != 6 {
+				t.Errorf("markdown row has %d unescaped pipes, want 6: %s", n, line)
+			}
+		}
+	}
+	if strings.Contains(string(b), "<script>") {
+		t.Error("markdown carries raw HTML from the result file")
 	}
 }

@@ -314,13 +314,7 @@ func beyond(d, limit float64) bool { return d > limit+1e-9*math.Max(1, limit) }
 // pct prints a percentage as given: 10%, 0.5%.
 func pct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" }
 
-func sumErrors(r *Result) int64 {
-	var n int64
-	for _, v := range r.Errors {
-		n += v
-	}
-	return n
-}
+func sumErrors(r *Result) int64 { return r.ErrorCount() }
 
 // WriteComparison prints c as an aligned table, then its notes, then the
 // verdict line.

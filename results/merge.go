@@ -335,7 +335,12 @@ func mergeHistograms(runs []*Result, hists []map[string]*hdr.Histogram, label fu
 
 // mergeAcquireTags is the all-modes acquire histogram, as mergeAcquire
 // makes it for a run.
-func mergeAcquireTags(hs map[string]*hdr.Histogram) *hdr.Histogram {
+func mergeAcquireTags(hs map[string]*hdr.Histogram) *hdr.Histogram { return AcquireHistogram(hs) }
+
+// AcquireHistogram is every outermost acquisition, all modes together,
+// from per-metric histograms as LoadHistograms returns them (nil when
+// there are none): the AcquireAll figure, drawn.
+func AcquireHistogram(hs map[string]*hdr.Histogram) *hdr.Histogram {
 	var s Set
 	for _, m := range []Metric{AcquireExclusive, AcquireRead, AcquireWrite} {
 		s.h[m] = hs[m.String()]

@@ -53,6 +53,15 @@ type Result struct {
 	log []byte // the interval log, written next to the JSON
 }
 
+// ErrorCount is the measured operations that failed, every class together.
+func (r *Result) ErrorCount() int64 {
+	var n int64
+	for _, v := range r.Errors {
+		n += v
+	}
+	return n
+}
+
 // IntervalLog is the run's HdrHistogram interval log (format 1.3): one
 // line per metric per interval, values in nanoseconds. HdrHistogram's
 // HistogramLogProcessor and HistogramLogAnalyzer read it.

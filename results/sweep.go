@@ -50,7 +50,7 @@ type SweepPoint struct {
 	File string `json:"file,omitempty"`
 }
 
-// Label is the point's setting in words, e.g. "4×8 read 0.90".
+// Label is the point's setting in words, e.g. "4×8" or "4×8 @2000/s".
 func (p SweepPoint) Label() string {
 	s := fmt.Sprintf("%d×%d", p.Clients, p.Owners)
 	if p.Rate > 0 {
@@ -71,10 +71,7 @@ func (p *SweepPoint) Judge(sloUs float64) {
 
 // PointFrom reads a point's measurements from its run's result.
 func PointFrom(r *Result) SweepPoint {
-	p := SweepPoint{OpsPerSec: r.Throughput.OpsPerSec, Ops: r.Throughput.Ops, Violations: r.Safety.Violations, Partial: r.Partial}
-	for _, n := range r.Errors {
-		p.Errors += n
-	}
+	p := SweepPoint{OpsPerSec: r.Throughput.OpsPerSec, Ops: r.Throughput.Ops, Errors: r.ErrorCount(), Violations: r.Safety.Violations, Partial: r.Partial}
 	l := r.Latency[AcquireAll]
 	p.P50Us, p.P99Us = l.P50, l.P99
 	return p
@@ -98,6 +95,8 @@ type Capacity struct {
 	HeadroomPct float64 `json:"headroom_pct"`
 	// Stopped says why the curve ended before its last planned point.
 	Stopped string `json:"stopped,omitempty"`
+	// CurrentX is the setting Current was looked for at (0: none).
+	CurrentX float64 `json:"current_x,omitempty"`
 }
 
 // Sweep is a capacity-planning sweep: the points run, the curves'
@@ -151,21 +150,21 @@ func (s *Sweep) Analyze() {
 				pts = append(pts, p)
 			}
 		}
-		c := AnalyzeCurve(pts, s.CurrentX)
+		c := AnalyzeCurve(pts, s.CurrentX, s.Axis)
 		c.Series, c.Stopped = name, stopped[name]
 		s.Capacity = append(s.Capacity, c)
 	}
 }
 
-// AnalyzeCurve reads one curve's points (already judged): the best point
-// meeting the SLO, the saturation knee, the peak, and the headroom at
-// currentX (0: none).
-func AnalyzeCurve(pts []SweepPoint, currentX float64) Capacity {
-	var c Capacity
+// AnalyzeCurve reads one curve's points (already judged) on axis: the
+// best point meeting the SLO, the saturation knee, the peak, and the
+// headroom at currentX (0: none). Partial points are left out.
+func AnalyzeCurve(pts []SweepPoint, currentX float64, axis string) Capacity {
+	c := Capacity{CurrentX: currentX}
+	pts = slices.DeleteFunc(slices.Clone(pts), func(p SweepPoint) bool { return p.Partial })
 	if len(pts) == 0 {
 		return c
 	}
-	pts = slices.Clone(pts)
 	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.X, b.X) })
 	for i := range pts {
 		p := &pts[i]
@@ -176,17 +175,44 @@ func AnalyzeCurve(pts []SweepPoint, currentX float64) Capacity {
 			c.Best = p
 		}
 	}
-	for i := range pts {
-		if pts[i].OpsPerSec >= KneeFraction*c.Peak.OpsPerSec {
-			c.Knee = &pts[i]
-			break
-		}
-	}
+	c.Knee = knee(pts, c.Peak, axis)
 	c.Current = interpolate(pts, currentX)
 	if c.Best != nil && c.Current != nil && c.Current.OpsPerSec > 0 {
 		c.HeadroomPct = (c.Best.OpsPerSec/c.Current.OpsPerSec - 1) * 100
 	}
 	return c
+}
+
+// knee is where throughput saturates, nil when it does not within the
+// swept range. On the concurrency axis it is the first point within
+// KneeFraction of the peak, unless throughput still rose by more than
+// that margin at the last point. On the rate axis it is the last offered
+// rate achieved within KneeFraction before the first one that was not.
+func knee(pts []SweepPoint, peak *SweepPoint, axis string) *SweepPoint {
+	n := len(pts)
+	if n < 2 {
+		return nil
+	}
+	if axis == AxisRate {
+		for i := range pts {
+			if pts[i].OpsPerSec < KneeFraction*pts[i].X {
+				if i == 0 {
+					return nil // saturated below the swept range
+				}
+				return &pts[i-1]
+			}
+		}
+		return nil
+	}
+	if peak == &pts[n-1] && pts[n-1].OpsPerSec*KneeFraction > pts[n-2].OpsPerSec {
+		return nil // still rising steeply
+	}
+	for i := range pts {
+		if pts[i].OpsPerSec >= KneeFraction*peak.OpsPerSec {
+			return &pts[i]
+		}
+	}
+	return nil
 }
 
 // interpolate is the curve's point at x: a swept point, or one drawn
@@ -253,27 +279,39 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 	} else {
 		out = append(out, fmt.Sprintf("No point met %s.", slo))
 	}
-	if c.Knee != nil && c.Peak != nil {
+	switch {
+	case c.Knee != nil && c.Peak != nil:
 		out = append(out, fmt.Sprintf("Throughput saturates (knee) at %s: %s ops/s, %.0f%% of the %s ops/s peak.",
 			at(c.Knee), commas1(c.Knee.OpsPerSec), 100*c.Knee.OpsPerSec/max(c.Peak.OpsPerSec, 1e-9), commas1(c.Peak.OpsPerSec)))
+	case c.Peak != nil && axis == AxisRate:
+		out = append(out, "No saturation knee within the swept rates: every offered rate was achieved within 10%, or none was.")
+	case c.Peak != nil:
+		out = append(out, fmt.Sprintf("No saturation within the swept range: throughput still rose at the last point (%s ops/s); sweep further to find the knee.", commas1(c.Peak.OpsPerSec)))
 	}
-	if cur := c.Current; cur != nil {
+	switch cur := c.Current; {
+	case cur != nil:
 		what := "swept"
-		if cur.File == "" && cur.Ops == 0 {
+		if cur.Ops == 0 {
 			what = "interpolated"
 		}
 		s := fmt.Sprintf("At the current setting (%g, %s): %s ops/s, p99 %s", cur.X, what, commas1(cur.OpsPerSec), dur(cur.P99Us))
 		switch {
+		case !cur.MeetsSLO && c.Best != nil:
+			s += fmt.Sprintf("; it breaks %s. The best point within it does %s ops/s at %s: go back to it.", slo, commas1(c.Best.OpsPerSec), at(c.Best))
+		case !cur.MeetsSLO:
+			s += fmt.Sprintf("; it breaks %s, as every swept point does.", slo)
 		case c.Best == nil:
 			s += "; no headroom within the SLO."
 		case c.Best.X == cur.X:
 			s += "; it is the best point within the SLO: no headroom beyond it."
-		case c.HeadroomPct >= 0:
-			s += fmt.Sprintf("; headroom %+.0f%% (to %s ops/s) within the SLO.", c.HeadroomPct, commas1(c.Best.OpsPerSec))
+		case c.Best.OpsPerSec >= cur.OpsPerSec:
+			s += fmt.Sprintf("; headroom %+.0f%% (to %s ops/s at %s) within the SLO.", c.HeadroomPct, commas1(c.Best.OpsPerSec), at(c.Best))
 		default:
-			s += fmt.Sprintf("; it already does %.0f%% more than the best point within the SLO.", -c.HeadroomPct)
+			s += fmt.Sprintf("; it already does %.0f%% more than the best other point within the SLO.", (cur.OpsPerSec/max(c.Best.OpsPerSec, 1e-9)-1)*100)
 		}
 		out = append(out, s)
+	case c.CurrentX > 0:
+		out = append(out, fmt.Sprintf("The current setting (%g) is outside the swept points: no headroom figure.", c.CurrentX))
 	}
 	if c.Stopped != "" {
 		out = append(out, "Stopped early: "+c.Stopped+".")

@@ -69,17 +69,17 @@ func TestSweepJudgeAndInterpolate(t *testing.T) {
 	if empty.Judge(0); empty.MeetsSLO {
 		t.Error("a point with no operation meets the SLO")
 	}
-	c := results.AnalyzeCurve(pts, 4)
+	c := results.AnalyzeCurve(pts, 4, results.AxisConcurrency)
 	if c.Current == nil || c.Current.OpsPerSec != 3000 || c.Current.File != "" {
 		t.Errorf("current at 4 = %+v, want 3,000 ops/s interpolated", c.Current)
 	}
 	if c.Best == nil || c.Best.X != 2 || c.HeadroomPct > -33 || c.HeadroomPct < -34 {
 		t.Errorf("best %+v headroom %.1f%%, want x=2 and −33%%", c.Best, c.HeadroomPct)
 	}
-	if c := results.AnalyzeCurve(pts, 100); c.Current != nil {
+	if c := results.AnalyzeCurve(pts, 100, results.AxisConcurrency); c.Current != nil {
 		t.Errorf("current outside the curve = %+v, want none", c.Current)
 	}
-	if c := results.AnalyzeCurve(pts[1:], 0); c.Best != nil || !strings.HasPrefix(c.Statement(results.AxisConcurrency, 1000)[0], "No point met") {
+	if c := results.AnalyzeCurve(pts[1:], 0, results.AxisConcurrency); c.Best != nil || !strings.HasPrefix(c.Statement(results.AxisConcurrency, 1000)[0], "No point met") {
 		t.Errorf("all broken: best %+v, statement %q", c.Best, c.Statement(results.AxisConcurrency, 1000))
 	}
 }
@@ -109,5 +109,34 @@ func TestSweepSeriesAndFile(t *testing.T) {
 	}
 	if _, err := results.ReadSweep(filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("reading a missing sweep succeeded")
+	}
+}
+
+// What the statement advises at a current setting past the SLO, and on
+// curves that never saturate.
+func TestSweepStatements(t *testing.T) {
+	judged := func(axis string, currentX float64, pts ...results.SweepPoint) results.Capacity {
+		for i := range pts {
+			pts[i].Judge(10_000)
+		}
+		return results.AnalyzeCurve(pts, currentX, axis)
+	}
+	over := judged(results.AxisConcurrency, 64,
+		point("", 8, 4000, 2000), point("", 16, 6000, 8000), point("", 32, 5500, 30_000), point("", 64, 5000, 80_000))
+	text := strings.Join(over.Statement(results.AxisConcurrency, 10_000), " ")
+	if !strings.Contains(text, "it breaks the SLO") || !strings.Contains(text, "6,000.0 ops/s at concurrency 16 (16×1): go back to it") || strings.Contains(text, "headroom") {
+		t.Errorf("current setting over the SLO: %q", text)
+	}
+	rising := judged(results.AxisConcurrency, 0, point("", 1, 1000, 100), point("", 2, 2000, 100), point("", 4, 4000, 100), point("", 8, 8000, 100))
+	if rising.Knee != nil || !strings.Contains(strings.Join(rising.Statement(results.AxisConcurrency, 10_000), " "), "No saturation within the swept range") {
+		t.Errorf("a linear curve has knee %+v", rising.Knee)
+	}
+	rate := judged(results.AxisRate, 0, point("", 1000, 1000, 100), point("", 2000, 1990, 100), point("", 4000, 2500, 100))
+	if rate.Knee == nil || rate.Knee.X != 2000 {
+		t.Errorf("rate knee %+v, want 2000, the last rate achieved", rate.Knee)
+	}
+	kept := judged(results.AxisRate, 0, point("", 1000, 1000, 100), point("", 2000, 2000, 100))
+	if kept.Knee != nil {
+		t.Errorf("rates all achieved, knee %+v", kept.Knee)
 	}
 }

@@ -406,7 +406,7 @@ func leaseExpiry(r *rig, honour bool) error {
 	}
 	r.safetyFigures(res)
 	r.figure("unsafe share of the run", 100*res.Safety.UnsafeUs/1e6/max(res.Measured, 1e-9), "%")
-	r.figure("acquisitions", float64(res.Throughput.Ops-errCount(res)), "")
+	r.figure("acquisitions", float64(res.Throughput.Ops-res.ErrorCount()), "")
 	r.check("holds outlive their lease", "≥ 1 lost", fmt.Sprint(res.Throughput.Lost, " lost"), res.Throughput.Lost >= 1)
 	if honour {
 		r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
@@ -538,7 +538,7 @@ func resetStorm(r *rig) error {
 		return err
 	}
 	r.safetyFigures(res)
-	r.figure("errors", float64(errCount(res)), "")
+	r.figure("errors", float64(res.ErrorCount()), "")
 	r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
 	first, last := math.Inf(1), 0.0
 	for _, e := range res.Events {
@@ -873,14 +873,6 @@ func violations(res *results.Result) string {
 		s += " (incomplete: " + res.Safety.Incomplete + ")"
 	}
 	return s
-}
-
-func errCount(res *results.Result) int64 {
-	var n int64
-	for _, v := range res.Errors {
-		n += v
-	}
-	return n
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

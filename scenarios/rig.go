@@ -223,10 +223,7 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 	res.Meta.RedisAddr = r.env.Addr()
 	sum := RunSummary{
 		Variant: r.v.Name, Partial: res.Partial, Seconds: res.Measured, OpsPerSec: res.Throughput.OpsPerSec,
-		Lost: res.Throughput.Lost, Safety: res.Safety, Events: events,
-	}
-	for _, n := range res.Errors {
-		sum.Errors += n
+		Lost: res.Throughput.Lost, Safety: res.Safety, Events: events, Errors: res.ErrorCount(),
 	}
 	if r.o.Out != "" {
 		path, err := results.WriteFiles(r.o.Out, res)

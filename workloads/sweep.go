@@ -68,6 +68,14 @@ func (sp SweepPlan) Points() ([]PlannedPoint, error) {
 		return nil, &FieldError{Field: "--slo-p99", Value: sp.SLO.String(), Fix: "must be positive, e.g. 10ms (0: no SLO)"}
 	}
 	axis := sp.Axis()
+	if slices.ContainsFunc(sp.Rates, func(r float64) bool { return r > 0 }) && sp.Base.Think.Mean() > 0 {
+		return nil, &FieldError{Field: "--rate", Value: fmt.Sprint(sp.Rates), Fix: fmt.Sprintf("profile %s is closed loop (think %s); add --think 0 to sweep offered rates", sp.Base.Name, sp.Base.Think)}
+	}
+	for _, r := range sp.Rates {
+		if axis == results.AxisRate && r <= 0 {
+			return nil, &FieldError{Field: "--rate", Value: fmt.Sprint(r), Fix: "every offered rate on the rate axis must be positive, e.g. 1000,2000,4000"}
+		}
+	}
 	var out []PlannedPoint
 	for _, rr := range ratios {
 		for _, rate := range rates {
@@ -159,14 +167,18 @@ type SweepConfig struct {
 	// Run runs one point's profile and returns its result (partial, with
 	// ctx's error, when interrupted), as Run does with a Config.
 	Run func(ctx context.Context, p Profile) (*results.Result, error)
-	// Record files a finished point's result and returns its file name
-	// for the sweep file ("" when not written).
-	Record func(r *results.Result) (string, error)
+	// Record files a point's result (the interrupted one's too, partial)
+	// and returns its file name for the sweep file ("" when not written);
+	// p is the point as judged against the SLO.
+	Record func(r *results.Result, p results.SweepPoint) (string, error)
 	// Progress, when set, is told before each point runs.
 	Progress func(SweepProgress)
 	// Skipped, when set, is told of a point not run because its curve
 	// stopped early.
 	Skipped func(PlannedPoint, string)
+	// Checkpoint, when set, is given the sweep so far after each point,
+	// so a crash or a second Ctrl-C loses at most the running point.
+	Checkpoint func(*results.Sweep) error
 }
 
 // Sweep runs every point of the plan in order and returns the sweep with
@@ -192,6 +204,12 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 	left := len(pts)
 	var runErr error
 	for i, pt := range pts {
+		if ctx.Err() != nil {
+			sw.Partial = true
+			sw.PartialReason = fmt.Sprintf("interrupted before point %d of %d", i+1, len(pts))
+			runErr = ctx.Err()
+			break
+		}
 		if why, ok := stopped[pt.Series]; ok {
 			left--
 			if cfg.Skipped != nil {
@@ -213,7 +231,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 		sp.Clients, sp.Owners, sp.ReadRatio, sp.Rate = pt.Profile.Clients, pt.Profile.Owners, pt.Profile.ReadRatio, pt.Profile.Rate
 		sp.Judge(sw.SLOP99Us)
 		if cfg.Record != nil {
-			file, rerr := cfg.Record(res)
+			file, rerr := cfg.Record(res, sp)
 			if rerr != nil {
 				runErr = rerr
 				break
@@ -231,6 +249,16 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 			broken[pt.Series] = 0
 		} else if broken[pt.Series]++; cfg.Plan.StopAfter > 0 && broken[pt.Series] >= cfg.Plan.StopAfter {
 			stopped[pt.Series] = fmt.Sprintf("%d points in a row broke the SLO, the last at x=%g (p99 %s)", broken[pt.Series], sp.X, results.FormatUs(sp.P99Us))
+		}
+		if cfg.Checkpoint != nil {
+			snap := *sw
+			snap.Partial, snap.PartialReason = true, fmt.Sprintf("in progress: %d of %d points done", i+1, len(pts))
+			snap.Points = slices.Clone(sw.Points)
+			snap.Analyze()
+			if err := cfg.Checkpoint(&snap); err != nil {
+				runErr = err
+				break
+			}
 		}
 	}
 	if runErr != nil && !sw.Partial {

@@ -137,7 +137,7 @@ func TestSweepInterrupted(t *testing.T) {
 			}
 			return r, nil
 		},
-		Record: func(*results.Result) (string, error) { recorded++; return "x.json", nil },
+		Record: func(*results.Result, results.SweepPoint) (string, error) { recorded++; return "x.json", nil },
 	}
 	sw, err := workloads.Sweep(ctx, cfg, results.Meta{})
 	if !errors.Is(err, context.Canceled) || sw == nil {
@@ -145,5 +145,21 @@ func TestSweepInterrupted(t *testing.T) {
 	}
 	if !sw.Partial || len(sw.Points) != 1 || recorded != 2 || !strings.Contains(sw.PartialReason, "point 2 of 3") {
 		t.Errorf("partial %v (%s), %d points, %d recorded; want partial, 1 point, 2 recorded", sw.Partial, sw.PartialReason, len(sw.Points), recorded)
+	}
+}
+
+// A rate sweep of a closed-loop profile says which flag fixes it; a rate
+// of 0 on the rate axis is refused.
+func TestSweepPlanRates(t *testing.T) {
+	_, err := workloads.SweepPlan{Base: rw90(t), Rates: []float64{1000, 2000}}.Points()
+	var fe *workloads.FieldError
+	if !errors.As(err, &fe) || fe.Field != "--rate" || !strings.Contains(fe.Fix, "add --think 0") {
+		t.Errorf("closed-loop profile: %v, want --rate naming --think 0", err)
+	}
+	open := rw90(t)
+	open.Think = workloads.DurationDist{}
+	_, err = workloads.SweepPlan{Base: open, Rates: []float64{0, 1000}}.Points()
+	if !errors.As(err, &fe) || fe.Field != "--rate" || fe.Value != "0" {
+		t.Errorf("rate 0 on the rate axis: %v", err)
 	}
 }

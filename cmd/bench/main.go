@@ -113,14 +113,19 @@ type runFlags struct {
 }
 
 // register adds the run flags to fs; the profile fields named in skip get
-// no override flag (a sweep lists values for them instead).
+// no override flag (a sweep lists values for them instead), and "quiet"
+// and "json" in skip drop those flags.
 func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	f.redis.RegisterFlags(fs)
 	fs.StringVar(&f.profile, "profile", "rw90", "built-in profile (bench profiles lists them)")
 	fs.StringVar(&f.file, "profile-file", "", "profile file, YAML or JSON (overrides --profile)")
 	fs.StringVar(&f.out, "out", "bench-results", "directory for the result files")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
-	fs.BoolVar(&f.json, "json", false, "print the result JSON on stdout instead of the summary table")
+	if !slices.Contains(skip, "quiet") {
+		fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+	}
+	if !slices.Contains(skip, "json") {
+		fs.BoolVar(&f.json, "json", false, "print the result JSON on stdout instead of the summary table")
+	}
 	fs.IntVar(&f.maxOps, "max-ops", results.DefaultMaxOps, "operations kept for the safety and fairness analyses")
 	f.override = map[string]string{}
 	for _, o := range overrides {
@@ -205,7 +210,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	if rerr != nil {
-		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
+		// %v: a report's trouble is never the run's bad input (exit 2).
+		err = errors.Join(err, fmt.Errorf("report: %v", rerr))
 	}
 	if err != nil {
 		return err

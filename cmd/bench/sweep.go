@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/plots"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -63,7 +64,7 @@ func (l *listFlag[T]) Set(s string) error {
 func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("bench", "sweep", sweepUsage, stderr)
 	var f runFlags
-	f.register(fs, "clients", "owners", "read_ratio", "rate", "duration")
+	f.register(fs, "clients", "owners", "read_ratio", "rate", "duration", "quiet", "json")
 	clients := &listFlag[int]{parse: strconv.Atoi, hint: "1,2,4,8,16,32,64"}
 	owners := &listFlag[int]{parse: strconv.Atoi, hint: "1,4,16"}
 	ratios := &listFlag[float64]{parse: parseFloat, hint: "0.5,0.9,0.99"}
@@ -96,6 +97,9 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !flagSet(fs, "out") {
 		out = filepath.Join("bench-results", fmt.Sprintf("sweep-%s-%s", p.Name, time.Now().UTC().Format("20060102T150405Z")))
 	}
+	if _, err := os.Stat(filepath.Join(out, "sweep.json")); err == nil {
+		return cli.Usagef("--out %s already holds a sweep; give a new directory (or leave --out out: each sweep gets its own)", out)
+	}
 	pointsDir := filepath.Join(out, "points")
 	if err := os.MkdirAll(pointsDir, 0o755); err != nil {
 		return cli.Usagef("--out %s: %v", out, err)
@@ -109,8 +113,12 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	host, _ := os.Hostname()
 	meta := results.Meta{Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()), RedisAddr: env.Addr(), Args: redactArgs(args)}
-	fmt.Fprintf(stderr, "bench: sweeping %s over %d points (%v each after %v warmup), SLO acquire p99 ≤ %v; Ctrl-C keeps finished points\n",
-		p.Name, len(pts), *duration, time.Duration(p.Warmup), *slo)
+	sloText := "no SLO"
+	if *slo > 0 {
+		sloText = fmt.Sprintf("SLO acquire p99 ≤ %v", *slo)
+	}
+	fmt.Fprintf(stderr, "bench: sweeping %s over %d points (%v each after %v warmup), %s; Ctrl-C keeps finished points\n",
+		p.Name, len(pts), *duration, time.Duration(p.Warmup), sloText)
 	cfg := workloads.SweepConfig{
 		Plan: plan,
 		Run: func(ctx context.Context, pp workloads.Profile) (*results.Result, error) {
@@ -118,19 +126,27 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			m.Start = time.Now()
 			return workloads.Run(ctx, workloads.Config{Profile: pp, NewRedis: newRedis(env), MaxOps: f.maxOps, Meta: m})
 		},
-		Record: func(r *results.Result) (string, error) {
+		Record: func(r *results.Result, pt results.SweepPoint) (string, error) {
 			path, err := results.WriteFiles(pointsDir, r)
 			if err != nil {
 				return "", err
 			}
-			mark := "meets"
-			pt := results.PointFrom(r)
-			if pt.Judge(float64(*slo) / 1e3); !pt.MeetsSLO {
-				mark = "BREAKS"
+			mark := "meets the SLO"
+			switch {
+			case r.Partial:
+				mark = "PARTIAL, left off the curves"
+			case pt.Violations > 0:
+				mark = fmt.Sprintf("%d SAFETY VIOLATIONS", pt.Violations)
+			case !pt.MeetsSLO:
+				mark = "BREAKS the SLO"
 			}
-			fmt.Fprintf(stderr, "bench:   %s ops/s, acquire p99 %s, %d errors: %s the SLO\n",
-				results.Commas1(r.Throughput.OpsPerSec), results.FormatUs(r.Latency[results.AcquireAll].P99), errTotal(r), mark)
+			fmt.Fprintf(stderr, "bench:   %s ops/s, acquire p99 %s, %d errors: %s\n",
+				results.Commas1(pt.OpsPerSec), results.FormatUs(pt.P99Us), pt.Errors, mark)
 			return filepath.Rel(out, path)
+		},
+		Checkpoint: func(sw *results.Sweep) error {
+			_, err := results.WriteSweep(out, sw)
+			return err
 		},
 		Progress: func(sp workloads.SweepProgress) {
 			fmt.Fprintf(stderr, "bench: point %d of %d: %s — about %v left\n", sp.Index, sp.Total, describePoint(sp.Point), sp.ETA.Round(time.Second))
@@ -148,9 +164,18 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.Join(runErr, err)
 	}
 	charts, cerr := report.WriteCapacityCharts(out, sw)
+	if errors.Is(cerr, plots.ErrNoData) {
+		cerr = nil // no finished point: nothing to draw, and the sweep says why
+	}
 	in, lerr := report.Load(path)
 	if lerr == nil {
 		lerr = report.Write(filepath.Join(out, "report.html"), in, report.Options{Generator: cli.VersionString()})
+	}
+	if cerr != nil {
+		cerr = fmt.Errorf("charts: %v", cerr) // not bad input, whatever the cause
+	}
+	if lerr != nil {
+		lerr = fmt.Errorf("report: %v", lerr)
 	}
 	writeSweepSummary(stdout, sw)
 	fmt.Fprintf(stdout, "sweep       %s\n", path)
@@ -160,7 +185,19 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if lerr == nil {
 		fmt.Fprintf(stdout, "report      %s\n", filepath.Join(out, "report.html"))
 	}
-	return errors.Join(runErr, cerr, lerr)
+	var unsafe error
+	if n := violations(sw); n > 0 {
+		unsafe = fmt.Errorf("%d mutual-exclusion violations in the sweep's points (see the violations column and points/)", n)
+	}
+	return errors.Join(runErr, unsafe, cerr, lerr)
+}
+
+func violations(sw *results.Sweep) int64 {
+	var n int64
+	for _, p := range sw.Points {
+		n += p.Violations
+	}
+	return n
 }
 
 func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
@@ -183,14 +220,6 @@ func describePoint(pt workloads.PlannedPoint) string {
 	return s
 }
 
-func errTotal(r *results.Result) int64 {
-	var n int64
-	for _, v := range r.Errors {
-		n += v
-	}
-	return n
-}
-
 // writeSweepSummary prints the points and what each curve says.
 func writeSweepSummary(w io.Writer, sw *results.Sweep) {
 	title := "lockbench sweep " + sw.Meta.Profile
@@ -199,14 +228,14 @@ func writeSweepSummary(w io.Writer, sw *results.Sweep) {
 	}
 	fmt.Fprintf(w, "%s\n\n", title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "series\tx\tclients×owners\tops/s\tp50\tp99\terrors\tSLO\t")
+	fmt.Fprintln(tw, "series\tx\tclients×owners\tops/s\tp50\tp99\terrors\tviolations\tSLO\t")
 	for _, p := range sw.Points {
 		mark := "meets"
 		if !p.MeetsSLO {
 			mark = "broken"
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%d×%d\t%s\t%s\t%s\t%d\t%s\t\n", p.Series, p.X, p.Clients, p.Owners,
-			results.Commas1(p.OpsPerSec), results.FormatUs(p.P50Us), results.FormatUs(p.P99Us), p.Errors, mark)
+		fmt.Fprintf(tw, "%s\t%g\t%d×%d\t%s\t%s\t%s\t%d\t%d\t%s\t\n", p.Series, p.X, p.Clients, p.Owners,
+			results.Commas1(p.OpsPerSec), results.FormatUs(p.P50Us), results.FormatUs(p.P99Us), p.Errors, p.Violations, mark)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

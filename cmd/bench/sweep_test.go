@@ -45,7 +45,7 @@ func TestSweep(t *testing.T) {
 			t.Errorf("point %+v: result %v", p, err)
 		}
 	}
-	if c := sw.Capacity; len(c) != 1 || c[0].Best == nil || c[0].Knee == nil {
+	if c := sw.Capacity; len(c) != 1 || c[0].Best == nil || c[0].Peak == nil {
 		t.Errorf("capacity %+v", c)
 	}
 	for _, f := range []string{"capacity-throughput.png", "capacity-p99.png", "report.html"} {
@@ -60,6 +60,11 @@ func TestSweep(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(b), "## Capacity: rw90") {
 		t.Errorf("report.md: %v", err)
+	}
+	// A second sweep into the same directory is refused before it runs.
+	code, _, errOut = runBench(t, "sweep", "--redis", "local", "--clients", "1", "--out", dir)
+	if code != cli.ExitUsage || !strings.Contains(errOut, "already holds a sweep") {
+		t.Errorf("sweep into a used --out: exit %d\n%s", code, errOut)
 	}
 }
 

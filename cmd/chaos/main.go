@@ -293,7 +293,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			err = report.Write(html, in, report.Options{Title: "lockbench chaos report", Generator: cli.VersionString()})
 		}
 		if err != nil {
-			reportErr = fmt.Errorf("report: %w", err)
+			reportErr = fmt.Errorf("report: %v", err) // never the run's bad input (exit 2)
 		} else {
 			fmt.Fprintf(stdout, "html report: %s\n", html)
 		}
