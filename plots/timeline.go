@@ -163,7 +163,12 @@ func timelineTitle(title string, t *results.Timeline, unsafe float64) string {
 	b.WriteString(title)
 	b.WriteString(" — ")
 	if t.Lock != "" {
-		fmt.Fprintf(&b, "lock %s: ", t.Lock)
+		lock := t.Lock
+		// Run-scoped key prefixes make lock names long; the tail names it.
+		if r := []rune(lock); len(r) > 32 {
+			lock = "…" + string(r[len(r)-31:])
+		}
+		fmt.Fprintf(&b, "lock %s: ", lock)
 	}
 	switch k := len(t.Overlaps); k {
 	case 0:

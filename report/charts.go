@@ -70,7 +70,7 @@ func (ch *charts) runCharts(r *Run) []block {
 	p, err := plots.Throughput("Throughput — "+name, res.Series, res.Events)
 	bl = append(bl, ch.add("throughput", "Throughput over time — "+name, p, err)...)
 	if res.Timeline != nil {
-		p, err := plots.Timeline("Holders — "+name, res.Timeline, res.Events)
+		p, err := plots.Timeline("Holders", res.Timeline, res.Events)
 		bl = append(bl, ch.add("timeline", "Holder timeline — "+name, p, err)...)
 	}
 	if len(res.Fairness.PerOwner) > 1 {
