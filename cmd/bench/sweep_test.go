@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/clitest"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -68,35 +68,6 @@ func TestSweep(t *testing.T) {
 	}
 }
 
-// lineWriter calls onLine for each complete line written.
-type lineWriter struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	all    strings.Builder
-	onLine func(string)
-}
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.all.Write(p)
-	w.buf.Write(p)
-	for {
-		line, err := w.buf.ReadString('\n')
-		if err != nil {
-			w.buf.WriteString(line)
-			return len(p), nil
-		}
-		w.onLine(line)
-	}
-}
-
-func (w *lineWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.all.String()
-}
-
 // TestSweepInterrupted: Ctrl-C during the second point keeps the first,
 // writes the sweep and report marked partial, and exits 130.
 func TestSweepInterrupted(t *testing.T) {
@@ -105,7 +76,7 @@ func TestSweepInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer
-	errOut := &lineWriter{onLine: func(l string) {
+	errOut := &clitest.LineWriter{OnLine: func(l string) {
 		if strings.Contains(l, "point 2 of 3") {
 			cancel()
 		}

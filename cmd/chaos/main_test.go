@@ -3,17 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/clitest"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -142,14 +141,15 @@ func TestRunInterrupted(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	stderr := &clitest.LineWriter{OnLine: func(l string) {
+		if strings.Contains(l, "injected") {
+			cancel()
+		}
+	}}
 	done := make(chan int, 1)
 	go func() {
-		done <- program().Main(ctx, []string{"run", "watchdog-loss", "--quick", "--redis", "local", "--out", out}, &stdout, &syncWriter{w: &stderr, onLine: func(l string) {
-			if strings.Contains(l, "injected") {
-				cancel()
-			}
-		}})
+		done <- program().Main(ctx, []string{"run", "watchdog-loss", "--quick", "--redis", "local", "--out", out}, &stdout, stderr)
 	}()
 	var code int
 	select {
@@ -168,21 +168,4 @@ func TestRunInterrupted(t *testing.T) {
 	if err != nil || !rep.Partial || rep.Verdict != scenarios.Incomplete {
 		t.Errorf("report: %v, partial %v, verdict %s", err, rep.Partial, rep.Verdict)
 	}
-}
-
-// syncWriter calls onLine for each line written (the CLI writes stderr
-// from several goroutines).
-type syncWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	onLine func(string)
-}
-
-func (s *syncWriter) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, l := range strings.Split(string(b), "\n") {
-		s.onLine(l)
-	}
-	return s.w.Write(b)
 }
