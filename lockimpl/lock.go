@@ -183,8 +183,6 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 	var res any
 	var err error
 	switch l.kind {
-	case kindReentrant:
-		res, err = reentrantAcquire.Run(ctx, c.acq, []string{l.name}, leaseMs, l.field).Result()
 	case kindFair:
 		s := fairTryOnce
 		if queued {
@@ -192,11 +190,9 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		}
 		res, err = s.Run(ctx, c.acq, []string{l.name, fairQueueKey(l.name), fairTimeoutKey(l.name)},
 			leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli()).Result()
-	case kindRead:
-		res, err = readAcquire.Run(ctx, c.acq, []string{l.name, readTimeoutPrefix(l.name, l.field)},
-			leaseMs, l.field, l.field+":write").Result()
-	case kindWrite:
-		res, err = writeAcquire.Run(ctx, c.acq, []string{l.name}, leaseMs, l.field).Result()
+	default:
+		a := acquireCall(l.kind, l.name, l.field, leaseMs)
+		res, err = a.s.Run(ctx, c.acq, a.keys, a.args...).Result()
 	}
 	if errors.Is(err, redis.Nil) {
 		l.owner.acquired(l, send, lease)
@@ -292,19 +288,12 @@ func (l *Lock) unlockOnce(ctx context.Context, lease time.Duration) (int64, erro
 	latchMs := ms(c.opts.LatchTimeout)
 	var res any
 	var err error
-	switch l.kind {
-	case kindReentrant:
-		res, err = reentrantUnlock.Run(ctx, c.rdb, []string{l.name, l.channel, latch},
-			unlockMessage, ms(lease), l.field, c.publish, latchMs).Result()
-	case kindFair:
+	if l.kind == kindFair {
 		res, err = fairUnlock.Run(ctx, c.rdb, []string{l.name, fairQueueKey(l.name), fairTimeoutKey(l.name), lockChannel(l.name), latch},
 			unlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publish, latchMs).Result()
-	case kindRead:
-		res, err = readUnlock.Run(ctx, c.rdb, []string{l.name, l.channel, readTimeoutPrefix(l.name, l.field), readKeyPrefix(l.name, l.field), latch},
-			unlockMessage, l.field, c.publish, latchMs).Result()
-	case kindWrite:
-		res, err = writeUnlock.Run(ctx, c.rdb, []string{l.name, l.channel, latch},
-			readUnlockMessage, ms(lease), l.field, c.publish, latchMs).Result()
+	} else {
+		u := unlockCall(l.kind, l.name, l.field, c.publish, latch, ms(lease), latchMs)
+		res, err = u.s.Run(ctx, c.rdb, u.keys, u.args...).Result()
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
 		c.dropLatch(latch)

@@ -471,12 +471,11 @@ func TestOrphanedAcquisitionReleased(t *testing.T) {
 	o := c.NewOwner()
 	l := o.Lock("L")
 	// The lost reply: the acquire script ran for this owner's field.
-	acq, _ := lockimpl.ReentrantCalls("L", o.ID(), "")
-	args := make([]any, len(acq.Args))
-	for i, a := range acq.Args {
-		args[i] = a
+	acq, _, err := lockimpl.Calls("reentrant", "L", o.ID(), lockimpl.DefaultWatchdogTimeout, "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := f.raw.Eval(bg, acq.Source, acq.Keys, args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+	if err := acq.Run(bg, f.raw).Err(); err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}
 	if err := l.Lock(bg); err != nil { // a re-entry, as far as Redis counts

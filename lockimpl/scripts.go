@@ -1,7 +1,9 @@
 package lockimpl
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -27,9 +29,7 @@ end
 // --- reentrant lock (RLock) ---
 
 // KEYS: lock. ARGV: lease ms, field.
-var reentrantAcquire = redis.NewScript(reentrantAcquireSrc)
-
-const reentrantAcquireSrc = `
+var reentrantAcquire = newScript(`
 local lock, lease, field = KEYS[1], ARGV[1], ARGV[2]
 if redis.call('exists', lock) == 0 or redis.call('hexists', lock, field) == 1 then
 	redis.call('hincrby', lock, field, 1)
@@ -37,14 +37,12 @@ if redis.call('exists', lock) == 0 or redis.call('hexists', lock, field) == 1 th
 	return nil
 end
 return redis.call('pttl', lock)
-`
+`)
 
 // KEYS: lock, channel, latch. ARGV: message, lease ms, field, publish
 // command, latch ms. Replies 1 released, 0 still held (count decremented),
 // nil not held; a retried call with the same latch replies as the first did.
-var reentrantUnlock = redis.NewScript(reentrantUnlockSrc)
-
-const reentrantUnlockSrc = `
+var reentrantUnlock = newScript(`
 local lock, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local msg, lease, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 ` + latchReplay + `if redis.call('hexists', lock, field) == 0 then
@@ -59,7 +57,7 @@ redis.call('del', lock)
 redis.call(publish, channel, msg)
 redis.call('set', latch, 1, 'px', latchTTL)
 return 1
-`
+`)
 
 // KEYS: lock, channel. ARGV: message, publish command. Replies 1 if a lock was deleted.
 var reentrantForceUnlock = redis.NewScript(`
@@ -248,7 +246,7 @@ return 0
 // mode, or when this owner holds the write lock (downgrade). Each read hold
 // n gets its own key "<prefix>:n" with its own lease; the hash lives as long
 // as the longest of them.
-var readAcquire = redis.NewScript(`
+var readAcquire = newScript(`
 local lock, prefix = KEYS[1], KEYS[2]
 local lease, field, writeField = ARGV[1], ARGV[2], ARGV[3]
 local mode = redis.call('hget', lock, 'mode')
@@ -278,7 +276,7 @@ return redis.call('pttl', lock)
 // held) although this owner's last read hold just ended (others read on,
 // or this owner still writes), this replies 2, so the caller knows its
 // read hold is over.
-var readUnlock = redis.NewScript(`
+var readUnlock = newScript(`
 local lock, channel, prefix, keyPrefix, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local msg, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 ` + latchReplay + `local mode = redis.call('hget', lock, 'mode')
@@ -325,7 +323,7 @@ return 1
 
 // KEYS: lock. ARGV: lease ms, write field. Re-entry adds the lease to the
 // remaining TTL, as Redisson does.
-var writeAcquire = redis.NewScript(`
+var writeAcquire = newScript(`
 local lock, lease, field = KEYS[1], ARGV[1], ARGV[2]
 local mode = redis.call('hget', lock, 'mode')
 if not mode then
@@ -347,7 +345,7 @@ return redis.call('pttl', lock)
 // read mode; Redisson publishes nothing then, this also publishes the
 // message, so that waiting readers of every client retry at once instead of
 // after their TTL wait (a peer only ever retries on a message).
-var writeUnlock = redis.NewScript(`
+var writeUnlock = newScript(`
 local lock, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local msg, lease, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 ` + latchReplay + `local mode = redis.call('hget', lock, 'mode')
@@ -411,26 +409,105 @@ redis.call('pexpire', lock, lease)
 return 1
 `)
 
+// script is a Lua script with its source, which Calls exports.
+type script struct {
+	*redis.Script
+	src string
+}
+
+func newScript(src string) script { return script{redis.NewScript(src), src} }
+
+// call is one script invocation: the script, its keys and arguments.
+// acquireCall and unlockCall build the calls of the reentrant lock and of
+// both halves of the read-write lock; Lock sends them, and Calls exports
+// them, so the raw baseline and redis-benchmark send exactly what Lock does.
+type call struct {
+	s    script
+	keys []string
+	args []any
+}
+
+// acquireCall is the acquire of kind k (not fair) on name by field.
+func acquireCall(k kind, name, field string, leaseMs int64) call {
+	switch k {
+	case kindRead:
+		return call{readAcquire, []string{name, readTimeoutPrefix(name, field)}, []any{leaseMs, field, field + ":write"}}
+	case kindWrite:
+		return call{writeAcquire, []string{name}, []any{leaseMs, field}}
+	}
+	return call{reentrantAcquire, []string{name}, []any{leaseMs, field}}
+}
+
+// unlockCall is one unlock of kind k (not fair) on name by field, with
+// its latch key last among the keys.
+func unlockCall(k kind, name, field, publish, latch string, leaseMs, latchMs int64) call {
+	switch k {
+	case kindRead:
+		return call{readUnlock, []string{name, rwlockChannel(name), readTimeoutPrefix(name, field), readKeyPrefix(name, field), latch},
+			[]any{unlockMessage, field, publish, latchMs}}
+	case kindWrite:
+		return call{writeUnlock, []string{name, rwlockChannel(name), latch},
+			[]any{readUnlockMessage, leaseMs, field, publish, latchMs}}
+	}
+	return call{reentrantUnlock, []string{name, lockChannel(name), latch},
+		[]any{unlockMessage, leaseMs, field, publish, latchMs}}
+}
+
 // ScriptCall is one script invocation as lockimpl sends it, for tools that
-// drive lockimpl's Lua without Go (bench perf runs it through
-// redis-benchmark as the baseline for the harness's overhead).
+// drive lockimpl's Lua without its client logic: the raw baseline of
+// bench --impl raw, and redis-benchmark in bench perf.
 type ScriptCall struct {
 	Source string
 	Keys   []string
 	Args   []string
+
+	script script
+	args   []any
 }
 
-// ReentrantCalls returns the calls that Lock and the last Unlock of a
-// reentrant lock send for the hash field `field` on lock `name`, with the
-// default watchdog lease and latch timeout, the unlock carrying latch key
-// `latch`. The argument order is the one Lock.attempt and Lock.Unlock use.
-func ReentrantCalls(name, field, latch string) (acquire, unlock ScriptCall) {
-	lease := fmt.Sprint(ms(DefaultWatchdogTimeout))
-	acquire = ScriptCall{Source: reentrantAcquireSrc, Keys: []string{name}, Args: []string{lease, field}}
-	unlock = ScriptCall{
-		Source: reentrantUnlockSrc,
-		Keys:   []string{name, lockChannel(name), latch},
-		Args:   []string{unlockMessage, lease, field, "PUBLISH", fmt.Sprint(ms(DefaultLatchTimeout))},
-	}
-	return acquire, unlock
+// Run sends the call with EVALSHA (EVAL on NOSCRIPT), as Lock does. An
+// acquire replies nil (redis.Nil) when acquired, else the lock's TTL in
+// ms; an unlock replies nil when the owner held nothing.
+func (c ScriptCall) Run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
+	return c.script.Run(ctx, rdb, c.Keys, c.args...)
 }
+
+func (c call) export() ScriptCall {
+	sc := ScriptCall{Source: c.s.src, Keys: c.keys, script: c.s, args: c.args}
+	for _, a := range c.args {
+		sc.Args = append(sc.Args, fmt.Sprint(a))
+	}
+	return sc
+}
+
+// Calls returns the acquire and the unlock that Lock and Unlock send for
+// one hold of lock name in mode "reentrant", "read" or "write" by the
+// owner with id ownerID (Owner.ID), with lease and PUBLISH. The unlock's
+// last key is its latch, latch here (see LatchKey): a caller sending
+// several unlocks sets a fresh one in each, as Unlock does, since an
+// unlock that finds its latch replays the first answer and changes nothing.
+func Calls(mode, name, ownerID string, lease time.Duration, latch string) (acquire, unlock ScriptCall, err error) {
+	var k kind
+	field := ownerID
+	switch mode {
+	case "reentrant":
+		k = kindReentrant
+	case "read":
+		k = kindRead
+	case "write":
+		k = kindWrite
+		field += ":write"
+	default:
+		return acquire, unlock, fmt.Errorf("lockimpl: Calls: mode %q: use reentrant, read or write", mode)
+	}
+	if lease <= 0 {
+		return acquire, unlock, fmt.Errorf("lockimpl: Calls: lease %v must be positive", lease)
+	}
+	acquire = acquireCall(k, name, field, ms(lease)).export()
+	unlock = unlockCall(k, name, field, "PUBLISH", latch, ms(lease), ms(DefaultLatchTimeout)).export()
+	return acquire, unlock, nil
+}
+
+// LatchKey is the key of an unlock's latch for lock name and request id
+// (Redisson's redisson_unlock_latch:{name}:id).
+func LatchKey(name, requestID string) string { return unlockLatchKey(name, requestID) }

@@ -156,7 +156,7 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 		if res.Partial {
 			name += " (partial)"
 		}
-		t.rows = append(t.rows, []cell{c(name), c(res.Meta.Profile), c(res.Meta.Host), c(secs(res.Measured)),
+		t.rows = append(t.rows, []cell{c(name), c(res.Meta.Profile + " · " + res.Meta.ImplName()), c(res.Meta.Host), c(secs(res.Measured)),
 			c(results.Commas1(res.Throughput.OpsPerSec)), dOps, c(us(l.P50)), c(us(l.P99)), dP99, c(us(l.P999)),
 			c(results.Commas(res.ErrorCount())), c(fmt.Sprintf("%.4f", res.Fairness.Jain)), safetyCell(res.Safety), gate})
 	}
@@ -203,6 +203,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	meta := table{head: []string{"", ""}, rows: [][]cell{
 		{c("profile"), c(m.Profile)},
 		{c("workload"), c(m.Workload)},
+		{c("implementation"), c(strings.TrimSuffix(m.ImplName()+" · "+m.ImplNote, " · "))},
 		{c("redis"), c(fmt.Sprintf("%s (%s) at %s", m.RedisVersion, m.RedisBackend, m.RedisAddr))},
 		{c("host"), c(fmt.Sprintf("%s · %s · GOMAXPROCS %d", m.Host, m.Go, m.GOMAXPROCS))},
 		{c("started"), c(m.Start.UTC().Format("2006-01-02 15:04:05 UTC"))},

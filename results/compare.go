@@ -90,13 +90,14 @@ type RunInfo struct {
 	File     string    `json:"file,omitempty"` // set by a caller that read the run from disk
 	Profile  string    `json:"profile"`
 	Workload string    `json:"workload,omitempty"`
+	Impl     string    `json:"impl"`
 	Host     string    `json:"host,omitempty"`
 	Start    time.Time `json:"start"`
 	Partial  bool      `json:"partial,omitempty"`
 }
 
 func runInfo(r *Result) RunInfo {
-	return RunInfo{Profile: r.Meta.Profile, Workload: r.Meta.Workload, Host: r.Meta.Host, Start: r.Meta.Start, Partial: r.Partial}
+	return RunInfo{Profile: r.Meta.Profile, Workload: r.Meta.Workload, Impl: r.Meta.ImplName(), Host: r.Meta.Host, Start: r.Meta.Start, Partial: r.Partial}
 }
 
 // Comparison is what changed from a base run to a new one.
@@ -240,6 +241,9 @@ func unlike(base, cur *Result) []string {
 	case bm.Workload != nm.Workload:
 		notes = append(notes, fmt.Sprintf("workloads differ: BASE %q, NEW %q", bm.Workload, nm.Workload))
 	}
+	if bi, ni := bm.ImplName(), nm.ImplName(); bi != ni {
+		notes = append(notes, fmt.Sprintf("implementations differ: BASE %s, NEW %s; the deltas compare the libraries", bi, ni))
+	}
 	if bm.RedisVersion != nm.RedisVersion {
 		notes = append(notes, fmt.Sprintf("Redis versions differ: BASE %s, NEW %s", orNone(bm.RedisVersion), orNone(nm.RedisVersion)))
 	}
@@ -321,7 +325,7 @@ func sumErrors(r *Result) int64 { return r.ErrorCount() }
 func WriteComparison(w io.Writer, c Comparison) error {
 	var b strings.Builder
 	side := func(name string, ri RunInfo) {
-		fmt.Fprintf(&b, "%-4s  %s", name, ri.Profile)
+		fmt.Fprintf(&b, "%-4s  %s · %s", name, ri.Profile, ri.Impl)
 		if ri.Host != "" {
 			fmt.Fprintf(&b, " on %s", ri.Host)
 		}

@@ -25,8 +25,8 @@ const mergeExamples = 20
 // Merge combines results of one profile run at the same time on several
 // machines against one Redis: the way to drive more load than one machine
 // can. hists[i] is runs[i]'s per-metric histograms (see LoadHistograms).
-// It refuses fewer than two runs, and runs whose Meta.Profile or
-// Meta.Workload differ.
+// It refuses fewer than two runs, and runs whose Meta.Profile,
+// Meta.Workload or implementation differ.
 //
 // Counts and rates add up; latencies are re-read from the added
 // histograms; fairness is recomputed over every machine's owners, each
@@ -56,6 +56,7 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 		for _, f := range []struct{ field, a, b string }{
 			{"meta.profile", first.Meta.Profile, r.Meta.Profile},
 			{"meta.workload", first.Meta.Workload, r.Meta.Workload},
+			{"meta.impl", first.Meta.ImplName(), r.Meta.ImplName()},
 		} {
 			if f.a != f.b {
 				return nil, fmt.Errorf("results: merge: %s differs: %s has %q, %s has %q; merge only runs of one profile with the same settings",

@@ -80,6 +80,20 @@ type Meta struct {
 	RedisBackend string    `json:"redis_backend"`
 	RedisAddr    string    `json:"redis_addr"`
 	Args         []string  `json:"args,omitempty"`
+	// Impl is the lock implementation driven (bench run --impl); empty in
+	// results from before implementations were pluggable, which ran lockimpl.
+	Impl string `json:"impl,omitempty"`
+	// ImplNote says how the implementation met the profile where it
+	// differs from lockimpl, e.g. a fixed expiry standing in for a watchdog.
+	ImplNote string `json:"impl_note,omitempty"`
+}
+
+// ImplName is Impl, "lockimpl" when unset.
+func (m Meta) ImplName() string {
+	if m.Impl == "" {
+		return "lockimpl"
+	}
+	return m.Impl
 }
 
 // Event is one fault injection: what, on which target, from Start to End

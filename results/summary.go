@@ -13,13 +13,16 @@ import (
 // and errors.
 func WriteSummary(w io.Writer, r *Result) error {
 	var b strings.Builder
-	title := "lockbench " + r.Meta.Profile
+	title := "lockbench " + r.Meta.Profile + " · " + r.Meta.ImplName()
 	if r.Partial {
 		title += "  [PARTIAL: " + r.PartialReason + "]"
 	}
 	fmt.Fprintln(&b, title)
 	if r.Meta.Workload != "" {
 		fmt.Fprintf(&b, "  %s\n", r.Meta.Workload)
+	}
+	if r.Meta.ImplNote != "" {
+		fmt.Fprintf(&b, "  %s: %s\n", r.Meta.ImplName(), r.Meta.ImplNote)
 	}
 	fmt.Fprintf(&b, "  redis %s (%s %s) · %.1fs measured after %.1fs warmup\n\n",
 		r.Meta.RedisVersion, r.Meta.RedisBackend, r.Meta.RedisAddr, r.Measured, r.Warmup)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that packages import only what their room allows (../shared/style.md
 # section (c)): lockimpl and results import no package of this module,
-# workloads -> lockimpl, results; faults -> redisenv, results; plots -> results;
+# workloads -> lockimpl, results; impls -> lockimpl, results, workloads;
+# faults -> redisenv, results; plots -> results;
 # report -> plots, results;
 # scenarios -> faults, lockimpl, redisenv, results, workloads;
 # nothing imports cmd/*. Test-only imports (redisenvtest) are not counted.
@@ -15,6 +16,7 @@ allowed() {
     lockimpl | results | redisenv) echo "" ;;
     redisenv/redisenvtest) echo "redisenv" ;;
     workloads) echo "lockimpl results" ;;
+    impls) echo "lockimpl results workloads" ;;
     faults) echo "redisenv results" ;;
     plots) echo "results" ;;
     report) echo "plots results" ;;

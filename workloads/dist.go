@@ -79,6 +79,20 @@ func (d DurationDist) Mean() time.Duration {
 	return d.A
 }
 
+// Max is the longest duration Sample returns.
+func (d DurationDist) Max() time.Duration {
+	switch d.Kind {
+	case Uniform:
+		return max(d.A, d.B)
+	case Exp:
+		return expCap * d.A
+	}
+	return d.A
+}
+
+// expCap caps exponential draws, in means.
+const expCap = 20
+
 // Sample draws one duration.
 func (d DurationDist) Sample(r *rand.Rand) time.Duration {
 	switch d.Kind {
@@ -88,8 +102,8 @@ func (d DurationDist) Sample(r *rand.Rand) time.Duration {
 		}
 		return d.A + time.Duration(r.Int64N(int64(d.B-d.A)+1))
 	case Exp:
-		// Capped at 20 means so one draw cannot stall an owner for long.
-		return time.Duration(math.Min(r.ExpFloat64(), 20) * float64(d.A))
+		// Capped at expCap means so one draw cannot stall an owner for long.
+		return time.Duration(math.Min(r.ExpFloat64(), expCap) * float64(d.A))
 	}
 	return d.A
 }

@@ -61,13 +61,18 @@ const perfPrefix = "lockbench:perf:"
 func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int) (Baseline, error) {
 	b := Baseline{Clients: clients, Requests: requests}
 	field := "perf-" + runID() + ":1"
-	acq, _ := lockimpl.ReentrantCalls(perfPrefix+"__rand_int__", field, "")
-	_, unl := lockimpl.ReentrantCalls(perfPrefix+"held", field, perfPrefix+"latch:__rand_int__")
+	acq, _, err := lockimpl.Calls("reentrant", perfPrefix+"__rand_int__", field, lockimpl.DefaultWatchdogTimeout, "")
+	if err != nil {
+		return b, err
+	}
+	_, unl, err := lockimpl.Calls("reentrant", perfPrefix+"held", field, lockimpl.DefaultWatchdogTimeout, perfPrefix+"latch:__rand_int__")
+	if err != nil {
+		return b, err
+	}
 	defer cleanPerfKeys(context.WithoutCancel(ctx), rdb)
 	if err := rdb.HSet(ctx, perfPrefix+"held", field, 1<<50).Err(); err != nil {
 		return b, fmt.Errorf("perf: %w", err)
 	}
-	var err error
 	if b.LockPerSec, err = redisBenchmark(ctx, bin, srv, rdb, clients, requests, acq); err != nil {
 		return b, err
 	}
@@ -231,13 +236,13 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 		}
 		for o := range owners {
 			name := fmt.Sprintf("%sgoredis:%s:%d:%d", perfPrefix, id, c, o)
-			acq, unl := lockimpl.ReentrantCalls(name, "goredis:1", "")
-			as, us := redis.NewScript(acq.Source), redis.NewScript(unl.Source)
-			aArgs, uArgs := anys(acq.Args), anys(unl.Args)
+			acq, unl, err := lockimpl.Calls("reentrant", name, "goredis:1", lockimpl.DefaultWatchdogTimeout, "")
+			if err != nil {
+				return 0, err
+			}
 			wg.Go(func() {
-				keys := slices.Clone(unl.Keys)
 				for i := 0; ctx.Err() == nil; i++ {
-					if err := as.Run(ctx, rdb, acq.Keys, aArgs...).Err(); err != nil && err != redis.Nil {
+					if err := acq.Run(ctx, rdb).Err(); err != nil && err != redis.Nil {
 						if ctx.Err() == nil {
 							errs <- err
 						}
@@ -245,8 +250,8 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 					}
 					// A fresh latch per unlock, as lockimpl sends: a reused one
 					// would replay the first answer and release nothing.
-					keys[2] = name + ":latch:" + strconv.Itoa(i)
-					if err := us.Run(ctx, rdb, keys, uArgs...).Err(); err != nil {
+					unl.Keys[len(unl.Keys)-1] = name + ":latch:" + strconv.Itoa(i)
+					if err := unl.Run(ctx, rdb).Err(); err != nil {
 						if ctx.Err() == nil {
 							errs <- err
 						}
@@ -264,14 +269,6 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 		return 0, fmt.Errorf("perf: go-redis loop: %w", err)
 	}
 	return float64(cycles.Load()) / d.Seconds(), nil
-}
-
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 func median(xs []float64) float64 {

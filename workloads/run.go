@@ -29,7 +29,8 @@ type Locker interface {
 	// with a fixed lease (0: a watchdog lease). It reports false, nil when
 	// wait passed with the lock held by others.
 	Acquire(ctx context.Context, wait, lease time.Duration) (bool, error)
-	// Release gives back one acquisition.
+	// Release gives back one acquisition; an error matching ErrNotHeld
+	// says the owner held nothing to give back.
 	Release(ctx context.Context) error
 	// Lost is closed when the holder learns its hold is lost.
 	Lost() <-chan struct{}
@@ -67,8 +68,13 @@ type Config struct {
 	// Timeline keeps one lock's holder timeline in the result (chaos
 	// charts draw it; see results.BuildTimeline).
 	Timeline bool
-	// NewOwner, when set, replaces lockimpl: it returns owner o of client
-	// c. The PING sampler still uses NewRedis when that is set.
+	// Impl, when set, is the implementation driven instead of lockimpl
+	// (Lock and LockFor then do not apply). Run refuses a profile it
+	// cannot serve (Impl.Check).
+	Impl Impl
+	// NewOwner, when set, replaces lockimpl and Impl: it returns owner o
+	// of client c (tests plant broken lockers with it). The PING sampler
+	// still uses NewRedis when that is set.
 	NewOwner func(c, o int) Owner
 	// Meta is copied into the result.
 	Meta results.Meta
@@ -139,6 +145,14 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	p := cfg.Profile
 	if err := p.Validate(); err != nil {
 		return nil, err
+	}
+	implName, implNote := "lockimpl", ""
+	if cfg.Impl != nil && cfg.NewOwner == nil {
+		var err error
+		if implNote, err = cfg.Impl.Check(p); err != nil {
+			return nil, err
+		}
+		implName = cfg.Impl.Name()
 	}
 	if cfg.ClientRedis == nil && cfg.NewRedis != nil {
 		newRedis := cfg.NewRedis
@@ -227,6 +241,9 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	res.Meta = cfg.Meta
 	res.Meta.Profile = p.Name
 	res.Meta.Workload = p.Summary()
+	if cfg.NewOwner == nil {
+		res.Meta.Impl, res.Meta.ImplNote = implName, implNote
+	}
 	res.Profile = p
 	res.Throughput.TargetRate = p.Rate
 	closeAll()
@@ -254,9 +271,13 @@ func setup(cfg Config) ([]Owner, results.Labels, func(), error) {
 	var owners []Owner
 	var labels results.Labels
 	var clients []*lockimpl.Client
+	var others []ImplClient
 	var rdbs []redis.UniversalClient
 	closeAll := func() {
 		for _, c := range clients {
+			_ = c.Close()
+		}
+		for _, c := range others {
 			_ = c.Close()
 		}
 		for _, r := range rdbs {
@@ -265,7 +286,19 @@ func setup(cfg Config) ([]Owner, results.Labels, func(), error) {
 	}
 	for c := range p.Clients {
 		var lc *lockimpl.Client
-		if cfg.NewOwner == nil {
+		var ic ImplClient
+		switch {
+		case cfg.NewOwner != nil:
+		case cfg.Impl != nil:
+			rdb := cfg.ClientRedis(c, max(p.Owners+4, 10))
+			rdbs = append(rdbs, rdb)
+			var err error
+			if ic, err = cfg.Impl.NewClient(rdb, p); err != nil {
+				closeAll()
+				return nil, labels, nil, fmt.Errorf("%s: %w", cfg.Impl.Name(), err)
+			}
+			others = append(others, ic)
+		default:
 			rdb := cfg.ClientRedis(c, max(p.Owners+4, 10))
 			rdbs = append(rdbs, rdb)
 			opts := cfg.Lock
@@ -281,9 +314,12 @@ func setup(cfg Config) ([]Owner, results.Labels, func(), error) {
 		}
 		for o := range p.Owners {
 			var ow Owner
-			if cfg.NewOwner != nil {
+			switch {
+			case cfg.NewOwner != nil:
 				ow = cfg.NewOwner(c, o)
-			} else {
+			case ic != nil:
+				ow = ic.NewOwner()
+			default:
 				ow = lockimplOwner{o: lc.NewOwner(), kind: p.Kind}
 			}
 			owners = append(owners, ow)

@@ -1,0 +1,136 @@
+package impls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// Info describes one implementation for --help and reports.
+type Info struct {
+	Name    string
+	Summary string
+}
+
+// All lists the implementations, the default first.
+func All() []Info {
+	return []Info{
+		{"lockimpl", "this module's Redisson-compatible locks: watchdog, pub/sub wake-up, reentrant, fair, read-write (default)"},
+		{"raw", "lockimpl's Lua scripts by EVALSHA, no client logic: no watchdog, no pub/sub, retry after the returned TTL"},
+		{"redsync", "github.com/go-redsync/redsync/v4, one node, its defaults: 8s expiry, retry every 50-250ms; exclusive only"},
+		{"redislock", "github.com/bsm/redislock, retry every 50-250ms like redsync; exclusive only"},
+	}
+}
+
+// Names lists the implementations' names, the default first.
+func Names() []string {
+	var n []string
+	for _, i := range All() {
+		n = append(n, i.Name)
+	}
+	return n
+}
+
+// Lookup returns the implementation called name, or nil for lockimpl,
+// which workloads drives by default (Config.Impl nil). An unknown name is
+// a *workloads.FieldError on --impl.
+func Lookup(name string) (workloads.Impl, error) {
+	switch name {
+	case "lockimpl", "":
+		return nil, nil
+	case "raw":
+		return Raw{}, nil
+	case "redsync":
+		return Redsync{}, nil
+	case "redislock":
+		return Redislock{}, nil
+	}
+	return nil, &workloads.FieldError{Field: "--impl", Value: strconv.Quote(name),
+		Fix: "unknown implementation; use " + strings.Join(Names(), ", ")}
+}
+
+// owners numbers an implementation's clients and owners for their IDs.
+var clientSeq atomic.Int64
+
+// ownerIDs hands out "<impl>-<client>:<n>" owner IDs for one client.
+type ownerIDs struct {
+	prefix string
+	n      atomic.Int64
+}
+
+func newOwnerIDs(impl string) *ownerIDs {
+	return &ownerIDs{prefix: fmt.Sprintf("%s-%d:", impl, clientSeq.Add(1))}
+}
+
+func (o *ownerIDs) next() string { return o.prefix + strconv.FormatInt(o.n.Add(1), 10) }
+
+// exclusiveOnly is the check of the peer libraries, which have exclusive,
+// non-reentrant mutexes with a fixed expiry.
+func exclusiveOnly(impl string, p workloads.Profile, expiry time.Duration, expirySource, defaults string) (string, error) {
+	note := defaults
+	for _, f := range p.Needs() {
+		switch f {
+		case workloads.NeedReadWrite, workloads.NeedFair:
+			return "", workloads.Refuse(impl, p, f, impl+" has exclusive mutexes only; run this profile with --impl lockimpl (or raw for kind rw)")
+		case workloads.NeedReentrancy:
+			return "", workloads.Refuse(impl, p, f, impl+"'s mutexes are not reentrant; set --depth 1 or use --impl lockimpl")
+		case workloads.NeedWatchdog:
+			n, err := workloads.FixedForWatchdog(impl, p, expiry, expirySource)
+			if err != nil {
+				return "", err
+			}
+			note += "; " + n
+		}
+	}
+	return note, nil
+}
+
+// waitContext bounds one acquisition: wait > 0 bounds it, otherwise it
+// waits until ctx ends. Libraries that cap a wait without a deadline
+// (redislock stops at the TTL) get a deadline far away instead.
+func waitContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+	if wait > 0 {
+		return context.WithTimeout(ctx, wait)
+	}
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, time.Now().Add(100*365*24*time.Hour))
+}
+
+// waitOutcome turns a library's failure to acquire into the Locker
+// answer: the caller's context ended (its error), the wait passed (false,
+// nil) or a real error.
+func waitOutcome(ctx, wctx context.Context, err error) (bool, error) {
+	switch {
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	case wctx.Err() != nil:
+		return false, nil
+	}
+	return false, err
+}
+
+// notHeld wraps workloads.ErrNotHeld with the library's answer.
+func notHeld(impl string, cause error) error {
+	if cause == nil {
+		return fmt.Errorf("%s: %w", impl, workloads.ErrNotHeld)
+	}
+	return fmt.Errorf("%s: %w (%w)", impl, workloads.ErrNotHeld, cause)
+}
+
+// errIs is errors.Is over several targets.
+func errIs(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}

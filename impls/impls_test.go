@@ -1,0 +1,213 @@
+package impls_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/lockbench/lockbench/impls"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+func TestMain(m *testing.M) {
+	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// patience bounds every wait on an event.
+const patience = 10 * time.Second
+
+var bg = context.Background()
+
+func newRedis(env *redisenv.Env) func(int) redis.UniversalClient {
+	return func(pool int) redis.UniversalClient {
+		o := env.Options()
+		o.PoolSize = pool
+		return redis.NewUniversalClient(o)
+	}
+}
+
+func builtin(t *testing.T, name string) workloads.Profile {
+	t.Helper()
+	p, err := workloads.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func lookup(t *testing.T, name string) workloads.Impl {
+	t.Helper()
+	impl, err := impls.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return impl
+}
+
+// TestEveryImplExcludes runs the mutex profile (owners of two clients on
+// one name) against each implementation on a real redis-server: the
+// safety checker over every critical section must find no overlap, the
+// lock must change hands (except under raw, see below), and the result
+// must say which implementation ran.
+func TestEveryImplExcludes(t *testing.T) {
+	env := redisenvtest.Start(t)
+	for _, name := range impls.Names() {
+		t.Run(name, func(t *testing.T) {
+			p := builtin(t, "mutex")
+			p.Clients, p.Owners = 2, 3
+			p.Warmup, p.Duration = 0, workloads.Duration(1500*time.Millisecond)
+			res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: newRedis(env), Impl: lookup(t, name)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Meta.ImplName() != name {
+				t.Errorf("result impl = %q, want %q", res.Meta.ImplName(), name)
+			}
+			if res.Safety.Violations != 0 || res.Safety.Incomplete != "" {
+				t.Errorf("safety: %+v", res.Safety)
+			}
+			handoffs := res.Latency[results.Handoff.String()].Count
+			switch {
+			case res.Throughput.Ops == 0:
+				t.Error("no operations")
+			case name == "raw":
+				// Waiters sleep for the 30 s TTL they are told (capped by the
+				// 10 s wait): the holder re-acquires again and again, so the
+				// lock need not change hands in this short run.
+			case handoffs == 0:
+				t.Errorf("%d ops, no handoff: the lock never changed hands", res.Throughput.Ops)
+			}
+			if n := res.ErrorCount(); n > 0 {
+				t.Errorf("%d errors: %v", n, res.Errors)
+			}
+			if name != "lockimpl" && res.Meta.ImplNote == "" {
+				t.Error("no impl note in the result")
+			}
+		})
+	}
+}
+
+// TestRawReadWrite: raw serves kind rw (Redis counts the holds) and
+// stays safe.
+func TestRawReadWrite(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := builtin(t, "rw90")
+	p.Clients, p.Owners, p.Locks = 2, 3, 2
+	p.Warmup, p.Duration = 0, workloads.Duration(1500*time.Millisecond)
+	res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: newRedis(env), Impl: lookup(t, "raw")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Safety.Violations != 0 || res.Throughput.Acquisitions["read"] == 0 || res.Throughput.Acquisitions["write"] == 0 {
+		t.Errorf("violations %d, acquisitions %v", res.Safety.Violations, res.Throughput.Acquisitions)
+	}
+}
+
+// TestRefusals: an implementation lacking what a profile needs refuses it
+// with a usage error naming --impl and the feature, before any Redis work.
+func TestRefusals(t *testing.T) {
+	longHolds := builtin(t, "mutex")
+	longHolds.Name = "long"
+	longHolds.Hold = workloads.FixedDist(5 * time.Second)
+	cases := []struct {
+		impl, profile string
+		p            *workloads.Profile
+		want         string
+	}{
+		{"redsync", "rw90", nil, "read-write lock"},
+		{"redislock", "rw90", nil, "read-write lock"},
+		{"redsync", "fair", nil, "fair lock"},
+		{"raw", "fair", nil, "fair lock"},
+		{"redislock", "reentrant-deep", nil, "reentrancy"},
+		{"redsync", "", &longHolds, "watchdog lease"},
+		{"redislock", "", &longHolds, "outlive redislock's 8s expiry"},
+	}
+	for _, c := range cases {
+		p := c.p
+		if p == nil {
+			b := builtin(t, c.profile)
+			p = &b
+		}
+		// No Redis: the refusal must come first.
+		_, err := workloads.Run(bg, workloads.Config{Profile: *p, Impl: lookup(t, c.impl), NewRedis: func(int) redis.UniversalClient {
+			t.Fatal("Run reached Redis before refusing")
+			return nil
+		}})
+		var fe *workloads.FieldError
+		if !errors.As(err, &fe) || fe.Field != "--impl" || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s on %s: %v; want a --impl FieldError mentioning %q", c.impl, p.Name, err, c.want)
+		}
+	}
+	// A fixed lease serves the long holds: no watchdog needed.
+	longHolds.Lease = workloads.Lease{Fixed: 20 * time.Second}
+	if _, err := lookup(t, "redsync").Check(longHolds); err != nil {
+		t.Errorf("redsync refused a fixed-lease profile: %v", err)
+	}
+	if _, err := impls.Lookup("zookeeper"); err == nil || !strings.Contains(err.Error(), "redislock") {
+		t.Errorf("Lookup(zookeeper) = %v; want an error listing the implementations", err)
+	}
+	if impl, err := impls.Lookup("lockimpl"); impl != nil || err != nil {
+		t.Errorf("Lookup(lockimpl) = %v, %v; want nil, nil (the default)", impl, err)
+	}
+}
+
+// TestLockerContract checks each peer's Locker against one Redis: a held
+// lock makes a bounded acquire report false without error, a release of a
+// lock not held matches ErrNotHeld, and raw retries after the TTL it was
+// told (its only wake-up).
+func TestLockerContract(t *testing.T) {
+	env := redisenvtest.Start(t)
+	rdb := newRedis(env)(4)
+	defer rdb.Close()
+	p := builtin(t, "mutex")
+	p.Lease = workloads.Lease{Fixed: 400 * time.Millisecond}
+	for _, name := range []string{"raw", "redsync", "redislock"} {
+		t.Run(name, func(t *testing.T) {
+			impl := lookup(t, name)
+			c, err := impl.NewClient(rdb, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			a := c.NewOwner().Locker("contract:"+name, results.Exclusive)
+			b := c.NewOwner().Locker("contract:"+name, results.Exclusive)
+			if ok, err := a.Acquire(bg, time.Second, p.Lease.Fixed); !ok || err != nil {
+				t.Fatalf("first acquire = %v, %v", ok, err)
+			}
+			if ok, err := b.Acquire(bg, 50*time.Millisecond, p.Lease.Fixed); ok || err != nil {
+				t.Fatalf("acquire of a held lock with a 50ms wait = %v, %v; want false, nil", ok, err)
+			}
+			// The 400ms lease expires; a patient waiter gets the lock.
+			start := time.Now()
+			if ok, err := b.Acquire(bg, patience, p.Lease.Fixed); !ok || err != nil {
+				t.Fatalf("acquire after the lease = %v, %v", ok, err)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("acquire after a 400ms lease took %v", d)
+			}
+			if err := a.Release(bg); !errors.Is(err, workloads.ErrNotHeld) {
+				t.Errorf("release of an expired hold = %v; want ErrNotHeld", err)
+			}
+			if err := b.Release(bg); err != nil {
+				t.Errorf("release = %v", err)
+			}
+			ctx, cancel := context.WithCancel(bg)
+			cancel()
+			if ok, err := a.Acquire(ctx, time.Second, p.Lease.Fixed); ok || err == nil {
+				t.Errorf("acquire with a cancelled context = %v, %v; want an error", ok, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,113 @@
+package impls
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// RedsyncExpiry is redsync's default mutex expiry.
+const RedsyncExpiry = 8 * time.Second
+
+// Redsync drives github.com/go-redsync/redsync/v4 on the one Redis (a
+// single pool, so its quorum is that node) with its defaults: 8 s expiry,
+// a retry every 50–250 ms at random, drift factor 0.01. The profile's wait
+// bounds the retries (by the context's deadline, as its LockContext
+// honours) instead of its default 32 tries, so a wait means the same for
+// every implementation.
+type Redsync struct{}
+
+// Name is "redsync".
+func (Redsync) Name() string { return "redsync" }
+
+// Check refuses read-write, fair and reentrant profiles, and a watchdog
+// lease whose holds could outlive the 8 s expiry.
+func (r Redsync) Check(p workloads.Profile) (string, error) {
+	return exclusiveOnly(r.Name(), p, RedsyncExpiry, "redsync's default expiry",
+		"redsync v4 defaults (one node, retry every 50-250ms, drift 0.01); the profile's wait bounds its retries instead of 32 tries")
+}
+
+// NewClient returns a redsync instance on rdb.
+func (Redsync) NewClient(rdb redis.UniversalClient, p workloads.Profile) (workloads.ImplClient, error) {
+	c := &redsyncClient{rs: redsync.New(goredis.NewPool(rdb)), ids: newOwnerIDs("redsync")}
+	c.opts = []redsync.Option{redsync.WithTries(math.MaxInt32)}
+	if p.Lease.Fixed > 0 {
+		c.opts = append(c.opts, redsync.WithExpiry(p.Lease.Fixed))
+	}
+	return c, nil
+}
+
+type redsyncClient struct {
+	rs   *redsync.Redsync
+	opts []redsync.Option
+	ids  *ownerIDs
+}
+
+func (c *redsyncClient) NewOwner() workloads.Owner { return &redsyncOwner{c: c, id: c.ids.next()} }
+
+func (c *redsyncClient) Close() error { return nil }
+
+type redsyncOwner struct {
+	c  *redsyncClient
+	id string
+}
+
+func (o *redsyncOwner) ID() string { return o.id }
+
+// Locker is the owner's mutex on name; redsync has one mode.
+func (o *redsyncOwner) Locker(name string, _ results.Mode) workloads.Locker {
+	return &redsyncLocker{m: o.c.rs.NewMutex(name, o.c.opts...)}
+}
+
+type redsyncLocker struct {
+	m      *redsync.Mutex
+	lost   *time.Timer   // closes lostCh at the hold's Until
+	lostCh chan struct{} // nil until Lost is first asked for this hold
+}
+
+func (l *redsyncLocker) Acquire(ctx context.Context, wait, _ time.Duration) (bool, error) {
+	wctx, cancel := waitContext(ctx, wait)
+	defer cancel()
+	err := l.m.LockContext(wctx)
+	if err == nil {
+		l.lostCh = nil
+		return true, nil
+	}
+	return waitOutcome(ctx, wctx, err)
+}
+
+func (l *redsyncLocker) Release(ctx context.Context) error {
+	if l.lost != nil {
+		l.lost.Stop()
+		l.lost, l.lostCh = nil, nil
+	}
+	ok, err := l.m.UnlockContext(ctx)
+	if ok {
+		return nil
+	}
+	var re *redsync.RedisError
+	if errors.As(err, &re) {
+		return err
+	}
+	return notHeld("redsync", err) // expired, or taken by another
+}
+
+// Lost closes at the mutex's Until: the end of validity redsync computes
+// (expiry less the acquire's duration and the drift allowance), the one
+// loss signal the library gives.
+func (l *redsyncLocker) Lost() <-chan struct{} {
+	if l.lostCh == nil {
+		ch := make(chan struct{})
+		l.lostCh = ch
+		l.lost = time.AfterFunc(time.Until(l.m.Until()), func() { close(ch) })
+	}
+	return l.lostCh
+}

@@ -1,0 +1,151 @@
+package lockimpl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+)
+
+// The benchmarks time lockimpl's hot paths against a real redis-server on
+// loopback, so ns/op is mostly round trips; allocs/op and B/op are the
+// client's own and are what a regression shows in (go test -bench .
+// -benchmem ./lockimpl, or make gobench). BenchmarkRawScripts is the floor:
+// the same scripts sent with no client logic.
+
+// benchClient starts a redis-server and returns a lockimpl client on it.
+func benchClient(b *testing.B) (*lockimpl.Client, redis.UniversalClient) {
+	b.Helper()
+	env := redisenvtest.Start(b)
+	rdb := env.NewClient()
+	c, err := lockimpl.NewClient(rdb, lockimpl.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		c.Close()
+		rdb.Close()
+	})
+	return c, rdb
+}
+
+func must(b *testing.B, err error) {
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkLockUnlock is one uncontended Lock (watchdog lease) and Unlock.
+func BenchmarkLockUnlock(b *testing.B) {
+	c, _ := benchClient(b)
+	l := c.NewOwner().Lock("bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		must(b, l.Lock(ctx))
+		must(b, l.Unlock(ctx))
+	}
+}
+
+// BenchmarkLockUnlockLease is the same with a fixed lease: no watchdog.
+func BenchmarkLockUnlockLease(b *testing.B) {
+	c, _ := benchClient(b)
+	l := c.NewOwner().Lock("bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		must(b, l.LockLease(ctx, 30*time.Second))
+		must(b, l.Unlock(ctx))
+	}
+}
+
+// BenchmarkLockUnlockParallel is uncontended lock cycles from GOMAXPROCS
+// goroutines, each its own owner and name, on one client.
+func BenchmarkLockUnlockParallel(b *testing.B) {
+	c, _ := benchClient(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	n := 0
+	names := make(chan string, 1024)
+	for range cap(names) {
+		n++
+		names <- fmt.Sprintf("bench:%d", n)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		l := c.NewOwner().Lock(<-names)
+		for pb.Next() {
+			if err := l.Lock(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+			if err := l.Unlock(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkReentry is one re-entry and its unlock by an owner that holds
+// the lock: count 1 → 2 → 1.
+func BenchmarkReentry(b *testing.B) {
+	c, _ := benchClient(b)
+	l := c.NewOwner().Lock("bench")
+	ctx := context.Background()
+	must(b, l.Lock(ctx))
+	b.ReportAllocs()
+	for b.Loop() {
+		must(b, l.Lock(ctx))
+		must(b, l.Unlock(ctx))
+	}
+	b.StopTimer()
+	must(b, l.Unlock(ctx))
+}
+
+// BenchmarkReadLock100Readers is one read acquisition and its unlock while
+// 100 other owners hold read locks on the same name: the read unlock
+// script scans every reader's holds, so its cost grows with them.
+func BenchmarkReadLock100Readers(b *testing.B) {
+	c, _ := benchClient(b)
+	ctx := context.Background()
+	for range 100 {
+		must(b, c.NewOwner().ReadWriteLock("bench").ReadLock().Lock(ctx))
+	}
+	l := c.NewOwner().ReadWriteLock("bench").ReadLock()
+	b.ReportAllocs()
+	for b.Loop() {
+		must(b, l.Lock(ctx))
+		must(b, l.Unlock(ctx))
+	}
+}
+
+// BenchmarkRawScripts is the floor under BenchmarkLockUnlock: the same
+// acquire and unlock scripts by EVALSHA with no client logic (no hold
+// bookkeeping, watchdog, pub/sub or latch cleanup), as bench --impl raw
+// sends them.
+func BenchmarkRawScripts(b *testing.B) {
+	_, rdb := benchClient(b)
+	ctx := context.Background()
+	acq, unl, err := lockimpl.Calls("reentrant", "bench", "raw:1", lockimpl.DefaultWatchdogTimeout, "")
+	must(b, err)
+	latches := make([]string, 4096)
+	for i := range latches {
+		latches[i] = lockimpl.LatchKey("bench", fmt.Sprint(i))
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := acq.Run(ctx, rdb).Err(); !errors.Is(err, redis.Nil) {
+			b.Fatalf("acquire: %v", err)
+		}
+		unl.Keys[len(unl.Keys)-1] = latches[i%len(latches)] + fmt.Sprint(i/len(latches))
+		i++
+		must(b, unl.Run(ctx, rdb).Err())
+	}
+}

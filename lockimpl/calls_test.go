@@ -1,0 +1,101 @@
+package lockimpl_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// TestCallsAreWhatLockSends: the exported calls (the raw baseline's and
+// redis-benchmark's) make the same Redis state as Lock, and lockimpl
+// owners and waiters see them as peers: a hold by Calls excludes a Lock
+// owner, and an unlock by Calls wakes a lockimpl waiter through pub/sub.
+func TestCallsAreWhatLockSends(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	owner := c.NewOwner()
+	const lease = time.Minute // far longer than the test waits: a wake-up is pub/sub, not expiry
+
+	acq, unl, err := lockimpl.Calls("reentrant", "L", owner.ID(), lease, lockimpl.LatchKey("L", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acq.Run(bg, f.raw).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("acquire by Calls: %v, want nil reply (acquired)", err)
+	}
+	f.wantHash("L", map[string]string{owner.ID(): "1"})
+	f.wantPTTL("L", lease-5*time.Second, lease)
+	if held, err := owner.Lock("L").IsHeldByOwner(bg); err != nil || !held {
+		t.Fatalf("IsHeldByOwner after acquire by Calls = %v, %v; want true", held, err)
+	}
+
+	waiter := f.client(lockimpl.Options{}).NewOwner()
+	got := make(chan error, 1)
+	go func() {
+		ok, err := waiter.Lock("L").TryLock(bg, patience, lease)
+		if err == nil && !ok {
+			err = errors.New("TryLock timed out")
+		}
+		got <- err
+	}()
+	f.waitSubscribed(waiter.Client(), lockimpl.LockChannel("L"), false, 1)
+	if n, err := unl.Run(bg, f.raw).Int64(); err != nil || n != 1 {
+		t.Fatalf("unlock by Calls = %d, %v; want 1 (released)", n, err)
+	}
+	recvOK(t, got, patience, "lockimpl waiter woken by the unlock of Calls")
+	f.wantHash("L", map[string]string{waiter.ID(): "1"})
+
+	// Not held by owner any more: a fresh latch replies nil.
+	unl.Keys[len(unl.Keys)-1] = lockimpl.LatchKey("L", "r2")
+	if err := unl.Run(bg, f.raw).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("unlock of a lock not held: %v, want nil reply", err)
+	}
+	if err := waiter.Lock("L").Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCallsReadWrite: write then read by Calls, with the hash and the
+// read hold's timeout key as Redisson writes them.
+func TestCallsReadWrite(t *testing.T) {
+	f := setup(t)
+	const lease = 30 * time.Second
+	wAcq, wUnl, err := lockimpl.Calls("write", "RW", "w:1", lease, lockimpl.LatchKey("RW", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rAcq, rUnl, err := lockimpl.Calls("read", "RW", "r:1", lease, lockimpl.LatchKey("RW", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wAcq.Run(bg, f.raw).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("write acquire: %v", err)
+	}
+	f.wantHash("RW", map[string]string{"mode": "write", "w:1:write": "1"})
+	if ttl, err := rAcq.Run(bg, f.raw).Int64(); err != nil || ttl <= 0 {
+		t.Fatalf("read acquire under a write hold = %d, %v; want the TTL", ttl, err)
+	}
+	if n, err := wUnl.Run(bg, f.raw).Int64(); err != nil || n != 1 {
+		t.Fatalf("write unlock = %d, %v", n, err)
+	}
+	if err := rAcq.Run(bg, f.raw).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("read acquire: %v", err)
+	}
+	f.wantHash("RW", map[string]string{"mode": "read", "r:1": "1"})
+	f.wantPTTL("{RW}:r:1:rwlock_timeout:1", lease-5*time.Second, lease)
+	if n, err := rUnl.Run(bg, f.raw).Int64(); err != nil || n != 1 {
+		t.Fatalf("read unlock = %d, %v", n, err)
+	}
+	f.wantAbsent("RW", "{RW}:r:1:rwlock_timeout:1")
+
+	if _, _, err := lockimpl.Calls("fair", "F", "o:1", lease, ""); err == nil {
+		t.Error("Calls accepted mode fair")
+	}
+	if _, _, err := lockimpl.Calls("reentrant", "F", "o:1", 0, ""); err == nil {
+		t.Error("Calls accepted a zero lease")
+	}
+}

@@ -1,0 +1,102 @@
+package workloads
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// Impl is a lock implementation the driver can measure. The default
+// (Config.Impl nil) is lockimpl; package impls puts the raw-script
+// baseline and peer Go libraries behind this interface, so neither
+// lockimpl nor workloads depends on any of them.
+type Impl interface {
+	// Name is what --impl calls it and what results record.
+	Name() string
+	// Check refuses a profile that needs a feature the implementation
+	// lacks, with an error naming --impl and the feature (Refuse makes
+	// it): a feature is never emulated. It returns a note for the result
+	// when the implementation meets the profile differently from lockimpl,
+	// such as a fixed expiry where the profile asks for a watchdog lease.
+	Check(p Profile) (note string, err error)
+	// NewClient returns one client of the implementation (a process using
+	// the library) on rdb, its own connection pool, for profile p.
+	NewClient(rdb redis.UniversalClient, p Profile) (ImplClient, error)
+}
+
+// ImplClient is one client of an Impl.
+type ImplClient interface {
+	// NewOwner returns a new owner (a thread) of this client.
+	NewOwner() Owner
+	// Close releases the client's resources (not rdb, which Run closes).
+	Close() error
+}
+
+// ErrNotHeld is what a Locker's Release returns (or wraps) when the owner
+// did not hold the lock: lost, expired or never taken.
+var ErrNotHeld = lockimpl.ErrNotHeld
+
+// Feature is something a profile may need of an implementation.
+type Feature string
+
+// The features profiles need beyond an exclusive lock.
+const (
+	NeedReadWrite  Feature = "a read-write lock (kind: rw)"
+	NeedFair       Feature = "a fair lock (kind: fair)"
+	NeedReentrancy Feature = "reentrancy (depth above 1)"
+	NeedWatchdog   Feature = "a watchdog lease (lease: watchdog)"
+)
+
+// Needs lists what p needs beyond an exclusive lock with a fixed lease.
+func (p Profile) Needs() []Feature {
+	var f []Feature
+	switch p.Kind {
+	case RW:
+		f = append(f, NeedReadWrite)
+	case Fair:
+		f = append(f, NeedFair)
+	}
+	if p.Depth.Max() > 1 {
+		f = append(f, NeedReentrancy)
+	}
+	if p.Lease.Fixed == 0 {
+		f = append(f, NeedWatchdog)
+	}
+	return f
+}
+
+// Refuse is the error for implementation impl lacking feature f that
+// profile p needs; hint says what to do instead.
+func Refuse(impl string, p Profile, f Feature, hint string) error {
+	return &FieldError{Field: "--impl", Value: impl,
+		Fix: fmt.Sprintf("profile %s needs %s, which %s lacks (it is not emulated); %s", p.Name, f, impl, hint)}
+}
+
+// FixedForWatchdog decides how an implementation without a watchdog meets
+// a profile with a watchdog lease: with its fixed expiry ttl, which holds
+// must stay well inside (at most half of it, for the round trips and
+// scheduling around them). It returns the note for the result, or the
+// refusal when p's longest hold could outlive the expiry.
+func FixedForWatchdog(impl string, p Profile, ttl time.Duration, source string) (string, error) {
+	if longest := p.Hold.Max(); longest > ttl/2 {
+		return "", Refuse(impl, p, NeedWatchdog,
+			fmt.Sprintf("its holds (hold %s, up to %v) could outlive %s's %v expiry (%s); set a fixed --lease longer than the holds",
+				p.Hold, longest, impl, ttl, source))
+	}
+	return fmt.Sprintf("lease watchdog met by a fixed %v expiry (%s), not renewed: no hold of this profile (at most %v) comes near it", ttl, source, p.Hold.Max()), nil
+}
+
+// ImplNames lists implementations for messages: "a, b or c".
+func ImplNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
