@@ -123,8 +123,8 @@ func TestRefusals(t *testing.T) {
 	longHolds.Hold = workloads.FixedDist(5 * time.Second)
 	cases := []struct {
 		impl, profile string
-		p            *workloads.Profile
-		want         string
+		p             *workloads.Profile
+		want          string
 	}{
 		{"redsync", "rw90", nil, "read-write lock"},
 		{"redislock", "rw90", nil, "read-write lock"},

@@ -478,7 +478,7 @@ func figureText(f results.Figure) string {
 // and the points.
 func sweepBlocks(s *Sweep, ch *charts) []block {
 	sw := s.Sweep
-	h := heading{level: 2, text: "Capacity: " + sw.Meta.Profile}
+	h := heading{level: 2, text: "Capacity: " + sw.Meta.Profile + " · " + sw.Meta.ImplName()}
 	if sw.Partial {
 		h.badge = &cell{text: "PARTIAL", class: "warn"}
 	}

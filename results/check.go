@@ -208,12 +208,22 @@ func CheckFIFO(ops []Op, l Labels, slack time.Duration, examples int) FIFO {
 	return f
 }
 
-// Handoffs derives two metrics no single worker can see. For each
-// measured acquisition, find the latest release of another, incompatible
-// section of the same lock that began before it acquired; if the acquirer
-// had called before that release, it was waiting for it: its wait (called
-// → acquired) goes to Wait and the gap (release began → acquired) to
-// Handoff.
+// Handoffs derives two metrics no single worker can see.
+//
+// Wait: for each measured acquisition, find the latest release of
+// another, incompatible section of the same lock that began before it
+// acquired; if the acquirer had called before that release, it was
+// waiting for it, and called → acquired is its wait.
+//
+// Handoff: each time the lock falls free (its last holder's release
+// begins) while owners wait for it (called before, acquired after), the
+// time until the first of them acquires. A waiter is one the last holder
+// blocked: after a read hold, only writers. Counting from every such
+// release, not only from the one just before a waiter's acquisition,
+// keeps polling honest: a poller that finds the lock free only after
+// owners that never waited took it and gave it back (barging) is charged
+// from the first release it could have had, which pub/sub wake-up answers
+// within round trips and polling answers at the next poll.
 func Handoffs(ops []Op, measureFrom int64, into *Set) {
 	handoffs(ops, measureFrom, func(_ int64, m Metric, v int64) { into.Record(m, v) })
 }
@@ -226,6 +236,16 @@ type release struct {
 // handoffs calls record(acquired, metric, value) for each wait and handoff.
 func handoffs(ops []Op, measureFrom int64, record func(at int64, m Metric, v int64)) {
 	for _, secs := range heldByLock(ops) {
+		waits(secs, measureFrom, record)
+		handoffsOf(secs, measureFrom, record)
+	}
+}
+
+// waits records the Wait of each measured acquisition in secs (one lock's
+// sections in order of acquisition) that waited for an incompatible
+// holder's release.
+func waits(secs []*Op, measureFrom int64, record func(at int64, m Metric, v int64)) {
+	{
 		var anyRel, writeRel []release // releases of any section / of incompatible-with-read ones
 		for _, o := range secs {
 			anyRel = append(anyRel, release{o.Released, o})
@@ -254,8 +274,125 @@ func handoffs(ops []Op, measureFrom int64, record func(at int64, m Metric, v int
 				continue
 			}
 			record(o.Acquired, Wait, o.Acquired-o.Called)
-			record(o.Acquired, Handoff, o.Acquired-rel[k].at)
 		}
+	}
+}
+
+// freed is a moment one lock fell free: its last holder (of mode last)
+// began its release.
+type freed struct {
+	at   int64
+	last Mode
+}
+
+// freedAt lists the moments secs' lock fell free, in order.
+func freedAt(secs []*Op) []freed {
+	type event struct {
+		at    int64
+		order int // at one instant: releases of earlier holds, acquisitions, releases of zero-length holds
+		delta int
+		mode  Mode
+	}
+	ev := make([]event, 0, 2*len(secs))
+	for _, o := range secs {
+		ev = append(ev, event{o.Acquired, 1, +1, o.Mode})
+		order := 0
+		if o.Released <= o.Acquired {
+			order = 2
+		}
+		ev = append(ev, event{max(o.Released, o.Acquired), order, -1, o.Mode})
+	}
+	slices.SortFunc(ev, func(a, b event) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.order, b.order))
+	})
+	var out []freed
+	held := 0
+	for _, e := range ev {
+		held += e.delta
+		if e.delta < 0 && held <= 0 {
+			out = append(out, freed{e.at, e.mode})
+			held = 0
+		}
+	}
+	return out
+}
+
+// waiterHeap orders waiting sections by when they acquired.
+type waiterHeap []*Op
+
+func (h *waiterHeap) push(o *Op) {
+	*h = append(*h, o)
+	for i := len(*h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if (*h)[p].Acquired <= (*h)[i].Acquired {
+			break
+		}
+		(*h)[p], (*h)[i] = (*h)[i], (*h)[p]
+		i = p
+	}
+}
+
+func (h *waiterHeap) pop() {
+	n := len(*h) - 1
+	(*h)[0] = (*h)[n]
+	*h = (*h)[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && (*h)[l].Acquired < (*h)[m].Acquired {
+			m = l
+		}
+		if r < n && (*h)[r].Acquired < (*h)[m].Acquired {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		(*h)[m], (*h)[i] = (*h)[i], (*h)[m]
+		i = m
+	}
+}
+
+// first is the earliest acquisition after t, dropping those at or before.
+func (h *waiterHeap) first(t int64) *Op {
+	for len(*h) > 0 && (*h)[0].Acquired <= t {
+		h.pop()
+	}
+	if len(*h) == 0 {
+		return nil
+	}
+	return (*h)[0]
+}
+
+// handoffsOf records a Handoff for each moment secs' lock fell free while
+// owners waited, from the moment to the first waiter's acquisition, when
+// that acquisition is measured. One sweep in time: sections join a heap
+// (readers apart) once they have called, and leave it once acquired.
+func handoffsOf(secs []*Op, measureFrom int64, record func(at int64, m Metric, v int64)) {
+	byCall := slices.Clone(secs)
+	slices.SortStableFunc(byCall, func(a, b *Op) int { return cmp.Compare(a.Called, b.Called) })
+	var readers, others waiterHeap
+	next := 0
+	for _, f := range freedAt(secs) {
+		for next < len(byCall) && byCall[next].Called < f.at {
+			if o := byCall[next]; o.Acquired > o.Called {
+				if o.Mode == Read {
+					readers.push(o)
+				} else {
+					others.push(o)
+				}
+			}
+			next++
+		}
+		w := others.first(f.at)
+		if f.last != Read { // a read hold blocks no reader
+			if r := readers.first(f.at); r != nil && (w == nil || r.Acquired < w.Acquired) {
+				w = r
+			}
+		}
+		if w == nil || w.Acquired < measureFrom || w.Flags&Warmup != 0 {
+			continue
+		}
+		record(w.Acquired, Handoff, w.Acquired-f.at)
 	}
 }
 

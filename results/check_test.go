@@ -557,6 +557,44 @@ func TestHandoffs(t *testing.T) {
 			wantHandoffs: []int64{500 * us, 1 * ms},
 		},
 		{
+			name: "a poller is charged from every release it waited through",
+			// B called at 5 and polls; A takes the lock at 10, 12 and 14
+			// (never waiting: it calls after each release) and releases at
+			// 11, 13 and 15; B's poll finds it free at 20. Each release left
+			// B waiting: handoffs 9, 7 and 5 ms. B's wait counts once, from
+			// the latest release.
+			ops: []results.Op{
+				op(0, 0, X, 10*ms, 10*ms, 11*ms),
+				op(0, 0, X, 12*ms, 12*ms, 13*ms),
+				op(0, 0, X, 14*ms, 14*ms, 15*ms),
+				op(1, 0, X, 5*ms, 20*ms, 21*ms),
+			},
+			wantWait:     []int64{15 * ms},
+			wantHandoffs: []int64{5 * ms, 7 * ms, 9 * ms},
+		},
+		{
+			name: "the first waiter to acquire ends the handoff",
+			// A releases at 20 with B (acquires 22) and C (acquires 21) waiting.
+			ops: []results.Op{
+				op(0, 0, X, 9*ms, 10*ms, 20*ms),
+				op(1, 0, X, 12*ms, 22*ms, 25*ms),
+				op(2, 0, X, 13*ms, 21*ms, 21*ms+500*us),
+			},
+			wantWait:     []int64{8 * ms, 10 * ms},
+			wantHandoffs: []int64{1 * ms, 500 * us},
+		},
+		{
+			name: "a lock still held by a reader is not free",
+			// W waits from 12; readers [10,20] and [15,25]: free only at 25.
+			ops: []results.Op{
+				op(0, 0, R, 9*ms, 10*ms, 20*ms),
+				op(1, 0, R, 15*ms, 15*ms, 25*ms),
+				op(2, 0, W, 12*ms, 26*ms, 30*ms),
+			},
+			wantWait:     []int64{14 * ms},
+			wantHandoffs: []int64{1 * ms},
+		},
+		{
 			name: "releases on another lock are ignored",
 			ops:  []results.Op{op(0, 0, X, 9*ms, 10*ms, 20*ms), op(1, 1, X, 12*ms, 21*ms, 25*ms)},
 		},

@@ -276,8 +276,8 @@ func TestWriteComparison(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"BASE  rw90 on ci-1 at 2024-05-06 07:08:09Z",
-		"NEW   rw90 on ci-2",
+		"BASE  rw90 · lockimpl on ci-1 at 2024-05-06 07:08:09Z",
+		"NEW   rw90 · lockimpl on ci-2",
 		"4,100.0 ops/s",
 		"acquire write p99",
 		"1.20ms",

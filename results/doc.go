@@ -16,8 +16,8 @@
 //   - [CheckFIFO]: fair-lock acquisitions that overtook an earlier waiter
 //     by more than the send-time slack.
 //   - [Handoffs]: wait (called → acquired, for acquisitions that waited on
-//     an incompatible holder) and handoff (that holder's release began →
-//     acquired), which no single worker can see.
+//     an incompatible holder) and handoff (the lock fell free while owners
+//     waited → the first of them acquired), which no single worker can see.
 //   - [ComputeFairness]: Jain's index, min/max, coefficient of variation
 //     and starved owners over per-owner acquisition counts.
 //

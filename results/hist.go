@@ -21,7 +21,7 @@ const (
 	Release                        // each unlock call
 	Hold                           // acquired → release began (the critical section)
 	Wait                           // call → acquired, for acquisitions that found an incompatible holder
-	Handoff                        // an incompatible holder's release began → a waiter acquired
+	Handoff                        // the lock fell free while owners waited → the first of them acquired
 	Ping                           // PING round trip sampled during the run: the floor under all of these
 	numMetrics
 )

@@ -129,8 +129,8 @@ type Runtime struct {
 	Shards          int   `json:"shards"`
 }
 
-// Stem is the file name stem for r: profile and start time (UTC), and
-// "-merged" for a merged result (MergedFrom set), whose start is its
+// Stem is the file name stem for r: profile, the implementation unless
+// it is lockimpl, and start time (UTC), and "-merged" for a merged result (MergedFrom set), whose start is its
 // earliest source's: without it, merging into the sources' directory
 // would overwrite that source.
 func (r *Result) Stem() string {
@@ -142,6 +142,9 @@ func (r *Result) Stem() string {
 	}, r.Meta.Profile)
 	if name == "" {
 		name = "run"
+	}
+	if impl := r.Meta.ImplName(); impl != "lockimpl" {
+		name += "-" + impl
 	}
 	stem := name + "-" + r.Meta.Start.UTC().Format("20060102T150405Z")
 	if len(r.MergedFrom) > 0 {

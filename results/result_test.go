@@ -50,14 +50,16 @@ func dirNames(t *testing.T, dir string) []string {
 func TestStem(t *testing.T) {
 	start := time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600))
 	tests := []struct {
-		profile, want string
+		profile, impl, want string
 	}{
-		{"mixed", "mixed-20240102T020405Z"}, // converted to UTC
-		{"a/b c\\d", "a_b_c_d-20240102T020405Z"},
-		{"", "run-20240102T020405Z"},
+		{"mixed", "", "mixed-20240102T020405Z"}, // converted to UTC
+		{"a/b c\\d", "", "a_b_c_d-20240102T020405Z"},
+		{"", "", "run-20240102T020405Z"},
+		{"mutex", "lockimpl", "mutex-20240102T020405Z"},
+		{"mutex", "redsync", "mutex-redsync-20240102T020405Z"},
 	}
 	for _, tt := range tests {
-		r := &results.Result{Meta: results.Meta{Profile: tt.profile, Start: start}}
+		r := &results.Result{Meta: results.Meta{Profile: tt.profile, Impl: tt.impl, Start: start}}
 		if got := r.Stem(); got != tt.want {
 			t.Errorf("Stem(%q) = %q, want %q", tt.profile, got, tt.want)
 		}

@@ -76,7 +76,7 @@ func TestWriteSummary(t *testing.T) {
 			name: "clean",
 			r:    baseResult(),
 			want: []string{
-				"lockbench fair\n",
+				"lockbench fair · lockimpl\n",
 				"  8 clients × 2 owners\n",
 				"redis 7.4 (redis 127.0.0.1:6379) · 10.0s measured after 2.0s warmup",
 				"throughput  12,345.7 ops/s  (1,234,567 ops)\n",
@@ -101,7 +101,7 @@ func TestWriteSummary(t *testing.T) {
 		{
 			name: "partial",
 			r:    partial,
-			want: []string{"lockbench fair  [PARTIAL: interrupted]\n"},
+			want: []string{"lockbench fair · lockimpl  [PARTIAL: interrupted]\n"},
 		},
 		{
 			name: "incomplete safety check",

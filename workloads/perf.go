@@ -36,6 +36,10 @@ type Baseline struct {
 	Requests     int
 	LockPerSec   float64
 	UnlockPerSec float64
+	// LockP50Us and LockP99Us are the acquire script's latency percentiles
+	// as redis-benchmark reports them (µs; ms with 3 decimals, so 1 µs
+	// resolution).
+	LockP50Us, LockP99Us float64
 }
 
 // CyclesPerSec is lock+unlock cycles per second when each connection
@@ -73,19 +77,23 @@ func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.Unive
 	if err := rdb.HSet(ctx, perfPrefix+"held", field, 1<<50).Err(); err != nil {
 		return b, fmt.Errorf("perf: %w", err)
 	}
-	if b.LockPerSec, err = redisBenchmark(ctx, bin, srv, rdb, clients, requests, acq); err != nil {
+	lock, err := redisBenchmark(ctx, bin, srv, rdb, clients, requests, acq)
+	if err != nil {
 		return b, err
 	}
-	if b.UnlockPerSec, err = redisBenchmark(ctx, bin, srv, rdb, clients, requests, unl); err != nil {
-		return b, err
-	}
-	return b, nil
+	b.LockPerSec, b.LockP50Us, b.LockP99Us = lock.rps, lock.p50Us, lock.p99Us
+	unlock, err := redisBenchmark(ctx, bin, srv, rdb, clients, requests, unl)
+	b.UnlockPerSec = unlock.rps
+	return b, err
 }
 
-func redisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int, call lockimpl.ScriptCall) (float64, error) {
+// rbRow is one redis-benchmark --csv row.
+type rbRow struct{ rps, p50Us, p99Us float64 }
+
+func redisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int, call lockimpl.ScriptCall) (rbRow, error) {
 	sha, err := rdb.ScriptLoad(ctx, call.Source).Result()
 	if err != nil {
-		return 0, fmt.Errorf("perf: SCRIPT LOAD: %w", err)
+		return rbRow{}, fmt.Errorf("perf: SCRIPT LOAD: %w", err)
 	}
 	args := []string{"-h", srv.Host, "-p", srv.Port, "-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
 		"-r", "100000000", "--csv"}
@@ -99,20 +107,46 @@ func redisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.Unive
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("perf: %s: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
+		return rbRow{}, fmt.Errorf("perf: %s: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
 	}
-	rows, err := csv.NewReader(&out).ReadAll()
+	return parseRedisBenchmarkCSV(out.String())
+}
+
+// parseRedisBenchmarkCSV reads the rate and, where the header names them
+// (Redis 7: p50_latency_ms, p99_latency_ms), the latency percentiles.
+func parseRedisBenchmarkCSV(out string) (rbRow, error) {
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	if err != nil {
-		return 0, fmt.Errorf("perf: redis-benchmark --csv output: %w", err)
+		return rbRow{}, fmt.Errorf("perf: redis-benchmark --csv output: %w", err)
 	}
+	col := map[string]int{}
 	for _, row := range rows {
-		if len(row) >= 2 && row[0] != "test" {
-			if v, err := strconv.ParseFloat(row[1], 64); err == nil && v > 0 {
-				return v, nil
+		if len(row) >= 2 && row[0] == "test" {
+			for i, h := range row {
+				col[h] = i
 			}
+			continue
 		}
+		if len(row) < 2 {
+			continue
+		}
+		v, err := strconv.ParseFloat(row[1], 64)
+		if err != nil || v <= 0 {
+			continue
+		}
+		r := rbRow{rps: v}
+		ms := func(name string) float64 {
+			if i, ok := col[name]; ok && i < len(row) {
+				if f, err := strconv.ParseFloat(row[i], 64); err == nil {
+					return f * 1000
+				}
+			}
+			return 0
+		}
+		r.p50Us, r.p99Us = ms("p50_latency_ms"), ms("p99_latency_ms")
+		return r, nil
 	}
-	return 0, fmt.Errorf("perf: no rate in redis-benchmark output %q", out.String())
+	return rbRow{}, fmt.Errorf("perf: no rate in redis-benchmark output %q", out)
 }
 
 func cleanPerfKeys(ctx context.Context, rdb redis.UniversalClient) {

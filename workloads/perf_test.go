@@ -91,6 +91,9 @@ func TestRedisBenchmark(t *testing.T) {
 	if b.LockPerSec <= 0 || b.UnlockPerSec <= 0 {
 		t.Errorf("baseline rates %+v: want both > 0", b)
 	}
+	if b.LockP50Us <= 0 || b.LockP99Us < b.LockP50Us {
+		t.Errorf("baseline acquire latency p50 %gµs, p99 %gµs: want 0 < p50 <= p99", b.LockP50Us, b.LockP99Us)
+	}
 	if c := b.CyclesPerSec(); c <= 0 || c >= min(b.LockPerSec, b.UnlockPerSec) {
 		t.Errorf("cycles %g/s with lock %g/s and unlock %g/s", c, b.LockPerSec, b.UnlockPerSec)
 	}

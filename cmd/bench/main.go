@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/report"
@@ -40,6 +42,7 @@ with a workload profile against a real Redis and reports throughput, latency
 percentiles, fairness and mutual-exclusion safety.`,
 		Examples: `  bench run --profile rw90                      # local redis-server, rw90 profile
   bench run --profile mutex --owners 16 --duration 10s
+  bench run --profile mutex --impl redsync      # the same workload on a peer library
   bench run --profile-file my.yaml --redis redis://10.0.0.5:6379/0
   bench profiles                                # the built-in profiles
   bench profiles show rw90 > my.yaml            # a profile to copy and edit
@@ -55,6 +58,7 @@ percentiles, fairness and mutual-exclusion safety.`,
 			"profiles": {Summary: "list the built-in profiles, or show one as YAML", Run: profilesCmd},
 			"perf":     {Summary: "measure the harness: overhead vs redis-benchmark, scale, handoff", Run: perfCmd},
 			"env":      cli.EnvCommand("bench"),
+			"impls":    {Summary: "list the lock implementations --impl can drive", Run: implsCmd},
 			"compare":  {Summary: "compare two results; exit 1 when throughput or acquire p99 regressed", Run: compareCmd},
 			"merge":    {Summary: "merge results of one profile run on several machines against one Redis", Run: mergeCmd},
 			"report":   {Summary: "turn result files into an HTML or Markdown report with charts", Run: reportCmd},
@@ -70,6 +74,11 @@ JVMs) acquire, hold and release Redisson-compatible locks. It reports
 throughput, HdrHistogram latency percentiles (acquire by mode, nested,
 release, hold, wait, handoff, and PING for reference), fairness across
 owners, and a mutual-exclusion check over every critical section.
+
+--impl picks the lock implementation (bench impls lists them): lockimpl,
+the raw scripts with no client logic, or a peer library. One lacking what
+the profile needs (read-write, fair, reentrancy, a watchdog its holds
+depend on) is refused, naming the feature; nothing is emulated.
 
 The profile comes from --profile (a built-in: see bench profiles) or
 --profile-file (YAML or JSON; bench profiles show rw90 prints one to edit).
@@ -103,12 +112,15 @@ var overrides = []struct{ flag, field, usage string }{
 
 type runFlags struct {
 	redis    redisenv.Config
+	impl     string
 	profile  string
 	file     string
 	out      string
 	quiet    bool
 	json     bool
 	maxOps   int
+	cpuProf  string
+	memProf  string
 	override map[string]string
 }
 
@@ -118,6 +130,7 @@ type runFlags struct {
 func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	f.redis.RegisterFlags(fs)
 	fs.StringVar(&f.profile, "profile", "rw90", "built-in profile (bench profiles lists them)")
+	fs.StringVar(&f.impl, "impl", "lockimpl", "lock implementation: "+strings.Join(impls.Names(), ", ")+" (see bench impls)")
 	fs.StringVar(&f.file, "profile-file", "", "profile file, YAML or JSON (overrides --profile)")
 	fs.StringVar(&f.out, "out", "bench-results", "directory for the result files")
 	if !slices.Contains(skip, "quiet") {
@@ -127,6 +140,8 @@ func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 		fs.BoolVar(&f.json, "json", false, "print the result JSON on stdout instead of the summary table")
 	}
 	fs.IntVar(&f.maxOps, "max-ops", results.DefaultMaxOps, "operations kept for the safety and fairness analyses")
+	fs.StringVar(&f.cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run (load included, setup not) to this file")
+	fs.StringVar(&f.memProf, "memprofile", "", "write a pprof allocation profile (allocs) at the end of the run to this file")
 	f.override = map[string]string{}
 	for _, o := range overrides {
 		if slices.Contains(skip, o.field) {
@@ -140,7 +155,8 @@ func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 }
 
 // load resolves the profile and applies the flag overrides, refusing bad
-// input before anything starts.
+// input (a profile the implementation cannot serve included) before
+// anything starts.
 func (f *runFlags) load() (workloads.Profile, error) {
 	var p workloads.Profile
 	var err error
@@ -161,6 +177,15 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	}
 	if err := p.Validate(); err != nil {
 		return p, err
+	}
+	impl, err := impls.Lookup(f.impl)
+	if err != nil {
+		return p, err
+	}
+	if impl != nil {
+		if _, err := impl.Check(p); err != nil {
+			return p, err
+		}
 	}
 	if err := f.redis.Validate(); err != nil {
 		return p, err
@@ -230,8 +255,10 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 	}
 	defer env.Close()
 	host, _ := os.Hostname()
+	impl, _ := impls.Lookup(f.impl) // checked by load
 	cfg := workloads.Config{
 		Profile:  p,
+		Impl:     impl,
 		NewRedis: newRedis(env),
 		MaxOps:   f.maxOps,
 		Meta: results.Meta{
@@ -241,7 +268,7 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 		},
 	}
 	if !f.quiet {
-		fmt.Fprintf(stderr, "bench: running %s (%s); Ctrl-C stops it and keeps the partial result\n", p.Name, runLength(p))
+		fmt.Fprintf(stderr, "bench: running %s on %s (%s); Ctrl-C stops it and keeps the partial result\n", p.Name, f.impl, runLength(p))
 		for _, n := range env.Nodes() {
 			if n.PID() > 0 {
 				fmt.Fprintf(stderr, "bench: redis %s at %s pid %d\n", n.Name(), n.Addr(), n.PID())
@@ -251,7 +278,14 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 			cfg.Progress = progressLine(stderr)
 		}
 	}
+	stopProf, err := startProfiles(f.cpuProf, f.memProf)
+	if err != nil {
+		return nil, err
+	}
 	res, err := workloads.Run(ctx, cfg)
+	if perr := stopProf(); perr != nil {
+		err = errors.Join(err, perr)
+	}
 	if cfg.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -337,4 +371,55 @@ func profilesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	return cli.Usagef("usage: bench profiles [show NAME]; got %q", strings.Join(rest, " "))
+}
+
+const implsUsage = `
+Lists the lock implementations bench run, sweep and perf can drive with
+--impl, and what each is. Peers lacking a feature a profile needs refuse
+the profile; bench perf runs them side by side.`
+
+func implsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("bench", "impls", implsUsage, stderr)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("bench impls takes no arguments; got %q", strings.Join(fs.Args(), " "))
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	for _, i := range impls.All() {
+		fmt.Fprintf(tw, "%s\t%s\n", i.Name, i.Summary)
+	}
+	return tw.Flush()
+}
+
+// startProfiles starts a CPU profile to cpu and returns the function that
+// stops it and writes the allocation profile to mem (either may be "").
+func startProfiles(cpu, mem string) (func() error, error) {
+	var cf *os.File
+	if cpu != "" {
+		var err error
+		if cf, err = os.Create(cpu); err != nil {
+			return nil, cli.Usagef("--cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(cf); err != nil {
+			cf.Close()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+	}
+	return func() error {
+		var errs []error
+		if cf != nil {
+			pprof.StopCPUProfile()
+			errs = append(errs, cf.Close())
+		}
+		if mem != "" {
+			mf, err := os.Create(mem)
+			if err != nil {
+				return errors.Join(append(errs, fmt.Errorf("--memprofile: %w", err))...)
+			}
+			errs = append(errs, pprof.Lookup("allocs").WriteTo(mf, 0), mf.Close())
+		}
+		return errors.Join(errs...)
+	}, nil
 }

@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
+	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/results"
@@ -19,9 +23,20 @@ import (
 )
 
 const perfUsage = `
-Measures the harness itself, on one Redis, and prints the figures with
-their targets:
+Measures lock implementations and the harness itself, on one Redis, and
+prints the figures with their targets:
 
+  matrix    (the default; make perf) the same workloads on every lock
+            implementation (see bench impls): uncontended and mutex at 1, 8
+            and 64 owners on lockimpl, raw, redsync and redislock, rw90 on
+            lockimpl and raw, plus redis-benchmark driving the acquire and
+            unlock scripts at each concurrency. Rounds alternate the order
+            so drift hits all alike. --doc writes the tables (ops/s,
+            acquire p50/p99, handoff, each as a ratio to raw and to
+            redis-benchmark) as Markdown: make perf writes docs/perf.md.
+            Targets: lockimpl >= 0.9x raw on uncontended; lockimpl's handoff
+            p50 on mutex >= 10x lower than redsync's and redislock's; no
+            safety violation anywhere.
   overhead  lock+unlock cycles/s of lockimpl on the uncontended profile
             against redis-benchmark driving the same two Lua scripts at the
             same concurrency, in alternating rounds (median of the rounds'
@@ -32,16 +47,23 @@ their targets:
             the PING p50 of the same run: pub/sub wake-up should make it a
             small multiple of the round trip. Target <= 10x.
 
-Needs redis-benchmark (Debian package redis-tools, installed with
-redis-server). Each part's result file goes to --out. Missing a target is
-reported (MISS) but is not an error: these are measurements of this
-machine, not assertions.`
+matrix and overhead need redis-benchmark (Debian package redis-tools,
+installed with redis-server). Each run's result files go to --out. Missing
+a target is reported (MISS) but is not an error: these are measurements of
+this machine, not assertions. A safety violation in any run exits 1.
+Ctrl-C stops the matrix; the rounds that finished are still written (the
+--doc marked partial), and it exits 130.`
 
 func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("bench", "perf", perfUsage, stderr)
 	var cfg redisenv.Config
 	cfg.RegisterFlags(fs)
-	only := fs.String("only", "overhead,scale,handoff", "which parts to run, comma-separated")
+	only := fs.String("only", "matrix", "which parts to run, comma-separated: matrix, overhead, scale, handoff")
+	mRounds := fs.Int("matrix-rounds", 3, "matrix: rounds (the order of implementations rotates each round)")
+	mD := fs.Duration("matrix-duration", 4*time.Second, "matrix: measured time of each run")
+	mWarm := fs.Duration("matrix-warmup", time.Second, "matrix: warmup of each run")
+	mImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs only those of lockimpl and raw listed)")
+	doc := fs.String("doc", "", "matrix: write the tables as Markdown to this file (make perf: docs/perf.md)")
 	rounds := fs.Int("rounds", 5, "overhead: alternating rounds")
 	overheadD := fs.Duration("overhead-duration", 3*time.Second, "overhead: measured time of each lockbench round")
 	scaleD := fs.Duration("scale-duration", 60*time.Second, "scale: measured time")
@@ -56,23 +78,36 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	parts := strings.Split(*only, ",")
 	for _, p := range parts {
-		if !slices.Contains([]string{"overhead", "scale", "handoff"}, p) {
-			return cli.Usagef("--only %q: unknown part %q; use overhead, scale and/or handoff", *only, p)
+		if !slices.Contains([]string{"matrix", "overhead", "scale", "handoff"}, p) {
+			return cli.Usagef("--only %q: unknown part %q; use matrix, overhead, scale and/or handoff", *only, p)
 		}
 	}
-	for name, d := range map[string]time.Duration{"overhead-duration": *overheadD, "scale-duration": *scaleD, "handoff-duration": *handoffD} {
+	for name, d := range map[string]time.Duration{"overhead-duration": *overheadD, "scale-duration": *scaleD, "handoff-duration": *handoffD, "matrix-duration": *mD} {
 		if d <= 0 {
 			return cli.Usagef("--%s %v: must be positive", name, d)
 		}
 	}
-	if *rounds < 1 || *scaleClients < 1 || *scaleOwners < 1 || *scaleLocks < 1 {
-		return cli.Usagef("--rounds, --scale-clients, --scale-owners and --scale-locks must be at least 1")
+	if *rounds < 1 || *scaleClients < 1 || *scaleOwners < 1 || *scaleLocks < 1 || *mRounds < 1 {
+		return cli.Usagef("--rounds, --matrix-rounds, --scale-clients, --scale-owners and --scale-locks must be at least 1")
+	}
+	if *mWarm < 0 {
+		return cli.Usagef("--matrix-warmup %v: must not be negative", *mWarm)
+	}
+	spec, err := matrixSpec(*mImpls)
+	if err != nil {
+		return err
+	}
+	spec.Rounds, spec.Duration, spec.Warmup = *mRounds, *mD, *mWarm
+	if *doc != "" {
+		if err := os.MkdirAll(filepath.Dir(*doc), 0o755); err != nil {
+			return cli.Usagef("--doc %s: %v", *doc, err)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	bin := ""
-	if slices.Contains(parts, "overhead") {
+	if slices.Contains(parts, "overhead") || slices.Contains(parts, "matrix") {
 		var err error
 		if bin, err = exec.LookPath(*rbBin); err != nil {
 			return cli.Usagef("--redis-benchmark %q: not found; install it (apt-get install -y redis-tools) or run --only scale,handoff", *rbBin)
@@ -101,6 +136,28 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return path
 	}
 	fmt.Fprintf(stdout, "bench perf on Redis %s (%s %s), GOMAXPROCS %d\n", env.Version(), env.Backend(), env.Addr(), runtime.GOMAXPROCS(0))
+	h, p, _ := net.SplitHostPort(env.Addr())
+	srv := workloads.Server{Host: h, Port: p, Password: env.Options().Password}
+
+	if slices.Contains(parts, "matrix") {
+		m, err := workloads.MeasureMatrix(ctx, base, spec, bin, srv, workloads.MatrixHooks{
+			Progress: func(msg string) { fmt.Fprintf(stderr, "perf: %s\n", msg) },
+			Save:     save,
+		})
+		if m != nil {
+			if werr := writeMatrix(stdout, m, *doc, args); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		for _, c := range m.Cells {
+			if c.Median.Violations > 0 {
+				return fmt.Errorf("perf: %s on %s at %d owners: %d safety violations", c.Impl, c.Profile, c.Owners, c.Median.Violations)
+			}
+		}
+	}
 
 	if slices.Contains(parts, "scale") {
 		fmt.Fprintf(stderr, "scale: %d clients × %d owners for %v...\n", *scaleClients, *scaleOwners, *scaleD)
@@ -124,8 +181,6 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if slices.Contains(parts, "overhead") {
 		fmt.Fprintf(stderr, "overhead: %d rounds of %v lockbench + redis-benchmark...\n", *rounds, *overheadD)
-		h, p, _ := net.SplitHostPort(env.Addr())
-		srv := workloads.Server{Host: h, Port: p, Password: env.Options().Password}
 		o, err := workloads.MeasureOverhead(ctx, base, bin, srv, *rounds, *overheadD)
 		if err != nil {
 			return err
@@ -163,4 +218,67 @@ func pass(ok bool) string {
 		return "PASS"
 	}
 	return "MISS"
+}
+
+// matrixSpec is the default matrix over the listed implementations.
+func matrixSpec(list string) (workloads.MatrixSpec, error) {
+	spec := workloads.MatrixSpec{Impls: map[string]workloads.Impl{}}
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		impl, err := impls.Lookup(n)
+		if err != nil {
+			return spec, cli.Usagef("--matrix-impls %q: %v", list, err)
+		}
+		if slices.Contains(names, n) {
+			return spec, cli.Usagef("--matrix-impls %q: %s is listed twice", list, n)
+		}
+		spec.Impls[n] = impl
+		names = append(names, n)
+	}
+	for _, g := range workloads.DefaultMatrix(names) {
+		var keep []string
+		for _, n := range g.Impls {
+			if slices.Contains(names, n) {
+				keep = append(keep, n)
+			}
+		}
+		if len(keep) > 0 {
+			g.Impls = keep
+			spec.Groups = append(spec.Groups, g)
+		}
+	}
+	return spec, nil
+}
+
+// writeMatrix prints the targets and, with doc set, writes the Markdown.
+func writeMatrix(stdout io.Writer, m *workloads.Matrix, doc string, args []string) error {
+	fmt.Fprintf(stdout, "\nmatrix    %d rounds of %v (+%v warmup) per run, %v in all", m.Rounds, m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
+	if m.Partial {
+		fmt.Fprint(stdout, " [PARTIAL]")
+	}
+	fmt.Fprintln(stdout)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "          profile\towners\timpl\tops/s\t× raw\tacquire p50\tacquire p99\thandoff p50\terrors\tviolations")
+	for _, c := range m.Cells {
+		x := c.Median
+		fmt.Fprintf(tw, "          %s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%d\t%d\n", c.Profile, c.Owners, c.Impl, results.Commas1(x.OpsPerSec),
+			c.VsRaw.Ops, results.FormatUs(x.AcquireP50), results.FormatUs(x.AcquireP99), results.FormatUs(x.HandoffP50), x.Errors, x.Violations)
+	}
+	tw.Flush()
+	for _, t := range m.Targets() {
+		fmt.Fprintf(stdout, "          %s: %s %s\n", t.Target, t.Value, pass(t.Met))
+	}
+	if doc == "" {
+		return nil
+	}
+	command := strings.TrimSpace("bench perf " + strings.Join(redactArgs(args), " "))
+	var b strings.Builder
+	if err := workloads.WriteMatrixMarkdown(&b, m, command); err != nil {
+		return err
+	}
+	if err := os.WriteFile(doc, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("perf: --doc: %w", err)
+	}
+	fmt.Fprintf(stdout, "          written to %s\n", doc)
+	return nil
 }

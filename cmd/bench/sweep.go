@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/plots"
 	"github.com/lockbench/lockbench/report"
@@ -93,9 +94,14 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	impl, _ := impls.Lookup(f.impl) // checked by load
 	out := f.out
 	if !flagSet(fs, "out") {
-		out = filepath.Join("bench-results", fmt.Sprintf("sweep-%s-%s", p.Name, time.Now().UTC().Format("20060102T150405Z")))
+		name := p.Name
+		if impl != nil {
+			name += "-" + impl.Name()
+		}
+		out = filepath.Join("bench-results", fmt.Sprintf("sweep-%s-%s", name, time.Now().UTC().Format("20060102T150405Z")))
 	}
 	if _, err := os.Stat(filepath.Join(out, "sweep.json")); err == nil {
 		return cli.Usagef("--out %s already holds a sweep; give a new directory (or leave --out out: each sweep gets its own)", out)
@@ -112,19 +118,19 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer env.Close()
 	host, _ := os.Hostname()
 	meta := results.Meta{Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()), RedisAddr: env.Addr(), Args: redactArgs(args)}
+		Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()), RedisAddr: env.Addr(), Args: redactArgs(args), Impl: f.impl}
 	sloText := "no SLO"
 	if *slo > 0 {
 		sloText = fmt.Sprintf("SLO acquire p99 ≤ %v", *slo)
 	}
-	fmt.Fprintf(stderr, "bench: sweeping %s over %d points (%v each after %v warmup), %s; Ctrl-C keeps finished points\n",
-		p.Name, len(pts), *duration, time.Duration(p.Warmup), sloText)
+	fmt.Fprintf(stderr, "bench: sweeping %s on %s over %d points (%v each after %v warmup), %s; Ctrl-C keeps finished points\n",
+		p.Name, f.impl, len(pts), *duration, time.Duration(p.Warmup), sloText)
 	cfg := workloads.SweepConfig{
 		Plan: plan,
 		Run: func(ctx context.Context, pp workloads.Profile) (*results.Result, error) {
 			m := meta
 			m.Start = time.Now()
-			return workloads.Run(ctx, workloads.Config{Profile: pp, NewRedis: newRedis(env), MaxOps: f.maxOps, Meta: m})
+			return workloads.Run(ctx, workloads.Config{Profile: pp, Impl: impl, NewRedis: newRedis(env), MaxOps: f.maxOps, Meta: m})
 		},
 		Record: func(r *results.Result, pt results.SweepPoint) (string, error) {
 			path, err := results.WriteFiles(pointsDir, r)

@@ -1,0 +1,440 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// The side-by-side matrix (bench perf, make perf): the same workloads on
+// each lock implementation and on redis-benchmark, on one Redis, in
+// rounds whose order rotates, so that drift in the machine's load hits
+// every implementation alike. Figures are medians over the rounds; ratios
+// are medians of each round's ratio, whose two runs are seconds apart.
+
+// MatrixGroup is one workload the implementations take turns on.
+type MatrixGroup struct {
+	Profile string // a built-in profile
+	// Owners is the total owner count: min(4, Owners) clients with an
+	// equal share each. 0 keeps the profile's clients and owners.
+	Owners int
+	// Impls are the implementations' names, in MatrixSpec.Impls.
+	Impls []string
+}
+
+// MatrixSpec is what MeasureMatrix runs.
+type MatrixSpec struct {
+	// Impls maps names to implementations; nil is lockimpl.
+	Impls            map[string]Impl
+	Groups           []MatrixGroup
+	Rounds           int
+	Duration, Warmup time.Duration
+}
+
+// DefaultMatrix is make perf's: uncontended and mutex at 1, 8 and 64
+// owners on every implementation, rw90 on lockimpl and raw (the peers have
+// no read-write lock).
+func DefaultMatrix(all []string) []MatrixGroup {
+	var g []MatrixGroup
+	for _, p := range []string{"uncontended", "mutex"} {
+		for _, n := range []int{1, 8, 64} {
+			g = append(g, MatrixGroup{Profile: p, Owners: n, Impls: all})
+		}
+	}
+	return append(g, MatrixGroup{Profile: "rw90", Impls: []string{"lockimpl", "raw"}})
+}
+
+// MatrixRound is one run of one cell.
+type MatrixRound struct {
+	Round                           int
+	OpsPerSec                       float64
+	AcquireP50, AcquireP99          float64 // µs, all modes
+	HandoffP50, HandoffP99, WaitP50 float64 // µs; 0 when nothing waited
+	Handoffs, Waits, Ops, Errors    int64
+	Violations                      int64
+	Jain                            float64
+	Partial                         bool
+	File                            string // where the result was saved
+}
+
+// Ratios are one implementation's figures over a reference's; 0 where
+// either is missing.
+type Ratios struct {
+	Ops, AcquireP50, AcquireP99, HandoffP50 float64
+}
+
+// MatrixCell is one implementation on one group: medians over rounds.
+type MatrixCell struct {
+	Profile          string
+	Clients, Owners  int
+	Impl             string
+	Note             string // the implementation's note on the profile
+	Rounds           []MatrixRound
+	Median           MatrixRound // per-figure medians; counts are sums
+	VsRaw, VsBenchmk Ratios
+}
+
+// MatrixBaseline is redis-benchmark at one concurrency: medians over the
+// rounds.
+type MatrixBaseline struct {
+	Clients int
+	Rounds  []Baseline
+	Median  Baseline
+}
+
+// Matrix is the outcome of MeasureMatrix.
+type Matrix struct {
+	Meta             results.Meta
+	Rounds           int
+	Duration, Warmup time.Duration
+	Cells            []MatrixCell
+	Baselines        []MatrixBaseline
+	Elapsed          time.Duration
+	// Partial is set when ctx ended before every round ran; the cells keep
+	// the rounds that finished.
+	Partial bool
+}
+
+// MatrixHooks report progress and keep each run's result.
+type MatrixHooks struct {
+	Progress func(msg string)
+	// Save writes a run's result and returns where (or why not).
+	Save func(*results.Result) string
+}
+
+// groupProfile is g's profile resized to its owners and the spec's times.
+func groupProfile(g MatrixGroup, spec MatrixSpec) (Profile, error) {
+	p, err := Builtin(g.Profile)
+	if err != nil {
+		return p, err
+	}
+	if g.Owners > 0 {
+		p.Clients = min(4, g.Owners)
+		p.Owners = g.Owners / p.Clients
+		if p.Clients*p.Owners != g.Owners {
+			return p, &FieldError{Field: "owners", Value: fmt.Sprint(g.Owners), Fix: "matrix owner counts must be 1, 2, 3 or a multiple of 4"}
+		}
+	}
+	p.Duration, p.Warmup = Duration(spec.Duration), Duration(spec.Warmup)
+	p.Ops = 0
+	return p, nil
+}
+
+// MeasureMatrix runs spec against the Redis of base (NewRedis, Meta) and,
+// at each group's concurrency, redis-benchmark (bin, at srv) driving the
+// acquire and unlock scripts. Every profile is checked against every
+// implementation before anything runs. When ctx ends it returns what
+// finished, marked partial, with ctx's error.
+func MeasureMatrix(ctx context.Context, base Config, spec MatrixSpec, bin string, srv Server, hooks MatrixHooks) (*Matrix, error) {
+	if spec.Rounds < 1 || spec.Duration <= 0 || spec.Warmup < 0 {
+		return nil, errors.New("perf: matrix needs rounds >= 1, a positive duration and a warmup >= 0")
+	}
+	say := func(format string, a ...any) {
+		if hooks.Progress != nil {
+			hooks.Progress(fmt.Sprintf(format, a...))
+		}
+	}
+	m := &Matrix{Meta: base.Meta, Rounds: spec.Rounds, Duration: spec.Duration, Warmup: spec.Warmup}
+	type key struct {
+		group int
+		impl  string
+	}
+	cells := map[key]*MatrixCell{}
+	baselines := map[int]*MatrixBaseline{}
+	var runs int
+	for gi, g := range spec.Groups {
+		p, err := groupProfile(g, spec)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range g.Impls {
+			impl, ok := spec.Impls[name]
+			if !ok {
+				return nil, &FieldError{Field: "--impl", Value: name, Fix: "not an implementation of this matrix"}
+			}
+			note := ""
+			if impl != nil {
+				if note, err = impl.Check(p); err != nil {
+					return nil, err
+				}
+			}
+			c := &MatrixCell{Profile: p.Name, Clients: p.Clients, Owners: p.TotalOwners(), Impl: name, Note: note}
+			cells[key{gi, name}] = c
+			runs++
+		}
+		if _, ok := baselines[p.TotalOwners()]; !ok {
+			baselines[p.TotalOwners()] = &MatrixBaseline{Clients: p.TotalOwners()}
+		}
+	}
+	runs *= spec.Rounds
+	perRun := spec.Duration + spec.Warmup
+	say("matrix: %d runs of %v + %v warmup in %d rounds, plus redis-benchmark: about %v",
+		runs, spec.Duration, spec.Warmup, spec.Rounds, (time.Duration(runs)*perRun + time.Duration(spec.Rounds*len(baselines))*spec.Duration).Round(time.Minute))
+
+	rdb := base.NewRedis(2)
+	defer rdb.Close()
+	start := time.Now()
+	done := 0
+	var runErr error
+rounds:
+	for round := range spec.Rounds {
+		benched := map[int]bool{}
+		for gi, g := range spec.Groups {
+			p, _ := groupProfile(g, spec)
+			order := rotate(g.Impls, round+gi)
+			var fastest float64
+			for _, name := range order {
+				done++
+				say("round %d/%d · %s at %d owners · %s (run %d of %d)", round+1, spec.Rounds, p.Name, p.TotalOwners(), name, done, runs)
+				cfg := base
+				cfg.Profile = p
+				cfg.Impl = spec.Impls[name]
+				cfg.Meta.Start = time.Now()
+				cfg.Progress = nil
+				res, err := Run(ctx, cfg)
+				if res != nil {
+					r := roundOf(res, round)
+					if hooks.Save != nil {
+						r.File = hooks.Save(res)
+					}
+					if !r.Partial {
+						c := cells[key{gi, name}]
+						c.Rounds = append(c.Rounds, r)
+					}
+					fastest = max(fastest, r.OpsPerSec)
+				}
+				if err != nil {
+					runErr = err
+					break rounds
+				}
+			}
+			n := p.TotalOwners()
+			if benched[n] {
+				continue
+			}
+			// Each cycle is two scripts, each about twice the cycle rate:
+			// fastest × duration requests take about the duration for both.
+			reqs := max(5000, int(fastest*spec.Duration.Seconds()))
+			say("round %d/%d · redis-benchmark -c %d, %d requests per script", round+1, spec.Rounds, n, reqs)
+			b, err := RedisBenchmark(ctx, bin, srv, rdb, n, reqs)
+			if err != nil {
+				runErr = err
+				break rounds
+			}
+			benched[n] = true
+			baselines[n].Rounds = append(baselines[n].Rounds, b)
+		}
+	}
+	m.Elapsed = time.Since(start)
+	if runErr != nil && ctx.Err() == nil {
+		return nil, runErr
+	}
+	m.Partial = runErr != nil
+
+	// Cells in group order, then the baselines in order of first use.
+	for gi, g := range spec.Groups {
+		for _, name := range g.Impls {
+			c := cells[key{gi, name}]
+			c.Median = medianRound(c.Rounds)
+			m.Cells = append(m.Cells, *c)
+		}
+	}
+	for _, g := range spec.Groups {
+		p, _ := groupProfile(g, spec)
+		if b := baselines[p.TotalOwners()]; b != nil && b.Median.Clients == 0 {
+			b.Median = medianBaseline(b.Clients, b.Rounds)
+			m.Baselines = append(m.Baselines, *b)
+		}
+	}
+	m.ratios()
+	return m, runErr
+}
+
+// rotate returns s starting at its i-th element (mod len).
+func rotate(s []string, i int) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	i %= len(s)
+	return append(append([]string{}, s[i:]...), s[:i]...)
+}
+
+// roundOf reads the matrix's figures from one result.
+func roundOf(res *results.Result, round int) MatrixRound {
+	acq := res.Latency["acquire"]
+	h := res.Latency[results.Handoff.String()]
+	w := res.Latency[results.Wait.String()]
+	return MatrixRound{
+		Round: round, OpsPerSec: res.Throughput.OpsPerSec,
+		AcquireP50: acq.P50, AcquireP99: acq.P99,
+		HandoffP50: h.P50, HandoffP99: h.P99, WaitP50: w.P50,
+		Handoffs: h.Count, Waits: w.Count, Ops: res.Throughput.Ops, Errors: res.ErrorCount(),
+		Violations: res.Safety.Violations, Jain: res.Fairness.Jain, Partial: res.Partial,
+	}
+}
+
+// medianRound is the median of each figure, the sum of each count.
+func medianRound(rs []MatrixRound) MatrixRound {
+	var out MatrixRound
+	pick := func(f func(MatrixRound) float64) float64 {
+		var xs []float64
+		for _, r := range rs {
+			if v := f(r); v > 0 {
+				xs = append(xs, v)
+			}
+		}
+		return median(xs)
+	}
+	out.OpsPerSec = pick(func(r MatrixRound) float64 { return r.OpsPerSec })
+	out.AcquireP50 = pick(func(r MatrixRound) float64 { return r.AcquireP50 })
+	out.AcquireP99 = pick(func(r MatrixRound) float64 { return r.AcquireP99 })
+	out.HandoffP50 = pick(func(r MatrixRound) float64 { return r.HandoffP50 })
+	out.HandoffP99 = pick(func(r MatrixRound) float64 { return r.HandoffP99 })
+	out.WaitP50 = pick(func(r MatrixRound) float64 { return r.WaitP50 })
+	out.Jain = pick(func(r MatrixRound) float64 { return r.Jain })
+	for _, r := range rs {
+		out.Handoffs += r.Handoffs
+		out.Waits += r.Waits
+		out.Ops += r.Ops
+		out.Errors += r.Errors
+		out.Violations += r.Violations
+	}
+	return out
+}
+
+func medianBaseline(clients int, bs []Baseline) Baseline {
+	out := Baseline{Clients: clients}
+	pick := func(f func(Baseline) float64) float64 {
+		var xs []float64
+		for _, b := range bs {
+			xs = append(xs, f(b))
+		}
+		return median(xs)
+	}
+	out.LockPerSec = pick(func(b Baseline) float64 { return b.LockPerSec })
+	out.UnlockPerSec = pick(func(b Baseline) float64 { return b.UnlockPerSec })
+	out.LockP50Us = pick(func(b Baseline) float64 { return b.LockP50Us })
+	out.LockP99Us = pick(func(b Baseline) float64 { return b.LockP99Us })
+	for _, b := range bs {
+		out.Requests += b.Requests
+	}
+	return out
+}
+
+// ratio is a/b, 0 when either is missing.
+func ratio(a, b float64) float64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+// ratios fills each cell's VsRaw (against raw on the same group, round by
+// round) and VsBenchmk (against redis-benchmark at the same concurrency
+// in the same round: cycles/s, and the acquire script's latency).
+func (m *Matrix) ratios() {
+	rawOf := map[string]*MatrixCell{}
+	for i := range m.Cells {
+		if c := &m.Cells[i]; c.Impl == "raw" {
+			rawOf[fmt.Sprintf("%s/%d", c.Profile, c.Owners)] = c
+		}
+	}
+	baseOf := map[int]*MatrixBaseline{}
+	for i := range m.Baselines {
+		baseOf[m.Baselines[i].Clients] = &m.Baselines[i]
+	}
+	for i := range m.Cells {
+		c := &m.Cells[i]
+		var ops, p50, p99, hp50, bOps, bP50, bP99 []float64
+		add := func(xs *[]float64, v float64) {
+			if v > 0 {
+				*xs = append(*xs, v)
+			}
+		}
+		raw := rawOf[fmt.Sprintf("%s/%d", c.Profile, c.Owners)]
+		base := baseOf[c.Owners]
+		for _, r := range c.Rounds {
+			if raw != nil {
+				if rr, ok := roundNo(raw.Rounds, r.Round); ok {
+					add(&ops, ratio(r.OpsPerSec, rr.OpsPerSec))
+					add(&p50, ratio(r.AcquireP50, rr.AcquireP50))
+					add(&p99, ratio(r.AcquireP99, rr.AcquireP99))
+					add(&hp50, ratio(r.HandoffP50, rr.HandoffP50))
+				}
+			}
+			if base != nil && r.Round < len(base.Rounds) {
+				b := base.Rounds[r.Round]
+				add(&bOps, ratio(r.OpsPerSec, b.CyclesPerSec()))
+				add(&bP50, ratio(r.AcquireP50, b.LockP50Us))
+				add(&bP99, ratio(r.AcquireP99, b.LockP99Us))
+			}
+		}
+		c.VsRaw = Ratios{Ops: median(ops), AcquireP50: median(p50), AcquireP99: median(p99), HandoffP50: median(hp50)}
+		c.VsBenchmk = Ratios{Ops: median(bOps), AcquireP50: median(bP50), AcquireP99: median(bP99)}
+	}
+}
+
+func roundNo(rs []MatrixRound, n int) (MatrixRound, bool) {
+	for _, r := range rs {
+		if r.Round == n {
+			return r, true
+		}
+	}
+	return MatrixRound{}, false
+}
+
+// Cell returns the cell of impl on profile at owners, or nil.
+func (m *Matrix) Cell(profile string, owners int, impl string) *MatrixCell {
+	for i := range m.Cells {
+		if c := &m.Cells[i]; c.Profile == profile && c.Owners == owners && c.Impl == impl {
+			return c
+		}
+	}
+	return nil
+}
+
+// TargetCheck is one of issue 7's targets, judged on a matrix.
+type TargetCheck struct {
+	Target string
+	Value  string
+	Met    bool
+}
+
+// Targets judges the matrix against the side-by-side targets: lockimpl at
+// least 0.9× raw's throughput on uncontended; lockimpl's handoff p50 on
+// mutex at least 10× lower than each polling peer's; no safety violation
+// anywhere. A target whose cells did not run is left out.
+func (m *Matrix) Targets() []TargetCheck {
+	var t []TargetCheck
+	for _, c := range m.Cells {
+		if c.Profile == "uncontended" && c.Impl == "lockimpl" && c.VsRaw.Ops > 0 {
+			t = append(t, TargetCheck{fmt.Sprintf("uncontended, %d owners: lockimpl ≥ 0.9× raw ops/s", c.Owners),
+				fmt.Sprintf("%.2f×", c.VsRaw.Ops), c.VsRaw.Ops >= 0.9})
+		}
+	}
+	for _, c := range m.Cells {
+		if c.Profile != "mutex" || (c.Impl != "redsync" && c.Impl != "redislock") {
+			continue
+		}
+		li := m.Cell("mutex", c.Owners, "lockimpl")
+		if li == nil || li.Median.HandoffP50 <= 0 || c.Median.HandoffP50 <= 0 {
+			continue
+		}
+		r := c.Median.HandoffP50 / li.Median.HandoffP50
+		t = append(t, TargetCheck{fmt.Sprintf("mutex, %d owners: lockimpl handoff p50 ≥ 10× lower than %s's", c.Owners, c.Impl),
+			fmt.Sprintf("%.1f× (%s vs %s)", r, results.FormatUs(li.Median.HandoffP50), results.FormatUs(c.Median.HandoffP50)), r >= 10})
+	}
+	var v int64
+	var cells int
+	for _, c := range m.Cells {
+		v += c.Median.Violations
+		cells++
+	}
+	if cells > 0 {
+		t = append(t, TargetCheck{"no safety violation in any run", fmt.Sprintf("%d violations in %d cells", v, cells), v == 0})
+	}
+	return t
+}
