@@ -7,7 +7,7 @@ LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.Version=$(VERSION)
 TEST_TIMEOUT ?= 12m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@latest
 
-.PHONY: help setup build test bench perf sweep chaos chaos-full lint fmt clean
+.PHONY: help setup build test bench perf perf-harness gobench sweep chaos chaos-full lint fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -24,9 +24,16 @@ test: setup ## run every test with the race detector against real redis-server
 bench: setup ## run the rw90 profile on a local redis-server (about 40 s)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench run --profile rw90
 
-perf: setup ## the harness's own figures: overhead vs redis-benchmark, 1,008-owner scale, handoff (about 3 min)
+perf: setup ## lockimpl, raw scripts, redsync and redislock side by side; writes docs/perf.md (about 8 min)
 	@command -v redis-benchmark >/dev/null || { echo "perf: redis-benchmark is missing; install it with: apt-get install -y redis-tools" >&2; exit 1; }
-	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench perf
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench perf --only matrix --doc docs/perf.md --out bench-results/perf
+
+perf-harness: setup ## the harness's own figures: overhead vs redis-benchmark, 1,008-owner scale, handoff (about 3 min)
+	@command -v redis-benchmark >/dev/null || { echo "perf: redis-benchmark is missing; install it with: apt-get install -y redis-tools" >&2; exit 1; }
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench perf --only overhead,scale,handoff
+
+gobench: setup ## Go benchmarks of lockimpl's hot paths with -benchmem (allocation regressions show here)
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./lockimpl
 
 sweep: setup ## capacity planning: rw90 at 1..64 clients, 20 s per point; curves and report in bench-results/sweep-rw90 (about 3 min)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench sweep --profile rw90 --clients 1,2,4,8,16,32,64 --slo-p99 10ms --out bench-results/sweep-rw90

@@ -233,6 +233,9 @@ rounds:
 		return nil, runErr
 	}
 	m.Partial = runErr != nil
+	if m.Partial {
+		runErr = ctx.Err() // a run or redis-benchmark cut short by it
+	}
 
 	// Cells in group order, then the baselines in order of first use.
 	for gi, g := range spec.Groups {

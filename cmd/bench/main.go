@@ -383,9 +383,6 @@ func implsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("bench impls takes no arguments; got %q", strings.Join(fs.Args(), " "))
-	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, i := range impls.All() {
 		fmt.Fprintf(tw, "%s\t%s\n", i.Name, i.Summary)
