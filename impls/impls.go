@@ -2,7 +2,6 @@ package impls
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,7 +54,7 @@ func Lookup(name string) (workloads.Impl, error) {
 		Fix: "unknown implementation; use " + strings.Join(Names(), ", ")}
 }
 
-// owners numbers an implementation's clients and owners for their IDs.
+// clientSeq numbers the peer clients of this process for their owner IDs.
 var clientSeq atomic.Int64
 
 // ownerIDs hands out "<impl>-<client>:<n>" owner IDs for one client.
@@ -123,14 +122,4 @@ func notHeld(impl string, cause error) error {
 		return fmt.Errorf("%s: %w", impl, workloads.ErrNotHeld)
 	}
 	return fmt.Errorf("%s: %w (%w)", impl, workloads.ErrNotHeld, cause)
-}
-
-// errIs is errors.Is over several targets.
-func errIs(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }

@@ -265,6 +265,12 @@ func TestCompareNotes(t *testing.T) {
 	if c := results.Compare(base, cur, 10); !hasNote(c, "workloads differ") {
 		t.Errorf("workload change not noted: %q", c.Notes)
 	}
+	// Same workload, another library: compared, and said so.
+	cur = cmpRun()
+	cur.Meta.Impl = "redsync"
+	if c := results.Compare(base, cur, 10); !hasNote(c, "implementations differ: BASE lockimpl, NEW redsync") {
+		t.Errorf("implementation change not noted: %q", c.Notes)
+	}
 }
 
 func TestWriteComparison(t *testing.T) {

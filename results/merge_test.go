@@ -272,6 +272,11 @@ func TestMergeRefuses(t *testing.T) {
 	if _, err := results.Merge([]*results.Result{ra, &other}, []map[string]*hdr.Histogram{ha, hb}); err == nil || !strings.Contains(err.Error(), "meta.workload differs") {
 		t.Errorf("workload mismatch: %v", err)
 	}
+	other = *rb
+	other.Meta.Impl = "raw"
+	if _, err := results.Merge([]*results.Result{ra, &other}, []map[string]*hdr.Histogram{ha, hb}); err == nil || !strings.Contains(err.Error(), `meta.impl differs: run 0 (host alpha) has "lockimpl"`) {
+		t.Errorf("implementation mismatch: %v", err)
+	}
 	if _, err := results.Merge([]*results.Result{ra, rb}, []map[string]*hdr.Histogram{ha, nil}); err == nil || !strings.Contains(err.Error(), "no histograms") {
 		t.Errorf("missing histograms: %v", err)
 	}

@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -87,16 +86,5 @@ func FixedForWatchdog(impl string, p Profile, ttl time.Duration, source string) 
 			fmt.Sprintf("its holds (hold %s, up to %v) could outlive %s's %v expiry (%s); set a fixed --lease longer than the holds",
 				p.Hold, longest, impl, ttl, source))
 	}
-	return fmt.Sprintf("lease watchdog met by a fixed %v expiry (%s), not renewed: no hold of this profile (at most %v) comes near it", ttl, source, p.Hold.Max()), nil
-}
-
-// ImplNames lists implementations for messages: "a, b or c".
-func ImplNames(names []string) string {
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return fmt.Sprintf("lease watchdog met by a fixed %v expiry (%s), not renewed, which outlasts every hold of %s (at most %v)", ttl, source, p.Name, p.Hold.Max()), nil
 }

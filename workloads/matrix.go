@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/results"
@@ -93,6 +94,9 @@ type Matrix struct {
 	Cells            []MatrixCell
 	Baselines        []MatrixBaseline
 	Elapsed          time.Duration
+	// TimerFloor is how long a 100 µs timer took to fire on this machine
+	// (mean of 200): holds and think times shorter than it last about it.
+	TimerFloor time.Duration
 	// Partial is set when ctx ended before every round ran; the cells keep
 	// the rounds that finished.
 	Partial bool
@@ -174,6 +178,7 @@ func MeasureMatrix(ctx context.Context, base Config, spec MatrixSpec, bin string
 	say("matrix: %d runs of %v + %v warmup in %d rounds, plus redis-benchmark: about %v",
 		runs, spec.Duration, spec.Warmup, spec.Rounds, (time.Duration(runs)*perRun + time.Duration(spec.Rounds*len(baselines))*spec.Duration).Round(time.Minute))
 
+	m.TimerFloor = timerFloor(100*time.Microsecond, 200)
 	rdb := base.NewRedis(2)
 	defer rdb.Close()
 	start := time.Now()
@@ -245,15 +250,30 @@ rounds:
 			m.Cells = append(m.Cells, *c)
 		}
 	}
-	for _, g := range spec.Groups {
-		p, _ := groupProfile(g, spec)
-		if b := baselines[p.TotalOwners()]; b != nil && b.Median.Clients == 0 {
-			b.Median = medianBaseline(b.Clients, b.Rounds)
-			m.Baselines = append(m.Baselines, *b)
-		}
+	for _, b := range baselines {
+		b.Median = medianBaseline(b.Clients, b.Rounds)
+		m.Baselines = append(m.Baselines, *b)
 	}
+	slices.SortFunc(m.Baselines, func(a, b MatrixBaseline) int { return a.Clients - b.Clients })
 	m.ratios()
 	return m, runErr
+}
+
+// timerFloor is the mean time a timer of d takes to fire, over n tries:
+// the workers' hold and think sleeps use timers, so it is the shortest
+// sleep they really take.
+func timerFloor(d time.Duration, n int) time.Duration {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	t.Stop()
+	var sum time.Duration
+	for range n {
+		s := time.Now()
+		t.Reset(d)
+		<-t.C
+		sum += time.Since(s)
+	}
+	return sum / time.Duration(n)
 }
 
 // rotate returns s starting at its i-th element (mod len).

@@ -32,7 +32,7 @@ func TestMatrixTargets(t *testing.T) {
 		got[c.Target] = c.Met
 	}
 	want := map[string]bool{
-		"uncontended, 8 owners: lockimpl ≥ 0.9× raw ops/s":                  true,
+		"uncontended, 8 owners: lockimpl ≥ 0.9× raw ops/s":                   true,
 		"mutex, 8 owners: lockimpl handoff p50 ≥ 10× lower than redsync's":   true,
 		"mutex, 8 owners: lockimpl handoff p50 ≥ 10× lower than redislock's": true,
 		"no safety violation in any run":                                     true,

@@ -71,7 +71,7 @@ func TestCompareOK(t *testing.T) {
 	if err != nil {
 		t.Fatalf("compare: %v\n%s%s", err, out, errOut)
 	}
-	for _, want := range []string{"BASE  mutex on ci", "acquire exclusive p99", "OK: no gated metric regressed past 6%"} {
+	for _, want := range []string{"BASE  mutex · lockimpl on ci", "acquire exclusive p99", "OK: no gated metric regressed past 6%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

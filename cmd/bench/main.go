@@ -125,8 +125,9 @@ type runFlags struct {
 }
 
 // register adds the run flags to fs; the profile fields named in skip get
-// no override flag (a sweep lists values for them instead), and "quiet"
-// and "json" in skip drop those flags.
+// no override flag (a sweep lists values for them instead), and "quiet",
+// "json" and "profiling" (--cpuprofile, --memprofile) in skip drop those
+// flags.
 func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	f.redis.RegisterFlags(fs)
 	fs.StringVar(&f.profile, "profile", "rw90", "built-in profile (bench profiles lists them)")
@@ -140,8 +141,10 @@ func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 		fs.BoolVar(&f.json, "json", false, "print the result JSON on stdout instead of the summary table")
 	}
 	fs.IntVar(&f.maxOps, "max-ops", results.DefaultMaxOps, "operations kept for the safety and fairness analyses")
-	fs.StringVar(&f.cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run (load included, setup not) to this file")
-	fs.StringVar(&f.memProf, "memprofile", "", "write a pprof allocation profile (allocs) at the end of the run to this file")
+	if !slices.Contains(skip, "profiling") {
+		fs.StringVar(&f.cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run (the load, not Redis's start) to this file")
+		fs.StringVar(&f.memProf, "memprofile", "", "write a pprof allocation profile (allocs) at the end of the run to this file")
+	}
 	f.override = map[string]string{}
 	for _, o := range overrides {
 		if slices.Contains(skip, o.field) {

@@ -65,7 +65,7 @@ func (l *listFlag[T]) Set(s string) error {
 func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("bench", "sweep", sweepUsage, stderr)
 	var f runFlags
-	f.register(fs, "clients", "owners", "read_ratio", "rate", "duration", "quiet", "json")
+	f.register(fs, "clients", "owners", "read_ratio", "rate", "duration", "quiet", "json", "profiling")
 	clients := &listFlag[int]{parse: strconv.Atoi, hint: "1,2,4,8,16,32,64"}
 	owners := &listFlag[int]{parse: strconv.Atoi, hint: "1,4,16"}
 	ratios := &listFlag[float64]{parse: parseFloat, hint: "0.5,0.9,0.99"}
