@@ -2,7 +2,10 @@ package impls
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -41,7 +44,7 @@ func Names() []string {
 // a *workloads.FieldError on --impl.
 func Lookup(name string) (workloads.Impl, error) {
 	switch name {
-	case "lockimpl", "":
+	case "lockimpl":
 		return nil, nil
 	case "raw":
 		return Raw{}, nil
@@ -57,21 +60,35 @@ func Lookup(name string) (workloads.Impl, error) {
 // clientSeq numbers the peer clients of this process for their owner IDs.
 var clientSeq atomic.Int64
 
-// ownerIDs hands out "<impl>-<client>:<n>" owner IDs for one client.
+// processID tells this process's owners from other processes' on a shared
+// lock (raw writes owner IDs as hash fields, as lockimpl writes its UUIDs).
+var processID = func() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}()
+
+// ownerIDs hands out "<impl>-<process>-<client>:<n>" owner IDs for one client.
 type ownerIDs struct {
 	prefix string
 	n      atomic.Int64
 }
 
 func newOwnerIDs(impl string) *ownerIDs {
-	return &ownerIDs{prefix: fmt.Sprintf("%s-%d:", impl, clientSeq.Add(1))}
+	return &ownerIDs{prefix: fmt.Sprintf("%s-%s-%d:", impl, processID, clientSeq.Add(1))}
 }
 
 func (o *ownerIDs) next() string { return o.prefix + strconv.FormatInt(o.n.Add(1), 10) }
 
 // exclusiveOnly is the check of the peer libraries, which have exclusive,
-// non-reentrant mutexes with a fixed expiry.
-func exclusiveOnly(impl string, p workloads.Profile, expiry time.Duration, expirySource, defaults string) (string, error) {
+// non-reentrant mutexes with a fixed expiry; lossSignal says whether the
+// library tells a holder when its expiry passes.
+func exclusiveOnly(impl string, p workloads.Profile, expiry time.Duration, expirySource, defaults string, lossSignal bool) (string, error) {
+	if !lossSignal {
+		if err := workloads.HoldsWithinLease(impl, p); err != nil {
+			return "", err
+		}
+	}
 	note := defaults
 	for _, f := range p.Needs() {
 		switch f {
@@ -103,17 +120,31 @@ func waitContext(ctx context.Context, wait time.Duration) (context.Context, cont
 	return context.WithDeadline(ctx, time.Now().Add(100*365*24*time.Hour))
 }
 
-// waitOutcome turns a library's failure to acquire into the Locker
-// answer: the caller's context ended (its error), the wait passed (false,
-// nil) or a real error.
-func waitOutcome(ctx, wctx context.Context, err error) (bool, error) {
-	switch {
-	case ctx.Err() != nil:
-		return false, ctx.Err()
-	case wctx.Err() != nil:
-		return false, nil
+// retryDelay is redsync's default delay between tries: 50–250 ms at
+// random. redislock gets it too, for a like comparison.
+func retryDelay() time.Duration {
+	return 50*time.Millisecond + mrand.N(200*time.Millisecond)
+}
+
+// sleeper is one owner's reusable timer.
+type sleeper struct{ t *time.Timer }
+
+func newSleeper() *sleeper {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &sleeper{t}
+}
+
+// sleep waits d, or returns ctx's error when it ends first.
+func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
+	s.t.Reset(d)
+	select {
+	case <-s.t.C:
+		return nil
+	case <-ctx.Done():
+		s.t.Stop()
+		return ctx.Err()
 	}
-	return false, err
 }
 
 // notHeld wraps workloads.ErrNotHeld with the library's answer.

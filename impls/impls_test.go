@@ -155,6 +155,17 @@ func TestRefusals(t *testing.T) {
 	if _, err := lookup(t, "redsync").Check(longHolds); err != nil {
 		t.Errorf("redsync refused a fixed-lease profile: %v", err)
 	}
+	// Holds that outlive a fixed lease need a loss signal: redsync has one
+	// (Until), raw and redislock do not.
+	longHolds.Lease = workloads.Lease{Fixed: 2 * time.Second}
+	if _, err := lookup(t, "redsync").Check(longHolds); err != nil {
+		t.Errorf("redsync refused holds past its lease: %v", err)
+	}
+	for _, name := range []string{"raw", "redislock"} {
+		if _, err := lookup(t, name).Check(longHolds); err == nil || !strings.Contains(err.Error(), "a loss signal") {
+			t.Errorf("%s with holds past a fixed lease: %v; want the loss-signal refusal", name, err)
+		}
+	}
 	if _, err := impls.Lookup("zookeeper"); err == nil || !strings.Contains(err.Error(), "redislock") {
 		t.Errorf("Lookup(zookeeper) = %v; want an error listing the implementations", err)
 	}

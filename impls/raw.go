@@ -25,12 +25,16 @@ type Raw struct{}
 func (Raw) Name() string { return "raw" }
 
 // Check refuses the fair lock, whose queue needs client bookkeeping
-// (leaving the queue when a wait gives up) that raw leaves out by design.
+// (leaving the queue when a wait gives up) that raw leaves out by design,
+// and holds that could outlive a fixed lease (raw has no loss signal).
 // Reentrant and read-write profiles run: Redis counts re-entries. A
 // watchdog lease is sent as the lease Redisson's scripts get under a
 // watchdog (30 s) and never renewed.
 func (r Raw) Check(p workloads.Profile) (string, error) {
 	note := "lockimpl's scripts by EVALSHA: no watchdog, no pub/sub; a refused acquire retries after the returned TTL"
+	if err := workloads.HoldsWithinLease(r.Name(), p); err != nil {
+		return "", err
+	}
 	for _, f := range p.Needs() {
 		switch f {
 		case workloads.NeedFair:

@@ -3,7 +3,6 @@ package impls
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/bsm/redislock"
@@ -30,7 +29,7 @@ func (Redislock) Name() string { return "redislock" }
 // lease whose holds could outlive the 8 s TTL.
 func (r Redislock) Check(p workloads.Profile) (string, error) {
 	return exclusiveOnly(r.Name(), p, RedislockTTL, "redsync's default expiry; redislock has none",
-		"redislock with retries every 50-250ms at random (redsync's), bounded by the profile's wait")
+		"redislock with retries every 50-250ms at random (redsync's delay), bounded by the profile's wait", false)
 }
 
 // NewClient returns a redislock client on rdb.
@@ -71,24 +70,45 @@ type redislockLocker struct {
 	held *redislock.Lock
 }
 
-// jitter is redsync's retry delay for redislock: 50–250 ms at random.
-type jitter struct{}
+// jitter is redsync's retry delay for redislock, 50–250 ms at random,
+// until a deadline (zero: none), after which it stops the retries.
+type jitter struct{ until time.Time }
 
-func (jitter) NextBackoff() time.Duration {
-	return 50*time.Millisecond + rand.N(200*time.Millisecond)
+func (j *jitter) NextBackoff() time.Duration {
+	d := retryDelay()
+	if !j.until.IsZero() {
+		left := time.Until(j.until)
+		if left <= 0 {
+			return 0 // redislock: no more tries, ErrNotObtained
+		}
+		d = min(d, left)
+	}
+	return d
 }
 
-var retryLikeRedsync = &redislock.Options{RetryStrategy: jitter{}}
-
+// Acquire obtains the lock, retrying within the wait. The wait bounds the
+// retries, not the context: a deadline on Obtain's context would also cut
+// a try in flight, which could leave a lock set that nobody holds until
+// its TTL. Obtain sets a deadline of the TTL on a context without one, so
+// it gets one far away.
 func (l *redislockLocker) Acquire(ctx context.Context, wait, _ time.Duration) (bool, error) {
-	wctx, cancel := waitContext(ctx, wait)
+	wctx, cancel := waitContext(ctx, 0)
 	defer cancel()
-	lock, err := l.c.c.Obtain(wctx, l.name, l.c.ttl, retryLikeRedsync)
-	if err == nil {
+	j := &jitter{}
+	if wait > 0 {
+		j.until = time.Now().Add(wait)
+	}
+	lock, err := l.c.c.Obtain(wctx, l.name, l.c.ttl, &redislock.Options{RetryStrategy: j})
+	switch {
+	case err == nil:
 		l.held = lock
 		return true, nil
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	case errors.Is(err, redislock.ErrNotObtained):
+		return false, nil // the wait passed
 	}
-	return waitOutcome(ctx, wctx, err)
+	return false, err
 }
 
 func (l *redislockLocker) Release(ctx context.Context) error {

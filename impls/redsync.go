@@ -3,7 +3,6 @@ package impls
 import (
 	"context"
 	"errors"
-	"math"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -19,10 +18,13 @@ const RedsyncExpiry = 8 * time.Second
 
 // Redsync drives github.com/go-redsync/redsync/v4 on the one Redis (a
 // single pool, so its quorum is that node) with its defaults: 8 s expiry,
-// a retry every 50–250 ms at random, drift factor 0.01. The profile's wait
-// bounds the retries (by the context's deadline, as its LockContext
-// honours) instead of its default 32 tries, so a wait means the same for
-// every implementation.
+// drift factor 0.01, and between tries the delay its LockContext uses
+// (50–250 ms at random). The tries are redsync's TryLockContext in a loop
+// bounded by the profile's wait instead of LockContext's 32 tries: a wait
+// then means the same for every implementation, a Redis error ends the
+// wait at once instead of being hidden until the last try, and the wait's
+// end never cancels a try in flight (which could leave a lock set that
+// nobody holds until its expiry).
 type Redsync struct{}
 
 // Name is "redsync".
@@ -32,13 +34,12 @@ func (Redsync) Name() string { return "redsync" }
 // lease whose holds could outlive the 8 s expiry.
 func (r Redsync) Check(p workloads.Profile) (string, error) {
 	return exclusiveOnly(r.Name(), p, RedsyncExpiry, "redsync's default expiry",
-		"redsync v4 defaults (one node, retry every 50-250ms, drift 0.01); the profile's wait bounds its retries instead of 32 tries")
+		"redsync v4 TryLock with its defaults (one node, drift 0.01), retried after its 50-250ms delay until the profile's wait (not its 32 tries)", true)
 }
 
 // NewClient returns a redsync instance on rdb.
 func (Redsync) NewClient(rdb redis.UniversalClient, p workloads.Profile) (workloads.ImplClient, error) {
 	c := &redsyncClient{rs: redsync.New(goredis.NewPool(rdb)), ids: newOwnerIDs("redsync")}
-	c.opts = []redsync.Option{redsync.WithTries(math.MaxInt32)}
 	if p.Lease.Fixed > 0 {
 		c.opts = append(c.opts, redsync.WithExpiry(p.Lease.Fixed))
 	}
@@ -51,37 +52,60 @@ type redsyncClient struct {
 	ids  *ownerIDs
 }
 
-func (c *redsyncClient) NewOwner() workloads.Owner { return &redsyncOwner{c: c, id: c.ids.next()} }
+func (c *redsyncClient) NewOwner() workloads.Owner {
+	return &redsyncOwner{c: c, id: c.ids.next(), sleep: newSleeper()}
+}
 
 func (c *redsyncClient) Close() error { return nil }
 
 type redsyncOwner struct {
-	c  *redsyncClient
-	id string
+	c     *redsyncClient
+	id    string
+	sleep *sleeper
 }
 
 func (o *redsyncOwner) ID() string { return o.id }
 
 // Locker is the owner's mutex on name; redsync has one mode.
 func (o *redsyncOwner) Locker(name string, _ results.Mode) workloads.Locker {
-	return &redsyncLocker{m: o.c.rs.NewMutex(name, o.c.opts...)}
+	return &redsyncLocker{o: o, m: o.c.rs.NewMutex(name, o.c.opts...)}
 }
 
 type redsyncLocker struct {
+	o      *redsyncOwner
 	m      *redsync.Mutex
 	lost   *time.Timer   // closes lostCh at the hold's Until
 	lostCh chan struct{} // nil until Lost is first asked for this hold
 }
 
 func (l *redsyncLocker) Acquire(ctx context.Context, wait, _ time.Duration) (bool, error) {
-	wctx, cancel := waitContext(ctx, wait)
-	defer cancel()
-	err := l.m.LockContext(wctx)
-	if err == nil {
-		l.lostCh = nil
-		return true, nil
+	start := time.Now()
+	for {
+		err := l.m.TryLockContext(ctx)
+		if err == nil {
+			l.lostCh = nil
+			return true, nil
+		}
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		var re *redsync.RedisError
+		if errors.As(err, &re) {
+			return false, err
+		}
+		// Taken: try again after redsync's own delay, within the wait.
+		d := retryDelay()
+		if wait > 0 {
+			left := wait - time.Since(start)
+			if left <= 0 {
+				return false, nil
+			}
+			d = min(d, left)
+		}
+		if err := l.o.sleep.sleep(ctx, d); err != nil {
+			return false, err
+		}
 	}
-	return waitOutcome(ctx, wctx, err)
 }
 
 func (l *redsyncLocker) Release(ctx context.Context) error {

@@ -17,10 +17,11 @@ import (
 // single uncontended owner about a quarter of its lock cycles. A latch it never gets to expires
 // by itself after LatchTimeout.
 type janitor struct {
-	c    *Client
-	mu   sync.Mutex
-	keys []string
-	kick chan struct{} // cap 1: keys went from empty to not
+	c      *Client
+	mu     sync.Mutex
+	keys   []string
+	closed bool          // final has run: add deletes at once
+	kick   chan struct{} // cap 1: keys went from empty to not
 }
 
 // maxLatchQueue bounds the queued latches; past it, add deletes at once,
@@ -31,12 +32,13 @@ func newJanitor(c *Client) *janitor {
 	return &janitor{c: c, kick: make(chan struct{}, 1)}
 }
 
-// add queues key for deletion.
+// add queues key for deletion, or deletes it at once when the queue is
+// full or the janitor has stopped (an unlock that raced Close).
 func (j *janitor) add(key string) {
 	j.mu.Lock()
-	if len(j.keys) >= maxLatchQueue {
+	if len(j.keys) >= maxLatchQueue || j.closed {
 		j.mu.Unlock()
-		ctx, cancel := context.WithTimeout(j.c.base, time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = j.c.rdb.Del(ctx, key).Err()
 		return
@@ -52,12 +54,14 @@ func (j *janitor) add(key string) {
 	}
 }
 
-// take returns the queued keys, leaving spare (emptied) in their place.
-func (j *janitor) take(spare []string) []string {
+// take returns the queued keys, leaving spare (emptied) in their place;
+// last marks the janitor stopped.
+func (j *janitor) take(spare []string, last bool) []string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	batch := j.keys
 	j.keys = spare[:0]
+	j.closed = j.closed || last
 	return batch
 }
 
@@ -84,27 +88,24 @@ func (j *janitor) run() {
 			j.final()
 			return
 		}
-		batch := j.take(spare)
+		batch := j.take(spare, false)
 		j.delete(batch)
 		spare = batch
 	}
 }
 
-// final deletes what is queued when the client closes, with a context of
-// its own (Close has cancelled the client's), so a closing client leaves
-// no latch to expire.
+// final deletes what is queued when the client closes; later adds delete
+// at once, so a closing client leaves no latch to expire.
 func (j *janitor) final() {
-	batch := j.take(nil)
-	if len(batch) == 0 {
-		return
+	if batch := j.take(nil, true); len(batch) > 0 {
+		j.delete(batch)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	j.deleteCtx(ctx, batch)
 }
 
+// delete deletes keys with a context of its own: Close cancels the
+// client's, and waits for the janitor, which this bounds.
 func (j *janitor) delete(keys []string) {
-	ctx, cancel := context.WithTimeout(j.c.base, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	j.deleteCtx(ctx, keys)
 }

@@ -292,7 +292,7 @@ func (l *Lock) unlockOnce(ctx context.Context, lease time.Duration) (int64, erro
 		res, err = fairUnlock.Run(ctx, c.rdb, []string{l.name, fairQueueKey(l.name), fairTimeoutKey(l.name), lockChannel(l.name), latch},
 			unlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publish, latchMs).Result()
 	} else {
-		u := unlockCall(l.kind, l.name, l.field, c.publish, latch, ms(lease), latchMs)
+		u := unlockCall(l.kind, l.name, l.field, l.channel, c.publish, latch, ms(lease), latchMs)
 		res, err = u.s.Run(ctx, c.rdb, u.keys, u.args...).Result()
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
@@ -310,15 +310,7 @@ func (l *Lock) unlockOnce(ctx context.Context, lease time.Duration) (int64, erro
 
 // dropLatch deletes a latch key once its unlock answered: in the
 // background while the client runs, at once after Close.
-func (c *Client) dropLatch(key string) {
-	if c.checkOpen() == nil {
-		c.latches.add(key)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = c.rdb.Del(ctx, key).Err()
-}
+func (c *Client) dropLatch(key string) { c.latches.add(key) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes waiters (for a
 // read or write lock, only while the lock is in that mode). It reports

@@ -438,18 +438,18 @@ func acquireCall(k kind, name, field string, leaseMs int64) call {
 	return call{reentrantAcquire, []string{name}, []any{leaseMs, field}}
 }
 
-// unlockCall is one unlock of kind k (not fair) on name by field, with
-// its latch key last among the keys.
-func unlockCall(k kind, name, field, publish, latch string, leaseMs, latchMs int64) call {
+// unlockCall is one unlock of kind k (not fair) on name by field,
+// waking waiters on channel, with its latch key last among the keys.
+func unlockCall(k kind, name, field, channel, publish, latch string, leaseMs, latchMs int64) call {
 	switch k {
 	case kindRead:
-		return call{readUnlock, []string{name, rwlockChannel(name), readTimeoutPrefix(name, field), readKeyPrefix(name, field), latch},
+		return call{readUnlock, []string{name, channel, readTimeoutPrefix(name, field), readKeyPrefix(name, field), latch},
 			[]any{unlockMessage, field, publish, latchMs}}
 	case kindWrite:
-		return call{writeUnlock, []string{name, rwlockChannel(name), latch},
+		return call{writeUnlock, []string{name, channel, latch},
 			[]any{readUnlockMessage, leaseMs, field, publish, latchMs}}
 	}
-	return call{reentrantUnlock, []string{name, lockChannel(name), latch},
+	return call{reentrantUnlock, []string{name, channel, latch},
 		[]any{unlockMessage, leaseMs, field, publish, latchMs}}
 }
 
@@ -465,9 +465,12 @@ type ScriptCall struct {
 	args   []any
 }
 
-// Run sends the call with EVALSHA (EVAL on NOSCRIPT), as Lock does. An
-// acquire replies nil (redis.Nil) when acquired, else the lock's TTL in
-// ms; an unlock replies nil when the owner held nothing.
+// Run sends the call with EVALSHA (EVAL on NOSCRIPT), as Lock does, with
+// Keys as they are now (a caller may change them, e.g. the latch) and the
+// arguments Calls made (Args is their text, for other tools; changing it
+// changes nothing sent). An acquire replies nil (redis.Nil) when
+// acquired, else the lock's TTL in ms; an unlock replies nil when the
+// owner held nothing. Only calls from Calls can Run.
 func (c ScriptCall) Run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
 	return c.script.Run(ctx, rdb, c.Keys, c.args...)
 }
@@ -488,10 +491,10 @@ func (c call) export() ScriptCall {
 // unlock that finds its latch replays the first answer and changes nothing.
 func Calls(mode, name, ownerID string, lease time.Duration, latch string) (acquire, unlock ScriptCall, err error) {
 	var k kind
-	field := ownerID
+	field, channel := ownerID, rwlockChannel(name)
 	switch mode {
 	case "reentrant":
-		k = kindReentrant
+		k, channel = kindReentrant, lockChannel(name)
 	case "read":
 		k = kindRead
 	case "write":
@@ -504,7 +507,7 @@ func Calls(mode, name, ownerID string, lease time.Duration, latch string) (acqui
 		return acquire, unlock, fmt.Errorf("lockimpl: Calls: lease %v must be positive", lease)
 	}
 	acquire = acquireCall(k, name, field, ms(lease)).export()
-	unlock = unlockCall(k, name, field, "PUBLISH", latch, ms(lease), ms(DefaultLatchTimeout)).export()
+	unlock = unlockCall(k, name, field, channel, "PUBLISH", latch, ms(lease), ms(DefaultLatchTimeout)).export()
 	return acquire, unlock, nil
 }
 

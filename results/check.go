@@ -302,17 +302,26 @@ func freedAt(secs []*Op) []freed {
 		}
 		ev = append(ev, event{max(o.Released, o.Acquired), order, -1, o.Mode})
 	}
-	slices.SortFunc(ev, func(a, b event) int {
+	slices.SortStableFunc(ev, func(a, b event) int {
 		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.order, b.order))
 	})
 	var out []freed
 	held := 0
 	for _, e := range ev {
 		held += e.delta
-		if e.delta < 0 && held <= 0 {
-			out = append(out, freed{e.at, e.mode})
-			held = 0
+		if e.delta >= 0 || held > 0 {
+			continue
 		}
+		held = 0
+		if n := len(out); n > 0 && out[n-1].at == e.at {
+			// Freed twice at one instant: one moment, which frees readers
+			// if any of its releases was a write.
+			if e.mode != Read {
+				out[n-1].last = e.mode
+			}
+			continue
+		}
+		out = append(out, freed{e.at, e.mode})
 	}
 	return out
 }
@@ -352,9 +361,11 @@ func (h *waiterHeap) pop() {
 	}
 }
 
-// first is the earliest acquisition after t, dropping those at or before.
+// first is the earliest acquisition at or after t by a section that did
+// not release at or before t (one that did held the lock, it did not wait
+// for it), dropping the others: later moments come after t.
 func (h *waiterHeap) first(t int64) *Op {
-	for len(*h) > 0 && (*h)[0].Acquired <= t {
+	for len(*h) > 0 && ((*h)[0].Acquired < t || (*h)[0].Released <= t) {
 		h.pop()
 	}
 	if len(*h) == 0 {

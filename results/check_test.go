@@ -595,6 +595,29 @@ func TestHandoffs(t *testing.T) {
 			wantHandoffs: []int64{1 * ms},
 		},
 		{
+			name: "a waiter acquiring at the instant of the release waited no time",
+			ops: []results.Op{
+				op(0, 0, X, 9*ms, 10*ms, 20*ms),
+				op(1, 0, X, 12*ms, 20*ms, 25*ms),
+			},
+			wantWait:     []int64{8 * ms},
+			wantHandoffs: []int64{0},
+		},
+		{
+			name: "a zero-length hold is not a waiter for its own release",
+			// Z acquired and released at 20, the instant A released: at that
+			// moment Z counts as a holder, not a waiter, and the two releases
+			// are one moment. B, waiting since 16, acquires at 21: one
+			// handoff of 1 ms.
+			ops: []results.Op{
+				op(0, 0, X, 9*ms, 10*ms, 20*ms),
+				op(2, 0, X, 15*ms, 20*ms, 20*ms),
+				op(1, 0, X, 16*ms, 21*ms, 25*ms),
+			},
+			wantWait:     []int64{5 * ms, 5 * ms},
+			wantHandoffs: []int64{1 * ms},
+		},
+		{
 			name: "releases on another lock are ignored",
 			ops:  []results.Op{op(0, 0, X, 9*ms, 10*ms, 20*ms), op(1, 1, X, 12*ms, 21*ms, 25*ms)},
 		},

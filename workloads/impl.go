@@ -48,6 +48,9 @@ const (
 	NeedFair       Feature = "a fair lock (kind: fair)"
 	NeedReentrancy Feature = "reentrancy (depth above 1)"
 	NeedWatchdog   Feature = "a watchdog lease (lease: watchdog)"
+	// NeedLossSignal is needed by fixed-lease profiles whose holds could
+	// outlive the lease (see HoldsWithinLease).
+	NeedLossSignal Feature = "a loss signal (its holds can outlive the fixed lease)"
 )
 
 // Needs lists what p needs beyond an exclusive lock with a fixed lease.
@@ -73,6 +76,19 @@ func (p Profile) Needs() []Feature {
 func Refuse(impl string, p Profile, f Feature, hint string) error {
 	return &FieldError{Field: "--impl", Value: impl,
 		Fix: fmt.Sprintf("profile %s needs %s, which %s lacks (it is not emulated); %s", p.Name, f, impl, hint)}
+}
+
+// HoldsWithinLease refuses, for an implementation that tells a holder
+// nothing when its lease ends, a fixed-lease profile whose holds could
+// outlive half the lease: its holders would run on past the expiry and
+// the safety checker would charge the implementation for the profile.
+// (lockimpl and redsync say when a hold ends: Lost.)
+func HoldsWithinLease(impl string, p Profile) error {
+	if p.Lease.Fixed > 0 && p.Hold.Max() > p.Lease.Fixed/2 {
+		return Refuse(impl, p, NeedLossSignal, fmt.Sprintf("its holds (hold %s, up to %v) could outlive the %v lease, and %s tells a holder nothing when its lease ends; shorten the holds or lengthen --lease",
+			p.Hold, p.Hold.Max(), p.Lease.Fixed, impl))
+	}
+	return nil
 }
 
 // FixedForWatchdog decides how an implementation without a watchdog meets

@@ -54,7 +54,9 @@ type MatrixRound struct {
 	OpsPerSec                       float64
 	AcquireP50, AcquireP99          float64 // µs, all modes
 	HandoffP50, HandoffP99, WaitP50 float64 // µs; 0 when nothing waited
-	Handoffs, Waits, Ops, Errors    int64
+	Handoffs, Waits, Ops, Errors int64
+	// Cut counts acquisitions still waiting when the run ended.
+	Cut int64
 	Violations                      int64
 	Jain                            float64
 	Partial                         bool
@@ -294,7 +296,7 @@ func roundOf(res *results.Result, round int) MatrixRound {
 		Round: round, OpsPerSec: res.Throughput.OpsPerSec,
 		AcquireP50: acq.P50, AcquireP99: acq.P99,
 		HandoffP50: h.P50, HandoffP99: h.P99, WaitP50: w.P50,
-		Handoffs: h.Count, Waits: w.Count, Ops: res.Throughput.Ops, Errors: res.ErrorCount(),
+		Handoffs: h.Count, Waits: w.Count, Cut: res.Throughput.Cut, Ops: res.Throughput.Ops, Errors: res.ErrorCount(),
 		Violations: res.Safety.Violations, Jain: res.Fairness.Jain, Partial: res.Partial,
 	}
 }
@@ -321,6 +323,7 @@ func medianRound(rs []MatrixRound) MatrixRound {
 	for _, r := range rs {
 		out.Handoffs += r.Handoffs
 		out.Waits += r.Waits
+		out.Cut += r.Cut
 		out.Ops += r.Ops
 		out.Errors += r.Errors
 		out.Violations += r.Violations

@@ -29,10 +29,11 @@ func WriteMatrixMarkdown(w io.Writer, m *Matrix, command string) error {
 checker, against one local redis-server. Within a round the implementations take turns, in an
 order that rotates from round to round, so that drift in the machine's load hits all alike.
 Figures are medians over the rounds; a ratio is the median of the rounds' ratios (each round's
-two runs are seconds apart). "× raw" compares with raw on the same workload; "× rb" with
-redis-benchmark driving the same acquire and unlock scripts at the same concurrency in the same
-round (ops/s against its lock+unlock cycles/s, acquire latency against its acquire script's).
-Latency ratios above 1 are slower.
+two runs are seconds apart). "× raw" compares with raw on the same workload. "× rb" compares with
+redis-benchmark at the same concurrency in the same round, driving the reentrant acquire script
+on fresh names and the unlock script (ops/s against its lock+unlock cycles/s, acquire latency
+against its acquire script's): the floor of one uncontended lock cycle at that concurrency, which
+contended workloads (mutex, rw90) stay far from by design. Latency ratios above 1 are slower.
 
 - **acquire** is the call to the library's lock (all modes), waits included.
 - **handoff**: each time the lock falls free while owners wait for it, the time until the first
@@ -41,7 +42,9 @@ Latency ratios above 1 are slower.
   never waited (barging) took it and gave it back in between: each of those releases counts.
 - **wait** is called → acquired for acquisitions that waited for a holder's release; "waited"
   is their share of all acquisitions.
-- **errors** are acquisitions that timed out (the profile's 10 s wait) or failed.
+- **errors** are acquisitions that failed or timed out (the profile's 10 s wait, longer than
+  these runs); **cut** are acquisitions still waiting when the run ended, all counted over the
+  rounds.
 - **raw** retries a refused acquire after the TTL the script returns, up to the 30 s lease under a
   watchdog profile (capped by the 10 s wait): where owners contend, its waiters sleep while the
   holder takes the lock again and again (Jain near 1/owners), so raw is the protocol's floor
@@ -107,26 +110,26 @@ Latency ratios above 1 are slower.
 		}
 		if i == 0 || m.Cells[i-1].Profile != c.Profile || m.Cells[i-1].Owners != c.Owners {
 			fmt.Fprintf(&b, "### %d owner%s (%d client%s)\n\n", c.Owners, plural(c.Owners), c.Clients, plural(c.Clients))
-			b.WriteString("| impl | ops/s | × raw | × rb | acquire p50 | × raw | × rb | acquire p99 | × raw | × rb | handoff p50 | × raw | handoff p99 | wait p50 | waited | errors | violations | Jain |\n")
-			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+			b.WriteString("| impl | ops/s | × raw | × rb | acquire p50 | × raw | × rb | acquire p99 | × raw | × rb | handoff p50 | × raw | handoff p99 | wait p50 | waited | errors | cut | violations | Jain |\n")
+			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		}
 		x := c.Median
 		waited := "—"
 		if x.Ops > 0 && x.Waits > 0 {
 			waited = fmt.Sprintf("%.0f%%", 100*float64(x.Waits)/float64(x.Ops))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			c.Impl, results.Commas1(x.OpsPerSec), times(c.VsRaw.Ops), times(c.VsBenchmk.Ops),
 			usOrDash(x.AcquireP50), times(c.VsRaw.AcquireP50), times(c.VsBenchmk.AcquireP50),
 			usOrDash(x.AcquireP99), times(c.VsRaw.AcquireP99), times(c.VsBenchmk.AcquireP99),
 			usOrDash(x.HandoffP50), times(c.VsRaw.HandoffP50), usOrDash(x.HandoffP99), usOrDash(x.WaitP50),
-			waited, results.Commas(x.Errors), results.Commas(x.Violations), jain(x.Jain))
+			waited, results.Commas(x.Errors), results.Commas(x.Cut), results.Commas(x.Violations), jain(x.Jain))
 		if i+1 == len(m.Cells) || m.Cells[i+1].Profile != c.Profile || m.Cells[i+1].Owners != c.Owners {
 			b.WriteString("\n")
 		}
 	}
 
-	b.WriteString("## Files\n\nEach run's result (`.json`, `.hlog`, `.html`) is in the directory `bench perf --out` named; `bench report DIR` draws them, and `bench compare` compares any two.\n")
+	b.WriteString("## Files\n\nEach run's result (`.json` and `.hlog`) is in the directory `bench perf --out` named; `bench report DIR` draws them, and `bench compare` compares any two.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

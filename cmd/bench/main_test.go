@@ -99,6 +99,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"perf", "--only", "speed"}, `unknown part "speed"`},
 		{[]string{"perf", "--matrix-impls", "lockimpl,zk"}, `--matrix-impls "lockimpl,zk"`},
 		{[]string{"perf", "--matrix-rounds", "0"}, "--matrix-rounds"},
+		{[]string{"perf", "--only", "scale", "--doc", "x.md"}, "--doc applies to the matrix part"},
+		{[]string{"run", "--impl", ""}, `--impl "": unknown implementation`},
 		{[]string{"run", "--impl", "zk"}, `--impl "zk": unknown implementation; use lockimpl, raw, redsync, redislock`},
 		{[]string{"run", "--impl", "redsync", "--profile", "rw90"}, "needs a read-write lock (kind: rw), which redsync lacks"},
 		{[]string{"run", "--impl", "redislock", "--profile", "mutex", "--depth", "2"}, "needs reentrancy"},

@@ -50,7 +50,7 @@ prints the figures with their targets:
 matrix and overhead need redis-benchmark (Debian package redis-tools,
 installed with redis-server). Each run's result files go to --out. Missing
 a target is reported (MISS) but is not an error: these are measurements of
-this machine, not assertions. A safety violation in any run exits 1.
+this machine, not assertions. A safety violation in any matrix run exits 1.
 Ctrl-C stops the matrix; the rounds that finished are still written (the
 --doc marked partial), and it exits 130.`
 
@@ -92,6 +92,13 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *mWarm < 0 {
 		return cli.Usagef("--matrix-warmup %v: must not be negative", *mWarm)
+	}
+	if !slices.Contains(parts, "matrix") {
+		for _, name := range []string{"doc", "matrix-impls", "matrix-rounds", "matrix-duration", "matrix-warmup"} {
+			if flagSet(fs, name) {
+				return cli.Usagef("--%s applies to the matrix part; add matrix to --only (now %q)", name, *only)
+			}
+		}
 	}
 	spec, err := matrixSpec(*mImpls)
 	if err != nil {
@@ -225,6 +232,7 @@ func matrixSpec(list string) (workloads.MatrixSpec, error) {
 	spec := workloads.MatrixSpec{Impls: map[string]workloads.Impl{}}
 	var names []string
 	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
 		impl, err := impls.Lookup(n)
 		if err != nil {
 			return spec, cli.Usagef("--matrix-impls %q: %v", list, err)
