@@ -54,13 +54,13 @@ type MatrixRound struct {
 	OpsPerSec                       float64
 	AcquireP50, AcquireP99          float64 // µs, all modes
 	HandoffP50, HandoffP99, WaitP50 float64 // µs; 0 when nothing waited
-	Handoffs, Waits, Ops, Errors int64
+	Handoffs, Waits, Ops, Errors    int64
 	// Cut counts acquisitions still waiting when the run ended.
-	Cut int64
-	Violations                      int64
-	Jain                            float64
-	Partial                         bool
-	File                            string // where the result was saved
+	Cut        int64
+	Violations int64
+	Jain       float64
+	Partial    bool
+	File       string // where the result was saved
 }
 
 // Ratios are one implementation's figures over a reference's; 0 where
