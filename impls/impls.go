@@ -107,13 +107,9 @@ func exclusiveOnly(impl string, p workloads.Profile, expiry time.Duration, expir
 	return note, nil
 }
 
-// waitContext bounds one acquisition: wait > 0 bounds it, otherwise it
-// waits until ctx ends. Libraries that cap a wait without a deadline
-// (redislock stops at the TTL) get a deadline far away instead.
-func waitContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
-	if wait > 0 {
-		return context.WithTimeout(ctx, wait)
-	}
+// farDeadline gives ctx a deadline far away unless it has one: redislock
+// caps a wait on a context without a deadline at the lock's TTL.
+func farDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}
 	}

@@ -61,13 +61,19 @@ type redislockOwner struct {
 func (o *redislockOwner) ID() string { return o.id }
 
 func (o *redislockOwner) Locker(name string, _ results.Mode) workloads.Locker {
-	return &redislockLocker{c: o.c, name: name}
+	l := &redislockLocker{c: o.c, name: name}
+	l.opts.RetryStrategy = &l.retry
+	return l
 }
 
+// redislockLocker is used by one owner goroutine, so its retry strategy
+// and options are made once, not per acquisition.
 type redislockLocker struct {
-	c    *redislockClient
-	name string
-	held *redislock.Lock
+	c     *redislockClient
+	name  string
+	held  *redislock.Lock
+	retry jitter
+	opts  redislock.Options
 }
 
 // jitter is redsync's retry delay for redislock, 50–250 ms at random,
@@ -92,13 +98,13 @@ func (j *jitter) NextBackoff() time.Duration {
 // its TTL. Obtain sets a deadline of the TTL on a context without one, so
 // it gets one far away.
 func (l *redislockLocker) Acquire(ctx context.Context, wait, _ time.Duration) (bool, error) {
-	wctx, cancel := waitContext(ctx, 0)
+	wctx, cancel := farDeadline(ctx)
 	defer cancel()
-	j := &jitter{}
+	l.retry.until = time.Time{}
 	if wait > 0 {
-		j.until = time.Now().Add(wait)
+		l.retry.until = time.Now().Add(wait)
 	}
-	lock, err := l.c.c.Obtain(wctx, l.name, l.c.ttl, &redislock.Options{RetryStrategy: j})
+	lock, err := l.c.c.Obtain(wctx, l.name, l.c.ttl, &l.opts)
 	switch {
 	case err == nil:
 		l.held = lock
