@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,6 +105,24 @@ func NewClient(rdb redis.UniversalClient, opts Options) (*Client, error) {
 	go c.wd.run()
 	go c.latches.run()
 	return c, nil
+}
+
+// topologyHint asks a cluster client to reread the slot map after an error
+// that may mean a shard's primary changed: go-redis follows MOVED by
+// itself, but after a dead primary it keeps dialling it until its next
+// periodic reload (a minute by default). Redisson rescans the topology on
+// its own for the same reason. Reloads are coalesced by go-redis.
+func (c *Client) topologyHint(err error) {
+	cc, ok := c.rdb.(*redis.ClusterClient)
+	if !ok || err == nil || errors.Is(err, redis.Nil) || errors.Is(err, context.Canceled) {
+		return
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) && !strings.HasPrefix(rerr.Error(), "CLUSTERDOWN") &&
+		!strings.HasPrefix(rerr.Error(), "READONLY") && !strings.HasPrefix(rerr.Error(), "TRYAGAIN") {
+		return // a script's own error: the topology is not in question
+	}
+	cc.ReloadState(c.base)
 }
 
 // detectSharded reports whether rdb is a Redis Cluster that answers the

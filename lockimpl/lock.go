@@ -303,6 +303,7 @@ func (l *Lock) unlockOnce(ctx context.Context, lease time.Duration) (int64, erro
 	case errors.Is(err, redis.Nil) || (err == nil && n < 0):
 		return 0, ErrNotHeld
 	case err != nil:
+		c.topologyHint(err)
 		return 0, err
 	}
 	return n, nil
@@ -427,6 +428,7 @@ func (l *Lock) Lost() <-chan struct{} {
 // (a network timeout past the deadline is the context's doing), so that
 // callers can tell timeouts from contention with errors.Is.
 func (l *Lock) fail(ctx context.Context, op string, err error) error {
+	l.owner.c.topologyHint(err)
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w: %w", cerr, err)
 	}

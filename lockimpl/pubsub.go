@@ -41,6 +41,13 @@ type psConn struct {
 	key   string // "" for the shared plain connection, else the channel
 	ps    *redis.PubSub
 	cmdMu sync.Mutex // serialises (un)subscribe commands on it
+
+	confirmed     chan struct{} // closed by its first subscription confirmation
+	confirmedOnce sync.Once
+}
+
+func newPSConn(key string, ps *redis.PubSub) *psConn {
+	return &psConn{key: key, ps: ps, confirmed: make(chan struct{})}
 }
 
 // entry is a client's subscription to one channel and the waiters on it.
@@ -88,9 +95,9 @@ func (s *subscriber) acquire(ctx context.Context, channel string) (*entry, error
 	if s.c.sharded {
 		// A sharded connection must be opened with its channel, so that
 		// go-redis dials the node that owns the channel's slot.
-		conn := &psConn{key: channel, ps: s.c.rdb.SSubscribe(s.c.base, channel)}
-		e.conn = conn
+		conn := newPSConn(channel, s.c.rdb.SSubscribe(s.c.base, channel))
 		s.mu.Lock()
+		e.conn = conn
 		closed := s.closed
 		if !closed {
 			s.conns[channel] = conn
@@ -123,7 +130,7 @@ func (s *subscriber) plainConnLocked() *psConn {
 	if conn := s.conns[""]; conn != nil {
 		return conn
 	}
-	conn := &psConn{ps: s.c.rdb.Subscribe(s.c.base)}
+	conn := newPSConn("", s.c.rdb.Subscribe(s.c.base))
 	s.conns[""] = conn
 	s.wg.Add(1)
 	go s.dispatch(conn)
@@ -188,10 +195,18 @@ func (s *subscriber) dispatch(conn *psConn) {
 		resubscribed := false
 		switch m := m.(type) {
 		case *redis.Subscription:
+			if m.Kind == "sunsubscribe" {
+				// We never send SUNSUBSCRIBE (an idle sharded connection
+				// is closed instead), so the node dropped us: the slot
+				// left it, by migration or failover.
+				s.lostShard(conn, m.Channel)
+				continue
+			}
 			if m.Kind != "subscribe" && m.Kind != "ssubscribe" {
 				continue
 			}
 			channel = m.Channel
+			conn.confirmedOnce.Do(func() { close(conn.confirmed) })
 		case *redis.Message:
 			channel, payload = m.Channel, m.Payload
 		default:
@@ -222,6 +237,77 @@ func (s *subscriber) dispatch(conn *psConn) {
 			e.wakeOneLocked(refs)
 		}
 		e.mu.Unlock()
+	}
+}
+
+// lostShard handles a node dropping the sharded subscription of channel on
+// conn: waiters retry at once (their acquire follows the slot's MOVED), and
+// a new connection subscribes at the slot's new owner.
+func (s *subscriber) lostShard(conn *psConn, channel string) {
+	s.mu.Lock()
+	e := s.entries[channel]
+	if e == nil || e.conn != conn || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	refs := e.refs
+	s.wg.Add(1)
+	s.mu.Unlock()
+	e.mu.Lock()
+	e.wakeAllLocked(refs)
+	e.mu.Unlock()
+	go s.resubscribe(e, conn)
+}
+
+// resubscribe replaces e's sharded connection with one at the node that
+// serves its slot now. go-redis picks the node from its slot map, which
+// may still be stale: a subscription the node refuses (MOVED) is never
+// confirmed, so an unconfirmed one is dropped and tried again after a
+// reload of the map, until it is confirmed, e is swept or the client closes.
+func (s *subscriber) resubscribe(e *entry, old *psConn) {
+	defer s.wg.Done()
+	_ = old.ps.Close()
+	cc, _ := s.c.rdb.(*redis.ClusterClient)
+	wait := 50 * time.Millisecond
+	for {
+		if cc != nil {
+			cc.ReloadState(s.c.base)
+		}
+		select {
+		case <-s.c.closed:
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+		conn := newPSConn(e.channel, s.c.rdb.SSubscribe(s.c.base, e.channel))
+		s.mu.Lock()
+		if s.closed || s.entries[e.channel] != e {
+			s.mu.Unlock()
+			_ = conn.ps.Close()
+			return
+		}
+		e.conn = conn
+		s.conns[e.channel] = conn
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.dispatch(conn)
+		t := time.NewTimer(s.c.opts.SubscribeTimeout)
+		select {
+		case <-conn.confirmed:
+			t.Stop()
+			return // the dispatcher wakes every waiter on this confirmation
+		case <-s.c.closed:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		if s.entries[e.channel] != e || e.conn != conn {
+			s.mu.Unlock()
+			return // swept meanwhile: the sweeper closed conn
+		}
+		s.mu.Unlock()
+		_ = conn.ps.Close()
 	}
 }
 

@@ -123,6 +123,7 @@ func (w *watchdog) renew(ctx context.Context, holds []*hold) {
 		case cerr != nil:
 			// Unknown outcome (Redis unreachable, slow, failing over): the
 			// hold's deadline decides whether it is lost.
+			w.c.topologyHint(cerr)
 		case n == 1:
 			holds[i].renewed(send, ttl)
 		default:

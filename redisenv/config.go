@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -27,13 +28,16 @@ const (
 // Topology names the shape of the Redis deployment a backend starts.
 type Topology string
 
-// The topologies. Redis Cluster arrives with issue 8.
+// The topologies.
 const (
 	// TopologySingle is one primary.
 	TopologySingle Topology = "single"
 	// TopologyReplica is a primary plus one replica that Env.Promote can
 	// turn into the primary (the failover scenarios need it).
 	TopologyReplica Topology = "replica"
+	// TopologyCluster is a Redis Cluster: Config.Shards primaries, each
+	// with Config.Replicas replicas, every slot covered.
+	TopologyCluster Topology = "cluster"
 )
 
 // Defaults used when the matching Config field is zero.
@@ -50,6 +54,18 @@ const (
 	DefaultServerPath = "redis-server"
 	// EnvURL is the environment variable read when Config.URL is empty.
 	EnvURL = "REDIS_URL"
+	// DefaultShards is the number of cluster primaries.
+	DefaultShards = 3
+	// DefaultReplicas is the number of replicas per cluster primary.
+	DefaultReplicas = 1
+	// MaxShards bounds Config.Shards: every node is a process on this host.
+	MaxShards = 16
+	// MaxReplicas bounds Config.Replicas.
+	MaxReplicas = 4
+	// DefaultClusterNodeTimeout is cluster-node-timeout in started clusters:
+	// short, so that a killed primary is failed over in seconds, yet far
+	// above any stall a loaded 2-core machine gives a healthy node.
+	DefaultClusterNodeTimeout = 2 * time.Second
 	// EnvServer is the environment variable read when Config.ServerPath is
 	// empty (make setup honours it too).
 	EnvServer = "REDIS_SERVER"
@@ -60,8 +76,16 @@ const (
 type Config struct {
 	// Backend is where Redis comes from (flag --redis). Empty means auto.
 	Backend Backend
-	// Topology is single or replica (flag --topology). Empty means single.
+	// Topology is single, replica or cluster (flag --topology). Empty
+	// means single; a cluster-list URL means cluster.
 	Topology Topology
+	// Shards is the number of cluster primaries (flag --shards); zero means
+	// DefaultShards. Only with TopologyCluster.
+	Shards int
+	// Replicas is the number of replicas per cluster primary (flag
+	// --replicas); zero means DefaultReplicas, and NoReplicas means none.
+	// Only with TopologyCluster.
+	Replicas int
 	// URL names an external Redis (flag --redis-url): redis://, rediss://,
 	// a comma list of cluster nodes, or a redis-sentinel:// URL; see ParseURL.
 	// Empty means $REDIS_URL.
@@ -103,6 +127,9 @@ type Config struct {
 	lookupEnv func(string) (string, bool)
 }
 
+// NoReplicas in Config.Replicas starts a cluster of primaries only.
+const NoReplicas = -1
+
 // ConfigError is bad input: it names the field (and its flag) and the fix.
 // CLIs exit with code 2 on it.
 type ConfigError struct {
@@ -139,8 +166,32 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		c.Backend = Backend(s)
 		return nil
 	})
-	fs.Func("topology", "Redis topology: single (default) or replica (primary + replica)", func(s string) error {
+	fs.Func("topology", "Redis topology: single (default), replica (primary + replica) or cluster (Redis Cluster: --shards primaries with --replicas replicas each)", func(s string) error {
 		c.Topology = Topology(s)
+		return nil
+	})
+	fs.Func("shards", fmt.Sprintf("cluster primaries with --topology cluster (default %d, at most %d)", DefaultShards, MaxShards), func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("want a whole number of primaries, e.g. --shards 3")
+		}
+		c.Shards = n
+		if n == 0 {
+			c.Shards = -1 // refused by Validate, not taken for the default
+		}
+		return nil
+	})
+	fs.Func("replicas", fmt.Sprintf("replicas per cluster primary with --topology cluster (default %d; 0 for none)", DefaultReplicas), func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("want a whole number of replicas per primary, e.g. --replicas 1")
+		}
+		c.Replicas = n
+		if n == 0 {
+			c.Replicas = NoReplicas
+		} else if n < 0 {
+			c.Replicas = -100 // refused by Validate
+		}
 		return nil
 	})
 	fs.StringVar(&c.URL, "redis-url", "", "external Redis URL: redis://[user:pass@]host:port/db, rediss://..., host1:port,host2:port (cluster) or redis-sentinel://host:26379?master_name=NAME (default $REDIS_URL)")
@@ -172,9 +223,31 @@ func (c Config) withDefaults() (Config, error) {
 	switch c.Topology {
 	case "":
 		c.Topology = TopologySingle
-	case TopologySingle, TopologyReplica:
+	case TopologySingle, TopologyReplica, TopologyCluster:
 	default:
-		return c, &ConfigError{Field: "topology", Value: string(c.Topology), Fix: "unknown topology; use single or replica"}
+		return c, &ConfigError{Field: "topology", Value: string(c.Topology), Fix: "unknown topology; use single, replica or cluster"}
+	}
+	if c.Topology != TopologyCluster {
+		if c.Shards != 0 {
+			return c, &ConfigError{Field: "shards", Value: strconv.Itoa(max(c.Shards, 0)), Fix: "primaries are counted only in a cluster; add --topology cluster"}
+		}
+		if c.Replicas != 0 {
+			return c, &ConfigError{Field: "replicas", Value: strconv.Itoa(max(c.Replicas, 0)), Fix: "replicas per primary are counted only in a cluster; add --topology cluster (the replica topology always has one)"}
+		}
+	} else {
+		switch {
+		case c.Shards == 0:
+			c.Shards = DefaultShards
+		case c.Shards < 1 || c.Shards > MaxShards:
+			return c, &ConfigError{Field: "shards", Value: strconv.Itoa(max(c.Shards, 0)), Fix: fmt.Sprintf("a cluster needs 1 to %d primaries", MaxShards)}
+		}
+		switch {
+		case c.Replicas == 0:
+			c.Replicas = DefaultReplicas
+		case c.Replicas == NoReplicas:
+		case c.Replicas < 1 || c.Replicas > MaxReplicas:
+			return c, &ConfigError{Field: "replicas", Value: strconv.Itoa(c.Replicas), Fix: fmt.Sprintf("use 0 to %d replicas per primary", MaxReplicas)}
+		}
 	}
 	switch strings.ToLower(c.AppendFsync) {
 	case "":
@@ -222,12 +295,19 @@ func (c Config) withDefaults() (Config, error) {
 // backends: persistence off unless asked, then the caller's extra lines.
 func (c Config) serverDirectives() []string {
 	lines := []string{`save ""`}
-	if c.Topology == TopologyReplica {
+	if c.Topology == TopologyReplica || c.Topology == TopologyCluster && c.Replicas > 0 {
 		// Redis waits 5 s by default before a diskless full sync, hoping
 		// more replicas join; ours is the only one. A replica loads the sync
 		// from the socket instead of writing dump.rdb, so that "persistence
 		// off" holds for replicas too.
 		lines = append(lines, "repl-diskless-sync-delay 0", "repl-diskless-load on-empty-db")
+	}
+	if c.Topology == TopologyCluster {
+		lines = append(lines,
+			"cluster-enabled yes",
+			"cluster-config-file nodes.conf",
+			"cluster-node-timeout "+strconv.Itoa(int(DefaultClusterNodeTimeout.Milliseconds())),
+		)
 	}
 	if c.AppendOnly {
 		lines = append(lines, "appendonly yes", "appendfsync "+c.AppendFsync)

@@ -170,9 +170,28 @@ func (e *Env) ClientOptions(pool int) *redis.UniversalOptions {
 }
 
 // NewClient returns a new client (its own connection pool) to the current
-// primary. The caller closes it.
+// primary, or a cluster client for a cluster. The caller closes it.
 func (e *Env) NewClient() redis.UniversalClient {
-	return redis.NewUniversalClient(e.Options())
+	return NewUniversalClient(e.Options())
+}
+
+// ClusterScanInterval is how often cluster clients made by
+// NewUniversalClient reread the slot map while in use. go-redis's default
+// is a minute, and it does not reread the map when a primary stops
+// answering, so after a failover its clients would keep dialling the dead
+// node for up to a minute; Redisson rescans every few seconds
+// (scanInterval) for the same reason.
+const ClusterScanInterval = 2 * time.Second
+
+// NewUniversalClient is redis.NewUniversalClient, except that a cluster
+// client rescans the topology every ClusterScanInterval.
+func NewUniversalClient(o *redis.UniversalOptions) redis.UniversalClient {
+	if o.MasterName == "" && (o.IsClusterMode || len(o.Addrs) > 1) {
+		co := o.Cluster()
+		co.ClusterStateReloadInterval = ClusterScanInterval
+		return redis.NewClusterClient(co)
+	}
+	return redis.NewUniversalClient(o)
 }
 
 // Nodes returns the servers, current primary first. An external Env has one
@@ -208,6 +227,9 @@ func (e *Env) Replica() Node {
 // before Promote still talk to the former primary.
 func (e *Env) Promote(ctx context.Context) error {
 	if e.topology != TopologyReplica {
+		if e.topology == TopologyCluster {
+			return fmt.Errorf("redisenv: Promote is for the replica topology; in a cluster use ClusterFailover on a replica of the shard")
+		}
 		return fmt.Errorf("redisenv: Promote needs the replica topology (--topology replica), this Env is %s", e.topology)
 	}
 	if e.backend == BackendExternal {
@@ -266,6 +288,8 @@ func (e *Env) String() string {
 	switch {
 	case e.opts.MasterName != "":
 		fmt.Fprintf(&b, ", sentinel master %q via %s", e.opts.MasterName, strings.Join(e.opts.Addrs, ","))
+	case e.opts.IsClusterMode && e.backend != BackendExternal:
+		fmt.Fprintf(&b, ", cluster of %d nodes, primaries at %s", len(e.nodes), strings.Join(e.opts.Addrs, ","))
 	case e.opts.IsClusterMode:
 		fmt.Fprintf(&b, ", cluster seeds %s", strings.Join(e.opts.Addrs, ","))
 	default:

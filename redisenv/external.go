@@ -15,8 +15,16 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Topology != TopologySingle {
+	switch {
+	case cfg.Topology == TopologyCluster && !opts.IsClusterMode:
+		return &ConfigError{Field: "topology", Value: string(cfg.Topology), Fix: "an external cluster is named by its seeds: --redis-url host1:port,host2:port (or drop --topology)"}
+	case cfg.Topology == TopologyCluster && (cfg.Shards != DefaultShards || cfg.Replicas != DefaultReplicas):
+		return &ConfigError{Field: "shards", Fix: "an external cluster has the shards and replicas it has; drop --shards and --replicas"}
+	case cfg.Topology != TopologySingle && cfg.Topology != TopologyCluster:
 		return &ConfigError{Field: "topology", Value: string(cfg.Topology), Fix: "an external Redis has the topology it has; drop --topology with --redis-url"}
+	}
+	if opts.IsClusterMode {
+		e.topology = TopologyCluster
 	}
 	if opts.DialTimeout == 0 {
 		opts.DialTimeout = cfg.DialTimeout

@@ -38,6 +38,9 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 		return os.RemoveAll(dir)
 	})
 
+	if cfg.Topology == TopologyCluster {
+		return e.startLocalCluster(ctx, cfg, bin, dir)
+	}
 	primary, err := e.startLocalNode(ctx, cfg, bin, dir, "primary", nil)
 	if err != nil {
 		return err
@@ -83,7 +86,11 @@ func (e *Env) startLocalNode(ctx context.Context, cfg Config, bin, dir, name str
 	e.closers = append(e.closers, n.close)
 	var err error
 	for range 5 {
-		if n.port, err = freePort(); err != nil {
+		pick := freePort
+		if cfg.Topology == TopologyCluster {
+			pick = freeClusterPort
+		}
+		if n.port, err = pick(); err != nil {
 			return nil, err
 		}
 		if err = n.start(ctx); !errors.Is(err, errPortInUse) {

@@ -116,7 +116,7 @@ func (r *rig) redisFor(i, pool int) redis.UniversalClient {
 	// (a re-sent acquire would count twice) and retries unlocks safely
 	// (each carries its latch).
 	o.ReadTimeout, o.WriteTimeout, o.DialTimeout = time.Second, time.Second, time.Second
-	return redis.NewUniversalClient(o)
+	return redisenv.NewUniversalClient(o)
 }
 
 // lockOptions are client i's lockimpl options: the timing's watchdog and

@@ -327,7 +327,7 @@ func runLength(p workloads.Profile) string {
 // buffers (see redisenv.Env.ClientOptions).
 func newRedis(env *redisenv.Env) func(int) redis.UniversalClient {
 	return func(pool int) redis.UniversalClient {
-		return redis.NewUniversalClient(env.ClientOptions(pool))
+		return redisenv.NewUniversalClient(env.ClientOptions(pool))
 	}
 }
 

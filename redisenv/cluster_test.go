@@ -1,0 +1,308 @@
+package redisenv_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+)
+
+func TestKeySlotMatchesServer(t *testing.T) {
+	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster, Replicas: redisenv.NoReplicas, Shards: 1})
+	rdb := env.NewClient()
+	defer rdb.Close()
+	keys := []string{"", "a", "lock", "lock-17", "{lock}", "{lock}:x", "redisson_lock__channel:{lock}", "a{b}c", "a{}b", "{}{x}", "a{b", "}{b}", "héllo", "{user1000}.following"}
+	for i := range 50 {
+		keys = append(keys, fmt.Sprintf("bench:key:%d", i))
+	}
+	ctx := context.Background()
+	for _, k := range keys {
+		want, err := rdb.ClusterKeySlot(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := redisenv.KeySlot(k); got != int(want) {
+			t.Errorf("KeySlot(%q) = %d, server says %d", k, got, want)
+		}
+	}
+}
+
+func TestLocalClusterStartsHealthyAndCleansUp(t *testing.T) {
+	before := redisChildren(t)
+	ctx := context.Background()
+	env, err := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendLocal, Topology: redisenv.TopologyCluster, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Topology() != redisenv.TopologyCluster {
+		t.Errorf("topology %s, want cluster", env.Topology())
+	}
+	nodes := env.Nodes()
+	if len(nodes) != 6 {
+		t.Fatalf("3×1 cluster has %d nodes, want 6", len(nodes))
+	}
+	shards, err := env.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shards) != 3 {
+		t.Fatalf("%d shards, want 3: %+v", len(shards), shards)
+	}
+	total := 0
+	for i, s := range shards {
+		total += s.SlotCount()
+		if len(s.Replicas) != 1 {
+			t.Errorf("shard %d has %d replicas, want 1", i, len(s.Replicas))
+		}
+		if want := fmt.Sprintf("shard%d-primary", i+1); s.Primary.Name() != want {
+			t.Errorf("shard %d primary is %s, want %s", i, s.Primary.Name(), want)
+		}
+		if s.Primary.PID() == 0 {
+			t.Errorf("shard %d primary has no process handle", i)
+		}
+	}
+	if total != redisenv.Slots {
+		t.Errorf("shards serve %d slots, want %d", total, redisenv.Slots)
+	}
+	if !strings.Contains(env.String(), "cluster of 6 nodes") {
+		t.Errorf("String() = %q, want it to describe the cluster", env.String())
+	}
+
+	// A cluster client routes keys to all three shards.
+	rdb := env.NewClient()
+	if _, ok := rdb.(*redis.ClusterClient); !ok {
+		t.Fatalf("NewClient gave %T, want *redis.ClusterClient", rdb)
+	}
+	for i := range 30 {
+		if err := rdb.Set(ctx, fmt.Sprintf("k%d", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range shards {
+		c := redis.NewClient(&redis.Options{Addr: s.Primary.Addr()})
+		n, err := c.DBSize(ctx).Result()
+		_ = c.Close()
+		if err != nil || n == 0 {
+			t.Errorf("primary %s holds %d keys (%v); 30 keys should spread over every shard", s.Primary.Name(), n, err)
+		}
+	}
+	_ = rdb.Close()
+
+	var pids []int
+	for _, n := range nodes {
+		pids = append(pids, n.PID())
+	}
+	if err := env.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		redisenvtest.WaitProcessGone(t, pid, gone)
+	}
+	for pid := range redisChildren(t) {
+		if !before[pid] {
+			t.Errorf("redis-server %d outlived Close", pid)
+		}
+	}
+}
+
+func TestClusterFailoverKillAndForce(t *testing.T) {
+	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster})
+	ctx := context.Background()
+	rdb := env.NewClient()
+	defer rdb.Close()
+	const key = "failover-key"
+	slot := redisenv.KeySlot(key)
+	if err := rdb.Set(ctx, key, "v1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := env.ShardOf(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Replication is asynchronous: wait until the replica has the key, so
+	// that the check after the failover tests routing, not luck.
+	rep := redis.NewClient(&redis.Options{Addr: before.Replicas[0].Addr()})
+	defer rep.Close()
+	waitFor(t, 10*time.Second, "the replica has the key", func() bool {
+		n, err := rep.Do(ctx, "DBSIZE").Int()
+		return err == nil && n == 1
+	})
+
+	if err := before.Primary.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.ClusterFailover(ctx, before.Replicas[0], redisenv.FailoverForce); err != nil {
+		t.Fatal(err)
+	}
+	after, err := env.ShardOf(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Primary.Addr() != before.Replicas[0].Addr() {
+		t.Fatalf("slot %d served by %s after failover, want the promoted %s", slot, after.Primary.Name(), before.Replicas[0].Name())
+	}
+	// The cluster client finds the new primary (MOVED or a reload).
+	waitFor(t, 15*time.Second, "the client reads the key from the new primary", func() bool {
+		v, err := rdb.Get(ctx, key).Result()
+		return err == nil && v == "v1"
+	})
+
+	// The old primary comes back as a replica of the promoted one.
+	if err := before.Primary.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := env.ShardOf(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Replicas) != 1 || again.Replicas[0].Addr() != before.Primary.Addr() {
+		t.Errorf("after restart shard replicas %v, want the old primary %s", names(again.Replicas), before.Primary.Name())
+	}
+	// A graceful failover back, with the primary alive.
+	if err := env.ClusterFailover(ctx, before.Primary, redisenv.FailoverGraceful); err != nil {
+		t.Fatal(err)
+	}
+	back, err := env.ShardOf(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Primary.Addr() != before.Primary.Addr() {
+		t.Errorf("graceful failover: primary %s, want %s", back.Primary.Name(), before.Primary.Name())
+	}
+}
+
+func TestMigrateSlotMovesKeys(t *testing.T) {
+	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster, Replicas: redisenv.NoReplicas})
+	ctx := context.Background()
+	rdb := env.NewClient()
+	defer rdb.Close()
+	const tag = "{mig}"
+	for i := range 250 { // more than one MIGRATE batch
+		if err := rdb.Set(ctx, fmt.Sprintf("%s:%d", tag, i), i, time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slot := redisenv.KeySlot(tag)
+	src, err := env.ShardOf(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards, _ := env.Shards(ctx)
+	var dst redisenv.Shard
+	for _, s := range shards {
+		if s.ID != src.ID {
+			dst = s
+			break
+		}
+	}
+	from, err := env.MigrateSlot(ctx, slot, dst.Primary, redisenv.MigrateOptions{Hold: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from.Addr() != src.Primary.Addr() {
+		t.Errorf("MigrateSlot says it came from %s, want %s", from.Name(), src.Primary.Name())
+	}
+	now, err := env.ShardOf(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.ID != dst.ID {
+		t.Fatalf("slot %d still served by %s", slot, now.Primary.Name())
+	}
+	dc := redis.NewClient(&redis.Options{Addr: dst.Primary.Addr()})
+	defer dc.Close()
+	if n, err := dc.ClusterCountKeysInSlot(ctx, slot).Result(); err != nil || n != 250 {
+		t.Errorf("target holds %d keys of slot %d (%v), want 250", n, slot, err)
+	}
+	if ttl, err := rdb.TTL(ctx, tag+":7").Result(); err != nil || ttl < 59*time.Minute {
+		t.Errorf("a migrated key's TTL is %v (%v), want it kept", ttl, err)
+	}
+	if v, err := rdb.Get(ctx, tag+":249").Int(); err != nil || v != 249 {
+		t.Errorf("read through the cluster client after the move: %d, %v", v, err)
+	}
+}
+
+func TestClusterConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  redisenv.Config
+		flag string
+	}{
+		{redisenv.Config{Shards: 3}, "--shards"},
+		{redisenv.Config{Replicas: 2, Topology: redisenv.TopologyReplica}, "--replicas"},
+		{redisenv.Config{Topology: redisenv.TopologyCluster, Shards: redisenv.MaxShards + 1}, "--shards"},
+		{redisenv.Config{Topology: redisenv.TopologyCluster, Shards: -1}, "--shards"},
+		{redisenv.Config{Topology: redisenv.TopologyCluster, Replicas: redisenv.MaxReplicas + 1}, "--replicas"},
+	} {
+		err := c.cfg.Validate()
+		var ce *redisenv.ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("Validate(%+v) = %v, want a ConfigError naming %s", c.cfg, err, c.flag)
+		}
+	}
+	ctx := context.Background()
+	_, err := redisenv.Start(ctx, redisenv.Config{Topology: redisenv.TopologyCluster, URL: "redis://127.0.0.1:1/0"})
+	if err == nil || !strings.Contains(err.Error(), "seeds") {
+		t.Errorf("cluster topology with a single-server URL: %v, want an error asking for seeds", err)
+	}
+	env := redisenvtest.Start(t)
+	if _, err := env.Shards(ctx); !errors.Is(err, redisenv.ErrNotCluster) {
+		t.Errorf("Shards on a single server: %v, want ErrNotCluster", err)
+	}
+}
+
+func TestExternalClusterBySeeds(t *testing.T) {
+	local := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster, Replicas: redisenv.NoReplicas})
+	var seeds []string
+	for _, n := range local.Nodes() {
+		seeds = append(seeds, n.Addr())
+	}
+	ctx := context.Background()
+	env, err := redisenv.Start(ctx, redisenv.Config{URL: strings.Join(seeds, ",")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	if env.Backend() != redisenv.BackendExternal || env.Topology() != redisenv.TopologyCluster {
+		t.Fatalf("seed list gave %s/%s, want external/cluster", env.Backend(), env.Topology())
+	}
+	shards, err := env.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shards) != 3 {
+		t.Fatalf("external view has %d shards, want 3", len(shards))
+	}
+	if err := shards[0].Primary.Kill(ctx); !errors.Is(err, redisenv.ErrNotManaged) {
+		t.Errorf("Kill on an external cluster node: %v, want ErrNotManaged", err)
+	}
+}
+
+func names(ns []redisenv.Node) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.Name())
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or d passes, then fails t.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting until %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
