@@ -304,6 +304,9 @@ func sweepXAxis(p *plot.Plot, s *results.Sweep, curves []curve) (string, scale) 
 	case results.AxisRate:
 		p.X.Label.Text = "offered rate (ops/s)"
 		name = "offered rate"
+	case results.AxisShards:
+		p.X.Label.Text = "Redis Cluster primaries (shards)"
+		name = "shard count"
 	default:
 		p.X.Label.Text = s.Axis
 	}

@@ -108,41 +108,40 @@ func (e *Env) startLocalCluster(ctx context.Context, cfg Config, bin, dir string
 	}
 	e.opts = &redis.UniversalOptions{Addrs: seeds, IsClusterMode: true}
 
-	plan := clusterPlan{announceHost: "127.0.0.1"}
+	var plan clusterPlan
 	for i, p := range primaries {
-		sh := planShard{primary: p.Addr(), primaryPort: p.port}
+		sh := planShard{primary: p.Addr()}
 		for _, r := range reps[i] {
 			sh.replicas = append(sh.replicas, r.Addr())
 		}
 		plan.shards = append(plan.shards, sh)
 	}
 	for _, n := range e.nodes {
-		ln := n.(*localNode)
-		plan.all = append(plan.all, ln.Addr())
-		plan.ports = append(plan.ports, ln.port)
+		// Local nodes are met where this process dials them: 127.0.0.1.
+		plan.all = append(plan.all, n.Addr())
+		plan.meet = append(plan.meet, n.Addr())
 	}
 	return createCluster(ctx, plan, cfg.StartTimeout, nil)
 }
 
 // clusterPlan says how to join started nodes into a cluster.
 type clusterPlan struct {
-	announceHost string   // the IP the nodes MEET each other by
-	all          []string // every node, dialable from here
-	ports        []int    // the port each node of all listens on, as the others reach it
-	shards       []planShard
+	all    []string // every node, dialable from here
+	meet   []string // ip:port of each node of all, as the other nodes reach it (CLUSTER MEET)
+	shards []planShard
 }
 
 type planShard struct {
-	primary     string // dialable from here
-	primaryPort int
-	replicas    []string // dialable from here
+	primary  string   // dialable from here
+	replicas []string // dialable from here
 }
 
 // createCluster does what redis-cli --cluster create does, without
 // redis-cli and with a fixed primary-replica layout: it splits the slots
 // evenly, makes the nodes meet, attaches the replicas, and waits for a
-// consistent cluster. dial, when not nil, reaches nodes whose addresses as
-// the cluster knows them differ from the ones in plan (containers).
+// consistent cluster. The nodes meet by plan.meet; dial, when not nil,
+// reaches nodes whose addresses as the cluster knows them differ from the
+// ones this process dials (containers).
 func createCluster(ctx context.Context, plan clusterPlan, timeout time.Duration, dial func(ctx context.Context, network, addr string) (net.Conn, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -172,8 +171,12 @@ func createCluster(ctx context.Context, plan clusterPlan, timeout time.Duration,
 	first := client(plan.all[0])
 	defer first.Close()
 	for i, a := range plan.all[1:] {
-		if err := first.Do(ctx, "CLUSTER", "MEET", plan.announceHost, plan.ports[i+1]).Err(); err != nil {
-			return fmt.Errorf("redisenv: cluster: MEET %s: %w", a, err)
+		host, port, err := net.SplitHostPort(plan.meet[i+1])
+		if err != nil {
+			return fmt.Errorf("redisenv: cluster: MEET %s: address %q: %w", a, plan.meet[i+1], err)
+		}
+		if err := first.Do(ctx, "CLUSTER", "MEET", host, port).Err(); err != nil {
+			return fmt.Errorf("redisenv: cluster: MEET %s at %s: %w", a, plan.meet[i+1], err)
 		}
 	}
 	// A replica can only follow a primary it knows.

@@ -158,9 +158,13 @@ const InstallHint = "install it with: sudo apt-get install -y redis-server (or r
 // RegisterFlags binds c's fields to flags on fs, so every CLI spells the
 // Redis options the same way.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.Func("redis", "where Redis comes from: auto (default), local, container, external, or a redis:// URL (same as --redis-url)", func(s string) error {
+	fs.Func("redis", "where Redis comes from: auto (default), local, container, external, or a redis:// URL (same as --redis-url); cluster is short for --topology cluster", func(s string) error {
 		if strings.Contains(s, "://") {
 			c.Backend, c.URL = BackendExternal, s
+			return nil
+		}
+		if s == string(TopologyCluster) { // --redis cluster: a cluster from the auto backend
+			c.Topology = TopologyCluster
 			return nil
 		}
 		c.Backend = Backend(s)

@@ -89,6 +89,10 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 	}
 	local := host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()
 
+	if cfg.Topology == TopologyCluster {
+		return e.startContainerCluster(ctx, cfg, provider.Client(), local, quiet)
+	}
+
 	primaryOpts := []testcontainers.ContainerCustomizer{quiet}
 	replicaOpts := []testcontainers.ContainerCustomizer{quiet}
 	if cfg.Topology == TopologyReplica {
@@ -101,7 +105,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 		replicaOpts = append(replicaOpts, tcnetwork.WithNetwork([]string{"redis-replica"}, nw))
 	}
 
-	primary, err := e.runContainer(ctx, cfg, provider.Client(), local, "primary", primaryOpts, nil)
+	primary, err := e.runContainer(ctx, cfg, provider.Client(), local, "primary", "", primaryOpts, nil)
 	if err != nil {
 		return err
 	}
@@ -111,7 +115,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	// The replica reaches the primary by its network alias and port 6379.
-	replica, err := e.runContainer(ctx, cfg, provider.Client(), local, "replica", replicaOpts, []string{"--replicaof", "redis-primary", "6379"})
+	replica, err := e.runContainer(ctx, cfg, provider.Client(), local, "replica", "", replicaOpts, []string{"--replicaof", "redis-primary", "6379"})
 	if err != nil {
 		return err
 	}
@@ -119,7 +123,92 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 	return waitReplicaLink(ctx, replica.Addr(), cfg.StartTimeout)
 }
 
-func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient, local bool, name string, common []testcontainers.ContainerCustomizer, extra []string) (*containerNode, error) {
+// startContainerCluster starts Shards×(1+Replicas) cluster-enabled
+// containers on a network of their own and joins them as
+// startLocalCluster does. The nodes know each other by their IPs on that
+// network (port 6379, bus port 16379, which stays inside it); this process
+// reaches them by their published ports, so the Env's Dialer, and the one
+// createCluster uses, turn a node's address in the cluster into its
+// published one.
+func (e *Env) startContainerCluster(ctx context.Context, cfg Config, api client.APIClient, local bool, quiet testcontainers.ContainerCustomizer) error {
+	nw, err := tcnetwork.New(ctx)
+	if err != nil {
+		return fmt.Errorf("redisenv: container network: %w", err)
+	}
+	e.closers = append(e.closers, func() error { return nw.Remove(context.Background()) })
+	run := func(name string) (*containerNode, error) {
+		opts := []testcontainers.ContainerCustomizer{quiet, tcnetwork.WithNetwork([]string{name}, nw)}
+		return e.runContainer(ctx, cfg, api, local, name, nw.Name, opts, nil)
+	}
+
+	replicas := max(cfg.Replicas, 0)
+	var primaries, all []*containerNode
+	for i := range cfg.Shards {
+		p, err := run(fmt.Sprintf("shard%d-primary", i+1))
+		if err != nil {
+			return err
+		}
+		primaries = append(primaries, p)
+		all = append(all, p)
+		e.nodes = append(e.nodes, p)
+	}
+	reps := make([][]*containerNode, cfg.Shards)
+	for i := range cfg.Shards {
+		for j := range replicas {
+			r, err := run(fmt.Sprintf("shard%d-replica%d", i+1, j+1))
+			if err != nil {
+				return err
+			}
+			reps[i] = append(reps[i], r)
+			all = append(all, r)
+			e.nodes = append(e.nodes, r)
+		}
+	}
+
+	dial := containerDialer(all)
+	seeds := make([]string, len(primaries))
+	for i, p := range primaries {
+		seeds[i] = p.Addr()
+	}
+	e.opts = &redis.UniversalOptions{Addrs: seeds, IsClusterMode: true, Dialer: dial}
+
+	var plan clusterPlan
+	for i, p := range primaries {
+		sh := planShard{primary: p.Addr()}
+		for _, r := range reps[i] {
+			sh.replicas = append(sh.replicas, r.Addr())
+		}
+		plan.shards = append(plan.shards, sh)
+	}
+	for _, n := range all {
+		plan.all = append(plan.all, n.Addr())
+		plan.meet = append(plan.meet, n.clusterAddr())
+	}
+	return createCluster(ctx, plan, cfg.StartTimeout, dial)
+}
+
+// containerDialer dials a cluster node's address as the cluster knows it
+// (its IP on the Docker network and port 6379, from CLUSTER SLOTS, NODES
+// or a MOVED/ASK redirect) at the host port Docker publishes it on; other
+// addresses are dialled as they are. The mapping is looked up at each
+// dial, so that it follows a restarted node to its new IP or port.
+func containerDialer(nodes []*containerNode) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := &net.Dialer{Timeout: DefaultDialTimeout, KeepAlive: 5 * time.Minute}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		for _, n := range nodes {
+			if n.clusterAddr() == addr {
+				addr = n.Addr()
+				break
+			}
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
+// runContainer starts one Redis container named name. With network, the
+// container is attached to that Docker network (by common) and its node
+// records its IP there, for clusterAddr.
+func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient, local bool, name, network string, common []testcontainers.ContainerCustomizer, extra []string) (*containerNode, error) {
 	var args []string
 	for _, d := range cfg.serverDirectives() {
 		k, v, _ := strings.Cut(d, " ")
@@ -155,7 +244,7 @@ func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient
 			}
 			return nil, lastErr
 		}
-		n := &containerNode{name: name, c: c, api: api, timeout: cfg.StartTimeout}
+		n := &containerNode{name: name, c: c, api: api, network: network, timeout: cfg.StartTimeout}
 		if err := n.readAddr(ctx); err != nil {
 			return nil, err
 		}
@@ -170,11 +259,13 @@ type containerNode struct {
 	name    string
 	c       *tcredis.RedisContainer
 	api     client.APIClient
+	network string // the Docker network a cluster node is met on; "" when none
 	timeout time.Duration
 
 	mu       sync.Mutex
 	addr     string
-	promoted bool // REPLICAOF NO ONE again after a restart: the args still say replicaof
+	ip       string // the container's IP on network, "" without one
+	promoted bool   // REPLICAOF NO ONE again after a restart: the args still say replicaof
 }
 
 func (n *containerNode) Name() string {
@@ -187,7 +278,20 @@ func (n *containerNode) Addr() string {
 	return n.addr
 }
 
-// readAddr reads the host and mapped port Docker gives the container.
+// clusterAddr is the address the other nodes of a cluster reach n by: its
+// IP on the Docker network and port 6379 (Addr when n is on none).
+func (n *containerNode) clusterAddr() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ip == "" {
+		return n.addr
+	}
+	return net.JoinHostPort(n.ip, "6379")
+}
+
+// readAddr reads the host and mapped port Docker gives the container and,
+// on a network, the container's IP there: a (re)started container may get
+// another one.
 func (n *containerNode) readAddr(ctx context.Context) error {
 	host, err := n.c.Host(ctx)
 	if err != nil {
@@ -197,8 +301,24 @@ func (n *containerNode) readAddr(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("redisenv: %s container port: %w", n.name, err)
 	}
+	var ip string
+	if n.network != "" {
+		info, err := n.c.Inspect(ctx)
+		if err != nil {
+			return fmt.Errorf("redisenv: %s container inspect: %w", n.name, err)
+		}
+		var ep *mobynet.EndpointSettings
+		if info.NetworkSettings != nil {
+			ep = info.NetworkSettings.Networks[n.network]
+		}
+		if ep == nil || !ep.IPAddress.IsValid() {
+			return fmt.Errorf("redisenv: %s container has no IP on network %s", n.name, n.network)
+		}
+		ip = ep.IPAddress.String()
+	}
 	n.mu.Lock()
 	n.addr = net.JoinHostPort(host, strconv.Itoa(int(port.Num())))
+	n.ip = ip
 	n.mu.Unlock()
 	return nil
 }

@@ -16,9 +16,12 @@
 //   - auto: external when a URL is given (flag or $REDIS_URL), else
 //     container when Docker answers, else local. Env.String says which, and why.
 //
-// Topologies: single, and replica (a primary plus one replica; Env.Promote
-// turns the replica into the primary for failover scenarios). Redis Cluster
-// arrives with issue 8.
+// Topologies: single, replica (a primary plus one replica; Env.Promote
+// turns the replica into the primary for failover scenarios), and cluster
+// (Config.Shards primaries with Config.Replicas replicas each). The
+// container backend runs a cluster's nodes on a Docker network of their
+// own, where they meet by their container IPs, and its clients reach them
+// through the published ports by a Dialer that maps one to the other.
 //
 // Each started server is a Node with the handles fault injection needs:
 // address, PID, Stop, Kill, Pause/Resume (SIGSTOP/SIGCONT, or docker

@@ -55,6 +55,8 @@ type Env struct {
 	backend  Backend
 	topology Topology
 	why      string // why auto chose this backend, for the one-line report
+	shards   int    // cluster primaries and replicas each, as started
+	replicas int
 
 	mu      sync.Mutex
 	opts    *redis.UniversalOptions
@@ -80,7 +82,8 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{backend: backend, topology: cfg.Topology, why: why, startTimeout: cfg.StartTimeout}
+	e := &Env{backend: backend, topology: cfg.Topology, why: why, startTimeout: cfg.StartTimeout,
+		shards: cfg.Shards, replicas: max(cfg.Replicas, 0)}
 	switch backend {
 	case BackendLocal:
 		err = e.startLocal(ctx, cfg)
@@ -125,6 +128,16 @@ func (e *Env) Backend() Backend { return e.backend }
 
 // Topology is the started topology.
 func (e *Env) Topology() Topology { return e.topology }
+
+// Shape is the topology as result files record it: "single", "replica",
+// "cluster 3x1" (primaries × replicas each) for a started cluster, or
+// "cluster" for an external one.
+func (e *Env) Shape() string {
+	if e.topology == TopologyCluster && e.backend != BackendExternal {
+		return fmt.Sprintf("cluster %dx%d", e.shards, e.replicas)
+	}
+	return string(e.topology)
+}
 
 // Version is the server's redis_version, or "" when it could not be read.
 func (e *Env) Version() string {

@@ -204,7 +204,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 		{c("profile"), c(m.Profile)},
 		{c("workload"), c(m.Workload)},
 		{c("implementation"), c(strings.TrimSuffix(m.ImplName()+" · "+m.ImplNote, " · "))},
-		{c("redis"), c(fmt.Sprintf("%s (%s) at %s", m.RedisVersion, m.RedisBackend, m.RedisAddr))},
+		{c("redis"), c(fmt.Sprintf("%s (%s) at %s", m.RedisVersion, strings.TrimSuffix(m.RedisBackend+" "+m.RedisTopology, " "), m.RedisAddr))},
 		{c("host"), c(fmt.Sprintf("%s · %s · GOMAXPROCS %d", m.Host, m.Go, m.GOMAXPROCS))},
 		{c("started"), c(m.Start.UTC().Format("2006-01-02 15:04:05 UTC"))},
 		{c("measured"), c(fmt.Sprintf("%s after %s warmup", secs(res.Measured), secs(res.Warmup)))},
@@ -241,6 +241,14 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 		line += " Acquired: " + strings.Join(acq, ", ") + "."
 	}
 	bl = append(bl, para{text: line})
+	if len(res.PerShard) > 0 {
+		st := table{right: true, head: []string{"shard", "locks", "ops/s", "acquisitions", "share"}}
+		for _, sh := range res.PerShard {
+			st.rows = append(st.rows, []cell{c(sh.Name), c(results.Commas(int64(sh.Locks))), c(results.Commas1(sh.OpsPerSec)),
+				c(results.Commas(sh.Acquisitions)), c(fmt.Sprintf("%.1f%%", 100*sh.Share))})
+		}
+		bl = append(bl, st)
+	}
 	bl = append(bl, latencyTable(res))
 	bl = append(bl, safetyBlocks(res)...)
 	bl = append(bl, fairnessBlocks(res)...)

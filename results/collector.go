@@ -65,6 +65,9 @@ type Shard struct {
 	cur *interval
 	ops []Op
 	c   *Collector
+	// Measured operations and acquisitions per lock group (see
+	// Collector.GroupLocks), for the whole run.
+	groupOps, groupAcq []int64
 }
 
 // Record adds one finished operation: op itself, the durations (ns) of
@@ -101,6 +104,11 @@ func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 		return
 	}
 	iv.ops++
+	g := -1
+	if s.c.groupOf != nil && int(op.Lock) < len(s.c.groupOf) {
+		g = int(s.c.groupOf[op.Lock])
+		s.groupOps[g]++
+	}
 	if errClass != NoErr {
 		iv.errors[errClass]++
 	}
@@ -111,6 +119,9 @@ func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 		return
 	}
 	iv.acquired[op.Mode]++
+	if g >= 0 {
+		s.groupAcq[g]++
+	}
 	iv.nested += int64(len(nested))
 	iv.set.Record(AcquireMetric(op.Mode), op.Acquired-op.Start)
 	for _, d := range nested {
@@ -164,6 +175,9 @@ type Collector struct {
 	ticks    []time.Time // interval i is [ticks[i], ticks[i+1])
 	logs     [][]byte    // interval i's histograms in log lines
 	finished bool
+
+	groupOf    []int32 // lock index -> group index (GroupLocks)
+	groupNames []string
 }
 
 // NewCollector returns a collector with n shards whose times count from base.
@@ -177,6 +191,53 @@ func NewCollector(base time.Time, n, maxOps int) *Collector {
 		c.spare = append(c.spare, &interval{})
 	}
 	return c
+}
+
+// GroupLocks sorts the locks into named groups, so that Finish reports
+// throughput per group in Result.PerShard: on Redis Cluster a group is the
+// shard serving the lock. groupOf[i] is lock i's index into names. Call it
+// before the first Record.
+func (c *Collector) GroupLocks(groupOf []int32, names []string) {
+	c.groupOf, c.groupNames = groupOf, names
+	for _, s := range c.shards {
+		s.groupOps = make([]int64, len(names))
+		s.groupAcq = make([]int64, len(names))
+	}
+}
+
+// perShard sums the group counters of every shard.
+func (c *Collector) perShard(measured time.Duration) []ShardThroughput {
+	if c.groupNames == nil {
+		return nil
+	}
+	out := make([]ShardThroughput, len(c.groupNames))
+	for i, n := range c.groupNames {
+		out[i].Name = n
+	}
+	for _, g := range c.groupOf {
+		out[g].Locks++
+	}
+	var all int64
+	for _, s := range c.shards {
+		s.mu.Lock()
+		for g := range out {
+			out[g].Ops += s.groupOps[g]
+			out[g].Acquisitions += s.groupAcq[g]
+		}
+		s.mu.Unlock()
+	}
+	for _, g := range out {
+		all += g.Acquisitions
+	}
+	for i := range out {
+		if measured > 0 {
+			out[i].OpsPerSec = math.Round(float64(out[i].Ops)/measured.Seconds()*10) / 10
+		}
+		if all > 0 {
+			out[i].Share = math.Round(float64(out[i].Acquisitions)/float64(all)*1000) / 1000
+		}
+	}
+	return out
 }
 
 // Base is the time operations count from.
@@ -394,6 +455,7 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 		r.Errors[cl.String()] = c.total.errors[cl]
 	}
 	r.Throughput = c.throughput(measured)
+	r.PerShard = c.perShard(measured)
 	counts := OwnerCounts(ops, len(a.Owners))
 	r.Fairness = ComputeFairness(counts, a.Owners)
 	if a.FIFO {

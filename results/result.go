@@ -22,16 +22,19 @@ type Result struct {
 	PartialReason string `json:"partial_reason,omitempty"`
 	Meta          Meta   `json:"meta"`
 	// Profile is the workload as run, flags applied.
-	Profile    any                `json:"profile"`
-	Measured   float64            `json:"measured_s"` // after warmup
-	Warmup     float64            `json:"warmup_s"`
-	Throughput Throughput         `json:"throughput"`
-	Errors     map[string]int64   `json:"errors"` // measured operations by error class
-	Latency    map[string]Latency `json:"latency_us"`
-	Fairness   Fairness           `json:"fairness"`
-	Safety     Safety             `json:"safety"`
-	Series     []Point            `json:"series"`
-	Runtime    Runtime            `json:"runtime"`
+	Profile    any        `json:"profile"`
+	Measured   float64    `json:"measured_s"` // after warmup
+	Warmup     float64    `json:"warmup_s"`
+	Throughput Throughput `json:"throughput"`
+	// PerShard is the throughput of each Redis Cluster shard's locks
+	// (bench run on a cluster); empty otherwise.
+	PerShard []ShardThroughput  `json:"per_shard,omitempty"`
+	Errors   map[string]int64   `json:"errors"` // measured operations by error class
+	Latency  map[string]Latency `json:"latency_us"`
+	Fairness Fairness           `json:"fairness"`
+	Safety   Safety             `json:"safety"`
+	Series   []Point            `json:"series"`
+	Runtime  Runtime            `json:"runtime"`
 	// Clamped counts latencies beyond the histograms' one-hour range,
 	// recorded as one hour.
 	Clamped int64 `json:"clamped,omitempty"`
@@ -78,8 +81,10 @@ type Meta struct {
 	Workload     string    `json:"workload"` // one line: kind, clients × owners, locks, pacing
 	RedisVersion string    `json:"redis_version"`
 	RedisBackend string    `json:"redis_backend"`
-	RedisAddr    string    `json:"redis_addr"`
-	Args         []string  `json:"args,omitempty"`
+	// RedisTopology is single, replica, "cluster PxR" or cluster (external).
+	RedisTopology string   `json:"redis_topology,omitempty"`
+	RedisAddr     string   `json:"redis_addr"`
+	Args          []string `json:"args,omitempty"`
 	// Impl is the lock implementation driven (bench run --impl); empty in
 	// results from before implementations were pluggable, which ran lockimpl.
 	Impl string `json:"impl,omitempty"`
@@ -118,6 +123,17 @@ type Throughput struct {
 	Nested       int64            `json:"nested"`                // nested (reentrant) acquisitions
 	Lost         int64            `json:"lost"`                  // holds the holder was told were lost before release
 	Cut          int64            `json:"cut"`                   // acquisitions the run's end cancelled
+}
+
+// ShardThroughput is the measured operations on the locks one Redis
+// Cluster shard serves.
+type ShardThroughput struct {
+	Name         string  `json:"name"`  // e.g. "shard1 127.0.0.1:7001 slots 0-5460"
+	Locks        int     `json:"locks"` // lock names served by the shard
+	Ops          int64   `json:"ops"`   // finished, successful or not
+	OpsPerSec    float64 `json:"ops_per_s"`
+	Acquisitions int64   `json:"acquisitions"`
+	Share        float64 `json:"share"` // of all measured acquisitions
 }
 
 // Runtime is the harness's own footprint during the run.

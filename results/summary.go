@@ -24,8 +24,12 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if r.Meta.ImplNote != "" {
 		fmt.Fprintf(&b, "  %s: %s\n", r.Meta.ImplName(), r.Meta.ImplNote)
 	}
+	backend := r.Meta.RedisBackend
+	if t := r.Meta.RedisTopology; t != "" && t != "single" {
+		backend += " " + t
+	}
 	fmt.Fprintf(&b, "  redis %s (%s %s) · %.1fs measured after %.1fs warmup\n\n",
-		r.Meta.RedisVersion, r.Meta.RedisBackend, r.Meta.RedisAddr, r.Measured, r.Warmup)
+		r.Meta.RedisVersion, backend, r.Meta.RedisAddr, r.Measured, r.Warmup)
 
 	t := r.Throughput
 	var modes []string
@@ -44,6 +48,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 	fmt.Fprintf(&b, ")\n")
 	if len(modes) > 0 {
 		fmt.Fprintf(&b, "acquired    %s\n", strings.Join(modes, " · "))
+	}
+	for _, sh := range r.PerShard {
+		fmt.Fprintf(&b, "  %-40s %s ops/s · %s locks · %.1f%% of acquisitions\n", sh.Name, commas1(sh.OpsPerSec), commas(int64(sh.Locks)), 100*sh.Share)
 	}
 	b.WriteString("\n")
 

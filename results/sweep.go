@@ -15,6 +15,7 @@ const SweepSchema = "lockbench.sweep/v1"
 const (
 	AxisConcurrency = "concurrency" // clients × owners, closed or open loop
 	AxisRate        = "rate"        // offered ops/s, open loop
+	AxisShards      = "shards"      // Redis Cluster primaries, at one concurrency
 )
 
 // KneeFraction places the saturation knee: the lowest point of a curve
@@ -37,6 +38,9 @@ type SweepPoint struct {
 	Owners    int     `json:"owners"`  // per client
 	ReadRatio float64 `json:"read_ratio"`
 	Rate      float64 `json:"rate,omitempty"`
+	// Shards is the Redis Cluster primaries the point ran on, when the
+	// sweep varied them (0: the Redis the sweep was given).
+	Shards    int     `json:"shards,omitempty"`
 	OpsPerSec float64 `json:"ops_per_s"`
 	Ops       int64   `json:"ops"`
 	Errors    int64   `json:"errors"`
@@ -55,6 +59,9 @@ func (p SweepPoint) Label() string {
 	s := fmt.Sprintf("%d×%d", p.Clients, p.Owners)
 	if p.Rate > 0 {
 		s += fmt.Sprintf(" @%g/s", p.Rate)
+	}
+	if p.Shards > 0 {
+		s += fmt.Sprintf(" on %d shards", p.Shards)
 	}
 	return s
 }
@@ -263,8 +270,11 @@ func ReadSweep(path string) (*Sweep, error) {
 // headroom at the current setting, and why the curve stopped early.
 func (c Capacity) Statement(axis string, sloUs float64) []string {
 	at := func(p *SweepPoint) string {
-		if axis == AxisRate {
+		switch axis {
+		case AxisRate:
 			return fmt.Sprintf("an offered %s ops/s (%s)", commas1(p.X), p.Label())
+		case AxisShards:
+			return fmt.Sprintf("%g shards (%s)", p.X, p.Label())
 		}
 		return fmt.Sprintf("concurrency %g (%s)", p.X, p.Label())
 	}

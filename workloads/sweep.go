@@ -22,6 +22,10 @@ type SweepPlan struct {
 	Owners     []int
 	ReadRatios []float64
 	Rates      []float64
+	// Shards are Redis Cluster primary counts, each point run on a cluster
+	// of its own (empty: the Redis the sweep is given). With several
+	// counts and one concurrency they are the axis, else separate curves.
+	Shards []int
 	// SLO is the acquire p99 a point must meet (0: none).
 	SLO time.Duration
 	// StopAfter ends a curve once this many points in a row break the SLO
@@ -34,21 +38,29 @@ type PlannedPoint struct {
 	Series  string
 	X       float64
 	Profile Profile
+	// Shards is the cluster primaries to run on (0: the sweep's Redis).
+	Shards int
 }
 
 // Axis is what the sweep's curves are drawn against.
 func (sp SweepPlan) Axis() string {
-	if len(sp.Rates) > 1 {
+	switch {
+	case len(sp.Rates) > 1:
 		return results.AxisRate
+	case len(sp.Shards) > 1 && len(sp.Clients) <= 1 && len(sp.Owners) <= 1:
+		return results.AxisShards
 	}
 	return results.AxisConcurrency
 }
 
 // CurrentX is the base profile's own place on the axis: the setting the
-// headroom is measured from.
+// headroom is measured from (none on the shard axis).
 func (sp SweepPlan) CurrentX() float64 {
-	if sp.Axis() == results.AxisRate {
+	switch sp.Axis() {
+	case results.AxisRate:
 		return sp.Base.Rate
+	case results.AxisShards:
+		return 0
 	}
 	return float64(sp.Base.Clients * sp.Base.Owners)
 }
@@ -76,36 +88,50 @@ func (sp SweepPlan) Points() ([]PlannedPoint, error) {
 			return nil, &FieldError{Field: "--rate", Value: fmt.Sprint(r), Fix: "every offered rate on the rate axis must be positive, e.g. 1000,2000,4000"}
 		}
 	}
+	shards := orDefault(sp.Shards, 0)
+	for _, n := range sp.Shards {
+		if n < 1 || n > 16 {
+			return nil, &FieldError{Field: "--shards", Value: strconv.Itoa(n), Fix: "each count of cluster primaries must be 1 to 16, e.g. 1,3,6"}
+		}
+	}
 	var out []PlannedPoint
-	for _, rr := range ratios {
-		for _, rate := range rates {
-			for _, o := range owners {
-				for _, c := range clients {
-					p := sp.Base
-					p.Clients, p.Owners, p.ReadRatio, p.Rate = c, o, rr, rate
-					if err := p.Validate(); err != nil {
-						return nil, sweepFieldError(err)
-					}
-					pt := PlannedPoint{Profile: p, X: float64(c * o)}
-					var series []string
-					if len(ratios) > 1 {
-						series = append(series, fmt.Sprintf("read_ratio %g", rr))
-					}
-					if axis == results.AxisRate {
-						pt.X = rate
-						if len(clients) > 1 || len(owners) > 1 {
-							series = append(series, fmt.Sprintf("%d×%d", c, o))
+	for _, n := range shards {
+		for _, rr := range ratios {
+			for _, rate := range rates {
+				for _, o := range owners {
+					for _, c := range clients {
+						p := sp.Base
+						p.Clients, p.Owners, p.ReadRatio, p.Rate = c, o, rr, rate
+						if err := p.Validate(); err != nil {
+							return nil, sweepFieldError(err)
 						}
-					} else {
-						if len(owners) > 1 && len(clients) > 1 {
-							series = append(series, fmt.Sprintf("owners %d", o))
+						pt := PlannedPoint{Profile: p, X: float64(c * o), Shards: n}
+						var series []string
+						switch {
+						case axis == results.AxisShards:
+							pt.X = float64(n)
+						case len(shards) > 1:
+							series = append(series, fmt.Sprintf("shards %d", n))
 						}
-						if len(rates) == 1 && rate > 0 {
-							series = append(series, fmt.Sprintf("rate %g", rate))
+						if len(ratios) > 1 {
+							series = append(series, fmt.Sprintf("read_ratio %g", rr))
 						}
+						if axis == results.AxisRate {
+							pt.X = rate
+							if len(clients) > 1 || len(owners) > 1 {
+								series = append(series, fmt.Sprintf("%d×%d", c, o))
+							}
+						} else {
+							if len(owners) > 1 && len(clients) > 1 {
+								series = append(series, fmt.Sprintf("owners %d", o))
+							}
+							if len(rates) == 1 && rate > 0 {
+								series = append(series, fmt.Sprintf("rate %g", rate))
+							}
+						}
+						pt.Series = strings.Join(series, ", ")
+						out = append(out, pt)
 					}
-					pt.Series = strings.Join(series, ", ")
-					out = append(out, pt)
 				}
 			}
 		}
@@ -164,9 +190,10 @@ type SweepProgress struct {
 // SweepConfig runs a plan.
 type SweepConfig struct {
 	Plan SweepPlan
-	// Run runs one point's profile and returns its result (partial, with
-	// ctx's error, when interrupted), as Run does with a Config.
-	Run func(ctx context.Context, p Profile) (*results.Result, error)
+	// Run runs one point (its profile, on its shard count when the plan
+	// varies it) and returns its result (partial, with ctx's error, when
+	// interrupted), as Run does with a Config.
+	Run func(ctx context.Context, pt PlannedPoint) (*results.Result, error)
 	// Record files a point's result (the interrupted one's too, partial)
 	// and returns its file name for the sweep file ("" when not written);
 	// p is the point as judged against the SLO.
@@ -221,7 +248,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 			cfg.Progress(SweepProgress{Index: i + 1, Total: len(pts), Point: pt, ETA: time.Duration(left) * perPoint})
 		}
 		left--
-		res, err := cfg.Run(ctx, pt.Profile)
+		res, err := cfg.Run(ctx, pt)
 		if res == nil {
 			runErr = fmt.Errorf("point %d (%s): %w", i+1, pointName(pt), err)
 			break
@@ -229,6 +256,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 		sp := results.PointFrom(res)
 		sp.Series, sp.X = pt.Series, pt.X
 		sp.Clients, sp.Owners, sp.ReadRatio, sp.Rate = pt.Profile.Clients, pt.Profile.Owners, pt.Profile.ReadRatio, pt.Profile.Rate
+		sp.Shards = pt.Shards
 		sp.Judge(sw.SLOP99Us)
 		if cfg.Record != nil {
 			file, rerr := cfg.Record(res, sp)
@@ -279,6 +307,9 @@ func pointName(pt PlannedPoint) string {
 	s := fmt.Sprintf("%d×%d", pt.Profile.Clients, pt.Profile.Owners)
 	if pt.Profile.Rate > 0 {
 		s += fmt.Sprintf(" at %g ops/s", pt.Profile.Rate)
+	}
+	if pt.Shards > 0 {
+		s += fmt.Sprintf(" on %d shards", pt.Shards)
 	}
 	if pt.Series != "" {
 		s += ", " + pt.Series

@@ -95,7 +95,8 @@ func TestSweepStopsEarly(t *testing.T) {
 	var etas []time.Duration
 	cfg := workloads.SweepConfig{
 		Plan: plan,
-		Run: func(ctx context.Context, p workloads.Profile) (*results.Result, error) {
+		Run: func(ctx context.Context, pt workloads.PlannedPoint) (*results.Result, error) {
+			p := pt.Profile
 			ran = append(ran, p.Clients)
 			return fakeRun(1000)(ctx, p) // p99 = clients ms
 		},
@@ -128,7 +129,8 @@ func TestSweepInterrupted(t *testing.T) {
 	var recorded int
 	cfg := workloads.SweepConfig{
 		Plan: workloads.SweepPlan{Base: rw90(t), Clients: []int{1, 2, 4}},
-		Run: func(ctx context.Context, p workloads.Profile) (*results.Result, error) {
+		Run: func(ctx context.Context, pt workloads.PlannedPoint) (*results.Result, error) {
+			p := pt.Profile
 			r, _ := fakeRun(100)(ctx, p)
 			if p.Clients == 2 {
 				cancel()

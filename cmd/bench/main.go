@@ -259,15 +259,21 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 	defer env.Close()
 	host, _ := os.Hostname()
 	impl, _ := impls.Lookup(f.impl) // checked by load
+	shardNames, shardOf, err := cli.ShardMap(ctx, env)
+	if err != nil {
+		return nil, err
+	}
 	cfg := workloads.Config{
-		Profile:  p,
-		Impl:     impl,
-		NewRedis: newRedis(env),
-		MaxOps:   f.maxOps,
+		Profile:    p,
+		Impl:       impl,
+		NewRedis:   newRedis(env),
+		MaxOps:     f.maxOps,
+		ShardNames: shardNames,
+		ShardOf:    shardOf,
 		Meta: results.Meta{
 			Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
 			Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()),
-			RedisAddr: env.Addr(), Args: redactArgs(args),
+			RedisTopology: env.Shape(), RedisAddr: env.Addr(), Args: redactArgs(args),
 		},
 	}
 	if !f.quiet {

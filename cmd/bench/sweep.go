@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/plots"
+	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -74,6 +75,11 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(owners, "owners", "owners per client per point, e.g. 1,4,16 (default: the profile's)")
 	fs.Var(ratios, "read-ratio", "read shares per point, e.g. 0.5,0.9,0.99 (kind rw; default: the profile's)")
 	fs.Var(rates, "rate", "open-loop ops/s per point, e.g. 1000,2000,4000 (several: the x axis is the rate)")
+	// --shards, a single count for bench run, is a list here: each point
+	// gets a cluster of its own with that many primaries.
+	shards := &listFlag[int]{parse: strconv.Atoi, hint: "1,3,6"}
+	sf := fs.Lookup("shards")
+	sf.Value, sf.Usage = shards, "Redis Cluster primaries per point, e.g. 1,3,6: each point runs on a fresh local cluster of that size (implies --topology cluster; several counts at one concurrency: the x axis is the shard count)"
 	slo := fs.Duration("slo-p99", 10*time.Millisecond, "acquire p99 each point must meet (0: no SLO)")
 	stopAfter := fs.Int("stop-after", 2, "stop a curve after this many points in a row break the SLO (0: never)")
 	duration := fs.Duration("duration", 20*time.Second, "measured time per point, after the profile's warmup")
@@ -85,11 +91,26 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usagef("--duration %v: must be positive, e.g. 20s", *duration)
 	}
 	f.override["duration"] = duration.String()
+	if len(shards.vals) > 0 {
+		switch f.redis.Topology {
+		case "", redisenv.TopologyCluster:
+			f.redis.Topology = redisenv.TopologyCluster
+		default:
+			return cli.Usagef("--shards %v sweeps Redis Cluster primaries, but --topology is %s; drop one of them", shards.vals, f.redis.Topology)
+		}
+		f.redis.Shards = shards.vals[0]
+		if err := f.redis.Validate(); err != nil {
+			return err
+		}
+		if f.redis.Backend == redisenv.BackendExternal || f.redis.URL != "" {
+			return cli.Usagef("--shards starts a cluster per point, which an external Redis cannot do; drop --redis-url (or --shards)")
+		}
+	}
 	p, err := f.load()
 	if err != nil {
 		return err
 	}
-	plan := workloads.SweepPlan{Base: p, Clients: clients.vals, Owners: owners.vals, ReadRatios: ratios.vals, Rates: rates.vals, SLO: *slo, StopAfter: *stopAfter}
+	plan := workloads.SweepPlan{Base: p, Clients: clients.vals, Owners: owners.vals, ReadRatios: ratios.vals, Rates: rates.vals, Shards: shards.vals, SLO: *slo, StopAfter: *stopAfter}
 	pts, err := plan.Points()
 	if err != nil {
 		return err
@@ -111,14 +132,15 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usagef("--out %s: %v", out, err)
 	}
 
-	env, err := cli.StartEnvFor(ctx, f.redis, stderr)
+	envs := &pointEnvs{cfg: f.redis, stderr: stderr}
+	defer envs.close()
+	env, err := envs.get(ctx, shardsOf(pts[0]))
 	if err != nil {
 		return err
 	}
-	defer env.Close()
 	host, _ := os.Hostname()
 	meta := results.Meta{Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()), RedisAddr: env.Addr(), Args: redactArgs(args), Impl: f.impl}
+		Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()), RedisTopology: env.Shape(), RedisAddr: env.Addr(), Args: redactArgs(args), Impl: f.impl}
 	sloText := "no SLO"
 	if *slo > 0 {
 		sloText = fmt.Sprintf("SLO acquire p99 ≤ %v", *slo)
@@ -127,10 +149,20 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		p.Name, f.impl, len(pts), *duration, time.Duration(p.Warmup), sloText)
 	cfg := workloads.SweepConfig{
 		Plan: plan,
-		Run: func(ctx context.Context, pp workloads.Profile) (*results.Result, error) {
+		Run: func(ctx context.Context, pt workloads.PlannedPoint) (*results.Result, error) {
+			env, err := envs.get(ctx, shardsOf(pt))
+			if err != nil {
+				return nil, err
+			}
+			names, of, err := cli.ShardMap(ctx, env)
+			if err != nil {
+				return nil, err
+			}
 			m := meta
 			m.Start = time.Now()
-			return workloads.Run(ctx, workloads.Config{Profile: pp, Impl: impl, NewRedis: newRedis(env), MaxOps: f.maxOps, Meta: m})
+			m.RedisTopology, m.RedisAddr = env.Shape(), env.Addr()
+			return workloads.Run(ctx, workloads.Config{Profile: pt.Profile, Impl: impl, NewRedis: newRedis(env), MaxOps: f.maxOps, Meta: m,
+				ShardNames: names, ShardOf: of})
 		},
 		Record: func(r *results.Result, pt results.SweepPoint) (string, error) {
 			path, err := results.WriteFiles(pointsDir, r)
@@ -198,6 +230,42 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return errors.Join(runErr, unsafe, cerr, lerr)
 }
 
+// pointEnvs keeps the Redis of the sweep's current shard count: points on
+// the same count share it, a new count replaces it with a fresh cluster.
+type pointEnvs struct {
+	cfg    redisenv.Config
+	stderr io.Writer
+	env    *redisenv.Env
+	shards int
+}
+
+// shardsOf is the primaries a point asks for; 0 keeps the configured Redis.
+func shardsOf(pt workloads.PlannedPoint) int { return pt.Shards }
+
+func (p *pointEnvs) get(ctx context.Context, shards int) (*redisenv.Env, error) {
+	if p.env != nil && (shards == 0 || shards == p.shards) {
+		return p.env, nil
+	}
+	p.close()
+	cfg := p.cfg
+	if shards > 0 {
+		cfg.Shards = shards
+	}
+	env, err := cli.StartEnvFor(ctx, cfg, p.stderr)
+	if err != nil {
+		return nil, err
+	}
+	p.env, p.shards = env, shards
+	return env, nil
+}
+
+func (p *pointEnvs) close() {
+	if p.env != nil {
+		_ = p.env.Close()
+		p.env = nil
+	}
+}
+
 func violations(sw *results.Sweep) int64 {
 	var n int64
 	for _, p := range sw.Points {
@@ -217,6 +285,9 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 func describePoint(pt workloads.PlannedPoint) string {
 	s := fmt.Sprintf("clients %d × owners %d", pt.Profile.Clients, pt.Profile.Owners)
+	if pt.Shards > 0 {
+		s += fmt.Sprintf(" on %d shards", pt.Shards)
+	}
 	if pt.Profile.Rate > 0 {
 		s += fmt.Sprintf(" at %g ops/s", pt.Profile.Rate)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/redisenv"
@@ -83,6 +85,15 @@ func CheckEnv(ctx context.Context, cfg redisenv.Config, d time.Duration, stdout,
 	for _, n := range env.Nodes() {
 		fmt.Fprintf(stdout, "node:     %-8s %s pid %d\n", n.Name(), n.Addr(), n.PID())
 	}
+	if env.Topology() == redisenv.TopologyCluster {
+		names, _, err := ShardMap(ctx, env)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			fmt.Fprintf(stdout, "shard:    %s\n", n)
+		}
+	}
 	// Ctrl-C ends the measurement (and the Env with it); what was measured
 	// until then is still reported.
 	rtt, err := redisenv.MeasureRTT(ctx, rdb, d)
@@ -102,3 +113,39 @@ func CheckEnv(ctx context.Context, cfg redisenv.Config, d time.Duration, stdout,
 }
 
 func us(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+
+// ShardMap reads a cluster's shards as they are now and returns their
+// names and the function from a lock name to its shard's index there, as
+// workloads.Config.ShardNames and ShardOf take them. For a Redis that is
+// not a cluster it returns nil, nil, nil.
+func ShardMap(ctx context.Context, env *redisenv.Env) ([]string, func(string) int, error) {
+	if env.Topology() != redisenv.TopologyCluster {
+		return nil, nil, nil
+	}
+	shards, err := env.Shards(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(shards))
+	for i, s := range shards {
+		var ranges []string
+		for _, r := range s.Slots {
+			if r.From == r.To {
+				ranges = append(ranges, strconv.Itoa(r.From))
+			} else {
+				ranges = append(ranges, fmt.Sprintf("%d-%d", r.From, r.To))
+			}
+		}
+		names[i] = fmt.Sprintf("shard%d %s slots %s", i+1, s.Primary.Addr(), strings.Join(ranges, ","))
+	}
+	of := func(lock string) int {
+		slot := redisenv.KeySlot(lock)
+		for i, s := range shards {
+			if s.Owns(slot) {
+				return i
+			}
+		}
+		return 0 // every slot is served in a healthy cluster; Shards left out none
+	}
+	return names, of, nil
+}

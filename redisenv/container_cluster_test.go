@@ -1,0 +1,86 @@
+package redisenv_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/redisenv"
+)
+
+// TestContainerCluster starts the default cluster (3 shards, 1 replica
+// each) in containers, where a Docker engine answers: the shards view maps
+// the nodes' in-network addresses back to the started containers, and a
+// cluster client reaches every shard through the published ports.
+func TestContainerCluster(t *testing.T) {
+	ctx := context.Background()
+	if err := redisenv.DockerAvailable(ctx); err != nil {
+		t.Skipf("container cluster: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	env, err := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendContainer, Topology: redisenv.TopologyCluster})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	if env.Backend() != redisenv.BackendContainer || env.Topology() != redisenv.TopologyCluster {
+		t.Fatalf("started %s/%s, want container/cluster", env.Backend(), env.Topology())
+	}
+	if n := len(env.Nodes()); n != 6 {
+		t.Fatalf("3×1 cluster has %d nodes, want 6", n)
+	}
+
+	shards, err := env.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shards) != 3 {
+		t.Fatalf("%d shards, want 3: %+v", len(shards), shards)
+	}
+	total := 0
+	for i, s := range shards {
+		total += s.SlotCount()
+		if len(s.Replicas) != 1 {
+			t.Errorf("shard %d has %d replicas, want 1", i+1, len(s.Replicas))
+		}
+		// Managed nodes, not unmanaged handles: the cluster's addresses
+		// (container IPs) map back to the started containers.
+		if name := s.Primary.Name(); !strings.HasSuffix(name, "-primary") {
+			t.Errorf("shard %d primary is %q (%s), want a started shard primary", i+1, name, s.Primary.Addr())
+		}
+		for _, r := range s.Replicas {
+			if name := r.Name(); !strings.Contains(name, "-replica") {
+				t.Errorf("shard %d replica is %q (%s), want a started replica", i+1, name, r.Addr())
+			}
+		}
+	}
+	if total != redisenv.Slots {
+		t.Errorf("shards serve %d slots, want %d", total, redisenv.Slots)
+	}
+
+	rdb := env.NewClient()
+	defer rdb.Close()
+	for i := range 30 {
+		if err := rdb.Set(ctx, fmt.Sprintf("container-cluster:%d", i), i, 0).Err(); err != nil {
+			t.Fatalf("SET key %d: %v", i, err)
+		}
+	}
+	for i := range 30 {
+		got, err := rdb.Get(ctx, fmt.Sprintf("container-cluster:%d", i)).Int()
+		if err != nil {
+			t.Fatalf("GET key %d: %v", i, err)
+		}
+		if got != i {
+			t.Errorf("key %d = %d, want %d", i, got, i)
+		}
+	}
+	if err := rdb.Close(); err != nil {
+		t.Errorf("client Close: %v", err)
+	}
+	if err := env.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
