@@ -134,6 +134,41 @@ var catalog = []*Scenario{
 		Variants:        []Variant{{Name: "run", Plan: failoverPlan, run: failover}},
 	},
 	{
+		Name:    "cluster-failover",
+		Summary: "a cluster shard's primary killed with a lock its replica never got, replica promoted: the loss and the violation are detected",
+		Description: "A Redis Cluster of 3 primaries with one replica each. Replication of the lock's shard is cut " +
+			"(its primary refuses its replica's resync), then the holder takes the lock there: the primary " +
+			"acknowledges it, the replica never sees it. The primary is killed halfway between renewals and its " +
+			"replica promoted with CLUSTER FAILOVER FORCE; cluster clients find the new primary through MOVED " +
+			"replies and topology rescans. The contender takes the lock at once on the promoted replica while the " +
+			"holder still believes it holds it: a cluster shard replicates asynchronously, as a Sentinel pair does. " +
+			"A holder that ignores Lost (as on Redisson's API) works on alongside the new owner; one that honours " +
+			"it stops at its next renewal on the promoted replica, which finds its hold gone.",
+		Invariant:       "ignore-lost: the violation is detected; both: the holder is told of its loss, and the contender gets the lock only after the failover; honour-lost: any overlap ends within one renewal period",
+		ExpectViolation: true,
+		Process:         true,
+		Topology:        redisenv.TopologyCluster,
+		Variants: []Variant{
+			{Name: "ignore-lost", Plan: clusterFailoverPlan, run: func(r *rig) error { return clusterFailover(r, false) }},
+			{Name: "honour-lost", Plan: clusterFailoverPlan, run: func(r *rig) error { return clusterFailover(r, true) }},
+		},
+	},
+	{
+		Name:    "slot-migration",
+		Summary: "a held, contended lock's slot moved to another primary: no violation, waiters still woken",
+		Description: "A Redis Cluster of 3 primaries. Holders take their locks and keep them while contenders block on " +
+			"them (pub/sub waiters on SSUBSCRIBE). The first lock's slot then moves to another primary: SETSLOT " +
+			"IMPORTING and MIGRATING, MIGRATE of its keys (the held lock among them), and SETSLOT NODE, kept " +
+			"half-moved meanwhile so that renewals and retries meet ASK redirects. The source drops the waiters' " +
+			"sharded subscriptions when the slot leaves it (SUNSUBSCRIBE); they must subscribe again at the new " +
+			"owner. The holders let go after the move: the contenders must take the locks at once, woken by the " +
+			"unlock message, not by the TTL.",
+		Invariant: "zero violations; no holder loses its lock; every contender acquires within 500 ms of the release",
+		Process:   true,
+		Topology:  redisenv.TopologyCluster,
+		Variants:  []Variant{{Name: "run", Plan: migrationPlan, run: slotMigration}},
+	},
+	{
 		Name:    "fair-clock-skew",
 		Summary: "one client's clock skewed by minutes: fair-lock FIFO violations and starvation measured",
 		Description: "The fair lock sends each client's wall clock to Redis as \"now\" for queue deadlines. Round " +
@@ -260,6 +295,29 @@ func failoverPlan(t Timing, _ *rand.Rand) []Planned {
 }
 
 func failoverRun(t Timing) time.Duration { return killAt(t) + t.Watchdog }
+
+// clusterFailoverPlan cuts the replication of the first lock's shard, then
+// fails the shard over halfway between renewals.
+func clusterFailoverPlan(t Timing, _ *rand.Rand) []Planned {
+	return []Planned{
+		{At: 0, For: failoverRun(t) + time.Minute, Kind: "replication_cut", Target: "redis:shard of lock-0", Detail: "primary refuses PSYNC/SYNC, replica links dropped",
+			build: func(r *rig) faults.Fault { return notify(faults.ReplicationCut(r.env, r.prefix+"lock-0"), r.ready) }},
+		{At: killAt(t), For: 0, Kind: "cluster_failover", Target: "redis:shard of lock-0", Detail: "SIGKILL the shard's primary, CLUSTER FAILOVER FORCE on its replica",
+			build: func(r *rig) faults.Fault { return faults.ClusterFailover(r.env, r.prefix+"lock-0") }},
+	}
+}
+
+// migrationHold keeps the slot half-moved, so that clients meet ASK.
+const migrationHold = 500 * time.Millisecond
+
+// migrationRelease is when the holders let go: after the move is done.
+func migrationRelease(t Timing) time.Duration { return faultStart + t.pick(10*time.Second, 3*time.Second) }
+
+func migrationPlan(t Timing, _ *rand.Rand) []Planned {
+	return []Planned{{At: faultStart, For: migrationRelease(t) + t.Watchdog + time.Minute, Kind: "slot_migration", Target: "redis:slot of lock-0",
+		Detail: fmt.Sprintf("slot moved to another primary, held half-moved %v; moved back on revert", migrationHold),
+		build:  func(r *rig) faults.Fault { return faults.SlotMigration(r.env, r.prefix+"lock-0", migrationHold) }}}
+}
 
 // skewPlan skews client c (1: the first waiter, 2: the second) from the
 // start; the rounds take under a second each.
@@ -733,6 +791,105 @@ func failover(r *rig) error {
 		!first.IsZero() && first.Sub(out.base).Seconds() > failAt)
 	r.check("holder told of the loss", "1", fmt.Sprint(out.holderLost), out.holderLost == 1)
 	r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
+	return nil
+}
+
+func clusterFailover(r *rig, honour bool) error {
+	if err := r.start(2, nil); err != nil {
+		return err
+	}
+	r.ready = make(chan struct{}) // the holder acquires once replication is cut
+	if err := r.newClients(); err != nil {
+		return err
+	}
+	end := failoverRun(r.t)
+	out, err := r.runDuel(duel{pairs: 1, holdUntil: end, honour: honour, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond, after: r.ready})
+	if err != nil {
+		return err
+	}
+	res := out.res
+	r.safetyFigures(res)
+	var failAt float64
+	for _, e := range res.Events {
+		if e.Kind == "cluster_failover" {
+			failAt = e.Start
+			r.figure("failover took", (e.End-e.Start)*1e3, "ms")
+		}
+	}
+	r.figure("holder told of the loss", secs(out.base, out.holderLostAt[0]), "s")
+	r.figure("contender first acquired", secs(out.base, out.firstContend[0]), "s")
+	first := out.firstContend[0]
+	r.check("contender acquires on the promoted replica", fmt.Sprintf("after %.2fs", failAt), since(out.base, first),
+		!first.IsZero() && failAt > 0 && first.Sub(out.base).Seconds() > failAt)
+	r.check("holder told of the loss", "1", fmt.Sprint(out.holderLost), out.holderLost == 1)
+	if !honour {
+		r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
+		return nil
+	}
+	// The holder renews every third of the timeout; the first renewal on
+	// the promoted replica tells it. Whether the contender got in before
+	// that is a race; how long they overlapped is not.
+	bound := r.t.Watchdog/3 + 500*time.Millisecond
+	window := time.Duration(res.Safety.UnsafeUs * 1e3)
+	r.check("any overlap ends within a renewal period", "≤ "+bound.String(), window.Round(time.Millisecond).String(), window <= bound)
+	return nil
+}
+
+func slotMigration(r *rig) error {
+	const pairs = 2 // lock-0 moves; lock-1 stays put, for comparison
+	if err := r.start(pairs+1, nil); err != nil {
+		return err
+	}
+	if err := r.newClients(); err != nil {
+		return err
+	}
+	release := migrationRelease(r.t)
+	slot := redisenv.KeySlot(r.prefix + "lock-0")
+	from, err := r.env.ShardOf(r.ctx, slot)
+	if err != nil {
+		return err
+	}
+	// Watch the slot's owner, to know that the move was over while the
+	// lock was still held (the fault's own end is its revert).
+	movedAt := make(chan time.Time, 1)
+	watchCtx, stopWatch := context.WithCancel(r.ctx)
+	go func() {
+		defer close(movedAt)
+		for watchCtx.Err() == nil {
+			if sh, err := r.env.ShardOf(watchCtx, slot); err == nil && sh.ID != from.ID {
+				movedAt <- time.Now()
+				return
+			}
+			select {
+			case <-watchCtx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	// Contenders block (poll 0): they are pub/sub waiters for the whole
+	// hold, the move included.
+	out, err := r.runDuel(duel{pairs: pairs, holdUntil: release, honour: true, until: release + r.t.Watchdog, contHold: 50 * time.Millisecond})
+	stopWatch()
+	moved := <-movedAt
+	if err != nil {
+		return err
+	}
+	res := out.res
+	r.safetyFigures(res)
+	r.figure("slot owner changed", secs(out.base, moved), "s")
+	r.check("slot moved while held", fmt.Sprintf("after %.2fs, before the release at %.2fs", faultStart.Seconds(), release.Seconds()),
+		since(out.base, moved), !moved.IsZero() && moved.Sub(out.base) > faultStart && moved.Sub(out.base) < release)
+	r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
+	r.check("no holder lost its lock", "0 losses", fmt.Sprint(out.holderLost, " losses"), out.holderLost == 0)
+	for i, first := range out.firstContend {
+		r.figure(fmt.Sprintf("contender %d woken after the release", i), secs(out.base.Add(release), first), "s")
+		wake := time.Duration(-1)
+		if !first.IsZero() {
+			wake = first.Sub(out.base.Add(release))
+		}
+		r.check(fmt.Sprintf("contender %d (lock-%d) woken by the unlock", i, i), "within 500ms of the release",
+			since(out.base, first), wake >= -20*time.Millisecond && wake <= 500*time.Millisecond)
+	}
 	return nil
 }
 

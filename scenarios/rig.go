@@ -35,7 +35,8 @@ type rig struct {
 	plan []Planned
 
 	env     *redisenv.Env
-	proxies []*faults.Proxy
+	n       int             // clients
+	proxies []*faults.Proxy // one per client; none on a cluster
 	clocks  []*faults.Clock
 	gates   []*faults.Gate
 	clients []*client
@@ -90,14 +91,21 @@ func (r *rig) start(n int, mod func(*redisenv.Config)) error {
 	r.raw = env.NewClient()
 	r.closers = append(r.closers, func() { _ = r.raw.Close() })
 	r.prefix = fmt.Sprintf("lockbench:chaos:%s:%d:", r.name, time.Now().UnixNano())
+	r.n = n
 	for i := range n {
+		r.clocks = append(r.clocks, new(faults.Clock))
+		r.gates = append(r.gates, faults.NewGate())
+		if env.Topology() == redisenv.TopologyCluster {
+			// A cluster client dials every node the slot map names, so one
+			// proxy in front of a seed would not carry its traffic: cluster
+			// scenarios fault the servers, not the client links.
+			continue
+		}
 		p, err := r.o.Toxiproxy.NewProxy(fmt.Sprintf("%s-c%d-%d", r.name, i, time.Now().UnixNano()), env.Addr())
 		if err != nil {
 			return err
 		}
 		r.proxies = append(r.proxies, p)
-		r.clocks = append(r.clocks, new(faults.Clock))
-		r.gates = append(r.gates, faults.NewGate())
 	}
 	return nil
 }
@@ -106,7 +114,7 @@ func (r *rig) start(n int, mod func(*redisenv.Config)) error {
 // PING sampler, straight to Redis: the floor is Redis's, not the fault's).
 func (r *rig) redisFor(i, pool int) redis.UniversalClient {
 	o := r.env.ClientOptions(pool)
-	if i >= 0 {
+	if i >= 0 && i < len(r.proxies) {
 		o.Addrs = []string{r.proxies[i].Addr()}
 	}
 	// A request lost in a partition fails after a second instead of
@@ -127,14 +135,17 @@ func (r *rig) lockOptions(i int) lockimpl.Options {
 
 // newClients makes one lockimpl client per proxy.
 func (r *rig) newClients() error {
-	for i := range r.proxies {
+	for i := range r.n {
 		rdb := r.redisFor(i, 16)
 		lc, err := lockimpl.NewClient(rdb, r.lockOptions(i))
 		if err != nil {
 			_ = rdb.Close()
 			return err
 		}
-		c := &client{idx: i, rdb: rdb, lc: lc, proxy: r.proxies[i], clock: r.clocks[i], gate: r.gates[i]}
+		c := &client{idx: i, rdb: rdb, lc: lc, clock: r.clocks[i], gate: r.gates[i]}
+		if i < len(r.proxies) {
+			c.proxy = r.proxies[i]
+		}
 		r.clients = append(r.clients, c)
 		r.closers = append(r.closers, func() { _ = lc.Close(); _ = rdb.Close() })
 	}
@@ -220,6 +231,7 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 	res.Meta.Profile = "chaos-" + r.name
 	res.Meta.RedisVersion = r.env.Version()
 	res.Meta.RedisBackend = string(r.env.Backend())
+	res.Meta.RedisTopology = r.env.Shape()
 	res.Meta.RedisAddr = r.env.Addr()
 	sum := RunSummary{
 		Variant: r.v.Name, Partial: res.Partial, Seconds: res.Measured, OpsPerSec: res.Throughput.OpsPerSec,

@@ -128,6 +128,40 @@ func TestPartitionHeal(t *testing.T) {
 	}
 }
 
+// TestClusterFailover: on a 3×1 cluster, the lock the killed primary never
+// replicated is lost in the failover; the checker and the holder see it.
+func TestClusterFailover(t *testing.T) {
+	rep := run(t, "cluster-failover", options(t))
+	if rep.Verdict != scenarios.ExpectedViolation {
+		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, scenarios.ExpectedViolation)
+	}
+	if r := variant(t, rep, "ignore-lost"); r.Safety.Violations < 1 || r.Safety.UnsafeUs <= 0 {
+		t.Errorf("ignore-lost: %+v; want a violation with an unsafe window", r.Safety)
+	}
+	for _, r := range rep.Runs {
+		kinds := map[string]bool{}
+		for _, e := range r.Events {
+			kinds[e.Kind] = e.Err == ""
+		}
+		if !kinds["replication_cut"] || !kinds["cluster_failover"] {
+			t.Errorf("%s: events %+v; want a clean replication_cut and cluster_failover", r.Variant, r.Events)
+		}
+	}
+}
+
+// TestSlotMigration: a held, contended lock's slot moves; nothing overlaps
+// and the blocked contenders are woken by the unlock at the new owner.
+func TestSlotMigration(t *testing.T) {
+	rep := run(t, "slot-migration", options(t))
+	if rep.Verdict != scenarios.Pass {
+		t.Fatalf("verdict %s (%s), want PASS", rep.Verdict, rep.Reason)
+	}
+	r := variant(t, rep, "run")
+	if r.Safety.Violations != 0 || r.Lost != 0 || len(r.Events) != 1 || r.Events[0].Kind != "slot_migration" {
+		t.Errorf("%+v, lost %d, events %+v; want a clean migration with no violation or loss", r.Safety, r.Lost, r.Events)
+	}
+}
+
 // TestInterruptRevertsAndMarksPartial: Ctrl-C in the middle of a fault
 // ends the scenario INCOMPLETE and partial, with its fault reverted (the
 // proxies are gone) and its result written.
