@@ -311,7 +311,9 @@ func clusterFailoverPlan(t Timing, _ *rand.Rand) []Planned {
 const migrationHold = 500 * time.Millisecond
 
 // migrationRelease is when the holders let go: after the move is done.
-func migrationRelease(t Timing) time.Duration { return faultStart + t.pick(10*time.Second, 3*time.Second) }
+func migrationRelease(t Timing) time.Duration {
+	return faultStart + t.pick(10*time.Second, 3*time.Second)
+}
 
 func migrationPlan(t Timing, _ *rand.Rand) []Planned {
 	return []Planned{{At: faultStart, For: migrationRelease(t) + t.Watchdog + time.Minute, Kind: "slot_migration", Target: "redis:slot of lock-0",
