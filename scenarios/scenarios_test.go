@@ -194,7 +194,7 @@ func TestProcessScenarioSkippedOnExternal(t *testing.T) {
 	env := redisenvtest.Start(t)
 	o := options(t)
 	o.Redis = redisenv.Config{Backend: redisenv.BackendExternal, URL: "redis://" + env.Addr()}
-	for _, name := range []string{"redis-restart", "redis-pause", "failover"} {
+	for _, name := range []string{"redis-restart", "redis-pause", "failover", "cluster-failover", "slot-migration"} {
 		began := time.Now()
 		rep := run(t, name, o)
 		if rep.Verdict != scenarios.Skipped || !strings.Contains(rep.Reason, "external") || !rep.OK() {
@@ -208,7 +208,7 @@ func TestProcessScenarioSkippedOnExternal(t *testing.T) {
 
 func TestCatalogue(t *testing.T) {
 	want := []string{"watchdog-keepalive", "watchdog-loss", "lease-expiry", "latency", "partition-heal", "reset-storm",
-		"redis-restart", "redis-pause", "failover", "fair-clock-skew", "client-freeze"}
+		"redis-restart", "redis-pause", "failover", "cluster-failover", "slot-migration", "fair-clock-skew", "client-freeze"}
 	if got := scenarios.Names(); !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}

@@ -39,7 +39,7 @@ func TestHelpVersionList(t *testing.T) {
 	}
 	code, out, _ = runChaos(t, "list")
 	if code != cli.ExitOK || !strings.Contains(out, "watchdog-loss") || !strings.Contains(out, "EXPECTED VIOLATION DETECTED") ||
-		strings.Count(out, "\n") != 12 {
+		strings.Count(out, "\n") != 14 {
 		t.Errorf("chaos list: code %d:\n%s", code, out)
 	}
 	code, out, _ = runChaos(t, "describe", "reset-storm", "--quick", "--seed", "7")
