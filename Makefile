@@ -7,7 +7,7 @@ LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.Version=$(VERSION)
 TEST_TIMEOUT ?= 12m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@latest
 
-.PHONY: help setup build test bench perf perf-harness gobench sweep chaos chaos-full lint fmt clean
+.PHONY: help setup build test bench perf perf-harness gobench sweep sweep-shards chaos chaos-full lint fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -37,6 +37,10 @@ gobench: setup ## Go benchmarks of lockimpl's hot paths with -benchmem (allocati
 
 sweep: setup ## capacity planning: rw90 at 1..64 clients, 20 s per point; curves and report in bench-results/sweep-rw90 (about 3 min)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench sweep --profile rw90 --clients 1,2,4,8,16,32,64 --slo-p99 10ms --out bench-results/sweep-rw90
+
+sweep-shards: setup ## lock throughput against Redis Cluster shard count (1, 3, 6 primaries, no replicas), uncontended; report in bench-results/sweep-shards (about 1 min)
+	rm -rf bench-results/sweep-shards
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench sweep --profile uncontended --shards 1,3,6 --replicas 0 --duration 10s --out bench-results/sweep-shards
 
 CHAOS_OUT ?= chaos-results
 

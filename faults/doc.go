@@ -10,6 +10,10 @@
 // Process faults act on redisenv's Node handles: Pause (SIGSTOP), Kill
 // (SIGKILL, restarted on revert, reloading whatever its persistence kept)
 // and Failover (kill the primary, promote the replica, repoint proxies).
+// Cluster faults act on the shard serving a key: ReplicationCut (the
+// primary refuses its replicas' resync), ClusterFailover (kill the
+// primary, CLUSTER FAILOVER FORCE on its replica) and SlotMigration (the
+// slot moved to another primary with SETSLOT and MIGRATE, and back).
 // Client faults are ClockSkew, which shifts a Clock used as lockimpl's
 // Options.Clock, and Freeze, which stops a client's application at a Gate
 // and drops its traffic, as a long GC pause does.

@@ -31,6 +31,17 @@
 // client shared by its waiting owners, and each wait is bounded by the TTL
 // the acquire script replied, so a lost message costs at most one TTL.
 //
+// # Redis Cluster
+//
+// On a *redis.ClusterClient every script touches one slot (the keys above
+// share the name's hash tag) and, where the cluster answers sharded
+// pub/sub (Redis 7), messages go by SPUBLISH and waiters SSUBSCRIBE, one
+// connection per channel to the node serving its slot. When that node
+// drops the subscription because the slot left it (migration, failover),
+// its waiters retry at once and the subscription is made again at the
+// slot's new owner; after connection errors the client rereads the slot
+// map, as Redisson rescans its topology.
+//
 // # Lost holds
 //
 // Beyond Redisson, which renews silently and lets a holder believe it still

@@ -464,3 +464,46 @@ func mapsEqual[V comparable](a, b map[string]V) bool {
 	}
 	return true
 }
+
+// TestCollectorPerShard: locks sorted into shards count each shard's
+// measured operations and acquisitions; warmup and failed operations are
+// kept apart as in the totals.
+func TestCollectorPerShard(t *testing.T) {
+	c := results.NewCollector(base, 2, 0)
+	// Locks 0 and 2 on shard "a", lock 1 on shard "b".
+	c.GroupLocks([]int32{0, 1, 0}, []string{"a", "b"})
+	c.Shard(0).Record(sec(0, 0, results.Exclusive, 1*ms, 2*ms), nil, nil)
+	c.Shard(1).Record(sec(1, 2, results.Exclusive, 3*ms, 4*ms), nil, nil)
+	c.Shard(1).Record(sec(1, 1, results.Exclusive, 5*ms, 6*ms), nil, nil)
+	c.Shard(0).Record(results.Op{Owner: 0, Lock: 1, Err: results.ErrTimeout, Called: 7 * ms, Released: 7 * ms, Done: 7 * ms}, nil, nil)
+	warm := sec(0, 0, results.Exclusive, 8*ms, 9*ms)
+	warm.Flags |= results.Warmup
+	c.Shard(0).Record(warm, nil, nil)
+	r := c.Finish(base.Add(2*time.Second), false, 1, results.Analysis{Labels: labels})
+	if len(r.PerShard) != 2 {
+		t.Fatalf("PerShard = %+v, want 2 shards", r.PerShard)
+	}
+	a, b := r.PerShard[0], r.PerShard[1]
+	if a.Name != "a" || a.Locks != 2 || a.Ops != 2 || a.Acquisitions != 2 || a.OpsPerSec != 1 {
+		t.Errorf("shard a = %+v, want 2 locks, 2 ops, 2 acquisitions, 1 op/s", a)
+	}
+	if b.Name != "b" || b.Locks != 1 || b.Ops != 2 || b.Acquisitions != 1 {
+		t.Errorf("shard b = %+v, want 1 lock, 2 ops (one timed out), 1 acquisition", b)
+	}
+	if a.Share+b.Share < 0.999 || a.Share < 0.66 || a.Share > 0.67 {
+		t.Errorf("shares %.3f + %.3f; want 2/3 and 1/3", a.Share, b.Share)
+	}
+	var ops int64
+	for _, s := range r.PerShard {
+		ops += s.Ops
+	}
+	if ops != r.Throughput.Ops {
+		t.Errorf("shards count %d ops, the total is %d", ops, r.Throughput.Ops)
+	}
+	// Without groups there is no per-shard section.
+	c2 := results.NewCollector(base, 1, 0)
+	c2.Shard(0).Record(sec(0, 0, results.Exclusive, 1*ms, 2*ms), nil, nil)
+	if r2 := c2.Finish(base.Add(time.Second), false, 1, results.Analysis{Labels: labels}); r2.PerShard != nil {
+		t.Errorf("PerShard without groups = %+v", r2.PerShard)
+	}
+}

@@ -61,9 +61,17 @@ func (p SweepPoint) Label() string {
 		s += fmt.Sprintf(" @%g/s", p.Rate)
 	}
 	if p.Shards > 0 {
-		s += fmt.Sprintf(" on %d shards", p.Shards)
+		s += " on " + ShardCount(p.Shards)
 	}
 	return s
+}
+
+// ShardCount is n shards in words: "1 shard", "3 shards".
+func ShardCount(n int) string {
+	if n == 1 {
+		return "1 shard"
+	}
+	return fmt.Sprintf("%d shards", n)
 }
 
 // Judge sets MeetsSLO: p99 at or under slo (µs; 0 means no SLO), at most
@@ -274,7 +282,7 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 		case AxisRate:
 			return fmt.Sprintf("an offered %s ops/s (%s)", commas1(p.X), p.Label())
 		case AxisShards:
-			return fmt.Sprintf("%g shards (%s)", p.X, p.Label())
+			return fmt.Sprintf("%s (%s)", ShardCount(int(p.X)), p.Label())
 		}
 		return fmt.Sprintf("concurrency %g (%s)", p.X, p.Label())
 	}

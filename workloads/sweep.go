@@ -309,7 +309,7 @@ func pointName(pt PlannedPoint) string {
 		s += fmt.Sprintf(" at %g ops/s", pt.Profile.Rate)
 	}
 	if pt.Shards > 0 {
-		s += fmt.Sprintf(" on %d shards", pt.Shards)
+		s += " on " + results.ShardCount(pt.Shards)
 	}
 	if pt.Series != "" {
 		s += ", " + pt.Series

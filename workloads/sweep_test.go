@@ -165,3 +165,33 @@ func TestSweepPlanRates(t *testing.T) {
 		t.Errorf("rate 0 on the rate axis: %v", err)
 	}
 }
+
+// TestSweepPlanShards: several shard counts at one concurrency are the
+// axis; with several concurrencies they are curves; bad counts are refused.
+func TestSweepPlanShards(t *testing.T) {
+	plan := workloads.SweepPlan{Base: rw90(t), Shards: []int{6, 1, 3}}
+	pts, err := plan.Points()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Axis() != results.AxisShards || plan.CurrentX() != 0 || len(pts) != 3 {
+		t.Fatalf("axis %s, current %g, %d points; want the shard axis with no current setting", plan.Axis(), plan.CurrentX(), len(pts))
+	}
+	for i, want := range []int{1, 3, 6} {
+		if pts[i].X != float64(want) || pts[i].Shards != want || pts[i].Series != "" {
+			t.Errorf("point %d: x %g, shards %d, series %q; want %d on one curve", i, pts[i].X, pts[i].Shards, pts[i].Series, want)
+		}
+	}
+	curves := workloads.SweepPlan{Base: rw90(t), Shards: []int{1, 3}, Clients: []int{1, 2}}
+	pts, err = curves.Points()
+	if err != nil || curves.Axis() != results.AxisConcurrency || len(pts) != 4 || pts[0].Series != "shards 1" || pts[3].Series != "shards 3" || pts[3].Shards != 3 {
+		t.Errorf("shards × clients: %v, axis %s, points %+v", err, curves.Axis(), pts)
+	}
+	for _, bad := range []int{0, 17} {
+		_, err := workloads.SweepPlan{Base: rw90(t), Shards: []int{1, bad}}.Points()
+		var fe *workloads.FieldError
+		if !errors.As(err, &fe) || fe.Field != "--shards" {
+			t.Errorf("--shards 1,%d: %v, want a FieldError naming --shards", bad, err)
+		}
+	}
+}

@@ -46,6 +46,16 @@ func runBench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// runBenchOK runs bench and fails t unless it exits 0.
+func runBenchOK(t *testing.T, args ...string) (stdout, stderr string) {
+	t.Helper()
+	code, out, errOut := runBench(t, args...)
+	if code != cli.ExitOK {
+		t.Fatalf("bench %v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errOut)
+	}
+	return out, errOut
+}
+
 func TestHelpAndVersion(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}} {
 		code, out, _ := runBench(t, args...)
@@ -115,6 +125,12 @@ func TestBadInput(t *testing.T) {
 		{[]string{"sweep", "--read-ratio", "0.5,2", "--out", dir}, "--read-ratio 2"},
 		{[]string{"sweep", "--stop-after", "-1", "--out", dir}, "--stop-after -1"},
 		{[]string{"sweep", "--duration", "0s", "--out", dir}, "--duration 0s"},
+		{[]string{"run", "--shards", "3"}, "--shards"},
+		{[]string{"run", "--topology", "cluster", "--shards", "0"}, "--shards"},
+		{[]string{"run", "--topology", "cluster", "--replicas", "9"}, "--replicas"},
+		{[]string{"sweep", "--shards", "1,0", "--out", dir}, "--shards"},
+		{[]string{"sweep", "--shards", "1,3", "--topology", "replica", "--out", dir}, "--topology is replica"},
+		{[]string{"sweep", "--shards", "1,3", "--redis-url", "127.0.0.1:1,127.0.0.1:2", "--out", dir}, "external Redis cannot"},
 		{[]string{"report"}, "give at least one result file"},
 		{[]string{"report", filepath.Join(dir, "nothing")}, "nothing: no such file"},
 		{[]string{"report", dir}, "holds no lockbench"},
@@ -397,5 +413,30 @@ func TestRedactArgs(t *testing.T) {
 	got := strings.Join(redactArgs([]string{"--redis-url", "redis://u:secret@h:1/0", "--redis=redis://:secret@h:2", "--owners", "4"}), " ")
 	if strings.Contains(got, "secret") || !strings.Contains(got, "h:1") || !strings.Contains(got, "--owners 4") {
 		t.Errorf("redactArgs = %q", got)
+	}
+}
+
+// TestRunCluster: bench run on a local 2-primary cluster spreads the locks
+// evenly over the shards and reports each shard's throughput.
+func TestRunCluster(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut := runBenchOK(t, "run", "--redis", "local", "--topology", "cluster", "--shards", "2", "--replicas", "0",
+		"--profile", "uncontended", "--clients", "2", "--owners", "4", "--duration", "1s", "--warmup", "200ms", "--out", dir)
+	if !strings.Contains(errOut, "cluster of 2 nodes") || !strings.Contains(out, "shard1 127.0.0.1:") || !strings.Contains(out, "cluster 2x0") {
+		t.Errorf("output does not show the cluster and its shards:\n%s\n%s", out, errOut)
+	}
+	r := readResult(t, dir)
+	if r.Meta.RedisTopology != "cluster 2x0" || len(r.PerShard) != 2 {
+		t.Fatalf("topology %q, per shard %+v; want cluster 2x0 with 2 shards", r.Meta.RedisTopology, r.PerShard)
+	}
+	var ops int64
+	for _, s := range r.PerShard {
+		ops += s.Ops
+		if s.Locks != 4 || s.Acquisitions == 0 || s.OpsPerSec <= 0 {
+			t.Errorf("shard %+v: want 4 of the 8 locks and some throughput", s)
+		}
+	}
+	if ops != r.Throughput.Ops || !r.Safety.OK() {
+		t.Errorf("shards count %d ops of %d; safety %+v", ops, r.Throughput.Ops, r.Safety)
 	}
 }

@@ -286,7 +286,7 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 func describePoint(pt workloads.PlannedPoint) string {
 	s := fmt.Sprintf("clients %d × owners %d", pt.Profile.Clients, pt.Profile.Owners)
 	if pt.Shards > 0 {
-		s += fmt.Sprintf(" on %d shards", pt.Shards)
+		s += " on " + results.ShardCount(pt.Shards)
 	}
 	if pt.Profile.Rate > 0 {
 		s += fmt.Sprintf(" at %g ops/s", pt.Profile.Rate)

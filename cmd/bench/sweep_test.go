@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,35 @@ func TestSweepInterrupted(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "PARTIAL") {
 		t.Errorf("stdout does not say partial:\n%s", out.String())
+	}
+}
+
+// TestSweepShards: --shards runs each point on a fresh cluster of that
+// many primaries, on the shard axis, each point's result split by shard.
+func TestSweepShards(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut := runBenchOK(t, "sweep", "--redis", "local", "--profile", "uncontended", "--shards", "1,2", "--replicas", "0",
+		"--clients", "1", "--owners", "4", "--duration", "500ms", "--warmup", "0s", "--slo-p99", "1s", "--out", dir)
+	if !strings.Contains(errOut, "on 2 shards") || strings.Count(errOut, "cluster of") != 2 {
+		t.Errorf("progress does not show a cluster per shard count:\n%s", errOut)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Axis != results.AxisShards || len(sw.Points) != 2 {
+		t.Fatalf("axis %s, %d points; want the shard axis with 2", sw.Axis, len(sw.Points))
+	}
+	for i, p := range sw.Points {
+		r, err := results.ReadFile(filepath.Join(dir, p.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.X != float64(i+1) || p.Shards != i+1 || len(r.PerShard) != i+1 || r.Meta.RedisTopology != fmt.Sprintf("cluster %dx0", i+1) {
+			t.Errorf("point %d: x %g shards %d, result per shard %+v topology %q", i, p.X, p.Shards, r.PerShard, r.Meta.RedisTopology)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "capacity-throughput.png")); err != nil || st.Size() < 1000 {
+		t.Errorf("capacity chart: %v", err)
 	}
 }
