@@ -346,3 +346,52 @@ func TestClusterWaiterFollowsSlotMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClusterClientRereadsSlotMapAfterFailover: go-redis rereads its slot
+// map after MOVED, but not when a primary stops answering, so on its own a
+// cluster client keeps dialling a killed primary until its periodic reload
+// (a minute by default). lockimpl asks for a reload after such errors, so
+// acquisitions reach the promoted replica within seconds.
+func TestClusterClientRereadsSlotMapAfterFailover(t *testing.T) {
+	f := clusterSetup(t, 3, 1)
+	shards, err := f.env.Shards(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seeds []string
+	for _, s := range shards {
+		seeds = append(seeds, s.Primary.Addr())
+	}
+	// A plain go-redis cluster client: the default one-minute reload.
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, Protocol: 2})
+	defer rdb.Close()
+	c, err := lockimpl.NewClient(rdb, lockimpl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sh := shards[0]
+	name := nameOn(t, sh, "reload")
+	l := c.NewOwner().Lock(name)
+	if err := l.Lock(bg); err != nil { // the client now knows the slot map
+		t.Fatal(err)
+	}
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Primary.Kill(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.ClusterFailover(bg, sh.Replicas[0], redisenv.FailoverForce); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	eventually(t, "an acquisition on the promoted replica", func() bool {
+		ok, err := l.TryLock(bg, 0, 0)
+		return err == nil && ok
+	})
+	t.Logf("first acquisition after the failover took %v", time.Since(start))
+	if err := l.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+}
