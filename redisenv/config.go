@@ -250,7 +250,11 @@ func (c Config) withDefaults() (Config, error) {
 			c.Replicas = DefaultReplicas
 		case c.Replicas == NoReplicas:
 		case c.Replicas < 1 || c.Replicas > MaxReplicas:
-			return c, &ConfigError{Field: "replicas", Value: strconv.Itoa(c.Replicas), Fix: fmt.Sprintf("use 0 to %d replicas per primary", MaxReplicas)}
+			v := strconv.Itoa(c.Replicas)
+			if c.Replicas < 0 {
+				v = "negative"
+			}
+			return c, &ConfigError{Field: "replicas", Value: v, Fix: fmt.Sprintf("use 0 to %d replicas per primary", MaxReplicas)}
 		}
 	}
 	switch strings.ToLower(c.AppendFsync) {
