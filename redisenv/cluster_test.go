@@ -48,28 +48,14 @@ func TestLocalClusterStartsHealthyAndCleansUp(t *testing.T) {
 	if len(nodes) != 6 {
 		t.Fatalf("3×1 cluster has %d nodes, want 6", len(nodes))
 	}
-	shards, err := env.Shards(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(shards) != 3 {
-		t.Fatalf("%d shards, want 3: %+v", len(shards), shards)
-	}
-	total := 0
+	shards := wantShards3x1(t, env)
 	for i, s := range shards {
-		total += s.SlotCount()
-		if len(s.Replicas) != 1 {
-			t.Errorf("shard %d has %d replicas, want 1", i, len(s.Replicas))
-		}
 		if want := fmt.Sprintf("shard%d-primary", i+1); s.Primary.Name() != want {
 			t.Errorf("shard %d primary is %s, want %s", i, s.Primary.Name(), want)
 		}
 		if s.Primary.PID() == 0 {
 			t.Errorf("shard %d primary has no process handle", i)
 		}
-	}
-	if total != redisenv.Slots {
-		t.Errorf("shards serve %d slots, want %d", total, redisenv.Slots)
 	}
 	if !strings.Contains(env.String(), "cluster of 6 nodes") {
 		t.Errorf("String() = %q, want it to describe the cluster", env.String())
@@ -285,6 +271,39 @@ func TestExternalClusterBySeeds(t *testing.T) {
 	if err := shards[0].Primary.Kill(ctx); !errors.Is(err, redisenv.ErrNotManaged) {
 		t.Errorf("Kill on an external cluster node: %v, want ErrNotManaged", err)
 	}
+}
+
+// wantShards3x1 fails t unless env's cluster has 3 shards of one replica
+// each, serving every slot, whose nodes are the ones env started (the
+// cluster's addresses map back to them, not to unmanaged handles).
+func wantShards3x1(t *testing.T, env *redisenv.Env) []redisenv.Shard {
+	t.Helper()
+	shards, err := env.Shards(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shards) != 3 {
+		t.Fatalf("%d shards, want 3: %+v", len(shards), shards)
+	}
+	total := 0
+	for i, s := range shards {
+		total += s.SlotCount()
+		if len(s.Replicas) != 1 {
+			t.Errorf("shard %d has %d replicas, want 1", i+1, len(s.Replicas))
+		}
+		if name := s.Primary.Name(); !strings.HasSuffix(name, "-primary") {
+			t.Errorf("shard %d primary is %q (%s), want a started shard primary", i+1, name, s.Primary.Addr())
+		}
+		for _, r := range s.Replicas {
+			if name := r.Name(); !strings.Contains(name, "-replica") {
+				t.Errorf("shard %d replica is %q (%s), want a started replica", i+1, name, r.Addr())
+			}
+		}
+	}
+	if total != redisenv.Slots {
+		t.Errorf("shards serve %d slots, want %d", total, redisenv.Slots)
+	}
+	return shards
 }
 
 func names(ns []redisenv.Node) []string {

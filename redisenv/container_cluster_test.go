@@ -3,7 +3,6 @@ package redisenv_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,33 +32,7 @@ func TestContainerCluster(t *testing.T) {
 		t.Fatalf("3×1 cluster has %d nodes, want 6", n)
 	}
 
-	shards, err := env.Shards(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(shards) != 3 {
-		t.Fatalf("%d shards, want 3: %+v", len(shards), shards)
-	}
-	total := 0
-	for i, s := range shards {
-		total += s.SlotCount()
-		if len(s.Replicas) != 1 {
-			t.Errorf("shard %d has %d replicas, want 1", i+1, len(s.Replicas))
-		}
-		// Managed nodes, not unmanaged handles: the cluster's addresses
-		// (container IPs) map back to the started containers.
-		if name := s.Primary.Name(); !strings.HasSuffix(name, "-primary") {
-			t.Errorf("shard %d primary is %q (%s), want a started shard primary", i+1, name, s.Primary.Addr())
-		}
-		for _, r := range s.Replicas {
-			if name := r.Name(); !strings.Contains(name, "-replica") {
-				t.Errorf("shard %d replica is %q (%s), want a started replica", i+1, name, r.Addr())
-			}
-		}
-	}
-	if total != redisenv.Slots {
-		t.Errorf("shards serve %d slots, want %d", total, redisenv.Slots)
-	}
+	wantShards3x1(t, env)
 
 	rdb := env.NewClient()
 	defer rdb.Close()

@@ -772,48 +772,30 @@ func failover(r *rig) error {
 	if err := r.newClients(); err != nil {
 		return err
 	}
-	end := failoverRun(r.t)
-	out, err := r.runDuel(duel{pairs: 1, holdUntil: end, honour: true, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond, after: r.ready})
+	res, err := r.failoverDuel(true, "failover")
 	if err != nil {
 		return err
 	}
-	res := out.res
-	r.safetyFigures(res)
-	var failAt float64
-	for _, e := range res.Events {
-		if e.Kind == "failover" {
-			failAt = e.Start
-			r.figure("failover took", (e.End-e.Start)*1e3, "ms")
-		}
-	}
-	r.figure("holder told of the loss", secs(out.base, out.holderLostAt[0]), "s")
-	r.figure("contender first acquired", secs(out.base, out.firstContend[0]), "s")
-	first := out.firstContend[0]
-	r.check("contender acquires on the promoted replica", fmt.Sprintf("after %.2fs", failAt), since(out.base, first),
-		!first.IsZero() && first.Sub(out.base).Seconds() > failAt)
-	r.check("holder told of the loss", "1", fmt.Sprint(out.holderLost), out.holderLost == 1)
 	r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
 	return nil
 }
 
-func clusterFailover(r *rig, honour bool) error {
-	if err := r.start(2, nil); err != nil {
-		return err
-	}
-	r.ready = make(chan struct{}) // the holder acquires once replication is cut
-	if err := r.newClients(); err != nil {
-		return err
-	}
+// failoverDuel runs the failover duel (one holder from once the plan's
+// first fault is in, one polling contender, both until a watchdog timeout
+// after the kill) and checks what the replica and the cluster failover
+// share: the contender gets the lock only after the failover (the fault
+// of kind), and the holder is told of its loss.
+func (r *rig) failoverDuel(honour bool, kind string) (*results.Result, error) {
 	end := failoverRun(r.t)
 	out, err := r.runDuel(duel{pairs: 1, holdUntil: end, honour: honour, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond, after: r.ready})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res := out.res
 	r.safetyFigures(res)
 	var failAt float64
 	for _, e := range res.Events {
-		if e.Kind == "cluster_failover" {
+		if e.Kind == kind {
 			failAt = e.Start
 			r.figure("failover took", (e.End-e.Start)*1e3, "ms")
 		}
@@ -824,6 +806,21 @@ func clusterFailover(r *rig, honour bool) error {
 	r.check("contender acquires on the promoted replica", fmt.Sprintf("after %.2fs", failAt), since(out.base, first),
 		!first.IsZero() && failAt > 0 && first.Sub(out.base).Seconds() > failAt)
 	r.check("holder told of the loss", "1", fmt.Sprint(out.holderLost), out.holderLost == 1)
+	return res, nil
+}
+
+func clusterFailover(r *rig, honour bool) error {
+	if err := r.start(2, nil); err != nil {
+		return err
+	}
+	r.ready = make(chan struct{}) // the holder acquires once replication is cut
+	if err := r.newClients(); err != nil {
+		return err
+	}
+	res, err := r.failoverDuel(honour, "cluster_failover")
+	if err != nil {
+		return err
+	}
 	if !honour {
 		r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
 		return nil
