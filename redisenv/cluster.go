@@ -510,9 +510,9 @@ func (e *Env) waitClusterAgrees(ctx context.Context, what string, check func([]n
 	}
 }
 
-// WaitHealthy waits until every node that answers reports cluster_state:ok
-// and all slots served by live primaries, e.g. after a failed node is
-// restarted and rejoins as a replica.
+// WaitHealthy waits until, in the view of every node that answers, no
+// node is failed, every slot is served and every primary serves some: a
+// failed primary restarted after a failover has rejoined as a replica.
 func (e *Env) WaitHealthy(ctx context.Context) error {
 	if e.topology != TopologyCluster {
 		return ErrNotCluster
@@ -524,6 +524,11 @@ func (e *Env) WaitHealthy(ctx context.Context) error {
 		for _, v := range views {
 			if v.fail() {
 				return "node " + v.addr + " is " + v.flags
+			}
+			if v.primary() && len(v.slots) == 0 {
+				// A restarted former primary comes back a primary of
+				// nothing until gossip makes it its successor's replica.
+				return "node " + v.addr + " is a primary without slots"
 			}
 			if v.primary() {
 				for _, r := range v.slots {
