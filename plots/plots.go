@@ -112,7 +112,8 @@ func Spectrum(title string, series []Series) (*plot.Plot, error) {
 // faultColor shades fault windows.
 var faultColor = color.NRGBA{R: 230, G: 80, B: 60, A: 50}
 
-// Throughput is operations per second over the run, with each fault's
+// Throughput is successful operations per second over the run, with
+// failed ones per second beside them when there were any, and each fault's
 // window shaded and labelled.
 func Throughput(title string, points []results.Point, events []results.Event) (*plot.Plot, error) {
 	if len(points) == 0 {
@@ -122,17 +123,26 @@ func Throughput(title string, points []results.Point, events []results.Event) (*
 	p.Title.Text = title
 	p.X.Label.Text = "time since start (s)"
 	p.Y.Label.Text = "operations per second"
-	var xys plotter.XYs
+	var xys, failed plotter.XYs
 	top, prev := 0.0, 0.0
+	anyFailed := false
 	for _, pt := range points {
 		// The last point may close an interval of milliseconds (the run's
 		// end): its rate says nothing, and drawn it looks like a collapse.
 		if pt.T-prev < 0.5 && len(xys) > 0 {
 			continue
 		}
+		secs := pt.T - prev
 		prev = pt.T
 		xys = append(xys, plotter.XY{X: pt.T, Y: pt.OpsPerSec})
 		top = max(top, pt.OpsPerSec)
+		f := 0.0
+		if secs > 0 {
+			f = float64(pt.Errors) / secs
+		}
+		anyFailed = anyFailed || pt.Errors > 0
+		failed = append(failed, plotter.XY{X: pt.T, Y: f})
+		top = max(top, f)
 	}
 	top = max(top*1.15, 1)
 	p.Y.Min, p.Y.Max = 0, top
@@ -165,7 +175,18 @@ func Throughput(title string, points []results.Point, events []results.Event) (*
 	line.Color = plotutil.Color(0)
 	line.Width = vg.Points(1.5)
 	p.Add(line, plotter.NewGrid())
-	p.Legend.Add("ops/s", line)
+	p.Legend.Add("successful ops/s", line)
+	if anyFailed {
+		fl, err := plotter.NewLine(failed)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		fl.Color = color.NRGBA{R: 200, G: 30, B: 30, A: 255}
+		fl.Width = vg.Points(1.2)
+		fl.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		p.Add(fl)
+		p.Legend.Add("failed ops/s", fl)
+	}
 	p.Legend.Top = true
 	return p, nil
 }

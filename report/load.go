@@ -114,20 +114,20 @@ func Load(paths ...string) (*Input, error) {
 				return nil, err
 			}
 			found++
-			switch kind {
-			case results.Schema:
+			switch results.KindOf(kind) {
+			case results.KindResult:
 				r, err := loadRun(f)
 				if err != nil {
 					return nil, err
 				}
 				runs = append(runs, r)
-			case results.ChaosSchema:
+			case results.KindChaos:
 				s, err := loadScenario(f)
 				if err != nil {
 					return nil, err
 				}
 				in.Scenarios = append(in.Scenarios, s)
-			case results.SweepSchema:
+			case results.KindSweep:
 				s, err := results.ReadSweep(f)
 				if err != nil {
 					return nil, err

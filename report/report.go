@@ -125,8 +125,8 @@ const gateThreshold = 10
 // results.Compare, the rule bench compare gates CI with.
 func comparisonBlocks(runs []*Run, ch *charts) []block {
 	bl := []block{heading{level: 2, text: "Comparison"},
-		para{text: fmt.Sprintf("%d runs, oldest first; deltas are against the first (%s). The gate is bench compare's: throughput may not drop, nor acquire p99 rise, by more than %d%%, and no new safety violation.", len(runs), runs[0].Name(), gateThreshold)}}
-	t := table{right: true, head: []string{"run", "profile", "host", "measured", "ops/s", "Δ ops/s", "acquire p50", "p99", "Δ p99", "p99.9", "errors", "jain", "safety", "gate"}}
+		para{text: fmt.Sprintf("%d runs, oldest first; deltas are against the first (%s). Throughput counts successful operations only. The gate is bench compare's: throughput may not drop, nor acquire p99 rise, by more than %d%%, the success ratio may not fall, the run must pass its own error-rate threshold, and no new safety violation; a run with no successful operation cannot be compared.", len(runs), runs[0].Name(), gateThreshold)}}
+	t := table{right: true, head: []string{"run", "profile", "host", "measured", "ops/s", "Δ ops/s", "success", "acquire p50", "p99", "Δ p99", "p99.9", "failed", "jain", "safety", "gate"}}
 	base := runs[0].Result
 	var notes []string
 	for i, r := range runs {
@@ -144,7 +144,11 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 				}
 			}
 			gate = cc("OK", "ok")
-			if !cmp.OK() {
+			switch {
+			case cmp.Refused != "":
+				gate = cc("REFUSED", "bad")
+				notes = append(notes, r.Name()+": "+cmp.Verdict())
+			case !cmp.OK():
 				gate = cc("REGRESSED", "bad")
 				notes = append(notes, r.Name()+": "+cmp.Verdict())
 			}
@@ -156,9 +160,17 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 		if res.Partial {
 			name += " (partial)"
 		}
+		jain := c("—")
+		if res.Fairness.Measured() {
+			jain = c(fmt.Sprintf("%.4f", res.Fairness.Jain))
+		}
+		success := c(results.Percent(res.Throughput.SuccessRatio))
+		if len(res.Failures()) > 0 {
+			success = cc(success.text, "bad")
+		}
 		t.rows = append(t.rows, []cell{c(name), c(res.Meta.Profile + " · " + res.Meta.ImplName()), c(res.Meta.Host), c(secs(res.Measured)),
-			c(results.Commas1(res.Throughput.OpsPerSec)), dOps, c(us(l.P50)), c(us(l.P99)), dP99, c(us(l.P999)),
-			c(results.Commas(res.ErrorCount())), c(fmt.Sprintf("%.4f", res.Fairness.Jain)), safetyCell(res.Safety), gate})
+			c(results.Commas1(res.Throughput.OpsPerSec)), dOps, success, latCell(l, l.P50), latCell(l, l.P99), dP99, latCell(l, l.P999),
+			c(results.Commas(res.ErrorCount())), jain, safetyCell(res.Safety), gate})
 	}
 	bl = append(bl, t)
 	if len(notes) > 0 {
@@ -172,6 +184,15 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 	}
 	bl = append(bl, ch.spectrum("compare-spectrum", "Acquire latency by run (all modes)", sp)...)
 	return bl
+}
+
+// latCell is a percentile of l, or a dash when l has no sample: no
+// percentile is read from an empty histogram.
+func latCell(l results.Latency, v float64) cell {
+	if l.Count == 0 {
+		return c("—")
+	}
+	return c(us(v))
 }
 
 // deltaCell shows a comparison row's delta, red when it regressed past
@@ -198,6 +219,9 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	bl := []block{h}
 	if res.Partial {
 		bl = append(bl, para{text: "Partial run: " + res.PartialReason + ". What it measured is real but covers less than asked.", class: "warn"})
+	}
+	for _, f := range res.Failures() {
+		bl = append(bl, para{text: "Run FAILED: " + f + ".", class: "bad"})
 	}
 	m := res.Meta
 	meta := table{head: []string{"", ""}, rows: [][]cell{
@@ -232,7 +256,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	if t.Nested > 0 {
 		acq = append(acq, "nested "+results.Commas(t.Nested))
 	}
-	line := fmt.Sprintf("Throughput %s ops/s (%s operations", results.Commas1(t.OpsPerSec), results.Commas(t.Ops))
+	line := fmt.Sprintf("Throughput %s ops/s (%s", results.Commas1(t.OpsPerSec), results.ThroughputCounts(t))
 	if t.TargetRate > 0 {
 		line += ", target " + results.Commas1(t.TargetRate) + " ops/s"
 	}
@@ -264,6 +288,26 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	}
 	e += fmt.Sprintf(". Lost holds: %s. Cut by the run's end: %s.", results.Commas(t.Lost), results.Commas(t.Cut))
 	bl = append(bl, para{text: e})
+	if len(res.ErrorMessages) > 0 {
+		mt := table{head: []string{"class", "count", "first at", "message"}}
+		for _, m := range res.ErrorMessages {
+			mt.rows = append(mt.rows, []cell{c(m.Class), c(results.Commas(m.Count)), c(fmt.Sprintf("%.2fs", m.First)), c(m.Message)})
+		}
+		bl = append(bl, mt)
+		if res.ErrorMessagesDropped > 0 {
+			bl = append(bl, para{class: "note", text: fmt.Sprintf("%s more failures had other messages.", results.Commas(res.ErrorMessagesDropped))})
+		}
+	}
+	if t.Unreleased > 0 {
+		bl = append(bl, para{class: "warn", text: fmt.Sprintf("Unreleased: %s holds whose unlock failed or got no answer; Redis keeps them until their lease ends.", results.Commas(t.Unreleased))})
+	}
+	if len(res.ClientLog) > 0 {
+		items := slices.Clone(res.ClientLog)
+		if res.ClientLogDropped > 0 {
+			items = append(items, fmt.Sprintf("… %s more lines", results.Commas(res.ClientLogDropped)))
+		}
+		bl = append(bl, para{class: "note", text: "What the Redis client library logged during the run:"}, bullets{items: items})
+	}
 	if len(res.Events) > 0 {
 		bl = append(bl, eventsTable(res.Events))
 	}
@@ -305,6 +349,8 @@ func safetyBlocks(res *results.Result) []block {
 	case s.Violations > 0:
 		bl = append(bl, para{class: "bad", text: fmt.Sprintf("Safety VIOLATED: %s mutual-exclusion violations in %s critical sections; unsafe for %s in total, longest overlap %s.",
 			results.Commas(s.Violations), results.Commas(s.Sections), us(s.UnsafeUs), us(s.MaxOverlapUs))})
+	case s.Sections == 0:
+		bl = append(bl, para{class: "warn", text: "Safety NO DATA: no critical section was checked (nothing was acquired)."})
 	case s.Incomplete != "":
 		bl = append(bl, para{class: "warn", text: fmt.Sprintf("Safety INCOMPLETE: no violation in %s checked critical sections.", results.Commas(s.Sections))})
 	default:
@@ -346,6 +392,9 @@ func fairnessBlocks(res *results.Result) []block {
 	if f.Owners == 0 {
 		return nil
 	}
+	if !f.Measured() {
+		return []block{para{class: "warn", text: fmt.Sprintf("Fairness: no measured acquisitions among the %d owners, so nothing to judge.", f.Owners)}}
+	}
 	text := fmt.Sprintf("Fairness over %d owners: Jain %.4f, min/max %.3f (%s/%s), cv %.3f, starved %d.",
 		f.Owners, f.Jain, f.MinMax, results.Commas(f.Min), results.Commas(f.Max), f.CV, f.Starved)
 	class := ""
@@ -354,7 +403,7 @@ func fairnessBlocks(res *results.Result) []block {
 		class = "warn"
 	}
 	bl := []block{para{text: text, class: class}}
-	if f.FIFO != nil {
+	if f.FIFO != nil && f.FIFO.Checked > 0 {
 		bl = append(bl, para{text: fmt.Sprintf("FIFO: %s overtakes in %s fair acquisitions (send-time slack %s).",
 			results.Commas(f.FIFO.Violations), results.Commas(f.FIFO.Checked), us(f.FIFO.SlackUs))})
 	}
@@ -399,6 +448,10 @@ func suiteBlocks(scs []*Scenario) []block {
 	class := "ok"
 	if counts[results.Fail] > 0 || counts[results.Incomplete] > 0 {
 		class = "bad"
+	}
+	if counts[results.Skipped] == len(scs) {
+		class = "bad"
+		sum += " Nothing ran: every scenario was skipped."
 	}
 	return []block{heading{level: 2, text: "Chaos suite"}, para{text: sum, class: class}, t}
 }
@@ -521,14 +574,17 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 		}
 	}
 	bl = append(bl, ch.capacity(s)...)
-	t := table{right: true, head: []string{"series", "x", "clients×owners", "rate", "ops/s", "p50", "p99", "errors", "violations", "SLO", "result"}}
+	t := table{right: true, head: []string{"series", "x", "clients×owners", "rate", "ops/s", "p50", "p99", "failed", "violations", "SLO", "result"}}
 	named := slices.ContainsFunc(sw.Points, func(p results.SweepPoint) bool { return p.Series != "" })
 	if !named {
 		t.head = t.head[1:]
 	}
 	for _, p := range sw.Points {
 		ok := cc("meets", "ok")
-		if !p.MeetsSLO {
+		switch {
+		case p.Failure != "":
+			ok = cc("FAILED: "+p.Failure, "bad")
+		case !p.MeetsSLO:
 			ok = cc("broken", "bad")
 		}
 		rate := "closed"
@@ -536,7 +592,7 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 			rate = results.Commas1(p.Rate)
 		}
 		row := []cell{c(p.Series), c(fmt.Sprintf("%g", p.X)), c(fmt.Sprintf("%d×%d", p.Clients, p.Owners)), c(rate),
-			c(results.Commas1(p.OpsPerSec)), c(us(p.P50Us)), c(us(p.P99Us)), c(results.Commas(p.Errors)), c(results.Commas(p.Violations)), ok, c(p.File)}
+			c(results.Commas1(p.OpsPerSec)), c(p.Percentile(p.P50Us)), c(p.Percentile(p.P99Us)), c(results.Commas(p.Errors)), c(results.Commas(p.Violations)), ok, c(p.File)}
 		if !named {
 			row = row[1:]
 		}
@@ -550,6 +606,8 @@ func safetyCell(s results.Safety) cell {
 	switch {
 	case s.Violations > 0:
 		return cc(results.Commas(s.Violations)+" violations", "bad")
+	case s.Sections == 0:
+		return cc("no data", "warn")
 	case s.Incomplete != "":
 		return cc("incomplete", "warn")
 	}

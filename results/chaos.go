@@ -10,8 +10,11 @@ import (
 
 // ChaosSchema names the chaos report format: one scenario's verdict,
 // checks, figures and runs. The scenarios package writes it; reports read
-// it back next to the result files its runs name.
-const ChaosSchema = "lockbench.chaos/v1"
+// it back next to the result files its runs name. In v2 a run's ops/s
+// counts successful operations only; v1 reports are still read.
+const ChaosSchema = "lockbench.chaos/v2"
+
+const chaosSchemaV1 = "lockbench.chaos/v1"
 
 // Verdict is a chaos scenario's outcome measured against its expectation.
 type Verdict string
@@ -55,11 +58,15 @@ type RunSummary struct {
 	File      string  `json:"file,omitempty"`
 	Partial   bool    `json:"partial,omitempty"`
 	Seconds   float64 `json:"seconds"`
-	OpsPerSec float64 `json:"ops_per_s"`
-	Lost      int64   `json:"lost_acquisitions"`
-	Errors    int64   `json:"errors"`
-	Safety    Safety  `json:"safety"`
-	Events    []Event `json:"events,omitempty"`
+	OpsPerSec float64 `json:"ops_per_s"` // successful operations per second
+	// Attempts is every measured operation, successful or not; Errors the
+	// failed ones.
+	Attempts     int64   `json:"attempts"`
+	SuccessRatio float64 `json:"success_ratio"`
+	Lost         int64   `json:"lost_acquisitions"`
+	Errors       int64   `json:"errors"`
+	Safety       Safety  `json:"safety"`
+	Events       []Event `json:"events,omitempty"`
 }
 
 // ChaosReport is one scenario's outcome: the verdict, the checks behind
@@ -117,7 +124,7 @@ func ReadChaosReport(path string) (*ChaosReport, error) {
 	if err := readJSON(path, &rep); err != nil {
 		return nil, err
 	}
-	if rep.Schema != ChaosSchema {
+	if rep.Schema != ChaosSchema && rep.Schema != chaosSchemaV1 {
 		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, rep.Schema, ChaosSchema)
 	}
 	return &rep, nil

@@ -44,8 +44,31 @@ type Safety struct {
 	Incomplete string `json:"incomplete,omitempty"`
 }
 
-// OK reports a complete check with no violation.
-func (s Safety) OK() bool { return s.Violations == 0 && s.Incomplete == "" }
+// OK reports a complete check of at least one critical section with no
+// violation: with nothing checked there is nothing to call safe.
+func (s Safety) OK() bool { return s.Violations == 0 && s.Incomplete == "" && s.Sections > 0 }
+
+// The safety verdicts, as Safety.Verdict gives them.
+const (
+	SafetyOK         = "OK"
+	SafetyViolated   = "VIOLATED"
+	SafetyIncomplete = "INCOMPLETE"
+	SafetyNoData     = "NO DATA"
+)
+
+// Verdict is the check's outcome in one word: VIOLATED, INCOMPLETE, NO
+// DATA (no critical section was checked) or OK.
+func (s Safety) Verdict() string {
+	switch {
+	case s.Violations > 0:
+		return SafetyViolated
+	case s.Sections == 0:
+		return SafetyNoData
+	case s.Incomplete != "":
+		return SafetyIncomplete
+	}
+	return SafetyOK
+}
 
 // CheckSafety finds every pair of critical sections of the same lock that
 // overlap in time while incompatible (not both reads) and held by different
@@ -437,6 +460,11 @@ type Fairness struct {
 	// PerOwner is each owner's measured acquisitions, by owner name.
 	PerOwner map[string]int64 `json:"per_owner,omitempty"`
 }
+
+// Measured reports whether any owner acquired anything: with no
+// acquisition there is no fairness to judge, and Jain's index (0) and the
+// starved count (every owner) would describe nothing.
+func (f Fairness) Measured() bool { return f.Max > 0 }
 
 // ComputeFairness reads per-owner acquisition counts.
 func ComputeFairness(counts []int64, owners []string) Fairness {

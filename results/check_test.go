@@ -44,8 +44,11 @@ func TestCheckSafety(t *testing.T) {
 	timedOut := sec(bob, orders, X, 2*ms, 4*ms)
 	timedOut.Acquired = 0
 	timedOut.Err = results.ErrTimeout
-	errWithTimes := sec(bob, orders, X, 2*ms, 4*ms)
-	errWithTimes.Err = results.ErrConn
+	// A held section whose unlock failed: the holder still believed it
+	// held the lock, so the section is checked like any other.
+	releaseFailed := sec(bob, orders, X, 2*ms, 4*ms)
+	releaseFailed.Err = results.ErrConn
+	releaseFailed.Flags = results.ReleaseFailed
 	warm := sec(bob, orders, X, 2*ms, 4*ms)
 	warm.Flags = results.Warmup
 
@@ -175,9 +178,17 @@ func TestCheckSafety(t *testing.T) {
 			wantSections: 1,
 		},
 		{
-			name:         "errored op with times is ignored",
-			ops:          []results.Op{sec(alice, orders, X, 1*ms, 3*ms), errWithTimes},
-			wantSections: 1,
+			name:           "a section whose unlock failed is still checked",
+			ops:            []results.Op{sec(alice, orders, X, 1*ms, 3*ms), releaseFailed},
+			wantSections:   2,
+			wantViolations: 1,
+			wantMaxUs:      1000,
+			wantExamples: []results.Violation{{
+				Lock:         "orders",
+				First:        holder("alice", X, 1*ms, 3*ms),
+				Second:       holder("bob", X, 2*ms, 4*ms),
+				OverlapStart: secs(2 * ms), OverlapEnd: secs(3 * ms), OverlapUs: 1000,
+			}},
 		},
 		{
 			name:           "warmup sections are checked",
@@ -232,8 +243,11 @@ func TestCheckSafety(t *testing.T) {
 			if s.Violations != tt.wantViolations {
 				t.Errorf("Violations = %d, want %d", s.Violations, tt.wantViolations)
 			}
-			if s.OK() != (tt.wantViolations == 0) {
-				t.Errorf("OK() = %v with %d violations", s.OK(), s.Violations)
+			if s.OK() != (tt.wantViolations == 0 && tt.wantSections > 0) {
+				t.Errorf("OK() = %v with %d violations in %d sections", s.OK(), s.Violations, s.Sections)
+			}
+			if tt.wantSections == 0 && s.Verdict() != results.SafetyNoData {
+				t.Errorf("Verdict() = %q with no section, want %q", s.Verdict(), results.SafetyNoData)
 			}
 			if s.MaxOverlapUs != tt.wantMaxUs {
 				t.Errorf("MaxOverlapUs = %v, want %v", s.MaxOverlapUs, tt.wantMaxUs)
@@ -660,7 +674,7 @@ func TestOwnerCounts(t *testing.T) {
 	warm := sec(0, 0, results.Exclusive, 1*ms, 2*ms)
 	warm.Flags = results.Warmup
 	failed := sec(1, 0, results.Exclusive, 1*ms, 2*ms)
-	failed.Err = results.ErrTimeout
+	failed.Acquired, failed.Err = 0, results.ErrTimeout
 	ops := []results.Op{
 		sec(0, 0, results.Exclusive, 1*ms, 2*ms),
 		sec(0, 1, results.Read, 1*ms, 2*ms),

@@ -24,16 +24,19 @@ const DefaultMaxOps = 10_000_000
 // interval is what a shard gathered since the last tick.
 type interval struct {
 	set Set
-	// all and allErrs count every finished operation, warmup included (the
-	// series); the rest count measured operations only.
-	all      int64
-	allErrs  int64
-	ops      int64
-	acquired [numModes]int64
-	nested   int64
-	errors   [numErrClasses]int64
-	lost     int64
-	cut      int64
+	// all, allFailed and allTimeouts count every finished operation,
+	// warmup included (the series); the rest count measured operations only.
+	all         int64
+	allFailed   int64
+	allTimeouts int64
+	attempts    int64
+	failed      int64
+	acquired    [numModes]int64
+	nested      int64
+	errors      [numErrClasses]int64
+	lost        int64
+	cut         int64
+	unreleased  int64 // warmup included: a lock left held is left held
 }
 
 func (iv *interval) reset() {
@@ -44,8 +47,10 @@ func (iv *interval) reset() {
 func (iv *interval) add(from *interval) {
 	iv.set.Merge(&from.set)
 	iv.all += from.all
-	iv.allErrs += from.allErrs
-	iv.ops += from.ops
+	iv.allFailed += from.allFailed
+	iv.allTimeouts += from.allTimeouts
+	iv.attempts += from.attempts
+	iv.failed += from.failed
 	for i := range iv.acquired {
 		iv.acquired[i] += from.acquired[i]
 	}
@@ -55,6 +60,7 @@ func (iv *interval) add(from *interval) {
 	}
 	iv.lost += from.lost
 	iv.cut += from.cut
+	iv.unreleased += from.unreleased
 }
 
 // Shard is where a group of workers records. Its mutex is taken once per
@@ -65,14 +71,23 @@ type Shard struct {
 	cur *interval
 	ops []Op
 	c   *Collector
-	// Measured operations and acquisitions per lock group (see
+	// Measured successful operations and acquisitions per lock group (see
 	// Collector.GroupLocks), for the whole run.
 	groupOps, groupAcq []int64
+	msgs               []ErrorMessage // distinct error messages, first seen first
+	msgsDropped        int64          // failures whose message found no room
 }
+
+// maxMessages bounds the distinct error messages a shard keeps: a run that
+// fails fails in a few ways, and the first are what a reader needs.
+const maxMessages = 8
 
 // Record adds one finished operation: op itself, the durations (ns) of
 // its nested acquisitions and of its nested unlocks. Latencies of warmup
 // operations are not recorded; the operation is kept for the safety check.
+// A failed operation is an attempt, not throughput; one the run's stall
+// bound cut (ErrStalled) is recorded with the time it had waited, so a
+// stall shows in the latencies instead of leaving them.
 func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -93,29 +108,42 @@ func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 		return
 	}
 	iv.all++
+	failed := op.Failed()
 	errClass := op.Err
 	if errClass == NoErr && op.Flags&NestFailed != 0 {
 		errClass = ErrOther
 	}
-	if errClass != NoErr {
-		iv.allErrs++
+	if failed {
+		iv.allFailed++
+		if errClass == ErrTimeout {
+			iv.allTimeouts++
+		}
+	}
+	if op.Flags&ReleaseFailed != 0 {
+		iv.unreleased++
 	}
 	if op.Flags&Warmup != 0 {
 		return
 	}
-	iv.ops++
+	iv.attempts++
 	g := -1
 	if s.c.groupOf != nil && int(op.Lock) < len(s.c.groupOf) {
 		g = int(s.c.groupOf[op.Lock])
-		s.groupOps[g]++
+		if !failed {
+			s.groupOps[g]++
+		}
 	}
-	if errClass != NoErr {
+	if failed {
+		iv.failed++
 		iv.errors[errClass]++
 	}
 	if op.Flags&(Lost|LostIgnored) != 0 {
 		iv.lost++
 	}
 	if !op.Held() {
+		if op.Err == ErrStalled && op.Done > op.Start {
+			iv.set.Record(AcquireMetric(op.Mode), op.Done-op.Start)
+		}
 		return
 	}
 	iv.acquired[op.Mode]++
@@ -136,6 +164,26 @@ func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 	}
 }
 
+// NoteError keeps the message of a failure of class c at time at (ns since
+// the collector's base), verbatim: the first few distinct messages of a run
+// tell a reader what went wrong (READONLY, NOAUTH, a refused connection)
+// where the class alone cannot. Call it besides Record, for failures only.
+func (s *Shard) NoteError(c ErrClass, msg string, at int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.msgs {
+		if m := &s.msgs[i]; m.Message == msg && m.Class == c.String() {
+			m.Count++
+			return
+		}
+	}
+	if len(s.msgs) >= maxMessages {
+		s.msgsDropped++
+		return
+	}
+	s.msgs = append(s.msgs, ErrorMessage{Class: c.String(), Message: msg, Count: 1, First: seconds(at)})
+}
+
 // RecordValue adds one value of metric m (the ping sampler uses it).
 func (s *Shard) RecordValue(m Metric, ns int64) {
 	s.mu.Lock()
@@ -145,10 +193,16 @@ func (s *Shard) RecordValue(m Metric, ns int64) {
 
 // Point is one interval of the throughput time series.
 type Point struct {
-	T          float64 `json:"t_s"` // end of the interval, seconds since the run started
-	Ops        int64   `json:"ops"` // operations finished in the interval
-	OpsPerSec  float64 `json:"ops_per_s"`
-	Errors     int64   `json:"errors"`
+	T float64 `json:"t_s"` // end of the interval, seconds since the run started
+	// Ops is the operations that finished in the interval and succeeded:
+	// the throughput. Failed ones are attempts, counted in Errors.
+	Ops       int64   `json:"ops"`
+	OpsPerSec float64 `json:"ops_per_s"`
+	Attempts  int64   `json:"attempts"` // finished in the interval, successful or not
+	Errors    int64   `json:"errors"`   // failed: Attempts − Ops
+	// Timeouts is the part of Errors that are tryLock waits run out: lock
+	// contention, not trouble with Redis.
+	Timeouts   int64   `json:"timeouts,omitempty"`
 	AcquireP50 float64 `json:"acquire_p50_us"` // all modes, this interval only
 	AcquireP99 float64 `json:"acquire_p99_us"`
 	Goroutines int     `json:"goroutines"`
@@ -275,8 +329,10 @@ func (c *Collector) Tick(now time.Time, warmup bool, goroutines int) Point {
 	acq := mergeAcquire(&c.tick.set)
 	p := Point{
 		T:          now.Sub(c.base).Seconds(),
-		Ops:        c.tick.all,
-		Errors:     c.tick.allErrs,
+		Ops:        c.tick.all - c.tick.allFailed,
+		Attempts:   c.tick.all,
+		Errors:     c.tick.allFailed,
+		Timeouts:   c.tick.allTimeouts,
 		AcquireP50: Summarize(acq).P50,
 		AcquireP99: Summarize(acq).P99,
 		Goroutines: goroutines,
@@ -300,11 +356,12 @@ func (c *Collector) AcquireP99() float64 {
 	return Summarize(mergeAcquire(&c.total.set)).P99
 }
 
-// Totals reports operations and errors so far.
-func (c *Collector) Totals() (ops, errs int64) {
+// Totals reports the operations that succeeded and those that failed so
+// far, warmup included.
+func (c *Collector) Totals() (ok, failed int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.total.all, c.total.allErrs
+	return c.total.all - c.total.allFailed, c.total.allFailed
 }
 
 // encodeInterval writes s's histograms as interval-log lines for [from, to).
@@ -456,6 +513,7 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 	}
 	r.Throughput = c.throughput(measured)
 	r.PerShard = c.perShard(measured)
+	r.ErrorMessages, r.ErrorMessagesDropped = c.messages()
 	counts := OwnerCounts(ops, len(a.Owners))
 	r.Fairness = ComputeFairness(counts, a.Owners)
 	if a.FIFO {
@@ -481,21 +539,62 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 
 func (c *Collector) throughput(measured time.Duration) Throughput {
 	t := Throughput{
-		Ops:          c.total.ops,
+		Attempts:     c.total.attempts,
+		Ops:          c.total.attempts - c.total.failed,
+		Failed:       c.total.failed,
 		Acquisitions: map[string]int64{},
 		Nested:       c.total.nested,
 		Lost:         c.total.lost,
 		Cut:          c.total.cut,
+		Unreleased:   c.total.unreleased,
 	}
 	for m, n := range c.total.acquired {
 		if n > 0 {
 			t.Acquisitions[Mode(m).String()] = n
 		}
 	}
-	if measured > 0 {
-		t.OpsPerSec = math.Round(float64(t.Ops)/measured.Seconds()*10) / 10
-	}
+	t.fill(measured.Seconds())
 	return t
+}
+
+// fill derives the success ratio and the rate from the counts.
+func (t *Throughput) fill(measuredS float64) {
+	t.SuccessRatio, t.OpsPerSec = 0, 0
+	if t.Attempts > 0 {
+		t.SuccessRatio = math.Round(float64(t.Ops)/float64(t.Attempts)*1e6) / 1e6
+	}
+	if measuredS > 0 {
+		t.OpsPerSec = math.Round(float64(t.Ops)/measuredS*10) / 10
+	}
+}
+
+// messages gathers the shards' error messages: counts of one message
+// added, the first seen first.
+func (c *Collector) messages() ([]ErrorMessage, int64) {
+	var all []ErrorMessage
+	var dropped int64
+	for _, s := range c.shards {
+		s.mu.Lock()
+		dropped += s.msgsDropped
+		for _, m := range s.msgs {
+			i := slices.IndexFunc(all, func(a ErrorMessage) bool { return a.Class == m.Class && a.Message == m.Message })
+			if i < 0 {
+				all = append(all, m)
+				continue
+			}
+			all[i].Count += m.Count
+			all[i].First = min(all[i].First, m.First)
+		}
+		s.mu.Unlock()
+	}
+	slices.SortStableFunc(all, func(a, b ErrorMessage) int { return cmp.Compare(a.First, b.First) })
+	if len(all) > maxMessages {
+		for _, m := range all[maxMessages:] {
+			dropped += m.Count
+		}
+		all = all[:maxMessages]
+	}
+	return all, dropped
 }
 
 var heapSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}

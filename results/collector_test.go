@@ -172,15 +172,21 @@ func TestCollectorEndToEnd(t *testing.T) {
 		t.Errorf("Measured/Warmup = %v/%v, want 3/1", r.Measured, r.Warmup)
 	}
 
-	// Measured operations: 4×20 held + 2 timeouts + 1 conn error + 2 on the
-	// shared lock; the cut one is not an operation.
+	// Measured attempts: 4×20 held + 2 timeouts + 1 conn error + 2 on the
+	// shared lock; the cut one is not an attempt. Four failed (the two
+	// timeouts, the conn error and the failed nested acquisition), so the
+	// throughput is the other 81.
 	const measuredOps = workers*perWorker + 3 + 2
+	const failedOps = 4
 	th := r.Throughput
-	if th.Ops != measuredOps {
-		t.Errorf("Throughput.Ops = %d, want %d", th.Ops, measuredOps)
+	if th.Attempts != measuredOps || th.Ops != measuredOps-failedOps || th.Failed != failedOps {
+		t.Errorf("Throughput attempts/ops/failed = %d/%d/%d, want %d/%d/%d", th.Attempts, th.Ops, th.Failed, measuredOps, measuredOps-failedOps, failedOps)
 	}
-	if want := math.Round(measuredOps/3.0*10) / 10; th.OpsPerSec != want {
-		t.Errorf("OpsPerSec = %v, want %v", th.OpsPerSec, want)
+	if want := math.Round((measuredOps-failedOps)/3.0*10) / 10; th.OpsPerSec != want {
+		t.Errorf("OpsPerSec = %v, want %v (successful operations only)", th.OpsPerSec, want)
+	}
+	if want := math.Round(float64(measuredOps-failedOps)/measuredOps*1e6) / 1e6; th.SuccessRatio != want {
+		t.Errorf("SuccessRatio = %v, want %v", th.SuccessRatio, want)
 	}
 	wantAcq := map[string]int64{"exclusive": 2*perWorker + 2, "read": perWorker, "write": perWorker}
 	if !mapsEqual(th.Acquisitions, wantAcq) {
@@ -191,7 +197,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 	}
 
 	// Errors by class: the cut (ErrCtx) is not an error; NestFailed is "other".
-	wantErr := map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "other": 1}
+	wantErr := map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "redis": 0, "stalled": 0, "other": 1}
 	if !mapsEqual(r.Errors, wantErr) {
 		t.Errorf("Errors = %v, want %v", r.Errors, wantErr)
 	}
@@ -271,8 +277,8 @@ func TestCollectorEndToEnd(t *testing.T) {
 			t.Errorf("Series[%d].T = %v, want %d", i, p.T, i+1)
 		}
 	}
-	if want := int64(measuredOps + workers*warmupOps + 2); sumOps != want {
-		t.Errorf("sum of Series ops = %d, want %d", sumOps, want)
+	if want := int64(measuredOps - failedOps + workers*warmupOps + 2); sumOps != want {
+		t.Errorf("sum of Series ops = %d, want %d (successful only)", sumOps, want)
 	}
 	if sumErr != 4 {
 		t.Errorf("sum of Series errors = %d, want 4", sumErr)
@@ -366,8 +372,8 @@ func TestCollectorMaxOpsOverflow(t *testing.T) {
 		t.Errorf("Sections = %d (want the 4 kept), OK() = %v (want false: incomplete)", r.Safety.Sections, r.Safety.OK())
 	}
 	// Dropped operations still count in throughput and latency.
-	if r.Throughput.Ops != 6 || r.Latency["acquire_exclusive"].Count != 5 {
-		t.Errorf("Ops %d, acquire count %d; want 6 and 5", r.Throughput.Ops, r.Latency["acquire_exclusive"].Count)
+	if r.Throughput.Attempts != 6 || r.Throughput.Ops != 5 || r.Latency["acquire_exclusive"].Count != 5 {
+		t.Errorf("attempts %d, ops %d, acquire count %d; want 6, 5 and 5", r.Throughput.Attempts, r.Throughput.Ops, r.Latency["acquire_exclusive"].Count)
 	}
 }
 
@@ -445,8 +451,8 @@ func TestCollectorTotalsAndAcquireP99(t *testing.T) {
 		t.Errorf("Totals before a tick = %d/%d, want 0/0", ops, errs)
 	}
 	c.Tick(base.Add(time.Second), false, 1)
-	if ops, errs := c.Totals(); ops != 101 || errs != 1 {
-		t.Errorf("Totals = %d/%d, want 101/1", ops, errs)
+	if ok, errs := c.Totals(); ok != 100 || errs != 1 {
+		t.Errorf("Totals = %d/%d, want 100 successful, 1 failed", ok, errs)
 	}
 	if p99 := c.AcquireP99(); !within(p99, 99, 0.02) {
 		t.Errorf("AcquireP99 = %v µs, want ≈ 99", p99)
@@ -487,8 +493,8 @@ func TestCollectorPerShard(t *testing.T) {
 	if a.Name != "a" || a.Locks != 2 || a.Ops != 2 || a.Acquisitions != 2 || a.OpsPerSec != 1 {
 		t.Errorf("shard a = %+v, want 2 locks, 2 ops, 2 acquisitions, 1 op/s", a)
 	}
-	if b.Name != "b" || b.Locks != 1 || b.Ops != 2 || b.Acquisitions != 1 {
-		t.Errorf("shard b = %+v, want 1 lock, 2 ops (one timed out), 1 acquisition", b)
+	if b.Name != "b" || b.Locks != 1 || b.Ops != 1 || b.Acquisitions != 1 {
+		t.Errorf("shard b = %+v, want 1 lock, 1 successful op (the other timed out), 1 acquisition", b)
 	}
 	if a.Share+b.Share < 0.999 || a.Share < 0.66 || a.Share > 0.67 {
 		t.Errorf("shares %.3f + %.3f; want 2/3 and 1/3", a.Share, b.Share)

@@ -79,6 +79,9 @@ func (r Row) FormatValue(v float64) string {
 	if r.Metric == "jain" { // an index in (0, 1]: "1" would hide its precision
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
+	if r.Metric == "success_ratio" {
+		return percent(v)
+	}
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return commas(int64(v))
 	}
@@ -100,6 +103,12 @@ func runInfo(r *Result) RunInfo {
 	return RunInfo{Profile: r.Meta.Profile, Workload: r.Meta.Workload, Impl: r.Meta.ImplName(), Host: r.Meta.Host, Start: r.Meta.Start, Partial: r.Partial}
 }
 
+// SuccessRatioSlack is how far NEW's success ratio may fall below BASE's
+// before the comparison calls it a regression: 0.1 percentage point, so a
+// stray connection reset in half a million operations does not fail CI,
+// while a run losing one operation in a hundred does.
+const SuccessRatioSlack = 0.001
+
 // Comparison is what changed from a base run to a new one.
 type Comparison struct {
 	// MaxRegressionPct is how far a gated metric may move the wrong way.
@@ -112,32 +121,52 @@ type Comparison struct {
 	// Notes flag what makes the runs unlike (profile, Redis, partial
 	// runs): the comparison stands, but read it knowing that.
 	Notes []string `json:"notes"`
+	// Refused says why the runs cannot be compared at all (a side with no
+	// successful operation has no throughput or latency to compare); the
+	// comparison is then not OK.
+	Refused string `json:"refused,omitempty"`
 }
 
-// OK reports that no gated metric regressed.
-func (c Comparison) OK() bool { return len(c.Regressions) == 0 }
+// OK reports that the runs could be compared and no gated metric regressed.
+func (c Comparison) OK() bool { return len(c.Regressions) == 0 && c.Refused == "" }
 
 // Verdict is the comparison's one-line conclusion.
 func (c Comparison) Verdict() string {
+	if c.Refused != "" {
+		return "REFUSED: " + c.Refused
+	}
 	if c.OK() {
 		return "OK: no gated metric regressed past " + pct(c.MaxRegressionPct)
 	}
 	return "REGRESSED: " + strings.Join(c.Regressions, "; ")
 }
 
-// Compare reports per-metric deltas from base to cur: throughput; p50,
-// p99 and p99.9 of every latency both runs have; errors; safety
-// violations; and Jain's fairness index. Gated, and so deciding OK, are a
-// throughput drop or an acquire p99 rise (all modes and each mode) of
-// more than maxRegressionPct percent (negative counts as 0), and any
-// safety violation in cur when base had none. Unlike runs are compared
-// all the same, with Notes saying how they differ.
+// Compare reports per-metric deltas from base to cur: throughput
+// (successful operations); the success ratio; p50, p99 and p99.9 of every
+// latency both runs have; errors; safety violations; and Jain's fairness
+// index. Gated, and so deciding OK, are a throughput drop or an acquire
+// p99 rise (all modes and each mode) of more than maxRegressionPct percent
+// (negative counts as 0), a success ratio more than SuccessRatioSlack
+// below BASE's, NEW failing its own thresholds (Result.Failures) where
+// BASE did not, and any safety violation in cur when base had none. A side
+// with no successful operation is refused (Refused). Unlike runs are
+// compared all the same, with Notes saying how they differ.
 func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
 	if !(maxRegressionPct > 0) { // also NaN
 		maxRegressionPct = 0
 	}
 	c := Comparison{MaxRegressionPct: maxRegressionPct, Base: runInfo(base), New: runInfo(cur), Regressions: []string{}, Notes: []string{}}
 	limit := pct(maxRegressionPct)
+	for _, side := range []struct {
+		name string
+		r    *Result
+	}{{"BASE", base}, {"NEW", cur}} {
+		if t := side.r.Throughput; t.Ops == 0 {
+			c.Refused = fmt.Sprintf("%s has no successful operation (%s of %s attempts failed: %s): its throughput and latencies measure nothing; fix the run before comparing",
+				side.name, commas(t.Failed), commas(t.Attempts), side.r.errorBreakdown())
+			break
+		}
+	}
 
 	tp := fill(Row{Name: "throughput", Metric: "throughput", Base: base.Throughput.OpsPerSec, New: cur.Throughput.OpsPerSec, Unit: "ops/s", Better: HigherIsBetter, Gated: true})
 	if tp.DeltaPct != nil && beyond(-*tp.DeltaPct, maxRegressionPct) {
@@ -146,6 +175,17 @@ func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
 			-*tp.DeltaPct, commas(int64(math.Round(tp.Base))), commas(int64(math.Round(tp.New))), limit))
 	}
 	c.Rows = append(c.Rows, tp)
+
+	sr := fill(Row{Name: "success ratio", Metric: "success_ratio", Base: base.Throughput.SuccessRatio, New: cur.Throughput.SuccessRatio, Better: HigherIsBetter, Gated: true})
+	if sr.New < sr.Base-SuccessRatioSlack {
+		sr.Regressed = true
+		c.Regressions = append(c.Regressions, fmt.Sprintf("success ratio fell from %s to %s (%s of %s attempts failed), more than %s",
+			percent(sr.Base), percent(sr.New), commas(cur.Throughput.Failed), commas(cur.Throughput.Attempts), percent(SuccessRatioSlack)))
+	}
+	c.Rows = append(c.Rows, sr)
+	if nf, bf := cur.Failures(), base.Failures(); len(nf) > 0 && len(bf) == 0 {
+		c.Regressions = append(c.Regressions, "NEW failed: "+strings.Join(nf, "; "))
+	}
 
 	for _, key := range latencyKeys(base, cur, &c) {
 		b, n := base.Latency[key], cur.Latency[key]
@@ -178,7 +218,9 @@ func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
 		c.Regressions = append(c.Regressions, fmt.Sprintf("safety violations rose from 0 to %s: any violation is a regression when BASE had none", commas(cur.Safety.Violations)))
 	}
 	c.Rows = append(c.Rows, v)
-	c.Rows = append(c.Rows, fill(Row{Name: "fairness jain", Metric: "jain", Base: base.Fairness.Jain, New: cur.Fairness.Jain, Better: HigherIsBetter}))
+	if base.Fairness.Measured() && cur.Fairness.Measured() {
+		c.Rows = append(c.Rows, fill(Row{Name: "fairness jain", Metric: "jain", Base: base.Fairness.Jain, New: cur.Fairness.Jain, Better: HigherIsBetter}))
+	}
 
 	c.Notes = append(c.Notes, unlike(base, cur)...)
 	return c
@@ -259,6 +301,14 @@ func unlike(base, cur *Result) []string {
 	}{{"BASE", base}, {"NEW", cur}} {
 		if s.r.Partial {
 			notes = append(notes, fmt.Sprintf("%s is partial (%s): it measured less than it was asked to", s.side, orNone(s.r.PartialReason)))
+		}
+	}
+	for _, s := range []struct {
+		side string
+		r    *Result
+	}{{"BASE", base}, {"NEW", cur}} {
+		if s.r.FromV1() {
+			notes = append(notes, fmt.Sprintf("%s is a v1 result file: its throughput is recomputed as its operations less its errors", s.side))
 		}
 	}
 	if base.Safety.Violations > 0 {

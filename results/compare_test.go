@@ -20,7 +20,7 @@ func cmpRun() *results.Result {
 		Meta: results.Meta{Profile: "rw90", Workload: "rw 90% reads, 4 clients × 4 owners", Host: "ci-1",
 			Start: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), RedisVersion: "7.4.0", RedisBackend: "local"},
 		Measured:   10,
-		Throughput: results.Throughput{Ops: 41000, OpsPerSec: 4100},
+		Throughput: results.Throughput{Attempts: 41003, Ops: 41000, Failed: 3, SuccessRatio: 0.999927, OpsPerSec: 4100},
 		Errors:     map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "other": 0},
 		Latency: map[string]results.Latency{
 			results.AcquireAll: lat(200, 1000, 2000),
@@ -29,7 +29,7 @@ func cmpRun() *results.Result {
 			"acquire_nested":   lat(50, 100, 200),
 			"hold":             lat(200, 400, 500),
 		},
-		Fairness: results.Fairness{Owners: 16, Jain: 0.99},
+		Fairness: results.Fairness{Owners: 16, Jain: 0.99, Min: 2400, Max: 2700},
 		Safety:   results.Safety{Sections: 41000},
 	}
 }
@@ -101,8 +101,9 @@ func TestCompareThreshold(t *testing.T) {
 	}
 }
 
-// TestCompareGates: only throughput, the acquire p99s and violations
-// gate; profile-driven and diagnostic latencies are shown only.
+// TestCompareGates: only throughput, the success ratio, the acquire p99s
+// and violations gate; profile-driven and diagnostic latencies are shown
+// only.
 func TestCompareGates(t *testing.T) {
 	base, cur := cmpRun(), cmpRun()
 	for _, k := range []string{"hold", "acquire_nested"} {
@@ -126,7 +127,7 @@ func TestCompareGates(t *testing.T) {
 			t.Errorf("row %s regressed; only acquire write p99 should", r.Name)
 		}
 	}
-	want := []string{"throughput", "acquire p99", "acquire read p99", "acquire write p99", "safety violations"}
+	want := []string{"throughput", "success ratio", "acquire p99", "acquire read p99", "acquire write p99", "safety violations"}
 	if len(gated) != len(want) {
 		t.Errorf("gated rows %v, want %v", gated, want)
 	}
@@ -149,15 +150,15 @@ func TestCompareGates(t *testing.T) {
 	if r := row(t, c, "errors"); r.Base != 3 || r.New != 502 {
 		t.Errorf("errors row %v → %v, want the sums 3 → 502", r.Base, r.New)
 	}
-	// Rows follow the summary's order: throughput, acquire (all), the
-	// metrics in order, then errors, violations, fairness.
+	// Rows follow the summary's order: throughput, success ratio, acquire
+	// (all), the metrics in order, then errors, violations, fairness.
 	var names []string
 	for _, r := range c.Rows {
 		if r.Stat == "" || r.Stat == "p50" {
 			names = append(names, r.Metric)
 		}
 	}
-	if got := strings.Join(names, " "); got != "throughput acquire acquire_read acquire_write acquire_nested hold errors violations jain" {
+	if got := strings.Join(names, " "); got != "throughput success_ratio acquire acquire_read acquire_write acquire_nested hold errors violations jain" {
 		t.Errorf("row order %s", got)
 	}
 }
@@ -306,7 +307,7 @@ func TestWriteComparison(t *testing.T) {
 			break
 		}
 	}
-	if len(table) != 20 { // header, throughput, 5 latencies × 3, errors, violations, jain
+	if len(table) != 21 { // header, throughput, success ratio, 5 latencies × 3, errors, violations, jain
 		t.Errorf("table of %d lines:\n%s", len(table), out)
 	}
 	for _, l := range table {
@@ -346,5 +347,62 @@ func TestRowFormatValue(t *testing.T) {
 	}
 	if got := (results.Row{Metric: "jain"}).FormatValue(1); got != "1.0000" {
 		t.Errorf("Jain 1 shows as %q", got)
+	}
+}
+
+// TestCompareFailedRuns: a NEW run made entirely of connection errors has
+// no throughput to compare and is refused, however its ops/s field reads;
+// a NEW run with a worse success ratio, or one failing its own error-rate
+// threshold, regresses although its throughput rose.
+func TestCompareFailedRuns(t *testing.T) {
+	base := cmpRun()
+	dead := cmpRun()
+	dead.Throughput = results.Throughput{Attempts: 68972, Failed: 68972, OpsPerSec: 0}
+	dead.Errors = map[string]int64{"conn": 68972}
+	c := results.Compare(base, dead, 10)
+	if c.OK() || c.Refused == "" {
+		t.Fatalf("a NEW run with no successful operation was compared: OK %v, refused %q, regressions %q", c.OK(), c.Refused, c.Regressions)
+	}
+	for _, want := range []string{"NEW has no successful operation", "68,972 of 68,972 attempts failed: conn 68,972"} {
+		if !strings.Contains(c.Verdict(), want) {
+			t.Errorf("verdict %q lacks %q", c.Verdict(), want)
+		}
+	}
+	if c := results.Compare(dead, base, 10); c.OK() || !strings.Contains(c.Refused, "BASE has no successful operation") {
+		t.Errorf("a BASE with no success: refused %q", c.Refused)
+	}
+
+	worse := cmpRun()
+	worse.Throughput = results.Throughput{Attempts: 60000, Ops: 49000, Failed: 11000, SuccessRatio: 49000.0 / 60000, OpsPerSec: 4900}
+	worse.Errors = map[string]int64{"timeout": 11000}
+	c = results.Compare(base, worse, 10)
+	if c.OK() {
+		t.Fatalf("success ratio 81.7%% against 99.99%% passed: %+v", c)
+	}
+	sr := row(t, c, "success ratio")
+	if !sr.Gated || !sr.Regressed || sr.Change != results.ChangeWorse {
+		t.Errorf("success ratio row = %+v", sr)
+	}
+	if !strings.Contains(strings.Join(c.Regressions, "\n"), "NEW failed: 18.33% of operations failed") {
+		t.Errorf("regressions %q lack NEW's threshold failure", c.Regressions)
+	}
+	// A stray failure within the slack does not fail the gate.
+	stray := cmpRun()
+	stray.Throughput.Failed, stray.Throughput.Attempts = 20, 41020
+	stray.Throughput.SuccessRatio = 41000.0 / 41020
+	if c := results.Compare(base, stray, 10); !c.OK() {
+		t.Errorf("20 failures in 41,020 regressed: %q", c.Regressions)
+	}
+}
+
+// TestCompareNoAcquisitions: fairness is not compared when a side
+// acquired nothing (its Jain index of 0 describes nobody).
+func TestCompareNoAcquisitions(t *testing.T) {
+	base, cur := cmpRun(), cmpRun()
+	cur.Fairness = results.Fairness{Owners: 16, Starved: 16}
+	for _, r := range results.Compare(base, cur, 10).Rows {
+		if r.Metric == "jain" {
+			t.Errorf("jain compared against a run with no acquisition: %+v", r)
+		}
 	}
 }

@@ -64,6 +64,9 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 			}
 		}
 	}
+	if err := refuseDuplicates(runs, label); err != nil {
+		return nil, err
+	}
 	prefix := ownerPrefixes(runs)
 
 	m := &Result{
@@ -93,7 +96,10 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 		}
 
 		t := r.Throughput
+		m.Throughput.Attempts += t.Attempts
 		m.Throughput.Ops += t.Ops
+		m.Throughput.Failed += t.Failed
+		m.Throughput.Unreleased += t.Unreleased
 		m.Throughput.OpsPerSec += t.OpsPerSec
 		m.Throughput.TargetRate += t.TargetRate
 		m.Throughput.Nested += t.Nested
@@ -106,6 +112,24 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 			m.Errors[class] += n
 		}
 		m.Clamped += r.Clamped
+		m.ErrorMessagesDropped += r.ErrorMessagesDropped
+		for _, em := range r.ErrorMessages {
+			j := slices.IndexFunc(m.ErrorMessages, func(a ErrorMessage) bool { return a.Class == em.Class && a.Message == em.Message })
+			if j < 0 {
+				m.ErrorMessages = append(m.ErrorMessages, em)
+				continue
+			}
+			m.ErrorMessages[j].Count += em.Count
+			m.ErrorMessages[j].First = min(m.ErrorMessages[j].First, em.First)
+		}
+		// The merged run is held to the strictest threshold among them.
+		if lim := r.ErrorRateLimit(); m.MaxErrorRate == nil || lim < *m.MaxErrorRate {
+			m.MaxErrorRate = &lim
+		}
+		if r.Stall != nil && (m.Stall == nil || r.Stall.NoReplyS > m.Stall.NoReplyS) {
+			st := *r.Stall
+			m.Stall = &st
+		}
 
 		s := r.Safety
 		m.Safety.Sections += s.Sections
@@ -131,6 +155,16 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	}
 	m.Meta.Host = strings.Join(hosts, ",")
 	m.Throughput.OpsPerSec = math.Round(m.Throughput.OpsPerSec*10) / 10
+	if t := &m.Throughput; t.Attempts > 0 {
+		t.SuccessRatio = math.Round(float64(t.Ops)/float64(t.Attempts)*1e6) / 1e6
+	}
+	slices.SortStableFunc(m.ErrorMessages, func(a, b ErrorMessage) int { return cmp.Compare(a.First, b.First) })
+	if len(m.ErrorMessages) > maxMessages {
+		for _, em := range m.ErrorMessages[maxMessages:] {
+			m.ErrorMessagesDropped += em.Count
+		}
+		m.ErrorMessages = m.ErrorMessages[:maxMessages]
+	}
 	if len(partial) > 0 {
 		m.Partial = true
 		m.PartialReason = "merged from partial runs: " + strings.Join(partial, "; ")
@@ -149,6 +183,9 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	m.Fairness = mergeFairness(runs, prefix, &m.MergeNotes, label)
 	m.Series = mergeSeries(runs)
 	m.MergeNotes = append(m.MergeNotes, metaDifferences(runs, label)...)
+	if note := overlapNote(runs, label); note != "" {
+		m.MergeNotes = append(m.MergeNotes, note)
+	}
 
 	merged, err := mergeHistograms(runs, hists, label, &m.MergeNotes)
 	if err != nil {
@@ -164,6 +201,58 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// refuseDuplicates refuses a run given twice (as a file and again in a
+// directory, say): same host, same start and the same owners would count
+// its operations twice.
+func refuseDuplicates(runs []*Result, label func(int) string) error {
+	for i := range runs {
+		for j := range i {
+			a, b := runs[j], runs[i]
+			if a.Meta.Host != b.Meta.Host || !a.Meta.Start.Equal(b.Meta.Start) || !sameOwners(a.Fairness.PerOwner, b.Fairness.PerOwner) {
+				continue
+			}
+			return fmt.Errorf("results: merge: %s and %s are the same run (host %s, started %s, the same %d owners): give each machine's result once",
+				label(j), label(i), orNone(a.Meta.Host), a.Meta.Start.UTC().Format(time.RFC3339Nano), len(a.Fairness.PerOwner))
+		}
+	}
+	return nil
+}
+
+func sameOwners(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// overlapNote says when the runs' measured windows share no moment: their
+// throughputs then add up as if the machines had loaded Redis together,
+// which they did not.
+func overlapNote(runs []*Result, label func(int) string) string {
+	var from, to time.Time
+	var spans []string
+	for i, r := range runs {
+		f := r.Meta.Start.Add(seconds2d(r.Warmup))
+		t := f.Add(seconds2d(r.Measured))
+		if i == 0 || f.After(from) {
+			from = f
+		}
+		if i == 0 || t.Before(to) {
+			to = t
+		}
+		spans = append(spans, fmt.Sprintf("%s measured %s–%s", label(i), f.UTC().Format("15:04:05"), t.UTC().Format("15:04:05")))
+	}
+	if from.Before(to) {
+		return ""
+	}
+	return "the runs did not overlap in time (" + strings.Join(spans, ", ") + "): the merged throughput adds loads that never met"
 }
 
 // ownerPrefixes names each run's owners apart: "<host>/", or
@@ -238,7 +327,9 @@ func mergeSeries(runs []*Result) []Point {
 			a.secs += p.T - prev
 			prev = p.T
 			a.p.Ops += p.Ops
+			a.p.Attempts += p.Attempts
 			a.p.Errors += p.Errors
+			a.p.Timeouts += p.Timeouts
 			a.p.AcquireP50 = math.Max(a.p.AcquireP50, p.AcquireP50)
 			a.p.AcquireP99 = math.Max(a.p.AcquireP99, p.AcquireP99)
 			a.p.Goroutines = max(a.p.Goroutines, p.Goroutines)
@@ -257,7 +348,9 @@ func mergeSeries(runs []*Result) []Point {
 				sum[k] = s
 			}
 			s.Ops += a.p.Ops
+			s.Attempts += a.p.Attempts
 			s.Errors += a.p.Errors
+			s.Timeouts += a.p.Timeouts
 			s.OpsPerSec += rate
 			s.AcquireP50 = math.Max(s.AcquireP50, a.p.AcquireP50)
 			s.AcquireP99 = math.Max(s.AcquireP99, a.p.AcquireP99)

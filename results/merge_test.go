@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,8 +98,12 @@ func TestMergeSums(t *testing.T) {
 	m, runs, hists := mergeOf(t, hostA, hostB)
 	a, b := runs[0], runs[1]
 
-	if m.Throughput.Ops != a.Throughput.Ops+b.Throughput.Ops || m.Throughput.Ops != 90+2+22+1 {
-		t.Errorf("ops %d, want %d + %d = 115", m.Throughput.Ops, a.Throughput.Ops, b.Throughput.Ops)
+	if m.Throughput.Attempts != a.Throughput.Attempts+b.Throughput.Attempts || m.Throughput.Attempts != 90+2+22+1 {
+		t.Errorf("attempts %d, want %d + %d = 115", m.Throughput.Attempts, a.Throughput.Attempts, b.Throughput.Attempts)
+	}
+	// The three timeouts are attempts, not throughput.
+	if m.Throughput.Ops != 112 || m.Throughput.Failed != 3 || m.Throughput.SuccessRatio != math.Round(112.0/115*1e6)/1e6 {
+		t.Errorf("ops/failed/success %d/%d/%v, want 112/3/%v", m.Throughput.Ops, m.Throughput.Failed, m.Throughput.SuccessRatio, 112.0/115)
 	}
 	if got, want := m.Throughput.OpsPerSec, a.Throughput.OpsPerSec+b.Throughput.OpsPerSec; got != want {
 		t.Errorf("ops/s %v, want %v", got, want)

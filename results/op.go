@@ -43,12 +43,22 @@ const (
 	// ErrConn: the connection failed (network error, closed client, pool
 	// exhausted, pub/sub subscription not confirmed).
 	ErrConn
-	// ErrOther: anything else (a script error, an unexpected reply).
+	// ErrRedis: Redis answered with an error (READONLY on a replica,
+	// NOAUTH, OOM, a script error).
+	ErrRedis
+	// ErrStalled: the call was still waiting on Redis when the run's stall
+	// bound ran out; the time it had waited is recorded as its latency.
+	ErrStalled
+	// ErrOther: anything else (an unexpected reply, a failed nested
+	// acquisition).
 	ErrOther
 	numErrClasses
 )
 
-var errClassNames = [numErrClasses]string{"none", "timeout", "ctx", "conn", "other"}
+var errClassNames = [numErrClasses]string{"none", "timeout", "ctx", "conn", "redis", "stalled", "other"}
+
+// ErrClassNames lists the failure classes in the order results print them.
+func ErrClassNames() []string { return append([]string(nil), errClassNames[1:]...) }
 
 func (c ErrClass) String() string {
 	if c < numErrClasses {
@@ -78,6 +88,9 @@ const (
 	// application that never checks (Redisson's API gives it no signal),
 	// went on until its planned release; Released is that release.
 	LostIgnored
+	// ReleaseFailed: the outermost unlock of a held lock got an error or no
+	// answer, so Redis may still hold it until its lease ends.
+	ReleaseFailed
 )
 
 // Op is one operation of one owner: an outermost acquisition, its nested
@@ -102,8 +115,14 @@ type Op struct {
 	Flags    OpFlag
 }
 
-// Held reports whether the operation acquired its lock.
-func (o *Op) Held() bool { return o.Err == NoErr && o.Acquired != 0 }
+// Held reports whether the operation acquired its lock. A held operation
+// can still have failed (Err set): its release got no answer, and the
+// critical section it had still counts for safety.
+func (o *Op) Held() bool { return o.Acquired != 0 }
+
+// Failed reports whether the operation counts as a failure: an error of
+// any class, or a nested acquisition that failed.
+func (o *Op) Failed() bool { return o.Err != NoErr || o.Flags&NestFailed != 0 }
 
 // Labels names the owners and locks that Op indexes.
 type Labels struct {

@@ -5,13 +5,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // Schema names the result file format. A change that removes or renames a
-// field bumps the version; adding fields does not.
-const Schema = "lockbench.result/v1"
+// field, or changes what one means, bumps the version; adding fields does
+// not. In v2 throughput counts successful operations only (v1 counted
+// every finished one); ReadFile reads v1 files and recomputes it.
+const Schema = "lockbench.result/v2"
+
+// schemaV1 is the previous format, read and upgraded by ReadFile.
+const schemaV1 = "lockbench.result/v1"
+
+// DefaultMaxErrorRate is the share of failed operations above which a run
+// fails (k6-style threshold): failures leave the latency histograms and
+// throughput, so past a few percent the figures describe only the lucky
+// part of the run.
+const DefaultMaxErrorRate = 0.01
 
 // Result is one run's result file.
 type Result struct {
@@ -28,8 +40,19 @@ type Result struct {
 	Throughput Throughput `json:"throughput"`
 	// PerShard is the throughput of each Redis Cluster shard's locks
 	// (bench run on a cluster); empty otherwise.
-	PerShard []ShardThroughput  `json:"per_shard,omitempty"`
-	Errors   map[string]int64   `json:"errors"` // measured operations by error class
+	PerShard []ShardThroughput `json:"per_shard,omitempty"`
+	Errors   map[string]int64  `json:"errors"` // measured operations by error class
+	// ErrorMessages are the first distinct error messages of the run
+	// (warmup included), verbatim, with how often each came; the messages
+	// found after those (or beyond the kept ones) are ErrorMessagesDropped.
+	ErrorMessages        []ErrorMessage `json:"error_messages,omitempty"`
+	ErrorMessagesDropped int64          `json:"error_messages_dropped,omitempty"`
+	// MaxErrorRate is the share of failed measured operations the run was
+	// allowed (see Failures); nil reads as DefaultMaxErrorRate.
+	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
+	// Stall is set when Redis stopped answering and the run's stall bound
+	// cut the calls still waiting; the run is then partial.
+	Stall    *Stall             `json:"stall,omitempty"`
 	Latency  map[string]Latency `json:"latency_us"`
 	Fairness Fairness           `json:"fairness"`
 	Safety   Safety             `json:"safety"`
@@ -40,6 +63,11 @@ type Result struct {
 	Clamped int64 `json:"clamped,omitempty"`
 	// HistogramLog is the interval log's file name, next to this file.
 	HistogramLog string `json:"histogram_log,omitempty"`
+	// ClientLog is what the Redis client library logged during the run
+	// (reconnects, pool trouble), kept here instead of on the terminal;
+	// ClientLogDropped counts the lines past the kept ones.
+	ClientLog        []string `json:"client_log,omitempty"`
+	ClientLogDropped int64    `json:"client_log_dropped,omitempty"`
 	// Events are the faults injected during the run (chaos), in start order.
 	Events []Event `json:"events,omitempty"`
 	// Timeline is one lock's holders over the run (chaos runs).
@@ -53,7 +81,102 @@ type Result struct {
 	// refused (Redis version or address, lockbench version).
 	MergeNotes []string `json:"merge_notes,omitempty"`
 
-	log []byte // the interval log, written next to the JSON
+	log    []byte // the interval log, written next to the JSON
+	fromV1 bool   // read from a v1 file: throughput recomputed
+}
+
+// ErrorMessage is one distinct error message of a run.
+type ErrorMessage struct {
+	Class   string  `json:"class"` // the error class, as in Result.Errors
+	Message string  `json:"message"`
+	Count   int64   `json:"count"`
+	First   float64 `json:"first_s"` // seconds since the run started
+}
+
+// Stall is how a run ended when Redis stopped answering: the calls still
+// waiting a bound after the planned end (or an interrupt) were cut and
+// counted as failed (ErrStalled), with the time they had waited.
+type Stall struct {
+	// NoReplyS is the longest a cut call had waited for Redis, in seconds.
+	NoReplyS float64 `json:"no_reply_s"`
+	// Calls is how many calls were cut.
+	Calls int `json:"calls"`
+	// BoundS is how long the run waited past its end for them, in seconds.
+	BoundS float64 `json:"bound_s"`
+}
+
+// Reason is the stall in words, as partial_reason gives it.
+func (s *Stall) Reason() string {
+	return fmt.Sprintf("server stalled: no reply for %.1fs (%d calls still waiting were cut %.1fs after the run's end)", s.NoReplyS, s.Calls, s.BoundS)
+}
+
+// ErrorRateLimit is the share of failed measured operations the run was
+// allowed: MaxErrorRate, else DefaultMaxErrorRate.
+func (r *Result) ErrorRateLimit() float64 {
+	if r.MaxErrorRate != nil {
+		return *r.MaxErrorRate
+	}
+	return DefaultMaxErrorRate
+}
+
+// ErrorRate is the share of measured operations that failed (0 with none).
+func (r *Result) ErrorRate() float64 {
+	n := r.Throughput.attempts()
+	if n == 0 {
+		return 0
+	}
+	return float64(r.Throughput.Failed) / float64(n)
+}
+
+// attempts is Attempts, or Ops + Failed where a hand-made result left
+// Attempts out.
+func (t Throughput) attempts() int64 { return max(t.Attempts, t.Ops+t.Failed) }
+
+// Failures says, one line each, why the run's figures do not stand as a
+// measurement: Redis stalled, no operation succeeded, or more operations
+// failed than ErrorRateLimit allows. Empty when none applies. Safety
+// violations are judged apart (Safety). Every consumer (summary, report,
+// compare, sweep, the CLIs' exit codes) reads the run's health from here,
+// so none can call a failed run good.
+func (r *Result) Failures() []string {
+	var out []string
+	t := r.Throughput
+	t.Attempts = t.attempts()
+	if r.Stall != nil {
+		out = append(out, r.Stall.Reason())
+	}
+	switch {
+	case t.Attempts == 0 && !r.Partial:
+		out = append(out, "no operation finished in the measured time")
+	case t.Attempts > 0 && t.Ops == 0:
+		out = append(out, fmt.Sprintf("no operation succeeded: all %s attempts failed (%s)", commas(t.Attempts), r.errorBreakdown()))
+	case t.Attempts > 0 && r.ErrorRate() > r.ErrorRateLimit()+1e-12:
+		out = append(out, fmt.Sprintf("%s of operations failed (%s of %s: %s), over the %s allowed (--max-error-rate)",
+			percent(r.ErrorRate()), commas(t.Failed), commas(t.Attempts), r.errorBreakdown(), percent(r.ErrorRateLimit())))
+	}
+	return out
+}
+
+// errorBreakdown is the failures by class: "conn 35,706 · timeout 12".
+func (r *Result) errorBreakdown() string {
+	var parts []string
+	for _, c := range errClassNames[1:] {
+		if n := r.Errors[c]; n > 0 {
+			parts = append(parts, c+" "+commas(n))
+		}
+	}
+	if len(parts) == 0 {
+		return "no class recorded"
+	}
+	return strings.Join(parts, " · ")
+}
+
+// percent prints a share as a percentage with up to two decimals: 93.6%,
+// 1%, 0.05%.
+func percent(v float64) string {
+	s := strconv.FormatFloat(v*100, 'f', 2, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s + "%"
 }
 
 // ErrorCount is the measured operations that failed, every class together.
@@ -114,15 +237,28 @@ type Event struct {
 	Err string `json:"error,omitempty"`
 }
 
-// Throughput counts measured operations.
+// Throughput counts measured operations. Only successful operations are
+// throughput: a timed-out tryLock, a refused connection or a Redis error
+// is an attempt, counted in Failed and by class in Result.Errors.
 type Throughput struct {
-	Ops          int64            `json:"ops"` // finished, successful or not
+	// Attempts is every measured operation that finished, successful or
+	// not (those the run's end cancelled are Cut, not attempts).
+	Attempts int64 `json:"attempts"`
+	// Ops is the attempts that succeeded: the operations the run achieved.
+	Ops    int64 `json:"ops"`
+	Failed int64 `json:"failed"` // Attempts − Ops
+	// SuccessRatio is Ops / Attempts (vegeta's "Success"); 0 with no attempt.
+	SuccessRatio float64 `json:"success_ratio"`
+	// OpsPerSec is successful operations per measured second.
 	OpsPerSec    float64          `json:"ops_per_s"`
 	TargetRate   float64          `json:"target_rate,omitempty"` // open loop: the schedule's ops/s
 	Acquisitions map[string]int64 `json:"acquisitions"`          // outermost, by mode
 	Nested       int64            `json:"nested"`                // nested (reentrant) acquisitions
 	Lost         int64            `json:"lost"`                  // holds the holder was told were lost before release
 	Cut          int64            `json:"cut"`                   // acquisitions the run's end cancelled
+	// Unreleased is the holds whose unlock failed or got no answer (warmup
+	// included): Redis may keep them until their lease ends.
+	Unreleased int64 `json:"unreleased"`
 }
 
 // ShardThroughput is the measured operations on the locks one Redis
@@ -130,7 +266,7 @@ type Throughput struct {
 type ShardThroughput struct {
 	Name         string  `json:"name"`  // e.g. "shard1 127.0.0.1:7001 slots 0-5460"
 	Locks        int     `json:"locks"` // lock names served by the shard
-	Ops          int64   `json:"ops"`   // finished, successful or not
+	Ops          int64   `json:"ops"`   // successful operations
 	OpsPerSec    float64 `json:"ops_per_s"`
 	Acquisitions int64   `json:"acquisitions"`
 	Share        float64 `json:"share"` // of all measured acquisitions
@@ -245,14 +381,63 @@ func WriteAtomic(path string, data []byte) error {
 	return nil
 }
 
-// ReadFile loads a result file, refusing other schemas.
+// ReadFile loads a result file, refusing other schemas. A v1 file (whose
+// throughput counted failed operations too) is upgraded: its successful
+// operations are its operations less its errors, and its rates follow.
 func ReadFile(path string) (*Result, error) {
 	var r Result
 	if err := readJSON(path, &r); err != nil {
 		return nil, err
 	}
-	if r.Schema != Schema {
+	switch r.Schema {
+	case Schema:
+	case schemaV1:
+		r.upgradeV1()
+	default:
 		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, r.Schema, Schema)
 	}
 	return &r, nil
+}
+
+// upgradeV1 recomputes a v1 result's throughput from successes only.
+func (r *Result) upgradeV1() {
+	r.fromV1 = true
+	r.Schema = Schema
+	t := &r.Throughput
+	t.Attempts = t.Ops
+	t.Failed = min(r.ErrorCount(), t.Attempts)
+	t.Ops = t.Attempts - t.Failed
+	t.fill(r.Measured)
+	for i := range r.Series {
+		p := &r.Series[i]
+		p.Attempts = p.Ops
+		p.Ops = max(p.Attempts-p.Errors, 0)
+		if p.Attempts > 0 {
+			p.OpsPerSec *= float64(p.Ops) / float64(p.Attempts)
+		}
+	}
+}
+
+// FromV1 reports that r was read from a v1 file and upgraded.
+func (r *Result) FromV1() bool { return r.fromV1 }
+
+// The kinds of lockbench file, as KindOf names them.
+const (
+	KindResult = "result"
+	KindChaos  = "chaos"
+	KindSweep  = "sweep"
+)
+
+// KindOf says which kind of lockbench file schema names, in its current
+// version or an earlier one the readers still accept; "" for none.
+func KindOf(schema string) string {
+	switch schema {
+	case Schema, schemaV1:
+		return KindResult
+	case ChaosSchema, chaosSchemaV1:
+		return KindChaos
+	case SweepSchema, sweepSchemaV1:
+		return KindSweep
+	}
+	return ""
 }

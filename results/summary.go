@@ -31,6 +31,12 @@ func WriteSummary(w io.Writer, r *Result) error {
 	fmt.Fprintf(&b, "  redis %s (%s %s) · %.1fs measured after %.1fs warmup\n\n",
 		r.Meta.RedisVersion, backend, r.Meta.RedisAddr, r.Measured, r.Warmup)
 
+	for _, f := range r.Failures() {
+		fmt.Fprintf(&b, "FAILED      %s\n", f)
+	}
+	if len(r.Failures()) > 0 {
+		b.WriteString("\n")
+	}
 	t := r.Throughput
 	var modes []string
 	for _, m := range modeNames {
@@ -41,7 +47,7 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if t.Nested > 0 {
 		modes = append(modes, "nested "+commas(t.Nested))
 	}
-	fmt.Fprintf(&b, "throughput  %s ops/s  (%s ops", commas1(t.OpsPerSec), commas(t.Ops))
+	fmt.Fprintf(&b, "throughput  %s ops/s  (%s", commas1(t.OpsPerSec), ThroughputCounts(t))
 	if t.TargetRate > 0 {
 		fmt.Fprintf(&b, ", target %s ops/s", commas1(t.TargetRate))
 	}
@@ -71,29 +77,30 @@ func WriteSummary(w io.Writer, r *Result) error {
 	b.WriteString("\n")
 
 	f := r.Fairness
-	fmt.Fprintf(&b, "fairness    jain %.4f · min/max %.3f (%s/%s) · cv %.3f · starved %d/%d",
-		f.Jain, f.MinMax, commas(f.Min), commas(f.Max), f.CV, f.Starved, f.Owners)
-	if f.MinMax < 0.5 && f.Owners > 1 {
-		b.WriteString("  (max/2 > min)")
+	if f.Measured() {
+		fmt.Fprintf(&b, "fairness    jain %.4f · min/max %.3f (%s/%s) · cv %.3f · starved %d/%d",
+			f.Jain, f.MinMax, commas(f.Min), commas(f.Max), f.CV, f.Starved, f.Owners)
+		if f.MinMax < 0.5 && f.Owners > 1 {
+			b.WriteString("  (max/2 > min)")
+		}
+	} else {
+		b.WriteString("fairness    no measured acquisitions: nothing to judge")
 	}
 	b.WriteString("\n")
-	if f.FIFO != nil {
+	if f.FIFO != nil && f.FIFO.Checked > 0 {
 		fmt.Fprintf(&b, "fifo        %s overtakes in %s fair acquisitions (slack %s)\n",
 			commas(f.FIFO.Violations), commas(f.FIFO.Checked), dur(f.FIFO.SlackUs))
 	}
 	s := r.Safety
-	verdict := "OK"
-	switch {
-	case s.Violations > 0:
-		verdict = "VIOLATED"
-	case s.Incomplete != "":
-		verdict = "INCOMPLETE"
+	if s.Sections == 0 && s.Violations == 0 {
+		b.WriteString("safety      NO DATA: no critical section was checked\n")
+	} else {
+		fmt.Fprintf(&b, "safety      %s: %s violations in %s critical sections", s.Verdict(), commas(s.Violations), commas(s.Sections))
+		if s.Violations > 0 {
+			fmt.Fprintf(&b, " (max overlap %s)", dur(s.MaxOverlapUs))
+		}
+		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "safety      %s: %s violations in %s critical sections", verdict, commas(s.Violations), commas(s.Sections))
-	if s.Violations > 0 {
-		fmt.Fprintf(&b, " (max overlap %s)", dur(s.MaxOverlapUs))
-	}
-	b.WriteString("\n")
 	for i, v := range s.Examples {
 		if i == 3 {
 			fmt.Fprintf(&b, "            … %d more in the result file\n", len(s.Examples)-3)
@@ -114,9 +121,32 @@ func WriteSummary(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, " · cut by the end %s", commas(t.Cut))
 	}
 	b.WriteString("\n")
+	for _, m := range r.ErrorMessages {
+		fmt.Fprintf(&b, "            %s ×%s from %.1fs: %s\n", m.Class, commas(m.Count), m.First, m.Message)
+	}
+	if r.ErrorMessagesDropped > 0 {
+		fmt.Fprintf(&b, "            … %s more failures with other messages\n", commas(r.ErrorMessagesDropped))
+	}
+	if t.Unreleased > 0 {
+		fmt.Fprintf(&b, "unreleased  %s holds: their unlock failed or got no answer; Redis keeps them until their lease ends\n", commas(t.Unreleased))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// ThroughputCounts is the throughput's counts in words, as the summary
+// and the report print them: "29,690 successful of 29,690 attempts, 100%"
+// or "1,893 successful of 29,690 attempts, 6.38%: 27,797 failed".
+func ThroughputCounts(t Throughput) string {
+	s := fmt.Sprintf("%s successful of %s attempts, %s", commas(t.Ops), commas(t.Attempts), percent(t.SuccessRatio))
+	if t.Failed > 0 {
+		s += fmt.Sprintf(": %s failed", commas(t.Failed))
+	}
+	return s
+}
+
+// Percent prints a share (0..1) as a percentage with up to two decimals.
+func Percent(v float64) string { return percent(v) }
 
 // FormatUs prints a latency given in microseconds with a unit that keeps
 // 3–4 digits (850.0µs, 12.40ms, 2.38s), as the summary table does.

@@ -24,7 +24,7 @@ func baseResult() *results.Result {
 		Meta:     results.Meta{Profile: "fair", Workload: "8 clients × 2 owners", RedisVersion: "7.4", RedisBackend: "redis", RedisAddr: "127.0.0.1:6379"},
 		Measured: 10, Warmup: 2,
 		Throughput: results.Throughput{
-			Ops: 1234567, OpsPerSec: 12345.67,
+			Attempts: 1235770, Ops: 1234567, Failed: 1203, SuccessRatio: 0.999027, OpsPerSec: 12345.67,
 			Acquisitions: map[string]int64{"exclusive": 1000, "read": 2500},
 			Nested:       40,
 		},
@@ -64,6 +64,27 @@ func TestWriteSummary(t *testing.T) {
 	withHandoff.Latency["ping"] = results.Latency{Count: 10, P50: 100}
 	starved := baseResult()
 	starved.Fairness = results.Fairness{Owners: 3, Min: 0, Max: 10, Jain: 0.3333, Starved: 2}
+	// Every operation failed against a read-only replica: nothing was
+	// acquired, so there is no throughput, no safety and no fairness.
+	readonly := baseResult()
+	readonly.Throughput = results.Throughput{Attempts: 5664, Failed: 5664, Acquisitions: map[string]int64{}}
+	readonly.Errors = map[string]int64{"redis": 5664}
+	readonly.ErrorMessages = []results.ErrorMessage{{Class: "redis", Message: "READONLY You can't write against a read only replica.", Count: 5664, First: 0.01}}
+	readonly.Latency = map[string]results.Latency{}
+	readonly.Fairness = results.Fairness{Owners: 32, Starved: 32}
+	readonly.Safety = results.Safety{}
+	stalled := baseResult()
+	stalled.Partial, stalled.PartialReason = true, "server stalled: no reply for 4.2s"
+	stalled.Stall = &results.Stall{NoReplyS: 4.2, Calls: 32, BoundS: 2}
+	stalled.Throughput.Unreleased = 3
+	lenient := baseResult()
+	lenient.Throughput = results.Throughput{Attempts: 100, Ops: 90, Failed: 10, SuccessRatio: 0.9, Acquisitions: map[string]int64{}}
+	lenient.Errors = map[string]int64{"timeout": 10}
+	tenPct := 0.1
+	lenient.MaxErrorRate = &tenPct
+	tooMany := baseResult()
+	tooMany.Throughput = lenient.Throughput
+	tooMany.Errors = lenient.Errors
 
 	tests := []struct {
 		name    string
@@ -79,10 +100,10 @@ func TestWriteSummary(t *testing.T) {
 				"lockbench fair · lockimpl\n",
 				"  8 clients × 2 owners\n",
 				"redis 7.4 (redis 127.0.0.1:6379) · 10.0s measured after 2.0s warmup",
-				"throughput  12,345.7 ops/s  (1,234,567 ops)\n",
+				"throughput  12,345.7 ops/s  (1,234,567 successful of 1,235,770 attempts, 99.9%: 1,203 failed)\n",
 				"acquired    exclusive 1,000 · read 2,500 · nested 40\n",
 				"safety      OK: 0 violations in 3,500 critical sections\n",
-				"errors      timeout 3 · ctx 0 · conn 1,200 · other 0 · lost holds 0\n",
+				"errors      timeout 3 · ctx 0 · conn 1,200 · redis 0 · stalled 0 · other 0 · lost holds 0\n",
 				"jain 0.9977",
 			},
 			wantRe: []string{
@@ -90,7 +111,7 @@ func TestWriteSummary(t *testing.T) {
 				`(?m)^\s*acquire exclusive\s+1,000\s+120\.5µs\s+300\.0µs\s+1\.50ms\s+2\.50ms\s+3\.00s\s*$`,
 				`(?m)^\s*hold\s+3,500\s+50\.0µs\s+60\.0µs\s+70\.0µs\s+80\.0µs\s+90\.0µs\s*$`,
 			},
-			notWant: []string{"VIOLATED", "PARTIAL", "acquire read", "ping", "fifo", "incomplete", "max/2 > min", "cut by the end"},
+			notWant: []string{"VIOLATED", "PARTIAL", "FAILED", "NO DATA", "unreleased", "acquire read", "ping", "fifo", "incomplete", "max/2 > min", "cut by the end"},
 		},
 		{
 			name:    "violated",
@@ -130,6 +151,36 @@ func TestWriteSummary(t *testing.T) {
 			r:    starved,
 			want: []string{"starved 2/3", "(max/2 > min)"},
 		},
+		{
+			name: "every operation failed",
+			r:    readonly,
+			want: []string{
+				"FAILED      no operation succeeded: all 5,664 attempts failed (redis 5,664)\n",
+				"throughput  0.0 ops/s  (0 successful of 5,664 attempts, 0%: 5,664 failed)",
+				"fairness    no measured acquisitions: nothing to judge\n",
+				"safety      NO DATA: no critical section was checked\n",
+				"redis ×5,664 from 0.0s: READONLY You can't write against a read only replica.\n",
+			},
+			notWant: []string{"jain", "starved", "OK:"},
+		},
+		{
+			name: "stalled",
+			r:    stalled,
+			want: []string{
+				"FAILED      server stalled: no reply for 4.2s (32 calls still waiting were cut 2.0s after the run's end)\n",
+				"unreleased  3 holds: their unlock failed or got no answer",
+			},
+		},
+		{
+			name:    "error rate within a raised threshold",
+			r:       lenient,
+			notWant: []string{"FAILED"},
+		},
+		{
+			name: "error rate over the default threshold",
+			r:    tooMany,
+			want: []string{"FAILED      10% of operations failed (10 of 100: timeout 10), over the 1% allowed (--max-error-rate)\n"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,8 +211,9 @@ func TestWriteSummaryCollectedViolation(t *testing.T) {
 	for _, s := range []string{
 		"safety      VIOLATED: 1 violations in 104 critical sections (max overlap 50.00ms)",
 		"shared: w0 (exclusive) and w1 (exclusive) both held it for 50.00ms at t=0.550000s",
-		"throughput  28.3 ops/s  (85 ops)",
-		"errors      timeout 2 · ctx 0 · conn 1 · other 1 · lost holds 1 · cut by the end 1",
+		"throughput  27.0 ops/s  (81 successful of 85 attempts, 95.29%: 4 failed)",
+		"errors      timeout 2 · ctx 0 · conn 1 · redis 0 · stalled 0 · other 1 · lost holds 1 · cut by the end 1",
+		"FAILED      4.71% of operations failed (4 of 85: timeout 2 · conn 1 · other 1), over the 1% allowed (--max-error-rate)",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("summary lacks %q:\n%s", s, out)

@@ -4,12 +4,16 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
 // SweepSchema names the sweep file format: a capacity-planning sweep's
-// points and the capacity drawn from them.
-const SweepSchema = "lockbench.sweep/v1"
+// points and the capacity drawn from them. In v2 a point's throughput
+// counts successful operations only; ReadSweep upgrades v1 files.
+const SweepSchema = "lockbench.sweep/v2"
+
+const sweepSchemaV1 = "lockbench.sweep/v1"
 
 // Sweep axes: what a capacity curve's x is.
 const (
@@ -23,11 +27,6 @@ const (
 // concurrency buys at most the last 10%, mostly as latency.
 const KneeFraction = 0.9
 
-// MaxErrorRate is the share of failed operations above which a point does
-// not meet the SLO whatever its p99: failures leave the latency histogram
-// and would flatter it.
-const MaxErrorRate = 0.01
-
 // SweepPoint is one run of a sweep.
 type SweepPoint struct {
 	// Series names the curve the point belongs to (the swept values other
@@ -40,16 +39,29 @@ type SweepPoint struct {
 	Rate      float64 `json:"rate,omitempty"`
 	// Shards is the Redis Cluster primaries the point ran on, when the
 	// sweep varied them (0: the Redis the sweep was given).
-	Shards    int     `json:"shards,omitempty"`
+	Shards int `json:"shards,omitempty"`
+	// OpsPerSec and Ops count successful operations; Attempts every
+	// measured one, Errors the failed ones.
 	OpsPerSec float64 `json:"ops_per_s"`
 	Ops       int64   `json:"ops"`
+	Attempts  int64   `json:"attempts"`
 	Errors    int64   `json:"errors"`
-	// P50Us and P99Us are of every measured outermost acquisition.
+	// P50Us and P99Us are of every measured outermost acquisition;
+	// Samples is how many there were (none: no percentile to print).
 	P50Us      float64 `json:"p50_us"`
 	P99Us      float64 `json:"p99_us"`
+	Samples    int64   `json:"samples"`
 	Violations int64   `json:"violations"`
 	MeetsSLO   bool    `json:"meets_slo"`
-	Partial    bool    `json:"partial,omitempty"`
+	// Partial marks a point cut short by an interrupt: it is left off the
+	// curves.
+	Partial bool `json:"partial,omitempty"`
+	// Failure says why the point's run failed (Result.Failures: Redis
+	// stalled, no success, too many failed operations). A failed point
+	// breaks the SLO, and no knee is named on a curve that has one.
+	Failure string `json:"failure,omitempty"`
+	// Interpolated marks a point drawn between two swept ones.
+	Interpolated bool `json:"interpolated,omitempty"`
 	// File is the point's result file, relative to the sweep file.
 	File string `json:"file,omitempty"`
 }
@@ -74,22 +86,35 @@ func ShardCount(n int) string {
 	return fmt.Sprintf("%d shards", n)
 }
 
-// Judge sets MeetsSLO: p99 at or under slo (µs; 0 means no SLO), at most
-// MaxErrorRate of operations failed, and no safety violation.
-func (p *SweepPoint) Judge(sloUs float64) {
+// Judge sets MeetsSLO: the run did not fail (Failure empty), some
+// operation succeeded, p99 at or under slo (µs; 0 means no SLO), at most
+// maxErrorRate of operations failed, and no safety violation.
+func (p *SweepPoint) Judge(sloUs, maxErrorRate float64) {
 	errRate := 0.0
-	if p.Ops > 0 {
-		errRate = float64(p.Errors) / float64(p.Ops)
+	if n := p.Ops + p.Errors; n > 0 {
+		errRate = float64(p.Errors) / float64(n)
 	}
-	p.MeetsSLO = (sloUs <= 0 || p.P99Us <= sloUs) && errRate <= MaxErrorRate && p.Violations == 0 && p.Ops > 0
+	p.MeetsSLO = p.Failure == "" && p.Ops > 0 && (sloUs <= 0 || p.P99Us <= sloUs) &&
+		errRate <= maxErrorRate+1e-12 && p.Violations == 0
 }
 
 // PointFrom reads a point's measurements from its run's result.
 func PointFrom(r *Result) SweepPoint {
-	p := SweepPoint{OpsPerSec: r.Throughput.OpsPerSec, Ops: r.Throughput.Ops, Errors: r.ErrorCount(), Violations: r.Safety.Violations, Partial: r.Partial}
+	t := r.Throughput
+	p := SweepPoint{OpsPerSec: t.OpsPerSec, Ops: t.Ops, Attempts: t.Attempts, Errors: r.ErrorCount(), Violations: r.Safety.Violations,
+		Partial: r.Partial && r.Stall == nil, Failure: strings.Join(r.Failures(), "; ")}
 	l := r.Latency[AcquireAll]
-	p.P50Us, p.P99Us = l.P50, l.P99
+	p.P50Us, p.P99Us, p.Samples = l.P50, l.P99, l.Count
 	return p
+}
+
+// Percentile prints a point's latency percentile, or "-" when it has no
+// acquisition to read one from.
+func (p SweepPoint) Percentile(us float64) string {
+	if p.Samples == 0 && p.Ops == 0 {
+		return "-"
+	}
+	return dur(us)
 }
 
 // Capacity is what one curve of a sweep says.
@@ -110,9 +135,17 @@ type Capacity struct {
 	HeadroomPct float64 `json:"headroom_pct"`
 	// Stopped says why the curve ended before its last planned point.
 	Stopped string `json:"stopped,omitempty"`
+	// Failed is the curve's first failed point (see SweepPoint.Failure):
+	// past it the curve says nothing of saturation, so no knee is named.
+	Failed *SweepPoint `json:"failed,omitempty"`
 	// CurrentX is the setting Current was looked for at (0: none).
 	CurrentX float64 `json:"current_x,omitempty"`
+	// Points is how many complete (not partial) points the curve has.
+	Points int `json:"points"`
 }
+
+// onePoint reports a curve of a single complete point: no curve at all.
+func (c Capacity) onePoint() bool { return c.Points == 1 }
 
 // Sweep is a capacity-planning sweep: the points run, the curves'
 // capacity, and what was asked.
@@ -126,6 +159,9 @@ type Sweep struct {
 	Profile       any       `json:"profile"` // the base profile
 	Axis          string    `json:"axis"`
 	SLOP99Us      float64   `json:"slo_p99_us"`
+	// MaxErrorRate is the share of failed operations a point may have and
+	// still meet the SLO.
+	MaxErrorRate float64 `json:"max_error_rate"`
 	// StopAfter: a curve stops after this many points in a row break the
 	// SLO (0: never).
 	StopAfter int     `json:"stop_after"`
@@ -151,7 +187,7 @@ func (s *Sweep) SeriesNames() []string {
 // series.
 func (s *Sweep) Analyze() {
 	for i := range s.Points {
-		s.Points[i].Judge(s.SLOP99Us)
+		s.Points[i].Judge(s.SLOP99Us, s.MaxErrorRate)
 	}
 	stopped := map[string]string{}
 	for _, c := range s.Capacity {
@@ -180,9 +216,16 @@ func AnalyzeCurve(pts []SweepPoint, currentX float64, axis string) Capacity {
 	if len(pts) == 0 {
 		return c
 	}
+	c.Points = len(pts)
 	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.X, b.X) })
 	for i := range pts {
 		p := &pts[i]
+		if p.Failure != "" {
+			if c.Failed == nil {
+				c.Failed = p
+			}
+			continue
+		}
 		if c.Peak == nil || p.OpsPerSec > c.Peak.OpsPerSec {
 			c.Peak = p
 		}
@@ -190,7 +233,9 @@ func AnalyzeCurve(pts []SweepPoint, currentX float64, axis string) Capacity {
 			c.Best = p
 		}
 	}
-	c.Knee = knee(pts, c.Peak, axis)
+	if c.Failed == nil && c.Peak != nil {
+		c.Knee = knee(pts, c.Peak, axis)
+	}
 	c.Current = interpolate(pts, currentX)
 	if c.Best != nil && c.Current != nil && c.Current.OpsPerSec > 0 {
 		c.HeadroomPct = (c.Best.OpsPerSec/c.Current.OpsPerSec - 1) * 100
@@ -245,7 +290,7 @@ func interpolate(pts []SweepPoint, x float64) *SweepPoint {
 			a, b := pts[i-1], pts[i]
 			f := (x - a.X) / (b.X - a.X)
 			return &SweepPoint{
-				Series: a.Series, X: x,
+				Series: a.Series, X: x, Interpolated: true, Samples: min(a.Samples, b.Samples),
 				OpsPerSec: a.OpsPerSec + f*(b.OpsPerSec-a.OpsPerSec),
 				P50Us:     a.P50Us + f*(b.P50Us-a.P50Us),
 				P99Us:     a.P99Us + f*(b.P99Us-a.P99Us),
@@ -261,13 +306,32 @@ func WriteSweep(dir string, s *Sweep) (string, error) {
 	return writeJSON(dir, "sweep.json", s)
 }
 
-// ReadSweep loads a sweep file, refusing other schemas.
+// ReadSweep loads a sweep file, refusing other schemas. A v1 file (whose
+// points counted failed operations as throughput) is upgraded and judged
+// again.
 func ReadSweep(path string) (*Sweep, error) {
 	var s Sweep
 	if err := readJSON(path, &s); err != nil {
 		return nil, err
 	}
-	if s.Schema != SweepSchema {
+	switch s.Schema {
+	case SweepSchema:
+	case sweepSchemaV1:
+		s.Schema = SweepSchema
+		s.MaxErrorRate = DefaultMaxErrorRate
+		for i := range s.Points {
+			p := &s.Points[i]
+			p.Attempts = p.Ops
+			p.Ops = max(p.Attempts-p.Errors, 0)
+			if p.Attempts > 0 {
+				p.OpsPerSec *= float64(p.Ops) / float64(p.Attempts)
+			}
+			if p.P99Us > 0 || p.P50Us > 0 {
+				p.Samples = max(p.Ops, 1)
+			}
+		}
+		s.Analyze()
+	default:
 		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, s.Schema, SweepSchema)
 	}
 	return &s, nil
@@ -293,14 +357,19 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 	var out []string
 	if c.Best != nil {
 		out = append(out, fmt.Sprintf("Highest throughput meeting %s: %s ops/s at %s, p99 %s.",
-			slo, commas1(c.Best.OpsPerSec), at(c.Best), dur(c.Best.P99Us)))
+			slo, commas1(c.Best.OpsPerSec), at(c.Best), c.Best.Percentile(c.Best.P99Us)))
 	} else {
 		out = append(out, fmt.Sprintf("No point met %s.", slo))
 	}
 	switch {
+	case c.Failed != nil:
+		out = append(out, fmt.Sprintf("The run at %s failed (%s): no knee is named, since a failure is not saturation; fix it and sweep again.",
+			at(c.Failed), c.Failed.Failure))
 	case c.Knee != nil && c.Peak != nil:
 		out = append(out, fmt.Sprintf("Throughput saturates (knee) at %s: %s ops/s, %.0f%% of the %s ops/s peak.",
 			at(c.Knee), commas1(c.Knee.OpsPerSec), 100*c.Knee.OpsPerSec/max(c.Peak.OpsPerSec, 1e-9), commas1(c.Peak.OpsPerSec)))
+	case c.Peak != nil && c.onePoint():
+		out = append(out, "One point measured: a knee needs a curve of at least two.")
 	case c.Peak != nil && axis == AxisRate:
 		out = append(out, "No saturation knee within the swept rates: every offered rate was achieved within 10%, or none was.")
 	case c.Peak != nil:
@@ -309,10 +378,13 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 	switch cur := c.Current; {
 	case cur != nil:
 		what := "swept"
-		if cur.Ops == 0 {
+		if cur.Interpolated {
 			what = "interpolated"
 		}
-		s := fmt.Sprintf("At the current setting (%g, %s): %s ops/s, p99 %s", cur.X, what, commas1(cur.OpsPerSec), dur(cur.P99Us))
+		s := fmt.Sprintf("At the current setting (%g, %s): %s ops/s, p99 %s", cur.X, what, commas1(cur.OpsPerSec), cur.Percentile(cur.P99Us))
+		if cur.Failure != "" {
+			s += "; its run failed (" + cur.Failure + ")"
+		}
 		switch {
 		case !cur.MeetsSLO && c.Best != nil:
 			s += fmt.Sprintf("; it breaks %s. The best point within it does %s ops/s at %s: go back to it.", slo, commas1(c.Best.OpsPerSec), at(c.Best))

@@ -55,18 +55,18 @@ func TestSweepJudgeAndInterpolate(t *testing.T) {
 	pts := []results.SweepPoint{point("a", 2, 2000, 100), point("a", 8, 5000, 200)}
 	pts[1].Errors = pts[1].Ops / 50 // 2% failed
 	for i := range pts {
-		pts[i].Judge(1000)
+		pts[i].Judge(1000, results.DefaultMaxErrorRate)
 	}
 	if !pts[0].MeetsSLO || pts[1].MeetsSLO {
 		t.Fatalf("meets SLO %v/%v, want true/false (2%% errors)", pts[0].MeetsSLO, pts[1].MeetsSLO)
 	}
 	v := point("a", 4, 100, 1)
 	v.Violations = 1
-	if v.Judge(1000); v.MeetsSLO {
+	if v.Judge(1000, results.DefaultMaxErrorRate); v.MeetsSLO {
 		t.Error("a point with a safety violation meets the SLO")
 	}
 	var empty results.SweepPoint
-	if empty.Judge(0); empty.MeetsSLO {
+	if empty.Judge(0, results.DefaultMaxErrorRate); empty.MeetsSLO {
 		t.Error("a point with no operation meets the SLO")
 	}
 	c := results.AnalyzeCurve(pts, 4, results.AxisConcurrency)
@@ -117,7 +117,7 @@ func TestSweepSeriesAndFile(t *testing.T) {
 func TestSweepStatements(t *testing.T) {
 	judged := func(axis string, currentX float64, pts ...results.SweepPoint) results.Capacity {
 		for i := range pts {
-			pts[i].Judge(10_000)
+			pts[i].Judge(10_000, results.DefaultMaxErrorRate)
 		}
 		return results.AnalyzeCurve(pts, currentX, axis)
 	}

@@ -306,13 +306,18 @@ func (d IntDist) check(lo, hi int) string {
 		if v < lo || v > hi {
 			return fmt.Sprintf("value %d is outside %d..%d", v, lo, hi)
 		}
-		if d.Weights[i] < 0 || math.IsNaN(d.Weights[i]) {
-			return fmt.Sprintf("weight of %d must not be negative", v)
+		if d.Weights[i] < 0 || math.IsNaN(d.Weights[i]) || math.IsInf(d.Weights[i], 0) {
+			return fmt.Sprintf("weight of %d must be a finite number, not negative", v)
 		}
 		total += d.Weights[i]
 	}
 	if total <= 0 {
 		return "weights must add up to more than 0"
+	}
+	// A sum other than 1 is almost always a typo, which drawing would
+	// silently normalize into a different workload than the one written.
+	if len(d.Values) > 1 && math.Abs(total-1) > 1e-9 {
+		return fmt.Sprintf("weights add up to %g; they must add up to 1", total)
 	}
 	return ""
 }
@@ -348,6 +353,13 @@ func (l *Lease) UnmarshalText(b []byte) error {
 	if v <= 0 {
 		return fmt.Errorf("%q: a fixed lease must be positive (or write watchdog)", s)
 	}
+	if v < MinLease {
+		return fmt.Errorf("%q: a fixed lease must be at least %v (or write watchdog): Redis leases are whole milliseconds", s, MinLease)
+	}
 	l.Fixed = v
 	return nil
 }
+
+// MinLease is the shortest fixed lease: Redis takes leases in whole
+// milliseconds, so a shorter one would become 0.
+const MinLease = time.Millisecond

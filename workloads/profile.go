@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -173,8 +175,39 @@ func bad(field string, value any, fix string, args ...any) error {
 	return &FieldError{Field: field, Value: v, Fix: fmt.Sprintf(fix, args...)}
 }
 
+// maxNameLen bounds a profile's name: it starts every result file's
+// name, which the file system limits (255 bytes) with the time and
+// extension still to come.
+const maxNameLen = 100
+
+// checkName says why name cannot start a file name ("" if it can).
+func checkName(name string) string {
+	switch {
+	case len(name) > maxNameLen:
+		return fmt.Sprintf("is %d bytes long; result files are named after it, so keep it to %d", len(name), maxNameLen)
+	case name == "." || name == "..":
+		return "is not a file name"
+	case strings.ContainsAny(name, "/\\"):
+		return "contains a path separator; result files are named after it"
+	case strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+		return "contains a control character"
+	}
+	return ""
+}
+
 // Validate reports the first bad field.
 func (p Profile) Validate() error {
+	if msg := checkName(p.Name); msg != "" {
+		return bad("name", p.Name, "%s; use letters, digits, '-', '_' and '.', at most %d characters", msg, maxNameLen)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"read_ratio", p.ReadRatio}, {"read_in_write", p.ReadInWrite}, {"zipf_s", p.ZipfS}, {"rate", p.Rate}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return bad(f.name, f.v, "must be a finite number")
+		}
+	}
 	switch p.Kind {
 	case Reentrant, Fair, RW:
 	default:
@@ -187,7 +220,7 @@ func (p Profile) Validate() error {
 		return bad("read_ratio", p.ReadRatio, "applies to kind rw only; remove it or set kind: rw")
 	}
 	if msg := p.Depth.check(1, 32); msg != "" {
-		return bad("depth", p.Depth.String(), "%s; use e.g. 1, 5 or {1: 0.7, 2: 0.3} (values 1..32)", msg)
+		return bad("depth", p.Depth.String(), "%s; use e.g. 1, 5 or {1: 0.7, 2: 0.3} (values 1..32, weights adding up to 1)", msg)
 	}
 	if p.ReadInWrite < 0 || p.ReadInWrite > 1 {
 		return bad("read_in_write", p.ReadInWrite, "must be between 0 and 1")
@@ -220,6 +253,9 @@ func (p Profile) Validate() error {
 	}
 	if p.Lease.Fixed < 0 {
 		return bad("lease", p.Lease.String(), "must be watchdog or a positive duration")
+	}
+	if p.Lease.Fixed > 0 && p.Lease.Fixed < MinLease {
+		return bad("lease", p.Lease.String(), "a fixed lease must be at least %v (or watchdog): Redis leases are whole milliseconds", MinLease)
 	}
 	if p.Wait < 0 {
 		return bad("wait", time.Duration(p.Wait).String(), "must not be negative (0 waits until the run ends)")
@@ -341,9 +377,18 @@ func Parse(b []byte, ext string) (Profile, error) {
 	p := Default()
 	fields := profileFields(&p)
 	if strings.EqualFold(ext, ".json") {
+		if len(bytes.TrimSpace(b)) == 0 {
+			return Profile{}, errEmptyProfile
+		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(b, &m); err != nil {
 			return Profile{}, fmt.Errorf("not a valid JSON profile: %v", strings.TrimPrefix(err.Error(), "json: "))
+		}
+		if err := jsonDuplicates(b); err != nil {
+			return Profile{}, err
+		}
+		if len(m) == 0 {
+			return Profile{}, errEmptyProfile
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			f, ok := fields[k]
@@ -356,16 +401,37 @@ func Parse(b []byte, ext string) (Profile, error) {
 		}
 		return p, nil
 	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Profile{}, errEmptyProfile
+		}
 		return Profile{}, fmt.Errorf("not a valid YAML profile: %v", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	if len(doc.Content) == 0 {
-		return p, nil // empty file: all defaults
+	docs := 1
+	for {
+		var more yaml.Node
+		if err := dec.Decode(&more); err != nil {
+			break
+		}
+		docs++
+	}
+	if docs > 1 {
+		return Profile{}, fmt.Errorf("holds %d YAML documents (separated by ---); a profile is one", docs)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+		return Profile{}, errEmptyProfile
 	}
 	m := doc.Content[0]
 	if m.Kind != yaml.MappingNode {
 		return Profile{}, fmt.Errorf("not a YAML profile: line %d: want field: value lines", m.Line)
+	}
+	if len(m.Content) == 0 {
+		return Profile{}, errEmptyProfile
+	}
+	if err := yamlDuplicates(m); err != nil {
+		return Profile{}, err
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i].Value, m.Content[i+1]
@@ -383,6 +449,75 @@ func Parse(b []byte, ext string) (Profile, error) {
 		}
 	}
 	return p, nil
+}
+
+// errEmptyProfile refuses a file with no field: an empty file (or a
+// truncated one) would otherwise run every default, which is not what
+// anyone wrote.
+var errEmptyProfile = errors.New("the file has no fields; write at least one, e.g. kind: reentrant, or use --profile NAME")
+
+// yamlDuplicates refuses a key given twice in a mapping (depth's too):
+// the last would silently win.
+func yamlDuplicates(m *yaml.Node) error {
+	seen := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if line, ok := seen[k.Value]; ok {
+			return &FieldError{Field: k.Value, Fix: fmt.Sprintf("appears twice (lines %d and %d); keep one", line, k.Line)}
+		}
+		seen[k.Value] = k.Line
+		if v := m.Content[i+1]; v.Kind == yaml.MappingNode {
+			if err := yamlDuplicates(v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonDuplicates refuses a key given twice in an object, at any depth:
+// encoding/json keeps the last without a word.
+func jsonDuplicates(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // numbers are judged by their fields, not here
+	var walk func() error
+	walk = func() error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil
+		}
+		switch d {
+		case '{':
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ := kt.(string)
+				if seen[k] {
+					return &FieldError{Field: k, Fix: "appears twice; keep one"}
+				}
+				seen[k] = true
+				if err := walk(); err != nil {
+					return err
+				}
+			}
+		case '[':
+			for dec.More() {
+				if err := walk(); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err
+	}
+	return walk()
 }
 
 // profileFields maps each field's file name to the field of p.

@@ -3,6 +3,7 @@ package workloads_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -164,21 +165,15 @@ func TestDefaultAndEmptyProfile(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Fatalf("Default does not validate: %v", err)
 	}
-	for _, src := range []string{"", "# only a comment\n"} {
-		p, err := workloads.Parse([]byte(src), ".yaml")
-		if err != nil {
-			t.Fatalf("Parse(%q): %v", src, err)
+	// A file with no field is refused: an empty or truncated file would
+	// otherwise run every default, which nobody wrote.
+	for _, src := range []struct{ text, ext string }{{"", ".yaml"}, {"# only a comment\n", ".yaml"}, {"{}", ".yaml"}, {"  \n", ".json"}, {"{}", ".JSON"}} {
+		if _, err := workloads.Parse([]byte(src.text), src.ext); err == nil || !strings.Contains(err.Error(), "the file has no fields") {
+			t.Errorf("Parse(%q, %s) = %v, want the empty profile refused", src.text, src.ext, err)
 		}
-		if !reflect.DeepEqual(p, d) {
-			t.Errorf("Parse(%q) = %+v, want Default %+v", src, p, d)
-		}
-	}
-	p, err := workloads.Parse([]byte("{}"), ".JSON")
-	if err != nil || !reflect.DeepEqual(p, d) {
-		t.Errorf("Parse({}, .JSON) = %+v, %v; want Default", p, err)
 	}
 	// A partial file changes only what it names.
-	p, err = workloads.Parse([]byte("owners: 7\nhold: 1ms\n"), ".yml")
+	p, err := workloads.Parse([]byte("owners: 7\nhold: 1ms\n"), ".yml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,6 +272,22 @@ func TestBadInput(t *testing.T) {
 		{"duration text", "duration: 5x", ".yaml", "duration"},
 		{"duration text (JSON)", `{"duration": "soon"}`, ".json", "duration"},
 		{"seed negative", "seed: -1", ".yaml", "seed"},
+		{"read_ratio NaN", "kind: rw\nread_ratio: .nan", ".yaml", "read_ratio"},
+		{"rate infinite", "rate: .inf\nthink: 0", ".yaml", "rate"},
+		{"zipf_s NaN", "popularity: zipf\nzipf_s: .nan", ".yaml", "zipf_s"},
+		{"read_in_write -inf", "read_in_write: -.inf", ".yaml", "read_in_write"},
+		{"rate overflowing (JSON)", `{"rate": 1e999, "think": "0"}`, ".json", "rate"},
+		{"depth weight NaN", "depth: {1: .nan, 2: 0.5}", ".yaml", "depth"},
+		{"depth weights over 1", "depth: {1: 0.7, 2: 0.7}", ".yaml", "depth"},
+		{"depth weights under 1 (JSON)", `{"depth": {"1": 0.5, "2": 0.3}}`, ".json", "depth"},
+		{"lease under a millisecond", "lease: 500us", ".yaml", "lease"},
+		{"name too long", "name: " + strings.Repeat("x", 300), ".yaml", "name"},
+		{"name with a slash", "name: a/b", ".yaml", "name"},
+		{"name dot-dot", `{"name": ".."}`, ".json", "name"},
+		{"name with a newline (JSON)", `{"name": "a\nb"}`, ".json", "name"},
+		{"duplicate key", "owners: 2\nhold: 1ms\nowners: 3", ".yaml", "owners"},
+		{"duplicate key (JSON)", `{"owners": 2, "owners": 3}`, ".json", "owners"},
+		{"duplicate depth key", "depth: {1: 0.5, 1: 0.5}", ".yaml", "1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := workloads.Parse([]byte(c.src), c.ext)
@@ -474,5 +485,30 @@ func TestDurationFieldMessages(t *testing.T) {
 	var p workloads.Profile
 	if err := p.Set("clients", "2.9"); err == nil || !strings.Contains(err.Error(), "whole number") {
 		t.Errorf(`Set("clients", "2.9") = %v, want "want a whole number"`, err)
+	}
+}
+
+// TestParseOneDocument: a YAML file of several documents is refused; only
+// the first would have run.
+func TestParseOneDocument(t *testing.T) {
+	_, err := workloads.Parse([]byte("owners: 2\n---\nowners: 3\n"), ".yaml")
+	if err == nil || !strings.Contains(err.Error(), "holds 2 YAML documents") {
+		t.Errorf("two documents: %v", err)
+	}
+}
+
+// TestValidateInCode: profiles built in code meet the same rules.
+func TestValidateInCode(t *testing.T) {
+	p := workloads.Default()
+	p.ReadRatio = math.NaN()
+	requireFieldError(t, p.Validate(), "read_ratio")
+	p = workloads.Default()
+	p.Lease = workloads.Lease{Fixed: 500 * time.Microsecond}
+	requireFieldError(t, p.Validate(), "lease")
+	p = workloads.Default()
+	p.Depth = workloads.IntDist{Values: []int{1, 2}, Weights: []float64{2, 2}}
+	fe := requireFieldError(t, p.Validate(), "depth")
+	if !strings.Contains(fe.Fix, "weights add up to 4") {
+		t.Errorf("depth error %q does not give the sum", fe.Fix)
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -93,10 +95,24 @@ type Config struct {
 	ShardOf    func(lock string) int
 	// PingEvery is the PING sampler's period (default 10ms).
 	PingEvery time.Duration
+	// StallBound is how long the run waits past its planned end for the
+	// calls still in flight (default DefaultStallBound; after an interrupt
+	// at most InterruptBound). Calls still waiting on Redis then are cut,
+	// recorded as failed (results.ErrStalled) with the time they had
+	// waited, the result is marked partial, and the Redis clients under
+	// them are closed: a paused or unreachable Redis cannot stretch a run.
+	StallBound time.Duration
+	// MaxErrorRate is the share of failed measured operations the run is
+	// allowed (results.Result.Failures); 0 means
+	// results.DefaultMaxErrorRate, a negative value none at all.
+	MaxErrorRate float64
 	// Started, when set, is called with the run's time base just before
 	// the load starts: every time in the result is relative to it (chaos
 	// starts its fault schedule on it).
 	Started func(base time.Time)
+	// Logf, when set, is told what the run does besides its load (stale
+	// fair-lock queues of killed runs cleared, bookkeeping that failed).
+	Logf func(format string, args ...any)
 }
 
 // Progress is the live view of a run.
@@ -109,6 +125,17 @@ type Progress struct {
 	Errors     int64   // so far, warmup included
 	AcquireP99 float64 // µs, every measured acquisition so far
 }
+
+// DefaultStallBound is how long a run waits past its planned end for
+// calls Redis has not answered. Healthy calls finish within milliseconds of
+// the end; one still waiting after 2 s is waiting on a server that stopped
+// answering (paused, partitioned), and go-redis's own timeouts and retries
+// could keep it there for tens of seconds.
+const DefaultStallBound = 2 * time.Second
+
+// InterruptBound caps the wait for in-flight calls after an interrupt, so
+// Ctrl-C ends a run within a second or two whatever Redis does.
+const InterruptBound = 500 * time.Millisecond
 
 // ErrNoRedis is returned when Config has neither NewRedis nor NewOwner.
 var ErrNoRedis = errors.New("workloads: Config needs NewRedis, ClientRedis or NewOwner")
@@ -124,6 +151,7 @@ type run struct {
 	ctx      context.Context // cancelled when the load stops
 	stopLoad context.CancelFunc
 	relCtx   context.Context // for releases: outlives the load
+	clients  *runClients
 	issued   atomic.Int64
 	stopped  atomic.Bool
 	// completed: the planned end came (duration or operation count), so a
@@ -170,7 +198,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		cfg.PingEvery = 10 * time.Millisecond
 	}
 	g0 := runtime.NumGoroutine()
-	owners, labels, closeAll, err := setup(cfg)
+	owners, labels, clients, err := setup(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +215,24 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	}
 	labels.Locks = names
 
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	var fair *fairRegistry
+	if p.Kind == Fair && cfg.NewOwner == nil && cfg.ClientRedis != nil {
+		rdb := cfg.ClientRedis(-1, 2)
+		clients.rdbs = append(clients.rdbs, rdb)
+		reg, cleaned, err := startFairRegistry(ctx, rdb, prefix, names, time.Now())
+		if cleaned > 0 {
+			logf("cleared the fair-lock queues of %d earlier runs that were killed", cleaned)
+		}
+		if err != nil {
+			logf("fair-lock queue bookkeeping: %v", err)
+		}
+		fair = reg
+	}
+
 	nShards := min(len(owners), 4*runtime.GOMAXPROCS(0))
 	start := time.Now()
 	col := results.NewCollector(start, nShards, cfg.MaxOps)
@@ -195,7 +241,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		for i, n := range names {
 			g := cfg.ShardOf(n)
 			if g < 0 || g >= len(cfg.ShardNames) {
-				closeAll()
+				clients.closeAll()
 				return nil, fmt.Errorf("workloads: ShardOf(%q) = %d, want 0..%d", n, g, len(cfg.ShardNames)-1)
 			}
 			groupOf[i] = int32(g)
@@ -207,6 +253,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	loadCtx, stopLoad := context.WithCancel(context.Background())
 	r.ctx, r.stopLoad = loadCtx, stopLoad
 	r.relCtx = context.WithoutCancel(ctx)
+	r.clients = clients
 	var total time.Duration
 	if p.Duration > 0 {
 		total = time.Duration(p.Warmup + p.Duration)
@@ -230,21 +277,31 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		cfg.Started(start)
 	}
 	var wg sync.WaitGroup
+	workers := make([]*worker, len(owners))
 	for i, o := range owners {
-		w := newWorker(r, i, o)
-		wg.Go(w.loop)
+		workers[i] = newWorker(r, i, o)
+		wg.Go(workers[i].loop)
 	}
 	var aux sync.WaitGroup
 	if cfg.ClientRedis != nil {
 		pinger := cfg.ClientRedis(-1, 1)
-		aux.Go(func() { r.ping(pinger, col.Shard(0)); _ = pinger.Close() })
+		clients.rdbs = append(clients.rdbs, pinger) // closed with the rest, or at a stall
+		aux.Go(func() { r.ping(pinger, col.Shard(0)) })
 	}
 	var gMax atomic.Int64
-	aux.Go(func() { r.tick(total, &gMax) })
+	aux.Go(func() { r.tick(total, &gMax, fair) })
 
-	wg.Wait()
+	stall := r.wait(&wg, workers, interrupted.Load)
 	r.stop()
-	aux.Wait()
+	// The PING sampler may itself be waiting on a stalled server.
+	auxDone := make(chan struct{})
+	go func() { aux.Wait(); close(auxDone) }()
+	select {
+	case <-auxDone:
+	case <-time.After(time.Second):
+		clients.closeRedis()
+		<-auxDone
+	}
 	if endTimer != nil {
 		endTimer.Stop()
 	}
@@ -264,9 +321,16 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if cfg.NewOwner == nil {
 		res.Meta.Impl, res.Meta.ImplNote = implName, implNote
 	}
+	if fair != nil && stall == nil {
+		if err := fair.finish(r.relCtx); err != nil {
+			logf("fair-lock queue bookkeeping: %v (a later run clears them)", err)
+		}
+	}
 	res.Profile = p
 	res.Throughput.TargetRate = p.Rate
-	closeAll()
+	limit := errorLimit(cfg.MaxErrorRate)
+	res.MaxErrorRate = &limit
+	clients.closeAll()
 	res.Runtime = results.Runtime{
 		PeakRSSBytes:    peakRSS(),
 		GoroutinesStart: g0,
@@ -274,36 +338,167 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		GoroutinesEnd:   runtime.NumGoroutine(),
 		Shards:          nShards,
 	}
+	var reasons []string
 	if interrupted.Load() {
-		res.Partial = true
-		res.PartialReason = fmt.Sprintf("interrupted after %.1fs", end.Sub(start).Seconds())
+		why := fmt.Sprintf("interrupted after %.1fs", end.Sub(start).Seconds())
 		if total > 0 {
-			res.PartialReason += fmt.Sprintf(" of %.1fs", total.Seconds())
+			why += fmt.Sprintf(" of %.1fs", total.Seconds())
 		}
+		reasons = append(reasons, why)
+	}
+	if stall != nil {
+		res.Stall = stall
+		reasons = append(reasons, stall.Reason())
+	}
+	if len(reasons) > 0 {
+		res.Partial = true
+		res.PartialReason = strings.Join(reasons, "; ")
+	}
+	if interrupted.Load() {
 		return res, ctx.Err()
 	}
 	return res, nil
 }
 
+// errorLimit is a configured error-rate threshold with its defaults
+// applied: 0 is the default, a negative value allows no failure.
+func errorLimit(v float64) float64 {
+	switch {
+	case v == 0:
+		return results.DefaultMaxErrorRate
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// wait waits for the workers to finish once the load has stopped, at most
+// the stall bound; workers still in a call to Redis then are reaped (see
+// reap) and the clients under them closed, so the stuck calls return. It
+// returns the stall, nil when every worker finished in time.
+func (r *run) wait(wg *sync.WaitGroup, workers []*worker, interrupted func() bool) *results.Stall {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-r.ctx.Done():
+	}
+	bound := r.cfg.StallBound
+	if bound <= 0 {
+		bound = DefaultStallBound
+	}
+	if interrupted() {
+		bound = min(bound, InterruptBound)
+	}
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+	}
+	stall := r.reap(workers, time.Now())
+	stall.BoundS = bound.Seconds()
+	// Closing the connections makes the stuck calls fail at once; the
+	// abandoned workers then return without recording anything. The Redis
+	// clients go first, so that the lock clients' own goroutines (renewals)
+	// are not left waiting on them while they close.
+	r.clients.closeRedis()
+	r.clients.closeLocks()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+	}
+	if stall.Calls == 0 {
+		return nil // only workers between calls, now gone: no stall
+	}
+	return stall
+}
+
+// reap records the operation of every worker still busy at now as it
+// stands: an acquisition still waiting fails as stalled, with the time it
+// waited as its latency (a stall shows in the histograms instead of
+// vanishing from them); a hold whose release never came is kept for the
+// safety check, marked unreleased. Every worker is abandoned: none records
+// anything more.
+func (r *run) reap(workers []*worker, now time.Time) *results.Stall {
+	st := &results.Stall{}
+	at := r.col.Since(now)
+	for _, w := range workers {
+		w.mu.Lock()
+		if !w.abandoned && w.phase != idle {
+			op := w.cur
+			op.Err = results.ErrStalled
+			switch w.phase {
+			case acquiring:
+				op.Acquired, op.Released, op.Done = 0, op.Called, at
+			case nesting, holding:
+				op.Released, op.Done = at, at
+				op.Flags |= results.ReleaseFailed
+			case releasing:
+				op.Done = at
+				op.Flags |= results.ReleaseFailed
+			}
+			if w.phase != holding {
+				st.Calls++
+				st.NoReplyS = max(st.NoReplyS, now.Sub(w.phaseAt).Seconds())
+			}
+			w.shard.Record(op, nil, nil)
+			w.shard.NoteError(results.ErrStalled, "no reply from Redis before the run's stall bound", at)
+		}
+		w.abandoned = true
+		w.mu.Unlock()
+	}
+	st.NoReplyS = math.Round(st.NoReplyS*10) / 10
+	return st
+}
+
+// runClients are what setup made: the Redis clients and the lock clients
+// on them.
+type runClients struct {
+	rdbs     []redis.UniversalClient
+	lock     []*lockimpl.Client
+	others   []ImplClient
+	rdbOnce  sync.Once
+	lockOnce sync.Once
+}
+
+// closeRedis closes the Redis clients, which fails every call still
+// waiting on them at once.
+func (c *runClients) closeRedis() {
+	c.rdbOnce.Do(func() {
+		for _, r := range c.rdbs {
+			_ = r.Close()
+		}
+	})
+}
+
+// closeLocks closes the lock clients (lockimpl's also close the no-retry
+// twin its acquisitions go through).
+func (c *runClients) closeLocks() {
+	c.lockOnce.Do(func() {
+		for _, l := range c.lock {
+			_ = l.Close()
+		}
+		for _, o := range c.others {
+			_ = o.Close()
+		}
+	})
+}
+
+// closeAll closes the lock clients, then the Redis clients under them.
+func (c *runClients) closeAll() {
+	c.closeLocks()
+	c.closeRedis()
+}
+
 // setup makes the clients and owners.
-func setup(cfg Config) ([]Owner, results.Labels, func(), error) {
+func setup(cfg Config) ([]Owner, results.Labels, *runClients, error) {
 	p := cfg.Profile
 	var owners []Owner
 	var labels results.Labels
-	var clients []*lockimpl.Client
-	var others []ImplClient
-	var rdbs []redis.UniversalClient
-	closeAll := func() {
-		for _, c := range clients {
-			_ = c.Close()
-		}
-		for _, c := range others {
-			_ = c.Close()
-		}
-		for _, r := range rdbs {
-			_ = r.Close()
-		}
-	}
+	cl := &runClients{}
 	for c := range p.Clients {
 		var lc *lockimpl.Client
 		var ic ImplClient
@@ -311,26 +506,26 @@ func setup(cfg Config) ([]Owner, results.Labels, func(), error) {
 		case cfg.NewOwner != nil:
 		case cfg.Impl != nil:
 			rdb := cfg.ClientRedis(c, max(p.Owners+4, 10))
-			rdbs = append(rdbs, rdb)
+			cl.rdbs = append(cl.rdbs, rdb)
 			var err error
 			if ic, err = cfg.Impl.NewClient(rdb, p); err != nil {
-				closeAll()
+				cl.closeAll()
 				return nil, labels, nil, fmt.Errorf("%s: %w", cfg.Impl.Name(), err)
 			}
-			others = append(others, ic)
+			cl.others = append(cl.others, ic)
 		default:
 			rdb := cfg.ClientRedis(c, max(p.Owners+4, 10))
-			rdbs = append(rdbs, rdb)
+			cl.rdbs = append(cl.rdbs, rdb)
 			opts := cfg.Lock
 			if cfg.LockFor != nil {
 				opts = cfg.LockFor(c)
 			}
 			var err error
 			if lc, err = lockimpl.NewClient(rdb, opts); err != nil {
-				closeAll()
+				cl.closeAll()
 				return nil, labels, nil, err
 			}
-			clients = append(clients, lc)
+			cl.lock = append(cl.lock, lc)
 		}
 		for o := range p.Owners {
 			var ow Owner
@@ -346,7 +541,7 @@ func setup(cfg Config) ([]Owner, results.Labels, func(), error) {
 			labels.Owners = append(labels.Owners, ow.ID())
 		}
 	}
-	return owners, labels, closeAll, nil
+	return owners, labels, cl, nil
 }
 
 func runID() string {
@@ -355,8 +550,9 @@ func runID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// tick closes an interval each second and reports progress.
-func (r *run) tick(total time.Duration, gMax *atomic.Int64) {
+// tick closes an interval each second, reports progress and keeps a fair
+// run's registration alive.
+func (r *run) tick(total time.Duration, gMax *atomic.Int64, fair *fairRegistry) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -364,6 +560,9 @@ func (r *run) tick(total time.Duration, gMax *atomic.Int64) {
 		case <-r.ctx.Done():
 			return
 		case now := <-t.C:
+			if fair != nil {
+				_ = fair.renew(r.ctx, now) // a lapse only lets a later run clean up early
+			}
 			g := runtime.NumGoroutine()
 			gMax.Store(max(gMax.Load(), int64(g)))
 			pt := r.col.Tick(now, now.Before(r.warmEnd), g)
@@ -391,6 +590,9 @@ func (r *run) ping(rdb redis.UniversalClient, sh *results.Shard) {
 		}
 		t0 := time.Now()
 		if err := rdb.Ping(r.ctx).Err(); err != nil {
+			if errors.Is(err, redis.ErrClosed) {
+				return // closed at a stall
+			}
 			continue
 		}
 		if t0.After(r.warmEnd) {
@@ -399,8 +601,9 @@ func (r *run) ping(rdb redis.UniversalClient, sh *results.Shard) {
 	}
 }
 
-// classify sorts an acquire or release error.
-func classify(err error) results.ErrClass {
+// Classify sorts an acquire or release error into its results class: the
+// driver and the chaos scenarios' scripted actors count failures alike.
+func Classify(err error) results.ErrClass {
 	var ne net.Error
 	switch {
 	case err == nil:
@@ -413,6 +616,10 @@ func classify(err error) results.ErrClass {
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne):
 		return results.ErrConn
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) && !errors.Is(err, redis.Nil) {
+		return results.ErrRedis
 	}
 	return results.ErrOther
 }

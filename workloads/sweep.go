@@ -31,6 +31,9 @@ type SweepPlan struct {
 	// StopAfter ends a curve once this many points in a row break the SLO
 	// (0: run every point).
 	StopAfter int
+	// MaxErrorRate is the share of failed operations a point may have and
+	// still meet the SLO (0: results.DefaultMaxErrorRate; negative: none).
+	MaxErrorRate float64
 }
 
 // PlannedPoint is one point of a sweep plan: its profile and where it sits.
@@ -222,7 +225,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 	sw := &results.Sweep{
 		Schema: results.SweepSchema, Start: time.Now(), Meta: meta, Profile: cfg.Plan.Base,
 		Axis: cfg.Plan.Axis(), SLOP99Us: float64(cfg.Plan.SLO) / 1e3, StopAfter: cfg.Plan.StopAfter,
-		CurrentX: cfg.Plan.CurrentX(), Planned: len(pts),
+		CurrentX: cfg.Plan.CurrentX(), Planned: len(pts), MaxErrorRate: errorLimit(cfg.Plan.MaxErrorRate),
 	}
 	sw.Meta.Profile = cfg.Plan.Base.Name
 	perPoint := time.Duration(cfg.Plan.Base.Warmup+cfg.Plan.Base.Duration) + time.Second // setup and teardown
@@ -257,7 +260,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 		sp.Series, sp.X = pt.Series, pt.X
 		sp.Clients, sp.Owners, sp.ReadRatio, sp.Rate = pt.Profile.Clients, pt.Profile.Owners, pt.Profile.ReadRatio, pt.Profile.Rate
 		sp.Shards = pt.Shards
-		sp.Judge(sw.SLOP99Us)
+		sp.Judge(sw.SLOP99Us, sw.MaxErrorRate)
 		if cfg.Record != nil {
 			file, rerr := cfg.Record(res, sp)
 			if rerr != nil {
@@ -266,7 +269,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 			}
 			sp.File = file
 		}
-		if err != nil || res.Partial {
+		// A point whose Redis stalled is a failed point, not an
+		// interrupted one: it stays on its curve, breaking the SLO.
+		if err != nil || res.Partial && res.Stall == nil {
 			sw.Partial = true
 			sw.PartialReason = fmt.Sprintf("interrupted during point %d of %d (%s); its partial result (%s) is not on the curves", i+1, len(pts), pointName(pt), sp.File)
 			runErr = err
@@ -276,7 +281,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 		if sp.MeetsSLO {
 			broken[pt.Series] = 0
 		} else if broken[pt.Series]++; cfg.Plan.StopAfter > 0 && broken[pt.Series] >= cfg.Plan.StopAfter {
-			stopped[pt.Series] = fmt.Sprintf("%d points in a row broke the SLO, the last at x=%g (p99 %s)", broken[pt.Series], sp.X, results.FormatUs(sp.P99Us))
+			why := "p99 " + sp.Percentile(sp.P99Us)
+			if sp.Failure != "" {
+				why = "its run failed: " + sp.Failure
+			}
+			stopped[pt.Series] = fmt.Sprintf("%d points in a row broke the SLO, the last at x=%g (%s)", broken[pt.Series], sp.X, why)
 		}
 		if cfg.Checkpoint != nil {
 			snap := *sw

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"regexp"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/lockimpl"
@@ -23,7 +26,27 @@ type worker struct {
 	handles        map[handleKey]Locker
 	nestedHandles  []Locker
 	nested, nestRl []int64
+
+	// Where the worker is in its operation, for the stall reaper (see
+	// run.reap): guarded by mu, which the worker takes only at phase
+	// changes and when it records.
+	mu        sync.Mutex
+	phase     phase
+	cur       results.Op // the operation so far, as of the last phase change
+	phaseAt   time.Time  // when the current phase began
+	abandoned bool       // reaped: record nothing more, stop
 }
+
+// phase is where a worker is in one operation.
+type phase uint8
+
+const (
+	idle      phase = iota
+	acquiring       // the outermost acquire is in flight
+	nesting         // holding, a nested acquire in flight
+	holding         // inside the critical section
+	releasing       // an unlock is in flight
+)
 
 type handleKey struct {
 	lock int
@@ -92,7 +115,9 @@ func (w *worker) loop() {
 			w.r.completed.Store(true)
 			return
 		}
-		w.op(intended, warm)
+		if !w.op(intended, warm) {
+			return
+		}
 		if p.Rate == 0 {
 			if t := p.Think.Sample(w.rng); t > 0 && !w.sleep(t) {
 				return
@@ -128,9 +153,59 @@ func (w *worker) handle(lock int, m results.Mode) Locker {
 	return h
 }
 
+// track publishes the worker's phase and the operation so far. It
+// reports false when the run has abandoned the worker (Redis stalled past
+// the run's bound): the worker then stops, recording nothing more, since
+// the reaper recorded its operation as it stood.
+func (w *worker) track(p phase, op *results.Op, at time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.abandoned {
+		return false
+	}
+	w.phase, w.cur, w.phaseAt = p, *op, at
+	return true
+}
+
+// record files a finished operation, and its error's message when it
+// failed, unless the worker was abandoned meanwhile.
+func (w *worker) record(op *results.Op, err error) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.abandoned {
+		return false
+	}
+	w.phase = idle
+	w.shard.Record(*op, w.nested, w.nestRl)
+	if err != nil && op.Err != results.NoErr {
+		w.shard.NoteError(op.Err, w.message(op.Lock, err), op.Done)
+	}
+	return true
+}
+
+// localAddr matches the local end of a TCP connection in a network
+// error ("127.0.0.1:53124->"), different for every connection: without it
+// one refused or timed-out server would make as many messages as sockets.
+var localAddr = regexp.MustCompile(`(\[[0-9a-fA-F:.]+\]|[0-9]{1,3}(\.[0-9]{1,3}){3}):[0-9]+->`)
+
+// message is err's text as a reader can group it: the lock's name (one
+// per lock), the owner's id (one per owner) and the connection's local
+// port (one per socket) replaced.
+func (w *worker) message(lock int32, err error) string {
+	msg := err.Error()
+	if int(lock) < len(w.r.names) {
+		msg = strings.ReplaceAll(msg, w.r.names[lock], "<lock>")
+	}
+	if id := w.owner.ID(); id != "" {
+		msg = strings.ReplaceAll(msg, id, "<owner>")
+	}
+	return localAddr.ReplaceAllString(msg, "")
+}
+
 // op runs one operation: the outermost acquisition, nested ones, the hold,
-// the nested releases and the outermost release, and records it.
-func (w *worker) op(intended time.Time, warm bool) {
+// the nested releases and the outermost release, and records it. It
+// reports false when the worker was abandoned and must stop.
+func (w *worker) op(intended time.Time, warm bool) bool {
 	p := w.r.p
 	lock := w.pick()
 	mode := results.Exclusive
@@ -145,10 +220,14 @@ func (w *worker) op(intended time.Time, warm bool) {
 	if warm {
 		op.Flags |= results.Warmup
 	}
+	w.nestedHandles, w.nested, w.nestRl = w.nestedHandles[:0], w.nested[:0], w.nestRl[:0]
 	l := w.handle(lock, mode)
 	lease := p.Lease.Fixed
 	called := time.Now()
 	op.Called = w.since(called)
+	if !w.track(acquiring, &op, called) {
+		return false
+	}
 	ok, err := l.Acquire(w.r.ctx, time.Duration(p.Wait), lease)
 	now := time.Now()
 	if !ok || err != nil {
@@ -158,16 +237,14 @@ func (w *worker) op(intended time.Time, warm bool) {
 		case w.r.stopped.Load() && w.r.ctx.Err() != nil:
 			op.Flags |= results.Cut // the run's end cancelled it
 		default:
-			op.Err = classify(err)
+			op.Err = Classify(err)
 		}
 		op.Released, op.Done = op.Called, w.since(now)
-		w.shard.Record(op, nil, nil)
-		return
+		return w.record(&op, err)
 	}
 	op.Acquired = w.since(now)
 	lost := l.Lost()
 
-	w.nestedHandles, w.nested, w.nestRl = w.nestedHandles[:0], w.nested[:0], w.nestRl[:0]
 	for range depth - 1 {
 		m := mode
 		if mode == results.Write && w.rng.Float64() < p.ReadInWrite {
@@ -175,6 +252,9 @@ func (w *worker) op(intended time.Time, warm bool) {
 		}
 		h := w.handle(lock, m)
 		t0 := time.Now()
+		if !w.track(nesting, &op, t0) {
+			return false
+		}
 		ok, err := h.Acquire(w.r.ctx, time.Duration(p.Wait), lease)
 		if !ok || err != nil {
 			if !w.r.stopped.Load() {
@@ -189,6 +269,9 @@ func (w *worker) op(intended time.Time, warm bool) {
 
 	var lostAt time.Time
 	if d := p.Hold.Sample(w.rng); d > 0 {
+		if !w.track(holding, &op, time.Now()) {
+			return false
+		}
 		if w.r.cfg.IgnoreLost {
 			lost = nil // never ready: the holder is not listening
 		}
@@ -206,13 +289,18 @@ func (w *worker) op(intended time.Time, warm bool) {
 			lost = l.Lost()
 		}
 	}
+	relStart := time.Now()
+	op.Released = w.since(relStart) // as far as the reaper knows, until the release is timed
+	if !w.track(releasing, &op, relStart) {
+		return false
+	}
 	for i := len(w.nestedHandles) - 1; i >= 0; i-- {
 		t0 := time.Now()
 		if err := w.nestedHandles[i].Release(w.r.relCtx); err == nil {
 			w.nestRl = append(w.nestRl, int64(time.Since(t0)))
 		}
 	}
-	relStart := time.Now()
+	relStart = time.Now()
 	if lostAt.IsZero() {
 		select {
 		case <-lost:
@@ -235,10 +323,16 @@ func (w *worker) op(intended time.Time, warm bool) {
 	case err == nil:
 	case op.Flags&(results.Lost|results.LostIgnored) != 0 && errors.Is(err, lockimpl.ErrNotHeld):
 		// Known lost: the unlock finding nothing is the expected answer.
+		err = nil
+	case errors.Is(err, lockimpl.ErrNotHeld):
+		// Gone without the holder being told: a failure, but there is
+		// nothing left in Redis to release.
+		op.Err = Classify(err)
 	default:
-		op.Err = classify(err)
+		op.Err = Classify(err)
+		op.Flags |= results.ReleaseFailed // Redis may still hold it
 	}
-	w.shard.Record(op, w.nested, w.nestRl)
+	return w.record(&op, err)
 }
 
 // release unlocks with a context that the run's end does not cancel, so a

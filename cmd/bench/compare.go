@@ -27,15 +27,20 @@ violations and fairness, each with its change in percent, and notes what
 makes the runs unlike (profile, Redis version or backend, a partial run):
 unlike runs are compared all the same, so read those notes.
 
-Use it in CI to catch performance regressions. The gated metrics are a
-throughput drop or an acquire p99 rise (all modes, and each mode) of more
-than --max-regression, and any safety violation in NEW when BASE had none.
-Hold and think latencies come from the profile, so they are shown, not
-gated. BASE and NEW are result files (.json) or directories holding exactly
-one; --json prints the comparison as JSON for a report.
+Use it in CI to catch performance regressions. Throughput counts
+successful operations only. The gated metrics are a throughput drop or an
+acquire p99 rise (all modes, and each mode) of more than --max-regression,
+a success ratio more than 0.1 percentage point below BASE's, NEW failing
+its own error-rate threshold, and any safety violation in NEW when BASE had
+none. A run with no successful operation has nothing to compare: the
+comparison is refused. Hold and think latencies come from the profile, so
+they are shown, not gated. BASE and NEW are result files (.json) or
+directories holding exactly one; --json prints the comparison as JSON for
+a report.
 
-Exit codes: 0 no gated metric regressed, 1 one did, 2 bad input (a missing
-or unreadable file, not a result, a bad flag).`
+Exit codes: 0 no gated metric regressed, 1 one did or the comparison was
+refused, 2 bad input (a missing or unreadable file, not a result, a bad
+flag).`
 
 // percent is a flag value of a percentage: "10%", "10" or "0.5%".
 type percent float64
@@ -117,7 +122,7 @@ func resultFile(role, arg string) (string, error) {
 	case 1:
 		return found[0].path, nil
 	case 0:
-		return "", cli.Usagef("%s %s: no %s file in the directory%s; give a result file written by bench run", role, arg, results.Schema, listOthers(others))
+		return "", cli.Usagef("%s %s: no result file (%s) in the directory%s; give a result file written by bench run", role, arg, results.Schema, listOthers(others))
 	}
 	return "", cli.Usagef("%s %s: the directory holds %d result files (%s); name the one to compare", role, arg, len(runs), strings.Join(runs, ", "))
 }
@@ -166,7 +171,7 @@ func scanResults(dir string) (runs []found, others []string, err error) {
 		switch err := json.Unmarshal(b, &head); {
 		case err != nil:
 			others = append(others, filepath.Base(p)+" (not JSON)")
-		case head.Schema != results.Schema:
+		case results.KindOf(head.Schema) != results.KindResult:
 			others = append(others, fmt.Sprintf("%s (schema %q)", filepath.Base(p), head.Schema))
 		default:
 			runs = append(runs, found{path: p, merged: len(head.MergedFrom) > 0})

@@ -121,7 +121,7 @@ func TestCompareBadInput(t *testing.T) {
 		{[]string{a}, []string{"BASE and NEW", "got 1"}},
 		{[]string{a, b, b}, []string{"got 3"}},
 		{[]string{dir, b}, []string{"BASE", "2 result files", filepath.Base(a), filepath.Base(b)}},
-		{[]string{a, filepath.Dir(chaos)}, []string{"NEW", "no lockbench.result/v1 file", `kill.chaos.json (schema "lockbench.chaos/v1")`}},
+		{[]string{a, filepath.Dir(chaos)}, []string{"NEW", "no result file (lockbench.result/v2)", `kill.chaos.json (schema "lockbench.chaos/v1")`}},
 		{[]string{chaos, b}, []string{"BASE", "lockbench.chaos/v1", "written by bench run"}},
 	} {
 		_, errOut, err := compare(tc.args...)

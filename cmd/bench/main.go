@@ -84,11 +84,23 @@ The profile comes from --profile (a built-in: see bench profiles) or
 --profile-file (YAML or JSON; bench profiles show rw90 prints one to edit).
 The flags below the profile flags override single fields.
 
-Results go to --out as <profile>-<time>.json (schema lockbench.result/v1),
+Throughput counts successful operations only: a tryLock that timed out, a
+refused connection or a Redis error is an attempt, counted by class with
+its first messages verbatim. A run fails (exit 1, after writing its
+files) when more than --max-error-rate of its operations failed, when none
+succeeded, when Redis stalled, or on a safety violation.
+
+A paused or unreachable Redis cannot stretch a run: calls still waiting
+2s after the planned end (0.5s after Ctrl-C) are cut, counted as failed
+("stalled") with the time they had waited, and the result is marked
+partial with the reason.
+
+Results go to --out as <profile>-<time>.json (schema lockbench.result/v2),
 <profile>-<time>.hlog (HdrHistogram interval log) and <profile>-<time>.html
-(the report with charts; bench report makes others). Ctrl-C stops the
-load, releases held locks, writes the partial result ("partial": true) and
-exits 130; a second Ctrl-C exits at once. A safety violation exits 1.`
+(the report with charts; bench report makes others). Every output path is
+checked before the load starts. Ctrl-C stops the load, releases held
+locks, writes the partial result ("partial": true) and exits 130; a second
+Ctrl-C exits at once.`
 
 // overrides maps flags to the profile fields they set.
 var overrides = []struct{ flag, field, usage string }{
@@ -112,6 +124,7 @@ var overrides = []struct{ flag, field, usage string }{
 
 type runFlags struct {
 	redis    redisenv.Config
+	maxErr   percent
 	impl     string
 	profile  string
 	file     string
@@ -141,6 +154,8 @@ func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 		fs.BoolVar(&f.json, "json", false, "print the result JSON on stdout instead of the summary table")
 	}
 	fs.IntVar(&f.maxOps, "max-ops", results.DefaultMaxOps, "operations kept for the safety and fairness analyses")
+	f.maxErr = percent(100 * results.DefaultMaxErrorRate)
+	fs.Var(&f.maxErr, "max-error-rate", "fail the run when more than this `percentage` of its operations failed (timeouts, connection and Redis errors), e.g. 1% or 0 (none)")
 	if !slices.Contains(skip, "profiling") {
 		fs.StringVar(&f.cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run (the load, not Redis's start) to this file")
 		fs.StringVar(&f.memProf, "memprofile", "", "write a pprof allocation profile (allocs) at the end of the run to this file")
@@ -196,7 +211,37 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if f.maxOps < 1 {
 		return p, cli.Usagef("--max-ops %d: must be at least 1", f.maxOps)
 	}
+	if f.maxErr > 100 {
+		return p, cli.Usagef("--max-error-rate %s: must be between 0%% and 100%%, e.g. 1%%", f.maxErr.String())
+	}
 	return p, nil
+}
+
+// errorLimit is --max-error-rate as workloads.Config.MaxErrorRate takes it:
+// a share, negative for none allowed.
+func (f *runFlags) errorLimit() float64 {
+	if f.maxErr == 0 {
+		return -1
+	}
+	return float64(f.maxErr) / 100
+}
+
+// checkOutputs refuses, before anything starts, an output the run could
+// not write at its end: losing a whole run to a bad path is worse than
+// being told at once.
+func (f *runFlags) checkOutputs() error {
+	if err := cli.CheckOutDir("--out", f.out); err != nil {
+		return err
+	}
+	for _, o := range []struct{ flag, path string }{{"--cpuprofile", f.cpuProf}, {"--memprofile", f.memProf}} {
+		if o.path == "" {
+			continue
+		}
+		if err := cli.CheckOutFile(o.flag, o.path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -208,6 +253,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	p, err := f.load()
 	if err != nil {
+		return err
+	}
+	if err := f.checkOutputs(); err != nil {
 		return err
 	}
 	res, err := bench(ctx, f, p, stderr, args)
@@ -244,10 +292,20 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	return runVerdict(res, path)
+}
+
+// runVerdict is the error a finished run exits with: its safety
+// violations and every reason its figures do not stand, or nil.
+func runVerdict(res *results.Result, path string) error {
+	var errs []error
 	if res.Safety.Violations > 0 {
-		return fmt.Errorf("%d mutual-exclusion violations (details in %s)", res.Safety.Violations, path)
+		errs = append(errs, fmt.Errorf("%d mutual-exclusion violations (details in %s)", res.Safety.Violations, path))
 	}
-	return nil
+	for _, f := range res.Failures() {
+		errs = append(errs, fmt.Errorf("run failed: %s", f))
+	}
+	return errors.Join(errs...)
 }
 
 // bench starts Redis, runs p and closes Redis, returning what was measured.
@@ -264,12 +322,14 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 		return nil, err
 	}
 	cfg := workloads.Config{
-		Profile:    p,
-		Impl:       impl,
-		NewRedis:   newRedis(env),
-		MaxOps:     f.maxOps,
-		ShardNames: shardNames,
-		ShardOf:    shardOf,
+		Profile:      p,
+		Impl:         impl,
+		NewRedis:     newRedis(env),
+		MaxOps:       f.maxOps,
+		MaxErrorRate: f.errorLimit(),
+		ShardNames:   shardNames,
+		ShardOf:      shardOf,
+		Logf:         func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) },
 		Meta: results.Meta{
 			Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
 			Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()),
@@ -291,9 +351,15 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 	if err != nil {
 		return nil, err
 	}
+	logMark := redisenv.ClientLogMark()
 	res, err := workloads.Run(ctx, cfg)
+	// From here on a Ctrl-C interrupts nothing: the files get written.
+	cli.LoadEnded(ctx)
 	if perr := stopProf(); perr != nil {
 		err = errors.Join(err, perr)
+	}
+	if res != nil {
+		res.ClientLog, res.ClientLogDropped = redisenv.ClientLogSince(logMark)
 	}
 	if cfg.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")

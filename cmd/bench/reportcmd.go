@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 )
 
 const reportUsage = `
@@ -23,7 +27,9 @@ Each argument is a file or a directory (every lockbench file in it).
 --format html (default) is one self-contained file: charts embedded, no
 scripts, no external fonts. --format md writes Markdown with its charts as
 PNG files in a directory beside it. bench run --out and chaos run --out
-write an HTML report on their own.`
+write an HTML report on their own. --out never replaces one of the
+report's inputs, nor any lockbench result, chaos report, sweep or interval
+log.`
 
 func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("bench", "report RESULT_DIR_OR_FILE...", reportUsage, stderr)
@@ -59,9 +65,60 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		path = filepath.Join(dir, "report."+string(f))
 	}
+	if err := refuseOverwrite(path, paths, in); err != nil {
+		return err
+	}
+	if err := cli.CheckOutFile("--out", path); err != nil {
+		return err
+	}
 	if err := report.Write(path, in, report.Options{Title: *title, Format: f, Generator: cli.VersionString()}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "report      %s (%d runs, %d chaos scenarios, %d sweeps)\n", path, len(in.Runs), len(in.Scenarios), len(in.Sweeps))
+	return nil
+}
+
+// refuseOverwrite refuses a report path that names one of the report's
+// inputs, or any lockbench result, chaos report, sweep or interval log:
+// a report is derived, its sources are not, and a slip of --out must not
+// destroy a run.
+func refuseOverwrite(path string, args []string, in *report.Input) error {
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	target := abs(path)
+	inputs := slices.Clone(args)
+	for _, r := range in.Runs {
+		inputs = append(inputs, r.Path)
+		if r.Result.HistogramLog != "" {
+			inputs = append(inputs, filepath.Join(filepath.Dir(r.Path), r.Result.HistogramLog))
+		}
+	}
+	for _, s := range in.Scenarios {
+		inputs = append(inputs, s.Path)
+	}
+	for _, s := range in.Sweeps {
+		inputs = append(inputs, s.Path)
+	}
+	for _, p := range inputs {
+		if abs(p) == target {
+			return cli.Usagef("--out %s: is one of the report's inputs; write the report elsewhere, e.g. --out report.html", path)
+		}
+	}
+	if strings.HasSuffix(path, ".hlog") {
+		return cli.Usagef("--out %s: an interval log's name; write the report to a .html or .md file", path)
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		var head struct {
+			Schema string `json:"schema"`
+		}
+		if json.Unmarshal(b, &head) == nil && results.KindOf(head.Schema) != "" {
+			return cli.Usagef("--out %s: holds a lockbench %s file (schema %s); write the report elsewhere", path, results.KindOf(head.Schema), head.Schema)
+		}
+	}
 	return nil
 }

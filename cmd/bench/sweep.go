@@ -35,8 +35,9 @@ Listed values cross: --clients 1,2,4 --read-ratio 0.5,0.9 is six points,
 two curves. The x axis is concurrency (clients × owners) unless several
 --rate values are given (open loop), then the offered rate. A curve stops
 once --stop-after points in a row break the SLO (a point breaks it with
-p99 over --slo-p99, more than 1% failed operations, or a safety
-violation).
+p99 over --slo-p99, more than --max-error-rate of its operations failed,
+no successful operation, a stalled Redis, or a safety violation). A curve
+with a failed point names no knee: a failure is not saturation.
 
 --out gets points/ (each point's result and histogram log), sweep.json
 (schema lockbench.sweep/v1), capacity-throughput.png, capacity-p99.png and
@@ -110,7 +111,8 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	plan := workloads.SweepPlan{Base: p, Clients: clients.vals, Owners: owners.vals, ReadRatios: ratios.vals, Rates: rates.vals, Shards: shards.vals, SLO: *slo, StopAfter: *stopAfter}
+	plan := workloads.SweepPlan{Base: p, Clients: clients.vals, Owners: owners.vals, ReadRatios: ratios.vals, Rates: rates.vals, Shards: shards.vals, SLO: *slo, StopAfter: *stopAfter,
+		MaxErrorRate: f.errorLimit()}
 	pts, err := plan.Points()
 	if err != nil {
 		return err
@@ -162,7 +164,8 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			m.Start = time.Now()
 			m.RedisTopology, m.RedisAddr = env.Shape(), env.Addr()
 			return workloads.Run(ctx, workloads.Config{Profile: pt.Profile, Impl: impl, NewRedis: newRedis(env), MaxOps: f.maxOps, Meta: m,
-				ShardNames: names, ShardOf: of})
+				ShardNames: names, ShardOf: of, MaxErrorRate: f.errorLimit(),
+				Logf: func(format string, a ...any) { fmt.Fprintf(stderr, "bench:   "+format+"\n", a...) }})
 		},
 		Record: func(r *results.Result, pt results.SweepPoint) (string, error) {
 			path, err := results.WriteFiles(pointsDir, r)
@@ -171,15 +174,17 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			mark := "meets the SLO"
 			switch {
-			case r.Partial:
+			case pt.Partial:
 				mark = "PARTIAL, left off the curves"
 			case pt.Violations > 0:
 				mark = fmt.Sprintf("%d SAFETY VIOLATIONS", pt.Violations)
+			case pt.Failure != "":
+				mark = "FAILED, breaks the SLO: " + pt.Failure
 			case !pt.MeetsSLO:
 				mark = "BREAKS the SLO"
 			}
-			fmt.Fprintf(stderr, "bench:   %s ops/s, acquire p99 %s, %d errors: %s\n",
-				results.Commas1(pt.OpsPerSec), results.FormatUs(pt.P99Us), pt.Errors, mark)
+			fmt.Fprintf(stderr, "bench:   %s ops/s, acquire p99 %s, %s of %s operations failed: %s\n",
+				results.Commas1(pt.OpsPerSec), pt.Percentile(pt.P99Us), results.Commas(pt.Errors), results.Commas(pt.Attempts), mark)
 			return filepath.Rel(out, path)
 		},
 		Checkpoint: func(sw *results.Sweep) error {
@@ -194,6 +199,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		},
 	}
 	sw, runErr := workloads.Sweep(ctx, cfg, meta)
+	cli.LoadEnded(ctx)
 	if sw == nil {
 		return runErr
 	}
@@ -223,11 +229,20 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if lerr == nil {
 		fmt.Fprintf(stdout, "report      %s\n", filepath.Join(out, "report.html"))
 	}
-	var unsafe error
+	var unsafe, failed error
 	if n := violations(sw); n > 0 {
 		unsafe = fmt.Errorf("%d mutual-exclusion violations in the sweep's points (see the violations column and points/)", n)
 	}
-	return errors.Join(runErr, unsafe, cerr, lerr)
+	var bad []string
+	for _, p := range sw.Points {
+		if p.Failure != "" {
+			bad = append(bad, p.Label())
+		}
+	}
+	if len(bad) > 0 {
+		failed = fmt.Errorf("sweep failed: the runs at %s failed (see FAILED above and points/)", strings.Join(bad, ", "))
+	}
+	return errors.Join(runErr, unsafe, failed, cerr, lerr)
 }
 
 // pointEnvs keeps the Redis of the sweep's current shard count: points on
@@ -297,6 +312,15 @@ func describePoint(pt workloads.PlannedPoint) string {
 	return s
 }
 
+// failedShare is a point's failed operations and their share: "12 (0.4%)".
+func failedShare(p results.SweepPoint) string {
+	n := p.Ops + p.Errors
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%s (%s)", results.Commas(p.Errors), results.Percent(float64(p.Errors)/float64(n)))
+}
+
 // writeSweepSummary prints the points and what each curve says.
 func writeSweepSummary(w io.Writer, sw *results.Sweep) {
 	title := "lockbench sweep " + sw.Meta.Profile
@@ -305,14 +329,17 @@ func writeSweepSummary(w io.Writer, sw *results.Sweep) {
 	}
 	fmt.Fprintf(w, "%s\n\n", title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "series\tx\tclients×owners\tops/s\tp50\tp99\terrors\tviolations\tSLO\t")
+	fmt.Fprintln(tw, "series\tx\tclients×owners\tops/s\tp50\tp99\tfailed\tviolations\tSLO\t")
 	for _, p := range sw.Points {
 		mark := "meets"
-		if !p.MeetsSLO {
+		switch {
+		case p.Failure != "":
+			mark = "FAILED"
+		case !p.MeetsSLO:
 			mark = "broken"
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%d×%d\t%s\t%s\t%s\t%d\t%d\t%s\t\n", p.Series, p.X, p.Clients, p.Owners,
-			results.Commas1(p.OpsPerSec), results.FormatUs(p.P50Us), results.FormatUs(p.P99Us), p.Errors, p.Violations, mark)
+		fmt.Fprintf(tw, "%s\t%g\t%d×%d\t%s\t%s\t%s\t%s\t%d\t%s\t\n", p.Series, p.X, p.Clients, p.Owners,
+			results.Commas1(p.OpsPerSec), p.Percentile(p.P50Us), p.Percentile(p.P99Us), failedShare(p), p.Violations, mark)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -322,6 +349,11 @@ func writeSweepSummary(w io.Writer, sw *results.Sweep) {
 		}
 		for _, line := range c.Statement(sw.Axis, sw.SLOP99Us) {
 			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	for _, p := range sw.Points {
+		if p.Failure != "" {
+			fmt.Fprintf(w, "FAILED point %s: %s\n", p.Label(), p.Failure)
 		}
 	}
 	fmt.Fprintln(w)

@@ -15,7 +15,10 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
+
+	"github.com/lockbench/lockbench/redisenv"
 )
 
 // Version is the lockbench version, set at build time with
@@ -112,6 +115,9 @@ type Program struct {
 // "help", "-h", "--help" and no arguments print the help; "version" and
 // "--version" the version.
 func (p Program) Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// The Redis client library's log lines go into the results, never
+	// onto the terminal.
+	redisenv.CaptureClientLog()
 	if len(args) == 0 {
 		p.help(stderr)
 		return ExitUsage
@@ -119,10 +125,12 @@ func (p Program) Main(ctx context.Context, args []string, stdout, stderr io.Writ
 	name := args[0]
 	switch name {
 	case "help", "-h", "-help", "--help":
-		if len(args) > 1 {
-			if c, ok := p.Commands[args[1]]; ok {
-				return p.exit(c.Run(ctx, []string{"-h"}, stdout, stderr), stderr)
+		if len(args) > 1 && args[1] != "help" && args[1] != "version" {
+			c, ok := p.Commands[args[1]]
+			if !ok {
+				return p.unknown(args[1], stderr)
 			}
+			return p.exit(c.Run(ctx, []string{"-h"}, stdout, stderr), stderr)
 		}
 		p.help(stdout)
 		return ExitOK
@@ -132,10 +140,15 @@ func (p Program) Main(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	c, ok := p.Commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "%s: unknown command %q; commands: %s (see %s help)\n", p.Name, name, strings.Join(p.names(), ", "), p.Name)
-		return ExitUsage
+		return p.unknown(name, stderr)
 	}
 	return p.exit(c.Run(ctx, args[1:], stdout, stderr), stderr)
+}
+
+// unknown refuses a command name the program does not have.
+func (p Program) unknown(name string, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "%s: unknown command %q; commands: %s (see %s help)\n", p.Name, name, strings.Join(p.names(), ", "), p.Name)
+	return ExitUsage
 }
 
 func (p Program) exit(err error, stderr io.Writer) int {
@@ -235,17 +248,21 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // NotifyContext returns a context cancelled by the first SIGINT or SIGTERM,
 // so the run stops, cleans up and writes what it has. A second signal exits
 // at once with ExitInterrupted; started Redis servers still die with us,
-// since they carry a parent-death signal.
+// since they carry a parent-death signal. Once LoadEnded is called with the
+// context, a first signal interrupts nothing.
 func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
+	st := &signalState{}
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, signalKey{}, st))
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-sigs:
-			fmt.Fprintf(stderr, "\n%v: stopping and cleaning up (again to quit at once)\n", s)
-			cancel(fmt.Errorf("%w by %v", context.Canceled, s))
+			if !st.ended.Load() {
+				fmt.Fprintf(stderr, "\n%v: stopping and cleaning up (again to quit at once)\n", s)
+				cancel(fmt.Errorf("%w by %v", context.Canceled, s))
+			}
 		case <-done:
 			return
 		}
@@ -259,5 +276,21 @@ func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, c
 		signal.Stop(sigs)
 		close(done)
 		cancel(context.Canceled)
+	}
+}
+
+// signalState is what NotifyContext's context carries for LoadEnded.
+type signalState struct{ ended atomic.Bool }
+
+type signalKey struct{}
+
+// LoadEnded tells the signal handling of ctx (a context from
+// NotifyContext; any other is left alone) that the load is over: a
+// signal now would interrupt nothing but the writing of results, so the
+// first one is ignored (no message, no cancel: the command finishes and
+// exits with its own code), and a second still quits at once.
+func LoadEnded(ctx context.Context) {
+	if st, ok := ctx.Value(signalKey{}).(*signalState); ok {
+		st.ended.Store(true)
 	}
 }
