@@ -125,10 +125,31 @@ type Config struct {
 
 	// lookupEnv reads environment variables; tests replace it.
 	lookupEnv func(string) (string, bool)
+	// urlFromEnv: URL came from $REDIS_URL, so errors about it name that.
+	urlFromEnv bool
 }
 
 // NoReplicas in Config.Replicas starts a cluster of primaries only.
 const NoReplicas = -1
+
+// Values the flags store for input Validate refuses, so that its message
+// can echo what was typed: --shards 0 (0 would read as the default) and
+// --replicas -1 (which would read as NoReplicas).
+const (
+	shardsZero       = -1 << 30
+	replicasMinusOne = -1<<30 + 1
+)
+
+// typed is n as the user typed it, undoing the stand-ins above.
+func typed(n int) string {
+	switch n {
+	case shardsZero:
+		return "0"
+	case replicasMinusOne:
+		return "-1"
+	}
+	return strconv.Itoa(n)
+}
 
 // ConfigError is bad input: it names the field (and its flag) and the fix.
 // CLIs exit with code 2 on it.
@@ -138,12 +159,17 @@ type ConfigError struct {
 	Fix   string // what to do instead
 }
 
-// Error names the flag, the value and the fix.
+// Error names the flag (or the environment variable, for a Field
+// starting with "$"), the value and the fix.
 func (e *ConfigError) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("redisenv: --%s: %s", e.Field, e.Fix)
+	name := "--" + e.Field
+	if strings.HasPrefix(e.Field, "$") {
+		name = e.Field
 	}
-	return fmt.Sprintf("redisenv: --%s %q: %s", e.Field, e.Value, e.Fix)
+	if e.Value == "" {
+		return fmt.Sprintf("redisenv: %s: %s", name, e.Fix)
+	}
+	return fmt.Sprintf("redisenv: %s %q: %s", name, e.Value, e.Fix)
 }
 
 // IsUsage marks ConfigError as bad input for the CLIs' exit-code mapping.
@@ -181,7 +207,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		}
 		c.Shards = n
 		if n == 0 {
-			c.Shards = -1 // refused by Validate, not taken for the default
+			c.Shards = shardsZero // refused by Validate, not taken for the default
 		}
 		return nil
 	})
@@ -193,8 +219,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		c.Replicas = n
 		if n == 0 {
 			c.Replicas = NoReplicas
-		} else if n < 0 {
-			c.Replicas = -100 // refused by Validate
+		} else if n == NoReplicas {
+			c.Replicas = replicasMinusOne // -1 as typed, not "none": refused by Validate
 		}
 		return nil
 	})
@@ -233,28 +259,28 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Topology != TopologyCluster {
 		if c.Shards != 0 {
-			return c, &ConfigError{Field: "shards", Value: strconv.Itoa(max(c.Shards, 0)), Fix: "primaries are counted only in a cluster; add --topology cluster"}
+			return c, &ConfigError{Field: "shards", Value: typed(c.Shards), Fix: "primaries are counted only in a cluster; add --topology cluster"}
 		}
 		if c.Replicas != 0 {
-			return c, &ConfigError{Field: "replicas", Value: strconv.Itoa(max(c.Replicas, 0)), Fix: "replicas per primary are counted only in a cluster; add --topology cluster (the replica topology always has one)"}
+			v := typed(c.Replicas)
+			if c.Replicas == NoReplicas {
+				v = "0"
+			}
+			return c, &ConfigError{Field: "replicas", Value: v, Fix: "replicas per primary are counted only in a cluster; add --topology cluster (the replica topology always has one)"}
 		}
 	} else {
 		switch {
 		case c.Shards == 0:
 			c.Shards = DefaultShards
 		case c.Shards < 1 || c.Shards > MaxShards:
-			return c, &ConfigError{Field: "shards", Value: strconv.Itoa(max(c.Shards, 0)), Fix: fmt.Sprintf("a cluster needs 1 to %d primaries", MaxShards)}
+			return c, &ConfigError{Field: "shards", Value: typed(c.Shards), Fix: fmt.Sprintf("a cluster needs 1 to %d primaries", MaxShards)}
 		}
 		switch {
 		case c.Replicas == 0:
 			c.Replicas = DefaultReplicas
 		case c.Replicas == NoReplicas:
 		case c.Replicas < 1 || c.Replicas > MaxReplicas:
-			v := strconv.Itoa(c.Replicas)
-			if c.Replicas < 0 {
-				v = "negative"
-			}
-			return c, &ConfigError{Field: "replicas", Value: v, Fix: fmt.Sprintf("use 0 to %d replicas per primary", MaxReplicas)}
+			return c, &ConfigError{Field: "replicas", Value: typed(c.Replicas), Fix: fmt.Sprintf("use 0 to %d replicas per primary", MaxReplicas)}
 		}
 	}
 	switch strings.ToLower(c.AppendFsync) {
@@ -270,6 +296,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.URL == "" && (c.Backend == BackendAuto || c.Backend == BackendExternal) {
 		if v, ok := c.lookupEnv(EnvURL); ok {
 			c.URL = strings.TrimSpace(v)
+			c.urlFromEnv = c.URL != ""
 		}
 	}
 	if c.Backend == BackendExternal && c.URL == "" {

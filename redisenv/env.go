@@ -91,6 +91,9 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 		err = e.startContainer(ctx, cfg)
 	case BackendExternal:
 		err = e.connectExternal(ctx, cfg)
+		if err != nil && cfg.urlFromEnv {
+			err = namedFromEnv(err)
+		}
 	}
 	if err != nil {
 		_ = e.Close()
@@ -107,6 +110,20 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	}
 	cfg.Logf("%s", e.String())
 	return e, nil
+}
+
+// namedFromEnv makes an error about the URL name $REDIS_URL, where it came
+// from, rather than a --redis-url the user never typed.
+func namedFromEnv(err error) error {
+	var ce *ConfigError
+	if errors.As(err, &ce) && ce.Field == "redis-url" {
+		ce.Field = "$" + EnvURL
+		return err
+	}
+	if errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("%w (the URL is $%s's)", err, EnvURL)
 }
 
 // resolve turns auto into a concrete backend and says why.

@@ -3,7 +3,10 @@ package redisenv
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -34,6 +37,13 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 		e.nodes = append(e.nodes, externalNode{addr: a})
 	}
 
+	if opts.TLSConfig != nil && !opts.IsClusterMode && opts.MasterName == "" {
+		if plainRESP(ctx, opts.Addrs[0], cfg.DialTimeout) {
+			return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
+				Fix: fmt.Sprintf("TLS handshake failed: %s answers plain Redis, not TLS; use redis:// instead of rediss://", opts.Addrs[0])}
+		}
+	}
+
 	// One dial attempt, bounded: an unreachable address must fail within
 	// the dial timeout, not after go-redis's retries.
 	probe := *opts
@@ -46,10 +56,52 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 	pctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
+		msg := scrub(err, cfg.URL)
+		switch {
+		case strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "invalid password") || strings.Contains(msg, "invalid username-password"):
+			return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
+				Fix: fmt.Sprintf("authentication failed (%s); check the user and password in the URL", msg)}
+		case strings.Contains(msg, "NOAUTH"):
+			return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
+				Fix: fmt.Sprintf("authentication required (%s): put the password in the URL, e.g. redis://:PASSWORD@%s/0", msg, opts.Addrs[0])}
+		case opts.TLSConfig != nil && (strings.Contains(msg, "tls:") || strings.Contains(msg, "x509")):
+			return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
+				Fix: fmt.Sprintf("TLS handshake failed (%s); check the server's certificate, or use redis:// if it does not speak TLS", msg)}
+		}
 		return fmt.Errorf("redisenv: external Redis at %s unreachable within %v: %s",
-			strings.Join(opts.Addrs, ","), cfg.DialTimeout, scrub(err, cfg.URL))
+			strings.Join(opts.Addrs, ","), cfg.DialTimeout, msg)
+	}
+	if opts.IsClusterMode || opts.MasterName != "" {
+		return nil // a cluster client or a sentinel finds the primaries itself
+	}
+	info, err := rdb.Info(pctx, "replication").Result()
+	if err == nil && infoField(info, "role") == "slave" {
+		of := net.JoinHostPort(infoField(info, "master_host"), infoField(info, "master_port"))
+		return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
+			Fix: fmt.Sprintf("a read-only replica (of %s); point --redis at its primary", of)}
 	}
 	return nil
+}
+
+// plainRESP reports whether the server at addr answers a plain-text PING
+// as Redis does: a TLS client talking to it would otherwise wait out its
+// whole dial timeout and then say only "i/o timeout".
+func plainRESP(ctx context.Context, addr string, timeout time.Duration) bool {
+	d := net.Dialer{Timeout: timeout}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(min(timeout, time.Second)))
+	if _, err := io.WriteString(c, "PING\r\n"); err != nil {
+		return false
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(c, b); err != nil {
+		return false
+	}
+	return b[0] == '+' || b[0] == '-' // +PONG, or -NOAUTH from a server with a password
 }
 
 // externalNode is a server lockbench reaches but does not own.

@@ -26,8 +26,15 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("%w (looked for %q): %s", ErrServerNotFound, cfg.ServerPath, InstallHint)
 	}
+	for _, d := range sweepStaleDirs(cfg.Dir) {
+		cfg.Logf("redis: removed %s, left by a lockbench that was killed", d)
+	}
 	dir, err := os.MkdirTemp(cfg.Dir, "lockbench-redis-")
 	if err != nil {
+		return fmt.Errorf("redisenv: data dir: %w", err)
+	}
+	if err := writeOwner(dir); err != nil {
+		_ = os.RemoveAll(dir)
 		return fmt.Errorf("redisenv: data dir: %w", err)
 	}
 	e.closers = append(e.closers, func() error {

@@ -177,7 +177,9 @@ func TestHelperProcess(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper for TestNoOrphan; runs only when re-executed")
 	}
-	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyReplica})
+	// Its data dir goes straight into TMPDIR, as the programs' do, so the
+	// parent can see what a dying helper leaves there.
+	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyReplica, Dir: os.TempDir()})
 	for _, n := range env.Nodes() {
 		fmt.Printf("PID %d\n", n.PID())
 	}
@@ -201,7 +203,8 @@ func TestNoOrphan(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.v", "-test.timeout=5s")
 			// A helper that dies cannot remove its temp dirs: give it ours.
-			cmd.Env = append(os.Environ(), helperEnv+"="+mode, "TMPDIR="+t.TempDir())
+			tmp := t.TempDir()
+			cmd.Env = append(os.Environ(), helperEnv+"="+mode, "TMPDIR="+tmp)
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) {
@@ -224,8 +227,37 @@ func TestNoOrphan(t *testing.T) {
 			for _, pid := range pids {
 				redisenvtest.WaitProcessGone(t, pid, gone)
 			}
+			// Whatever the helper left in its temp dir, the next local
+			// start sweeps, since the dir's owner is gone.
+			env, err := redisenv.Start(context.Background(), redisenv.Config{Backend: redisenv.BackendLocal, Dir: tmp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-redis-*"))
+			if len(dirs) != 1 {
+				t.Errorf("after the next start %s holds %v, want only that start's own dir", tmp, dirs)
+			}
+			env.Close()
+			if dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-redis-*")); len(dirs) != 0 {
+				t.Errorf("after Close %s still holds %v", tmp, dirs)
+			}
 		})
 	}
+}
+
+// TestSweepKeepsLiveOwnersDirs: a start never removes the dir of a live
+// lockbench (here, this test's own open Env).
+func TestSweepKeepsLiveOwnersDirs(t *testing.T) {
+	tmp := t.TempDir()
+	first := redisenvtest.Start(t, redisenv.Config{Backend: redisenv.BackendLocal, Dir: tmp})
+	second := redisenvtest.Start(t, redisenv.Config{Backend: redisenv.BackendLocal, Dir: tmp})
+	if dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-redis-*")); len(dirs) != 2 {
+		t.Errorf("%s holds %v, want both live envs' dirs", tmp, dirs)
+	}
+	if err := ping(t, first.Addr(), 5*time.Second); err != nil {
+		t.Errorf("the first env's server after the second start: %v", err)
+	}
+	_ = second
 }
 
 func TestPauseResume(t *testing.T) {

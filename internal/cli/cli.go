@@ -249,7 +249,8 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // so the run stops, cleans up and writes what it has. A second signal exits
 // at once with ExitInterrupted; started Redis servers still die with us,
 // since they carry a parent-death signal. Once LoadEnded is called with the
-// context, a first signal interrupts nothing.
+// context, a first signal interrupts nothing. The returned stop is for the
+// end of the program: from then on the signals are ignored.
 func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, context.CancelFunc) {
 	st := &signalState{}
 	ctx, cancel := context.WithCancelCause(context.WithValue(parent, signalKey{}, st))
@@ -273,6 +274,11 @@ func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, c
 		}
 	}()
 	return ctx, func() {
+		// Stopped, the handler ignores the signals from here on instead of
+		// restoring their default: a Ctrl-C in the moment between the end
+		// of the command and the process's exit would kill it and lose the
+		// exit code the command chose.
+		signal.Ignore(os.Interrupt, syscall.SIGTERM)
 		signal.Stop(sigs)
 		close(done)
 		cancel(context.Canceled)

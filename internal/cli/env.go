@@ -83,7 +83,11 @@ func CheckEnv(ctx context.Context, cfg redisenv.Config, d time.Duration, stdout,
 	}
 	fmt.Fprintf(stdout, "server:   Redis %s, %s, role %s, %s\n", info.Version, info.Mode, info.Role, info.OS)
 	for _, n := range env.Nodes() {
-		fmt.Fprintf(stdout, "node:     %-8s %s pid %d\n", n.Name(), n.Addr(), n.PID())
+		line := fmt.Sprintf("node:     %-8s %s", n.Name(), n.Addr())
+		if pid := n.PID(); pid > 0 { // only servers lockbench started have one
+			line += fmt.Sprintf(" pid %d", pid)
+		}
+		fmt.Fprintln(stdout, line)
 	}
 	if env.Topology() == redisenv.TopologyCluster {
 		names, _, err := ShardMap(ctx, env)

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/clitest"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/results"
+)
+
+// TestRunFailsItsErrorThreshold: mutex with a 1 ms wait fails most of its
+// tryLocks. The run's throughput counts the successes, the summary says
+// FAILED, and the exit code is 1; a threshold the user raises lets it pass.
+func TestRunFailsItsErrorThreshold(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "--redis", "local", "--profile", "mutex", "--wait", "1ms", "--duration", "1s", "--warmup", "0s", "--quiet", "--out", dir}
+	code, out, errOut := runBench(t, args...)
+	if code != cli.ExitFailure {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, cli.ExitFailure, out, errOut)
+	}
+	for _, want := range []string{"FAILED      ", "of operations failed", "over the 1% allowed (--max-error-rate)", "successful of"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "bench: run failed: ") {
+		t.Errorf("stderr does not say the run failed:\n%s", errOut)
+	}
+	r := readResult(t, dir)
+	if r.Throughput.Ops >= r.Throughput.Attempts || r.Throughput.OpsPerSec*r.Measured > float64(r.Throughput.Ops)*1.01+1 {
+		t.Errorf("throughput %+v over %.2fs counts more than its successes", r.Throughput, r.Measured)
+	}
+	code, out, errOut = runBench(t, append(args, "--max-error-rate", "100%", "--out", t.TempDir())...)
+	if code != cli.ExitOK || strings.Contains(out, "FAILED") {
+		t.Errorf("with --max-error-rate 100%%: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestRunRefusesBadTargets: a read-only replica, a wrong password and TLS
+// against a plain server are each refused before any load, exit 2.
+func TestRunRefusesBadTargets(t *testing.T) {
+	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyReplica})
+	locked := redisenvtest.Start(t)
+	rdb := locked.NewClient()
+	if err := rdb.ConfigSet(context.Background(), "requirepass", "s3cret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb.Close()
+	for _, tc := range []struct {
+		url, want string
+	}{
+		{"redis://" + env.Nodes()[1].Addr(), "a read-only replica (of " + env.Primary().Addr() + "); point --redis at its primary"},
+		{"redis://:wrong-pw@" + locked.Addr(), "authentication failed"},
+		{"rediss://:s3cret@" + locked.Addr(), "TLS handshake failed"},
+	} {
+		out := t.TempDir()
+		code, _, errOut := runBench(t, "run", "--redis-url", tc.url, "--duration", "1s", "--quiet", "--out", out)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "wrong-pw") {
+			t.Errorf("%s: exit %d, want %d saying %q:\n%s", redisenv.Redact(tc.url), code, cli.ExitUsage, tc.want, errOut)
+		}
+		if files, _ := filepath.Glob(filepath.Join(out, "*.json")); len(files) != 0 {
+			t.Errorf("%s: a load ran: %v", redisenv.Redact(tc.url), files)
+		}
+	}
+}
+
+// TestChecksBeforeTheLoad: what would make a run's end fail is refused
+// before anything starts, as bad input naming the field.
+func TestChecksBeforeTheLoad(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "afile")
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("afile", "x")
+	nan := write("nan.yaml", "kind: rw\nread_ratio: .nan\n")
+	empty := write("empty.yaml", "")
+	twice := write("twice.json", `{"owners": 2, "owners": 3}`)
+	long := write("long.yaml", "name: "+strings.Repeat("n", 300)+"\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--out", file}, "--out " + file + ": is a file, not a directory"},
+		{[]string{"run", "--memprofile", "/nonexistent/mem.prof", "--out", dir}, "--memprofile /nonexistent/mem.prof: directory /nonexistent does not exist"},
+		{[]string{"run", "--cpuprofile", dir, "--out", dir}, "--cpuprofile " + dir + ": is a directory"},
+		{[]string{"run", "--profile-file", nan, "--out", dir}, "read_ratio NaN: must be a finite number"},
+		{[]string{"run", "--profile-file", empty, "--out", dir}, "the file has no fields"},
+		{[]string{"run", "--profile-file", twice, "--out", dir}, "owners: appears twice"},
+		{[]string{"run", "--profile-file", long, "--out", dir}, "keep it to 100"},
+		{[]string{"run", "--lease", "500us", "--out", dir}, "at least 1ms"},
+		{[]string{"run", "--depth", "1:0.7,2:0.7", "--out", dir}, "weights add up to 1.4"},
+		{[]string{"run", "--max-error-rate", "150%", "--out", dir}, "--max-error-rate 150%"},
+		{[]string{"run", "--topology", "cluster", "--replicas", "-1", "--out", dir}, `--replicas "-1"`},
+		{[]string{"help", "nosuch"}, `unknown command "nosuch"`},
+	} {
+		code, _, errOut := runBench(t, tc.args...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("bench %v: exit %d, want %d saying %q:\n%s", tc.args, code, cli.ExitUsage, tc.want, errOut)
+		}
+	}
+	t.Setenv("REDIS_URL", "redis://h:99999")
+	var out, errb bytes.Buffer
+	if code := program().Main(context.Background(), []string{"run", "--out", dir}, &out, &errb); code != cli.ExitUsage || !strings.Contains(errb.String(), "$REDIS_URL") {
+		t.Errorf("a bad $REDIS_URL: exit %d:\n%s", code, errb.String())
+	}
+}
+
+// TestCompareAndReportOnFailedRuns: a run made of connection errors is not
+// compared (its throughput measures nothing), and bench report never
+// writes over the results it reads.
+func TestCompareAndReportOnFailedRuns(t *testing.T) {
+	dir := t.TempDir()
+	base := writeRun(t, dir, run{profile: "rw90", host: "a", start: t0, acquire: time.Millisecond, ops: 500})
+	// NEW: as a run whose Redis died at once writes it.
+	c := results.NewCollector(t0.Add(time.Hour), 1, 0)
+	for k := range 800 {
+		at := int64(k+1) * int64(time.Millisecond)
+		c.Shard(0).Record(results.Op{Start: at, Called: at, Released: at, Done: at + 100_000, Err: results.ErrConn}, nil, nil)
+	}
+	dead := c.Finish(t0.Add(time.Hour+time.Second), false, 1, results.Analysis{Labels: results.Labels{Owners: []string{"o0"}, Locks: []string{"l"}}})
+	dead.Meta = results.Meta{Profile: "rw90", Host: "a", Start: t0.Add(time.Hour)}
+	deadPath, err := results.WriteFiles(filepath.Join(dir, "new"), dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := compare(base, deadPath)
+	if err == nil || cli.ExitCode(err) != cli.ExitFailure || !strings.Contains(out, "REFUSED: NEW has no successful operation") {
+		t.Errorf("compare against a dead run: err %v\n%s", err, out)
+	}
+	code, _, errOut := runBench(t, "report", "--out", base, dir)
+	if code != cli.ExitUsage || !strings.Contains(errOut, "is one of the report's inputs") {
+		t.Errorf("report --out over an input: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = runBench(t, "report", "--out", deadPath, base)
+	if code != cli.ExitUsage || !strings.Contains(errOut, "holds a lockbench result file") {
+		t.Errorf("report --out over another result: exit %d\n%s", code, errOut)
+	}
+	if r, err := results.ReadFile(base); err != nil || r.Throughput.Ops != 500 {
+		t.Errorf("the base result after the refused reports: %v", err)
+	}
+}
+
+// TestSweepWhoseRedisDies: Redis killed before the second point. The dead
+// point fails (no percentile printed from its empty histogram), no knee is
+// named, nothing is said to "still rise", and the sweep exits 1.
+func TestSweepWhoseRedisDies(t *testing.T) {
+	env := redisenvtest.Start(t)
+	dir := t.TempDir()
+	var out bytes.Buffer
+	errOut := &clitest.LineWriter{OnLine: func(l string) {
+		if strings.Contains(l, "point 2 of 3") {
+			_ = env.Primary().Kill(context.Background())
+		}
+	}}
+	code := program().Main(context.Background(), []string{"sweep", "--redis-url", "redis://" + env.Addr(), "--profile", "mutex", "--clients", "1,2,4", "--owners", "1",
+		"--duration", "1s", "--warmup", "0s", "--stop-after", "0", "--out", dir}, &out, errOut)
+	if code != cli.ExitFailure {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out.String(), errOut.String())
+	}
+	text := out.String()
+	for _, want := range []string{"FAILED point 2×1", "no operation succeeded", "no knee is named"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "still rose") || strings.Contains(text, "0.0µs") {
+		t.Errorf("summary claims a rise or prints an empty percentile:\n%s", text)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sw.Points[1:] {
+		if p.MeetsSLO || p.Failure == "" {
+			t.Errorf("point %s after the kill: meets %v, failure %q", p.Label(), p.MeetsSLO, p.Failure)
+		}
+	}
+}
+
+// TestFairQueuesOfAKilledRun: a fair run SIGKILLed mid-run leaves its
+// waiters' queue entries with no TTL; the next fair run against the same
+// Redis clears them once the killed run's registration has lapsed and its
+// waiters' deadlines have passed.
+func TestFairQueuesOfAKilledRun(t *testing.T) {
+	env := redisenvtest.Start(t)
+	rdb := env.NewClient()
+	defer rdb.Close()
+	ctx := context.Background()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis-url redis://"+env.Addr()+" --profile fair --wait 2s --duration 5m --warmup 0s --out "+t.TempDir(),
+		"TMPDIR="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "bench: running fair") {
+	}
+	// Wait for the event: waiters queued behind the holder.
+	var queues []string
+	deadline := time.Now().Add(30 * time.Second)
+	for len(queues) == 0 && time.Now().Before(deadline) {
+		queues, _ = rdb.Keys(ctx, "redisson_lock_queue:{lockbench:fair:*").Result()
+	}
+	if len(queues) == 0 {
+		t.Fatal("the fair run never queued a waiter")
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	timeouts, _ := rdb.Keys(ctx, "redisson_lock_timeout:{lockbench:fair:*").Result()
+	if len(timeouts) == 0 {
+		t.Fatal("the killed run left no waiter deadlines: nothing to clear")
+	}
+	if ttl, _ := rdb.PTTL(ctx, timeouts[0]).Result(); ttl != -1 {
+		t.Fatalf("%s has TTL %v; the test expects Redisson's none", timeouts[0], ttl)
+	}
+	// Stand in for the wait a real clean-up needs (the registration lapses
+	// 30 s after its last renewal, waiters leave 10 s after their
+	// deadline): move those times into the past.
+	past := float64(time.Now().Add(-time.Hour).UnixMilli())
+	runs, _ := rdb.ZRange(ctx, "lockbench:fair-runs", 0, -1).Result()
+	if len(runs) != 1 {
+		t.Fatalf("registered fair runs: %q, want the killed one", runs)
+	}
+	rdb.ZAdd(ctx, "lockbench:fair-runs", redis.Z{Score: past, Member: runs[0]})
+	for _, k := range timeouts {
+		ids, _ := rdb.ZRange(ctx, k, 0, -1).Result()
+		for _, id := range ids {
+			rdb.ZAdd(ctx, k, redis.Z{Score: past, Member: id})
+		}
+	}
+	_, errOut := runBenchOK(t, "run", "--redis-url", "redis://"+env.Addr(), "--profile", "fair", "--duration", "500ms", "--warmup", "0s", "--quiet", "--out", t.TempDir())
+	if !strings.Contains(errOut, "cleared the fair-lock queues of 1 earlier runs") {
+		t.Errorf("the next run did not say it cleared the killed run's queues:\n%s", errOut)
+	}
+	for _, pattern := range []string{"redisson_lock_queue:{lockbench:fair:*", "redisson_lock_timeout:{lockbench:fair:*"} {
+		if left, _ := rdb.Keys(ctx, pattern).Result(); len(left) != 0 {
+			t.Errorf("still there after the next run: %v", left)
+		}
+	}
+	if n, _ := rdb.ZCard(ctx, "lockbench:fair-runs").Result(); n != 0 {
+		t.Errorf("%d fair runs still registered", n)
+	}
+}
+
+// TestSignalAfterTheLoadEnded: a Ctrl-C that lands once the load is over
+// (here, as the summary is printed) interrupts nothing: exit 0, no
+// "interrupt" message, the result complete.
+func TestSignalAfterTheLoadEnded(t *testing.T) {
+	out := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis local --profile mutex --owners 2 --duration 1s --warmup 0s --out "+out,
+		"REDIS_URL=", "TMPDIR="+t.TempDir())
+	var errText bytes.Buffer
+	cmd.Stderr = &errText
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "throughput") {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			break
+		}
+	}
+	for sc.Scan() {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit %v after a SIGINT that landed after the load, want 0\n%s", err, errText.String())
+	}
+	if strings.Contains(errText.String(), "interrupt") {
+		t.Errorf("stderr speaks of an interrupt:\n%s", errText.String())
+	}
+	if r := readResult(t, out); r.Partial {
+		t.Errorf("result marked partial: %s", r.PartialReason)
+	}
+}
+
+// TestInterruptWhileRedisStalls: Ctrl-C while Redis is SIGSTOPped exits
+// promptly (the bound is 0.5 s for in-flight calls plus writing the
+// files; it took 22 s before), with the partial result saying so.
+func TestInterruptWhileRedisStalls(t *testing.T) {
+	env := redisenvtest.Start(t)
+	node := env.Primary()
+	t.Cleanup(func() { _ = node.Resume(context.Background()) })
+	out := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis-url redis://"+env.Addr()+" --profile rw90 --duration 5m --warmup 0s --out "+out,
+		"TMPDIR="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "bench: running rw90") {
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	// Let the load run, then freeze Redis under it and interrupt.
+	rdb := env.NewClient()
+	defer rdb.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for n := 0; n == 0 && time.Now().Before(deadline); {
+		keys, _ := rdb.Keys(context.Background(), "*lockbench:rw90:*").Result()
+		n = len(keys)
+	}
+	if err := node.Pause(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	took := time.Since(sent)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != cli.ExitInterrupted {
+		t.Errorf("exit %v, want %d", err, cli.ExitInterrupted)
+	}
+	if took > 5*time.Second {
+		t.Errorf("bench took %v to exit after Ctrl-C with Redis stalled", took)
+	}
+	r := readResult(t, out)
+	if !r.Partial || !strings.Contains(r.PartialReason, "interrupted") {
+		t.Errorf("result: partial %v (%q)", r.Partial, r.PartialReason)
+	}
+	t.Logf("exited %v after the SIGINT; %s", took.Round(time.Millisecond), r.PartialReason)
+}
