@@ -190,3 +190,18 @@ func TestMergeNotesRunsThatNeverOverlapped(t *testing.T) {
 		t.Errorf("overlapping runs noted as not overlapping: %q", m.MergeNotes)
 	}
 }
+
+// TestFailuresSeeADeadServer: seconds in which nothing succeeded and
+// calls failed fail the run even when the failures are few (each slow,
+// as dials to a dead server are); seconds of lock timeouts alone do not.
+func TestFailuresSeeADeadServer(t *testing.T) {
+	r := &results.Result{Measured: 4, Throughput: results.Throughput{Attempts: 4024, Ops: 4000, Failed: 24}, Errors: map[string]int64{"conn": 24},
+		Series: []results.Point{{T: 1, Ops: 2000, Attempts: 2000}, {T: 2, Ops: 2000, Attempts: 2008, Errors: 8}, {T: 3, Attempts: 8, Errors: 8}, {T: 4, Attempts: 8, Errors: 8}}}
+	if f := strings.Join(r.Failures(), "; "); !strings.Contains(f, "Redis failed every operation for 2.0s from t=2.0s") {
+		t.Errorf("Failures() = %q, want the two dead seconds named", f)
+	}
+	r.Series[2].Timeouts, r.Series[3].Timeouts = 8, 8
+	if f := r.Failures(); len(f) != 0 {
+		t.Errorf("seconds of lock timeouts only: Failures() = %q", f)
+	}
+}

@@ -154,7 +154,36 @@ func (r *Result) Failures() []string {
 		out = append(out, fmt.Sprintf("%s of operations failed (%s of %s: %s), over the %s allowed (--max-error-rate)",
 			percent(r.ErrorRate()), commas(t.Failed), commas(t.Attempts), r.errorBreakdown(), percent(r.ErrorRateLimit())))
 	}
+	if t.Ops > 0 {
+		if secs, from := r.deadTime(); secs >= minDeadTime {
+			out = append(out, fmt.Sprintf("Redis failed every operation for %.1fs from t=%.1fs (no success, only errors other than lock timeouts)", secs, from))
+		}
+	}
 	return out
+}
+
+// minDeadTime is how long a run may go with only failures before it
+// fails whatever its error rate: failed calls can be slow (each dial to a
+// dead server retries for half a second), so a dead server can hide
+// behind a low error rate.
+const minDeadTime = 1.0
+
+// deadTime sums the measured seconds of the series in which nothing
+// succeeded and something failed for another reason than a lock timeout,
+// and says when the first began.
+func (r *Result) deadTime() (secs, from float64) {
+	prev := 0.0
+	from = -1
+	for _, p := range r.Series {
+		if !p.Warmup && p.Ops == 0 && p.Errors-p.Timeouts > 0 {
+			secs += p.T - prev
+			if from < 0 {
+				from = prev
+			}
+		}
+		prev = p.T
+	}
+	return secs, from
 }
 
 // errorBreakdown is the failures by class: "conn 35,706 · timeout 12".

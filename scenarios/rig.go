@@ -235,6 +235,7 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 	res.Meta.RedisAddr = r.env.Addr()
 	sum := RunSummary{
 		Variant: r.v.Name, Partial: res.Partial, Seconds: res.Measured, OpsPerSec: res.Throughput.OpsPerSec,
+		Attempts: res.Throughput.Attempts, SuccessRatio: res.Throughput.SuccessRatio,
 		Lost: res.Throughput.Lost, Safety: res.Safety, Events: events, Errors: res.ErrorCount(),
 	}
 	if r.o.Out != "" {
@@ -279,10 +280,69 @@ func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, e
 		r.figure("ops/s during faults", during, "ops/s")
 		r.figure("ops/s outside faults", outside, "ops/s")
 	}
+	if r.ctx.Err() == nil {
+		r.healthChecks(res, events)
+	}
 	if aerr := r.addResult(res, events); aerr != nil {
 		return res, aerr
 	}
 	return res, err
+}
+
+// recoverySlack is how long after a fault ends its failures may still
+// come: a call sent into a blackhole fails at the clients' 1 s read
+// timeout, and reconnecting takes a moment more.
+const recoverySlack = 3 * time.Second
+
+// healthChecks fail a variant whose figures the planned faults do not
+// explain: a Redis that died, restarted or stalled on its own makes
+// operations fail where no fault was injected, and a scenario must not
+// pass on a run that measured a broken server rather than the fault.
+func (r *rig) healthChecks(res *results.Result, events []results.Event) {
+	th := res.Throughput
+	r.check("some operation succeeded", "≥ 1 successful operation",
+		fmt.Sprintf("%s of %s attempts", results.Commas(th.Ops), results.Commas(th.Attempts)), th.Ops > 0)
+	failed, attempts, at := outsideFaults(res.Series, events, recoverySlack)
+	got := "none"
+	if failed > 0 {
+		got = fmt.Sprintf("%s of %s attempts (%s) at %s", results.Commas(failed), results.Commas(attempts),
+			results.Percent(float64(failed)/float64(max(attempts, 1))), at)
+	}
+	// A healthy Redis fails nothing where no fault is: the suite's runs
+	// show none, so any is a server trouble the plan does not explain.
+	r.check("no failures outside the fault windows", "none (lock timeouts aside)", got, failed == 0)
+	stall := "no"
+	if res.Stall != nil {
+		stall = res.Stall.Reason()
+	}
+	r.check("Redis answered until the end", "no stall", stall, res.Stall == nil)
+}
+
+// outsideFaults counts the failures other than lock timeouts (which are
+// contention, not trouble with Redis) and the attempts in the series'
+// seconds that no injected fault overlaps, each fault's window widened
+// by slack after its end; at says which seconds had failures.
+func outsideFaults(series []results.Point, events []results.Event, slack time.Duration) (failed, attempts int64, at string) {
+	prev := 0.0
+	var secs []string
+	for _, pt := range series {
+		covered := false
+		for _, e := range events {
+			if e.Err == "" && e.Start < pt.T && e.End+slack.Seconds() > prev {
+				covered = true
+				break
+			}
+		}
+		if !covered && !pt.Warmup {
+			attempts += pt.Attempts
+			if f := pt.Errors - pt.Timeouts; f > 0 {
+				failed += f
+				secs = append(secs, fmt.Sprintf("%.0fs", pt.T))
+			}
+		}
+		prev = pt.T
+	}
+	return failed, attempts, strings.Join(secs, ",")
 }
 
 // profile is a built-in profile with fields set (values as in YAML).
@@ -435,13 +495,13 @@ func (st *stage) sectionLost(owner, lock int32, l *lockimpl.Lock, try func() (bo
 	if !ok || err != nil {
 		op.Err = results.ErrTimeout
 		if err != nil {
-			op.Err = results.ErrOther
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				op.Err = results.ErrCtx
-			}
+			op.Err = workloads.Classify(err)
 		}
 		op.Released, op.Done = op.Called, st.at(now)
 		st.record(op)
+		if err != nil {
+			st.col.Shard(int(op.Owner)).NoteError(op.Err, err.Error(), op.Done)
+		}
 		return false, false, err
 	}
 	op.Acquired = st.at(now)
@@ -459,9 +519,13 @@ func (st *stage) sectionLost(owner, lock int32, l *lockimpl.Lock, try func() (bo
 	uerr := l.Unlock(context.WithoutCancel(st.r.ctx))
 	op.Done = st.at(time.Now())
 	if uerr != nil && !lost && !errors.Is(uerr, lockimpl.ErrNotHeld) {
-		op.Err = results.ErrOther
+		op.Err = workloads.Classify(uerr)
+		op.Flags |= results.ReleaseFailed
 	}
 	st.record(op)
+	if op.Err != results.NoErr {
+		st.col.Shard(int(op.Owner)).NoteError(op.Err, uerr.Error(), op.Done)
+	}
 	return true, lost, nil
 }
 

@@ -154,7 +154,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (rep *Report) {
 		rep.Toxiproxy = o.Toxiproxy.String()
 	}
 	defer func() { rep.Seconds = time.Since(rep.Start).Seconds() }()
-	if why := unsupported(s, o.Redis); why != "" {
+	if why := Unsupported(s, o.Redis); why != "" {
 		rep.Verdict, rep.Reason = Skipped, why
 		return rep
 	}
@@ -197,8 +197,9 @@ type skipError struct{ why string }
 
 func (e *skipError) Error() string { return e.why }
 
-// unsupported says why s cannot run against cfg's Redis ("" if it can).
-func unsupported(s *Scenario, cfg redisenv.Config) string {
+// Unsupported says why s cannot run against cfg's Redis ("" if it can):
+// process faults and topologies need servers lockbench starts itself.
+func Unsupported(s *Scenario, cfg redisenv.Config) string {
 	if !external(cfg) {
 		return ""
 	}

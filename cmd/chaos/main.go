@@ -120,20 +120,6 @@ func describeCmd(_ context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// writableDir makes dir if needed and checks a file can be created in it,
-// so that a bad --out fails before a suite runs, not after.
-func writableDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".chaos-probe-*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
 func timingName(quick bool) string {
 	if quick {
 		return "quick"
@@ -186,8 +172,10 @@ result (<...>.json and .hlog), and the suite's HTML report with charts
 holder timelines with overlaps in red); --junit writes JUnit XML for CI
 dashboards.
 
-Exit status: 0 when every verdict matches its expectation, 1 otherwise, 2 on
-bad input, 130 when interrupted (the reports so far are written, the one
+Exit status: 0 when every verdict matches its expectation, 1 otherwise (a
+suite whose every scenario was skipped ran nothing, and fails too), 2 on
+bad input (a suite of scenarios none of which this Redis can host
+included), 130 when interrupted (the reports so far are written, the one
 interrupted marked partial, and every fault is reverted).`
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -231,14 +219,25 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return cli.Usagef("--topology %s: scenarios choose their own topology (failover starts a primary and a replica); drop --topology", rcfg.Topology)
 	}
 	if *out != "" {
-		if err := writableDir(*out); err != nil {
-			return cli.Usagef("--out %q: %v; give a writable directory (created if missing), or --out '' to write none", *out, err)
+		if err := cli.CheckOutDir("--out", *out); err != nil {
+			return err
 		}
 	}
 	if *junit != "" {
-		if err := writableDir(filepath.Dir(*junit)); err != nil {
-			return cli.Usagef("--junit %q: %v; give a file path in a writable directory", *junit, err)
+		if err := cli.CheckOutFile("--junit", *junit); err != nil {
+			return err
 		}
+	}
+	// A suite of scenarios none of which this Redis can host would report
+	// nothing but skips: refuse it before starting anything.
+	var cannot []string
+	for _, s := range list {
+		if why := scenarios.Unsupported(s, rcfg); why != "" {
+			cannot = append(cannot, s.Name+": "+why)
+		}
+	}
+	if len(cannot) == len(list) {
+		return cli.Usagef("nothing to run: %s", strings.Join(cannot, "; "))
 	}
 	tp := faults.NewEmbedded()
 	if *toxi != "" {
@@ -298,6 +297,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stdout, "html report: %s\n", html)
 		}
 	}
+	cli.LoadEnded(ctx)
 	counts := map[scenarios.Verdict]int{}
 	for _, r := range reps {
 		counts[r.Verdict]++
@@ -314,6 +314,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if len(failed) > 0 {
 		return errors.Join(errors.New("verdicts differ from the expected ones: "+strings.Join(failed, ", ")), reportErr)
+	}
+	if len(reps) > 0 && counts[scenarios.Skipped] == len(reps) {
+		var why []string
+		for _, r := range reps {
+			why = append(why, r.Scenario+": "+r.Reason)
+		}
+		return errors.Join(fmt.Errorf("nothing ran: every scenario was skipped (%s)", strings.Join(why, "; ")), reportErr)
 	}
 	return reportErr
 }
