@@ -21,10 +21,18 @@
 //   - [ComputeFairness]: Jain's index, min/max, coefficient of variation
 //     and starved owners over per-owner acquisition counts.
 //
+// Throughput counts successful operations only: a failed operation (its
+// tryLock wait ran out, its connection failed, Redis answered an error, or
+// the run's stall bound cut it) is an attempt, counted by class with its
+// first messages verbatim. [Result.Failures] says, for every consumer
+// alike, why a run's figures do not stand (too many failures, none
+// succeeded, Redis stalled or failed everything for a while); safety with
+// nothing checked is NO DATA, never OK.
+//
 // [Result] is the versioned result file ([Schema]); [WriteFiles] writes it
 // and its interval log atomically, [WriteSummary] prints the human table.
-// [Compare] gates a run against a baseline (throughput, acquire p99, new
-// safety violations); [Merge] adds up runs of one profile on several
+// [Compare] gates a run against a baseline (throughput, success ratio,
+// acquire p99, new safety violations) and refuses a side with no success; [Merge] adds up runs of one profile on several
 // machines, latencies from their added histograms.
 //
 // hdrhistogram-go's ValueAtQuantile takes a percentile in 0–100: 99 is the

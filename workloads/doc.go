@@ -19,7 +19,12 @@
 // omission, as wrk2 avoids it).
 //
 // [Run] drives a profile; on cancellation it stops the load, releases every
-// held lock, and returns the partial result. perf.go holds the harness's
+// held lock, and returns the partial result. A stalled Redis cannot
+// stretch a run: calls still waiting [DefaultStallBound] after the planned
+// end ([InterruptBound] after a cancellation) are cut and recorded as
+// failed with the time they waited, and the result is marked partial.
+// Fair runs register their lock names in Redis so that a later run can
+// clear the queues of one that was killed (stale.go). perf.go holds the harness's
 // own measurements (overhead against redis-benchmark and bare go-redis,
 // scale, handoff) that bench perf prints.
 package workloads

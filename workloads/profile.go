@@ -198,7 +198,11 @@ func checkName(name string) string {
 // Validate reports the first bad field.
 func (p Profile) Validate() error {
 	if msg := checkName(p.Name); msg != "" {
-		return bad("name", p.Name, "%s; use letters, digits, '-', '_' and '.', at most %d characters", msg, maxNameLen)
+		shown := p.Name
+		if len(shown) > 40 {
+			shown = shown[:40] + "…"
+		}
+		return bad("name", shown, "%s; use letters, digits, '-', '_' and '.', at most %d characters", msg, maxNameLen)
 	}
 	for _, f := range []struct {
 		name string

@@ -194,6 +194,18 @@ func TestSweepWhoseRedisDies(t *testing.T) {
 			t.Errorf("point %s after the kill: meets %v, failure %q", p.Label(), p.MeetsSLO, p.Failure)
 		}
 	}
+	// go-redis's complaints about the dead server go into the results,
+	// never onto the terminal.
+	if strings.Contains(errOut.String(), "connection pool") {
+		t.Errorf("go-redis's log reached stderr:\n%s", errOut.String())
+	}
+	last, err := results.ReadFile(filepath.Join(dir, sw.Points[len(sw.Points)-1].File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(last.ClientLog, "\n"), "connection pool") {
+		t.Errorf("the dead point's result has no client log: %q", last.ClientLog)
+	}
 }
 
 // TestFairQueuesOfAKilledRun: a fair run SIGKILLed mid-run leaves its

@@ -163,9 +163,14 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			m := meta
 			m.Start = time.Now()
 			m.RedisTopology, m.RedisAddr = env.Shape(), env.Addr()
-			return workloads.Run(ctx, workloads.Config{Profile: pt.Profile, Impl: impl, NewRedis: newRedis(env), MaxOps: f.maxOps, Meta: m,
+			mark := redisenv.ClientLogMark()
+			res, err := workloads.Run(ctx, workloads.Config{Profile: pt.Profile, Impl: impl, NewRedis: newRedis(env), MaxOps: f.maxOps, Meta: m,
 				ShardNames: names, ShardOf: of, MaxErrorRate: f.errorLimit(),
 				Logf: func(format string, a ...any) { fmt.Fprintf(stderr, "bench:   "+format+"\n", a...) }})
+			if res != nil {
+				res.ClientLog, res.ClientLogDropped = redisenv.ClientLogSince(mark)
+			}
+			return res, err
 		},
 		Record: func(r *results.Result, pt results.SweepPoint) (string, error) {
 			path, err := results.WriteFiles(pointsDir, r)
