@@ -11,6 +11,11 @@
 // Owners get locks: Lock (RLock), FairLock (RFairLock) and ReadWriteLock
 // (RReadWriteLock, whose ReadLock and WriteLock are Locks).
 //
+// Like Redisson's, a fair lock's queue and its waiters' deadlines have no
+// TTL: a dead waiter leaves only when the next acquisition of the same name
+// purges it. PurgeFairQueue does that purge for a name nobody will take
+// again.
+//
 // For a lock named L (braces in L are kept as the hash tag):
 //
 //	L                                   hash: owner field -> hold count; read-write: "mode" -> read|write,

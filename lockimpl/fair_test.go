@@ -209,3 +209,31 @@ func TestFairLeaveNotifiesNewHead(t *testing.T) {
 	recvOK(t, got, patience, "the new head to be told its turn came")
 	f.wantHash("L", map[string]string{next.ID(): "1"})
 }
+
+// TestPurgeFairQueue: waiters whose deadline passed leave the queue
+// wherever they stand (not only at its head), those still due stay, and
+// the keys go once nobody waits; the lock hash is never touched.
+func TestPurgeFairQueue(t *testing.T) {
+	f := setup(t)
+	const now = 1_700_000_000_000
+	queue, deadlines := lockimpl.FairQueueKey("L"), lockimpl.FairTimeoutKey("L")
+	f.raw.HSet(bg, "L", "holder:1", 1)
+	f.raw.RPush(bg, queue, "alive:1", "dead:1", "dead:2")
+	f.raw.ZAdd(bg, deadlines, zm("alive:1", now+5_000), zm("dead:1", now-1), zm("dead:2", now))
+
+	left, err := lockimpl.PurgeFairQueue(bg, f.raw, "L", time.UnixMilli(now))
+	if err != nil || left != 1 {
+		t.Fatalf("PurgeFairQueue = %d, %v; want 1 waiter left", left, err)
+	}
+	if got := f.list(queue); !slices.Equal(got, []string{"alive:1"}) {
+		t.Errorf("queue = %v, want [alive:1]", got)
+	}
+	if got := f.zset(deadlines); len(got) != 1 || got["alive:1"] != now+5_000 {
+		t.Errorf("deadlines = %v, want alive:1's only", got)
+	}
+	if left, err := lockimpl.PurgeFairQueue(bg, f.raw, "L", time.UnixMilli(now+5_000)); err != nil || left != 0 {
+		t.Fatalf("second purge = %d, %v; want none left", left, err)
+	}
+	f.wantAbsent(queue, deadlines)
+	f.wantHash("L", map[string]string{"holder:1": "1"})
+}
