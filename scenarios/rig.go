@@ -271,11 +271,13 @@ func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, e
 		KeyPrefix:   r.prefix,
 		Started:     r.startFaults,
 	}
+	mark := redisenv.ClientLogMark()
 	res, err := workloads.Run(r.ctx, cfg)
 	events := r.stopFaults()
 	if res == nil {
 		return nil, err
 	}
+	res.ClientLog, res.ClientLogDropped = redisenv.ClientLogSince(mark)
 	if during, outside, ok := faultRates(res.Series, events); ok {
 		r.figure("ops/s during faults", during, "ops/s")
 		r.figure("ops/s outside faults", outside, "ops/s")
