@@ -29,9 +29,13 @@ func (f *shardFault) Target() string { return f.target }
 func (f *shardFault) Detail() string { return f.detail }
 
 func (f *shardFault) Inject(ctx context.Context) (func(context.Context) error, error) {
-	sh, err := f.env.ShardOf(ctx, redisenv.KeySlot(f.key))
-	if err != nil {
-		return nil, fmt.Errorf("faults: %s: %w", f.kind, err)
+	// Outside a cluster the one "shard" is the primary and its replicas.
+	sh := redisenv.Shard{Primary: f.env.Primary(), Replicas: f.env.Nodes()[1:]}
+	if f.env.Topology() == redisenv.TopologyCluster {
+		var err error
+		if sh, err = f.env.ShardOf(ctx, redisenv.KeySlot(f.key)); err != nil {
+			return nil, fmt.Errorf("faults: %s: %w", f.kind, err)
+		}
 	}
 	revert, err := f.inject(ctx, sh)
 	if err != nil {
@@ -45,8 +49,9 @@ func nodeClient(n redisenv.Node) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, Protocol: 2})
 }
 
-// ReplicationCut stops the primary of key's shard from replicating to its
-// replicas, as a saturated or broken replication link does: the primary's
+// ReplicationCut stops the primary of key's shard (outside a cluster, the
+// primary) from replicating to its replicas, as a saturated or broken
+// replication link does: the primary's
 // default user loses the PSYNC and SYNC commands (so the replicas' redials
 // are refused) and their links are closed. Clients are untouched: the
 // primary goes on acknowledging writes that no replica will ever see. The

@@ -200,6 +200,34 @@ func Kill(n redisenv.Node) Fault {
 	return &nodeFault{kind: "kill", node: n, detail: "SIGKILL, restart on revert", inject: n.Kill, revert: n.Restart}
 }
 
+// quiesced runs a fault's injection with the clients' proxies down.
+type quiesced struct {
+	Fault
+	proxies []*Proxy
+}
+
+// WithProxiesDown takes proxies down while f is injected and brings them
+// back up after, on their upstream then. A proxy dials its upstream from
+// its accept loop without a timeout, and a dial into a container being
+// killed can hang for the kernel's connect timeout (minutes), holding the
+// proxy that long; down, the proxies refuse clients as a dead server
+// would. Faults that kill a server use it.
+func WithProxiesDown(f Fault, proxies []*Proxy) Fault { return &quiesced{f, proxies} }
+
+func (q *quiesced) Inject(ctx context.Context) (func(context.Context) error, error) {
+	for _, p := range q.proxies {
+		if err := p.SetEnabled(false); err != nil {
+			return nil, fmt.Errorf("faults: %s: %w", q.Kind(), err)
+		}
+	}
+	revert, err := q.Fault.Inject(ctx)
+	var up []error
+	for _, p := range q.proxies {
+		up = append(up, p.SetEnabled(true))
+	}
+	return revert, errors.Join(append([]error{err}, up...)...)
+}
+
 // failoverFault kills the primary and promotes the replica.
 type failoverFault struct {
 	env     *redisenv.Env
@@ -212,7 +240,7 @@ type failoverFault struct {
 // primary with whatever it persisted), and leaves the promoted replica in
 // charge: a failover is not undone, only its casualty revived.
 func Failover(env *redisenv.Env, repoint []*Proxy) Fault {
-	return &failoverFault{env: env, repoint: repoint}
+	return WithProxiesDown(&failoverFault{env: env, repoint: repoint}, repoint)
 }
 
 func (f *failoverFault) Kind() string   { return "failover" }
@@ -238,13 +266,12 @@ func (f *failoverFault) Inject(ctx context.Context) (func(context.Context) error
 	if err := f.env.Promote(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("faults: failover: %w", err), revert(ctx))
 	}
-	addr := f.env.Primary().Addr()
+	var errs []error
 	for _, p := range f.repoint {
-		if err := p.SetUpstream(addr); err != nil {
-			return revert, err // the failover happened: keep it, report the proxy
-		}
+		errs = append(errs, p.SetUpstream(f.env.Primary().Addr()))
 	}
-	return revert, nil
+	// The failover happened: keep it, and report a proxy that failed.
+	return revert, errors.Join(errs...)
 }
 
 // Clock is a client's wall clock with an adjustable offset, for

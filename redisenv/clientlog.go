@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
 // go-redis logs through a package-level logger (reconnects, pool dial
@@ -48,10 +49,26 @@ func (clientLogger) Printf(_ context.Context, format string, v ...any) {
 	c.lines = append(c.lines, line)
 }
 
-// CaptureClientLog routes the go-redis library's log lines into a bounded
-// buffer (see ClientLogSince) instead of stderr. It is idempotent.
+// engineLogger takes testcontainers' lines (its banner on connecting to an
+// engine, wait-strategy notes) into the same buffer.
+type engineLogger struct{}
+
+func (engineLogger) Printf(format string, v ...any) {
+	for _, line := range strings.Split(strings.TrimSpace(fmt.Sprintf(format, v...)), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			clientLogger{}.Printf(context.Background(), "testcontainers: %s", line)
+		}
+	}
+}
+
+// CaptureClientLog routes the log lines of the client libraries (go-redis,
+// and testcontainers for the container backend) into a bounded buffer (see
+// ClientLogSince) instead of stderr. It is idempotent.
 func CaptureClientLog() {
-	clientLog.once.Do(func() { redis.SetLogger(clientLogger{}) })
+	clientLog.once.Do(func() {
+		redis.SetLogger(clientLogger{})
+		tclog.SetDefault(engineLogger{})
+	})
 }
 
 // ClientLogMark is the position of the next line go-redis will log: pass

@@ -1,12 +1,18 @@
 package redisenv
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,22 +26,38 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+	"github.com/testcontainers/testcontainers-go/wait"
 )
 
-// DockerProbeTimeout bounds the check for a Docker engine, so that the
-// container backend fails (and auto falls back) fast where there is none.
+// DockerProbeTimeout bounds the first check for a Docker engine: that
+// something at the engine's address answers its /_ping. Where none
+// listens, the container backend fails (and auto falls back) that fast.
 const DockerProbeTimeout = 1500 * time.Millisecond
+
+// EngineSetupTimeout bounds the rest of the probe, once the engine has
+// answered: testcontainers' provider set-up asks the engine for its info,
+// which takes a real engine (Podman's, say) well over a second.
+const EngineSetupTimeout = 20 * time.Second
 
 // ErrNoDocker wraps every "no Docker engine reachable" outcome.
 var ErrNoDocker = errors.New("no Docker engine reachable")
 
-// DockerAvailable returns nil when a Docker engine answers within
-// DockerProbeTimeout, else an ErrNoDocker error with a one-line reason.
-// testcontainers' provider setup does not take a context, so the probe
-// runs aside and is abandoned (not waited for) when the time is up: a
-// Docker socket that accepts but never answers cannot stall the caller.
+// DockerAvailable returns nil when a Docker-API engine (Docker, or Podman's
+// API service) answers, else an ErrNoDocker error with a one-line reason.
+// The engine's /_ping must answer within DockerProbeTimeout; then
+// testcontainers' provider gets EngineSetupTimeout. Its set-up takes no
+// context, so it runs aside and is abandoned (not waited for) when the
+// time is up: an engine that accepts but never answers cannot stall the
+// caller.
 func DockerAvailable(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, DockerProbeTimeout)
+	host := engineHost()
+	pctx, cancel := context.WithTimeout(ctx, DockerProbeTimeout)
+	err := pingEngine(pctx, host)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%w: %s at %s", ErrNoDocker, oneLine(err.Error()), host)
+	}
+	ctx, cancel = context.WithTimeout(ctx, EngineSetupTimeout)
 	defer cancel()
 	res := make(chan error, 1)
 	go func() { res <- probeDocker(ctx) }()
@@ -43,8 +65,102 @@ func DockerAvailable(ctx context.Context) error {
 	case err := <-res:
 		return err
 	case <-ctx.Done():
-		return fmt.Errorf("%w: no answer within %v", ErrNoDocker, DockerProbeTimeout)
+		return fmt.Errorf("%w: %s answered /_ping but not its API within %v", ErrNoDocker, host, EngineSetupTimeout)
 	}
+}
+
+// engineHost is the engine's address as DOCKER_HOST gives it, else
+// Docker's default socket.
+func engineHost() string {
+	if h := strings.TrimSpace(os.Getenv("DOCKER_HOST")); h != "" {
+		return h
+	}
+	return "unix:///var/run/docker.sock"
+}
+
+// engineLocal reports whether the engine at host runs on this machine (a
+// unix socket, or TCP on a loopback address): its published ports are then
+// bound on 127.0.0.1 and reached there.
+func engineLocal(host string) bool {
+	u, err := url.Parse(host)
+	if err != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "unix", "npipe":
+		return true
+	case "tcp", "http", "https":
+		ip := net.ParseIP(u.Hostname())
+		return u.Hostname() == "localhost" || ip != nil && ip.IsLoopback()
+	}
+	return false
+}
+
+// engineHostname is the name a remote engine's published ports are
+// reached at: the host of its address.
+func engineHostname(host string) string {
+	if u, err := url.Parse(host); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return "localhost"
+}
+
+// pingEngine asks the engine at host for /_ping, bounded by ctx.
+func pingEngine(ctx context.Context, host string) error {
+	u, err := url.Parse(host)
+	if err != nil {
+		return fmt.Errorf("DOCKER_HOST %q: %w", host, err)
+	}
+	var network, addr string
+	switch u.Scheme {
+	case "unix":
+		network, addr = "unix", u.Path
+	case "tcp", "http", "https":
+		network, addr = "tcp", u.Host
+	default:
+		return fmt.Errorf("DOCKER_HOST scheme %q not probed", u.Scheme)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	if u.Scheme == "https" {
+		return nil // answering the TLS handshake is a Go HTTP client's job; the dial is enough here
+	}
+	if _, err := io.WriteString(c, "GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n"); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return fmt.Errorf("no HTTP answer to /_ping: %w", err)
+	}
+	return resp.Body.Close()
+}
+
+// provider is testcontainers' provider to use with any engine: its Docker
+// one. Podman's Docker-compatible API names its default network "bridge",
+// as Docker does; testcontainers' Podman provider looks for "podman"
+// instead (and picks itself when DOCKER_HOST names a podman.sock), misses
+// it, and makes a network of its own ("reaper_default") that it leaves
+// behind.
+const provider = testcontainers.ProviderDocker
+
+// newProvider is testcontainers' provider for the engine.
+func newProvider(opts ...testcontainers.GenericProviderOption) (*testcontainers.DockerProvider, error) {
+	p, err := provider.GetProvider(opts...)
+	if err != nil {
+		return nil, err
+	}
+	dp, ok := p.(*testcontainers.DockerProvider)
+	if !ok {
+		return nil, fmt.Errorf("unexpected testcontainers provider %T", p)
+	}
+	return dp, nil
 }
 
 func probeDocker(ctx context.Context) (err error) {
@@ -55,14 +171,50 @@ func probeDocker(ctx context.Context) (err error) {
 			err = fmt.Errorf("%w: %s", ErrNoDocker, oneLine(fmt.Sprint(r)))
 		}
 	}()
-	p, err := testcontainers.NewDockerProvider(testcontainers.WithLogger(tclog.NewNoopLogger()))
+	p, err := newProvider(testcontainers.WithLogger(tclog.NewNoopLogger()))
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrNoDocker, oneLine(err.Error()))
 	}
+	defer p.Close()
 	if err := p.Health(ctx); err != nil {
 		return fmt.Errorf("%w: %s", ErrNoDocker, oneLine(err.Error()))
 	}
 	return nil
+}
+
+// OwnerLabel is the label every container and network lockbench starts
+// carries: "<pid> <process start>" of the lockbench that started it, so
+// that what a killed lockbench left can be told from what a live one runs.
+const OwnerLabel = "lockbench.owner"
+
+func ownerLabels() map[string]string {
+	return map[string]string{OwnerLabel: strconv.Itoa(os.Getpid()) + " " + procStart(os.Getpid())}
+}
+
+// newNetwork makes a bridge network of the Env's own, labelled with its
+// owner and removed by Close, and returns its name. It goes through the
+// engine's API directly: testcontainers' network helper would first make
+// a default network of its own on Podman and leave it behind.
+func (e *Env) newNetwork(ctx context.Context, api client.APIClient) (string, error) {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "lockbench-" + hex.EncodeToString(b[:])
+	if _, err := api.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: ownerLabels()}); err != nil {
+		return "", fmt.Errorf("redisenv: container network: %w", err)
+	}
+	e.closers = append(e.closers, func() error {
+		_, err := api.NetworkRemove(context.Background(), name, client.NetworkRemoveOptions{})
+		return err
+	})
+	return name, nil
+}
+
+// OwnerGone reports whether the lockbench an OwnerLabel value names has
+// exited: its containers and networks are then left over.
+func OwnerGone(label string) bool {
+	pidText, start, _ := strings.Cut(label, " ")
+	pid, err := strconv.Atoi(pidText)
+	return err == nil && pid > 0 && !ownerAlive(pid, start)
 }
 
 func oneLine(s string) string {
@@ -77,35 +229,43 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 	if err := DockerAvailable(ctx); err != nil {
 		return fmt.Errorf("redisenv: container backend: %w (use --redis local, or start Docker)", err)
 	}
-	quiet := testcontainers.WithLogger(tclog.NewNoopLogger()) // the Env prints its one line
-	provider, err := testcontainers.NewDockerProvider(quiet)
+	host := engineHost()
+	tc, err := newProvider(testcontainers.WithLogger(tclog.NewNoopLogger())) // the Env prints its one line
 	if err != nil {
 		return fmt.Errorf("redisenv: container backend: %w", err)
 	}
-	e.closers = append(e.closers, provider.Close)
-	host, err := provider.DaemonHost(ctx)
-	if err != nil {
-		return fmt.Errorf("redisenv: container backend: docker host: %w", err)
+	e.closers = append(e.closers, tc.Close)
+	// Every container is made by that provider, labelled with its owner,
+	// and kept quiet.
+	var quiet testcontainers.ContainerCustomizer = testcontainers.CustomizeRequestOption(func(req *testcontainers.GenericContainerRequest) error {
+		req.ProviderType, req.Logger = provider, tclog.NewNoopLogger()
+		return testcontainers.WithLabels(ownerLabels()).Customize(req)
+	})
+	// Where the engine runs decides where its published ports are reached:
+	// testcontainers' own guess (the default network's gateway, on Podman)
+	// is not an address the ports are bound on.
+	local := engineLocal(host)
+	e.engineAddr = engineHostname(host)
+	if local {
+		e.engineAddr = "127.0.0.1"
 	}
-	local := host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()
 
 	if cfg.Topology == TopologyCluster {
-		return e.startContainerCluster(ctx, cfg, provider.Client(), local, quiet)
+		return e.startContainerCluster(ctx, cfg, tc.Client(), local, quiet)
 	}
 
 	primaryOpts := []testcontainers.ContainerCustomizer{quiet}
 	replicaOpts := []testcontainers.ContainerCustomizer{quiet}
 	if cfg.Topology == TopologyReplica {
-		nw, err := tcnetwork.New(ctx)
+		nw, err := e.newNetwork(ctx, tc.Client())
 		if err != nil {
-			return fmt.Errorf("redisenv: container network: %w", err)
+			return err
 		}
-		e.closers = append(e.closers, func() error { return nw.Remove(context.Background()) })
-		primaryOpts = append(primaryOpts, tcnetwork.WithNetwork([]string{"redis-primary"}, nw))
-		replicaOpts = append(replicaOpts, tcnetwork.WithNetwork([]string{"redis-replica"}, nw))
+		primaryOpts = append(primaryOpts, tcnetwork.WithNetworkName([]string{"redis-primary"}, nw))
+		replicaOpts = append(replicaOpts, tcnetwork.WithNetworkName([]string{"redis-replica"}, nw))
 	}
 
-	primary, err := e.runContainer(ctx, cfg, provider.Client(), local, "primary", "", primaryOpts, nil)
+	primary, err := e.runContainer(ctx, cfg, tc.Client(), local, "primary", "", primaryOpts, nil)
 	if err != nil {
 		return err
 	}
@@ -115,7 +275,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	// The replica reaches the primary by its network alias and port 6379.
-	replica, err := e.runContainer(ctx, cfg, provider.Client(), local, "replica", "", replicaOpts, []string{"--replicaof", "redis-primary", "6379"})
+	replica, err := e.runContainer(ctx, cfg, tc.Client(), local, "replica", "", replicaOpts, []string{"--replicaof", "redis-primary", "6379"})
 	if err != nil {
 		return err
 	}
@@ -131,14 +291,13 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 // createCluster uses, turn a node's address in the cluster into its
 // published one.
 func (e *Env) startContainerCluster(ctx context.Context, cfg Config, api client.APIClient, local bool, quiet testcontainers.ContainerCustomizer) error {
-	nw, err := tcnetwork.New(ctx)
+	nw, err := e.newNetwork(ctx, api)
 	if err != nil {
-		return fmt.Errorf("redisenv: container network: %w", err)
+		return err
 	}
-	e.closers = append(e.closers, func() error { return nw.Remove(context.Background()) })
 	run := func(name string) (*containerNode, error) {
-		opts := []testcontainers.ContainerCustomizer{quiet, tcnetwork.WithNetwork([]string{name}, nw)}
-		return e.runContainer(ctx, cfg, api, local, name, nw.Name, opts, nil)
+		opts := []testcontainers.ContainerCustomizer{quiet, tcnetwork.WithNetworkName([]string{name}, nw)}
+		return e.runContainer(ctx, cfg, api, local, name, nw, opts, nil)
 	}
 
 	replicas := max(cfg.Replicas, 0)
@@ -217,11 +376,21 @@ func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient
 		}
 		args = append(args, "--"+k, v)
 	}
+	// Clients reach a container through its published port, which Redis
+	// sees as a remote address: as the official image's entrypoint does,
+	// turn protected mode off (an image made from a plain redis-server
+	// binary would otherwise refuse every client).
+	args = append(args, "--protected-mode", "no")
 	args = append(args, extra...)
 	var lastErr error
 	for range 3 { // a pinned port may be taken between choosing and binding it
 		opts := append([]testcontainers.ContainerCustomizer{}, common...)
-		opts = append(opts, testcontainers.WithCmdArgs(args...))
+		// Ready is judged from inside (the server's log) and then from
+		// here at the engine's real address: testcontainers' own port
+		// check dials its guess of the host, which on Podman is the
+		// network gateway, not where the port is bound.
+		opts = append(opts, testcontainers.WithCmdArgs(args...),
+			testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(cfg.StartTimeout)))
 		if local {
 			port, err := freePort()
 			if err != nil {
@@ -244,8 +413,11 @@ func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient
 			}
 			return nil, lastErr
 		}
-		n := &containerNode{name: name, c: c, api: api, network: network, timeout: cfg.StartTimeout}
+		n := &containerNode{name: name, c: c, api: api, network: network, timeout: cfg.StartTimeout, host: e.engineAddr}
 		if err := n.readAddr(ctx); err != nil {
+			return nil, err
+		}
+		if err := n.waitAnswers(ctx); err != nil {
 			return nil, err
 		}
 		return n, nil
@@ -261,6 +433,7 @@ type containerNode struct {
 	api     client.APIClient
 	network string // the Docker network a cluster node is met on; "" when none
 	timeout time.Duration
+	host    string // where the engine's published ports are reached
 
 	mu       sync.Mutex
 	addr     string
@@ -289,14 +462,11 @@ func (n *containerNode) clusterAddr() string {
 	return net.JoinHostPort(n.ip, "6379")
 }
 
-// readAddr reads the host and mapped port Docker gives the container and,
-// on a network, the container's IP there: a (re)started container may get
-// another one.
+// readAddr reads the mapped port the engine gives the container and, on a
+// network, the container's IP there: a (re)started container may get
+// another one. The host is the engine's (see startContainer).
 func (n *containerNode) readAddr(ctx context.Context) error {
-	host, err := n.c.Host(ctx)
-	if err != nil {
-		return fmt.Errorf("redisenv: %s container host: %w", n.name, err)
-	}
+	host := n.host
 	port, err := n.c.MappedPort(ctx, "6379/tcp")
 	if err != nil {
 		return fmt.Errorf("redisenv: %s container port: %w", n.name, err)
@@ -321,6 +491,24 @@ func (n *containerNode) readAddr(ctx context.Context) error {
 	n.ip = ip
 	n.mu.Unlock()
 	return nil
+}
+
+// waitAnswers waits until the server answers PING at its published
+// address, at most the start timeout.
+func (n *containerNode) waitAnswers(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, n.timeout)
+	defer cancel()
+	for {
+		err := probeServer(ctx, n.Addr(), 0)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redisenv: %s container at %s not ready (%v): %w", n.name, n.Addr(), err, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func (n *containerNode) markPromoted() {
@@ -364,18 +552,8 @@ func (n *containerNode) Restart(ctx context.Context) error {
 	if err := n.readAddr(ctx); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, n.timeout)
-	defer cancel()
-	for {
-		err := probeServer(ctx, n.Addr(), 0)
-		if err == nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("redisenv: %s container at %s not ready (%v): %w", n.name, n.Addr(), err, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
+	if err := n.waitAnswers(ctx); err != nil {
+		return err
 	}
 	n.mu.Lock()
 	promoted := n.promoted

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
 
 // TestContainerCluster starts the default cluster (3 shards, 1 replica
@@ -14,13 +15,10 @@ import (
 // the nodes' in-network addresses back to the started containers, and a
 // cluster client reaches every shard through the published ports.
 func TestContainerCluster(t *testing.T) {
-	ctx := context.Background()
-	if err := redisenv.DockerAvailable(ctx); err != nil {
-		t.Skipf("container cluster: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	cfg := redisenvtest.ContainerConfig(t, redisenv.Config{Topology: redisenv.TopologyCluster})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	env, err := redisenv.Start(ctx, redisenv.Config{Backend: redisenv.BackendContainer, Topology: redisenv.TopologyCluster})
+	env, err := redisenv.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,9 @@ type Env struct {
 	why      string // why auto chose this backend, for the one-line report
 	shards   int    // cluster primaries and replicas each, as started
 	replicas int
+	// engineAddr is where a container engine's published ports are
+	// reached (container backend only).
+	engineAddr string
 
 	mu      sync.Mutex
 	opts    *redis.UniversalOptions

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
@@ -25,15 +24,7 @@ import (
 // generous, since it is a deadline on an event, not a sleep.
 const gone = 15 * time.Second
 
-func TestMain(m *testing.M) {
-	// Where Docker runs, testcontainers' reaper (Ryuk) keeps goroutines
-	// past a test by design; the tests terminate their containers
-	// themselves, so it is not needed and goleak stays meaningful.
-	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { redisenvtest.Main(m) }
 
 func ping(t *testing.T, addr string, timeout time.Duration) error {
 	t.Helper()

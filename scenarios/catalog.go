@@ -122,8 +122,9 @@ var catalog = []*Scenario{
 	{
 		Name:    "failover",
 		Summary: "primary killed, replica promoted before the lock replicated: the loss and the violation are detected",
-		Description: "A primary and a replica, with the replication link running through a proxy that drops " +
-			"the primary's stream (replication lag). The holder takes the lock on the primary; the write never " +
+		Description: "A primary and a replica whose replication is cut (the primary's default user loses PSYNC and " +
+			"SYNC and the replica's link is dropped: replication lag, made by an ACL so that it works on " +
+			"containers too). The holder takes the lock on the primary; the write never " +
 			"reaches the replica. The primary is killed halfway between renewals, the replica is promoted and " +
 			"clients are pointed at it, as Sentinel would. The contender takes the lock at once on the new " +
 			"primary while the holder still believes it holds it: the classic Redlock/Sentinel hazard.",
@@ -273,7 +274,7 @@ func killAt(t Timing) time.Duration { return t.Watchdog / 2 }
 
 func killPlan(t Timing, _ *rand.Rand) []Planned {
 	return []Planned{{At: killAt(t), For: 0, Kind: "kill", Target: "redis:primary", Detail: "SIGKILL, restart at once",
-		build: func(r *rig) faults.Fault { return faults.Kill(r.env.Primary()) }}}
+		build: func(r *rig) faults.Fault { return faults.WithProxiesDown(faults.Kill(r.env.Primary()), r.proxies) }}}
 }
 
 func pauseFor(t Timing) time.Duration { return t.Watchdog * 3 / 2 }
@@ -285,10 +286,8 @@ func pausePlan(t Timing, _ *rand.Rand) []Planned {
 
 func failoverPlan(t Timing, _ *rand.Rand) []Planned {
 	return []Planned{
-		{At: 0, For: failoverRun(t) + time.Minute, Kind: "blackhole", Target: "replication", Detail: "primary→replica stream dropped",
-			build: func(r *rig) faults.Fault {
-				return notify(faults.Blackhole("replication", []*faults.Proxy{r.repl}, faults.Downstream), r.ready)
-			}},
+		{At: 0, For: failoverRun(t) + time.Minute, Kind: "replication_cut", Target: "redis:primary", Detail: "primary refuses PSYNC/SYNC, replica link dropped",
+			build: func(r *rig) faults.Fault { return notify(faults.ReplicationCut(r.env, ""), r.ready) }},
 		{At: killAt(t), For: 0, Kind: "failover", Target: "redis:primary", Detail: "SIGKILL the primary, promote the replica, repoint clients",
 			build: func(r *rig) faults.Fault { return faults.Failover(r.env, r.proxies) }},
 	}
@@ -761,14 +760,10 @@ func failover(r *rig) error {
 	if err := r.start(2, nil); err != nil {
 		return err
 	}
-	if r.env.Backend() == redisenv.BackendContainer {
-		// The lag is made by routing the replica's link through one of our
-		// proxies, on this host's loopback, which a replica container cannot reach.
-		return &skipError{why: "replication lag needs the replica's link through an in-process proxy, which a replica container cannot reach; run failover with --redis local"}
-	}
-	if err := r.replicateThroughProxy(); err != nil {
-		return err
-	}
+	// The holder acquires once replication is cut: the cut is an ACL on
+	// the primary, which works wherever the servers run (a proxy in the
+	// replication path could not be reached from a replica container).
+	r.ready = make(chan struct{})
 	if err := r.newClients(); err != nil {
 		return err
 	}
@@ -890,35 +885,6 @@ func slotMigration(r *rig) error {
 			since(out.base, first), wake >= -20*time.Millisecond && wake <= 500*time.Millisecond)
 	}
 	return nil
-}
-
-// replicateThroughProxy points the replica at the primary through a proxy,
-// so that a fault can delay (drop) the replication stream.
-func (r *rig) replicateThroughProxy() error {
-	p, err := r.o.Toxiproxy.NewProxy(fmt.Sprintf("%s-repl-%d", r.name, time.Now().UnixNano()), r.env.Primary().Addr())
-	if err != nil {
-		return err
-	}
-	r.repl = p
-	r.ready = make(chan struct{})
-	r.closers = append(r.closers, func() { _ = r.o.Toxiproxy.Remove(p) })
-	host, port, _ := strings.Cut(p.Addr(), ":")
-	rep := redis.NewClient(&redis.Options{Addr: r.env.Replica().Addr(), Protocol: 2})
-	defer rep.Close()
-	if err := rep.Do(r.ctx, "REPLICAOF", host, port).Err(); err != nil {
-		return fmt.Errorf("replica through proxy: %w", err)
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		info, err := rep.Info(r.ctx, "replication").Result()
-		if err == nil && strings.Contains(info, "master_link_status:up") {
-			return nil
-		}
-		if time.Now().After(deadline) || r.ctx.Err() != nil {
-			return fmt.Errorf("replica through proxy: link not up after 15s (%v)", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func clockSkew(r *rig, by time.Duration) error {

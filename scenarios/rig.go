@@ -41,7 +41,6 @@ type rig struct {
 	gates   []*faults.Gate
 	clients []*client
 	sched   *faults.Schedule
-	repl    *faults.Proxy         // failover: the replication link's proxy
 	ready   chan struct{}         // closed when the plan's first fault is in
 	raw     redis.UniversalClient // straight to the primary, for inspection
 	closers []func()
