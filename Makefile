@@ -18,8 +18,9 @@ setup: ## install redis-server if missing (apt-get as root; else print the comma
 build: ## build bin/bench and bin/chaos
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
 
-test: setup ## run every test with the race detector against real redis-server
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+test: setup ## run every test with the race detector against real redis-server and real Redis containers
+	@log=$$(mktemp); LOCKBENCH_ENGINE_LOG=$$log $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...; status=$$?; \
+	 sort $$log; rm -f $$log; exit $$status
 
 bench: setup ## run the rw90 profile on a local redis-server (about 40 s)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench run --profile rw90

@@ -200,6 +200,21 @@ func Kill(n redisenv.Node) Fault {
 	return &nodeFault{kind: "kill", node: n, detail: "SIGKILL, restart on revert", inject: n.Kill, revert: n.Restart}
 }
 
+// KillRestart is a crash: the Redis process killed (SIGKILL) and started
+// again on the same address at once, in one step, so that a wrapper (see
+// WithProxiesDown) can keep the clients away from the whole of it. What
+// the server reloads depends on its persistence settings.
+func KillRestart(n redisenv.Node) Fault {
+	return &nodeFault{kind: "kill", node: n, detail: "SIGKILL, restart at once",
+		inject: func(ctx context.Context) error {
+			if err := n.Kill(ctx); err != nil {
+				return err
+			}
+			return n.Restart(ctx)
+		},
+		revert: func(context.Context) error { return nil }}
+}
+
 // quiesced runs a fault's injection with the clients' proxies down.
 type quiesced struct {
 	Fault

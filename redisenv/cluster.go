@@ -106,9 +106,10 @@ func (e *Env) startLocalCluster(ctx context.Context, cfg Config, bin, dir string
 	for i, p := range primaries {
 		seeds[i] = p.Addr()
 	}
-	e.opts = &redis.UniversalOptions{Addrs: seeds, IsClusterMode: true}
+	_, password := cfg.serverPassword()
+	e.opts = &redis.UniversalOptions{Addrs: seeds, IsClusterMode: true, Password: password}
 
-	var plan clusterPlan
+	plan := clusterPlan{password: password}
 	for i, p := range primaries {
 		sh := planShard{primary: p.Addr()}
 		for _, r := range reps[i] {
@@ -129,6 +130,8 @@ type clusterPlan struct {
 	all    []string // every node, dialable from here
 	meet   []string // ip:port of each node of all, as the other nodes reach it (CLUSTER MEET)
 	shards []planShard
+	// password is what the nodes require (requirepass), or "".
+	password string
 }
 
 type planShard struct {
@@ -146,7 +149,7 @@ func createCluster(ctx context.Context, plan clusterPlan, timeout time.Duration,
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := func(addr string) *redis.Client {
-		return redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2, Dialer: dial})
+		return redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2, Dialer: dial, Password: plan.password})
 	}
 	ids := map[string]string{} // dialable addr -> node id
 	for _, a := range plan.all {
@@ -600,6 +603,21 @@ func (e *Env) MigrateSlot(ctx context.Context, slot int, to Node, o MigrateOptio
 	if err != nil {
 		return nil, fmt.Errorf("redisenv: migrate slot %d: target address: %w", slot, err)
 	}
+	e.mu.Lock()
+	user, pass := e.opts.Username, e.opts.Password
+	e.mu.Unlock()
+	// MIGRATE's arguments up to KEYS; the source authenticates to the
+	// target as this process does.
+	migrate := func(host, port string, timeout time.Duration) []any {
+		args := []any{"MIGRATE", host, port, "", 0, timeout.Milliseconds(), "REPLACE"}
+		switch {
+		case user != "":
+			args = append(args, "AUTH2", user, pass)
+		case pass != "":
+			args = append(args, "AUTH", pass)
+		}
+		return append(args, "KEYS")
+	}
 	for {
 		keys, err := sc.ClusterGetKeysInSlot(ctx, slot, o.Batch).Result()
 		if err != nil {
@@ -608,7 +626,7 @@ func (e *Env) MigrateSlot(ctx context.Context, slot int, to Node, o MigrateOptio
 		if len(keys) == 0 {
 			break
 		}
-		args := []any{"MIGRATE", host, port, "", 0, o.Timeout.Milliseconds(), "REPLACE", "KEYS"}
+		args := migrate(host, port, o.Timeout)
 		for _, k := range keys {
 			args = append(args, k)
 		}
@@ -628,7 +646,7 @@ func (e *Env) MigrateSlot(ctx context.Context, slot int, to Node, o MigrateOptio
 			if err != nil || len(keys) == 0 {
 				break
 			}
-			args := []any{"MIGRATE", host, port, "", 0, o.Timeout.Milliseconds(), "REPLACE", "KEYS"}
+			args := migrate(host, port, o.Timeout)
 			for _, k := range keys {
 				args = append(args, k)
 			}

@@ -102,7 +102,9 @@ type Config struct {
 	// only with AppendOnly. Empty means everysec, Redis's own default.
 	AppendFsync string
 	// ServerArgs are extra redis.conf directives ("name value"), one per
-	// element, for the local and container backends.
+	// element, for the local and container backends. The local backend
+	// honours a requirepass among them: its readiness check, replicas
+	// (masterauth unless given) and the Env's clients authenticate with it.
 	ServerArgs []string
 	// Image is the container backend's image (flag --redis-image).
 	// Empty means DefaultImage.
@@ -117,7 +119,8 @@ type Config struct {
 	// means os.TempDir().
 	Dir string
 	// KeepDir keeps the local backend's data directory and logs after Close,
-	// for post-mortems.
+	// for post-mortems. A kept dir records no owner, so no later start
+	// sweeps it either (see Start), even when this process is killed.
 	KeepDir bool
 	// Logf receives one line per notable event (which backend was chosen and
 	// why). Nil means silent.
@@ -299,6 +302,13 @@ func (c Config) withDefaults() (Config, error) {
 			c.urlFromEnv = c.URL != ""
 		}
 	}
+	if c.URL != "" && (c.Backend == BackendAuto || c.Backend == BackendExternal) {
+		// A URL that cannot be parsed is bad input: refuse it here, so
+		// Validate catches it before anything starts.
+		if _, err := ParseURL(c.URL); err != nil {
+			return c, c.namedURLError(err)
+		}
+	}
 	if c.Backend == BackendExternal && c.URL == "" {
 		return c, &ConfigError{Field: "redis-url", Fix: "the external backend needs a URL: pass --redis-url redis://host:6379/0 or set " + EnvURL}
 	}
@@ -326,6 +336,56 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// urlName is how messages name the URL: the flag, or $REDIS_URL when the
+// URL was read from there (the user never typed a --redis-url then).
+func (c Config) urlName() string {
+	if c.urlFromEnv {
+		return "$" + EnvURL
+	}
+	return "--redis-url"
+}
+
+// urlField is urlName as a ConfigError's Field.
+func (c Config) urlField() string {
+	return strings.TrimPrefix(c.urlName(), "--")
+}
+
+// namedURLError makes a ParseURL error name where the URL came from.
+func (c Config) namedURLError(err error) error {
+	var ce *ConfigError
+	if errors.As(err, &ce) && ce.Field == "redis-url" {
+		ce.Field = c.urlField()
+	}
+	return err
+}
+
+// serverPassword is the password started servers require: the value of
+// the last requirepass directive in ServerArgs (a later directive wins in
+// redis.conf too), raw as written there and as the server reads it.
+func (c Config) serverPassword() (raw, password string) {
+	for _, d := range c.ServerArgs {
+		name, v, _ := strings.Cut(strings.TrimSpace(d), " ")
+		if strings.EqualFold(name, "requirepass") {
+			raw = strings.TrimSpace(v)
+		}
+	}
+	return raw, confUnquote(raw)
+}
+
+// confUnquote reads a redis.conf argument: "double quoted" with escapes,
+// 'single quoted' verbatim, else as written.
+func confUnquote(v string) string {
+	switch {
+	case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"':
+		if u, err := strconv.Unquote(v); err == nil {
+			return u
+		}
+	case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
 // serverDirectives is the redis.conf shared by the local and container
 // backends: persistence off unless asked, then the caller's extra lines.
 func (c Config) serverDirectives() []string {
@@ -343,6 +403,11 @@ func (c Config) serverDirectives() []string {
 			"cluster-config-file nodes.conf",
 			"cluster-node-timeout "+strconv.Itoa(int(DefaultClusterNodeTimeout.Milliseconds())),
 		)
+	}
+	if raw, _ := c.serverPassword(); raw != "" {
+		// Replicas authenticate to their primary with the password every
+		// server requires (ServerArgs may still set masterauth itself).
+		lines = append(lines, "masterauth "+raw)
 	}
 	if c.AppendOnly {
 		lines = append(lines, "appendonly yes", "appendfsync "+c.AppendFsync)

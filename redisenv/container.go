@@ -436,6 +436,7 @@ type containerNode struct {
 	host    string // where the engine's published ports are reached
 
 	mu       sync.Mutex
+	killing  chan error // a kill still going on aside, nil when none
 	addr     string
 	ip       string // the container's IP on network, "" without one
 	promoted bool   // REPLICAOF NO ONE again after a restart: the args still say replicaof
@@ -521,13 +522,62 @@ func (n *containerNode) markPromoted() {
 func (n *containerNode) PID() int { return 0 }
 
 func (n *containerNode) Stop(ctx context.Context) error {
+	if err := n.settle(ctx); err != nil {
+		return err
+	}
 	grace := DefaultStopTimeout
 	return n.c.Stop(ctx, &grace)
 }
 
+// Kill sends the container SIGKILL and returns once the server stops
+// answering. The engine's own kill call returns only after it has torn the
+// container's network down, which on a loaded machine takes seconds that a
+// crashed process does not: the call goes on aside, and whatever next acts
+// on the node waits for it first.
 func (n *containerNode) Kill(ctx context.Context) error {
-	_, err := n.api.ContainerKill(ctx, n.c.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"})
-	return err
+	done := make(chan error, 1)
+	n.mu.Lock()
+	n.killing = done
+	n.mu.Unlock()
+	go func() {
+		_, err := n.api.ContainerKill(context.WithoutCancel(ctx), n.c.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"})
+		done <- err
+	}()
+	addr := n.Addr()
+	for {
+		select {
+		case err := <-done:
+			done <- err // kept for the next operation's wait
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		err := probeServer(pctx, addr, 0)
+		cancel()
+		if err != nil {
+			return nil // no answer: dead to its clients, the engine still tidying up
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// settle waits for a kill still going on aside (see Kill).
+func (n *containerNode) settle(ctx context.Context) error {
+	n.mu.Lock()
+	done := n.killing
+	n.killing = nil
+	n.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (n *containerNode) Pause(ctx context.Context) error {
@@ -541,6 +591,9 @@ func (n *containerNode) Resume(ctx context.Context) error {
 }
 
 func (n *containerNode) Restart(ctx context.Context) error {
+	if err := n.settle(ctx); err != nil {
+		return err
+	}
 	if n.c.IsRunning() {
 		if err := n.Stop(ctx); err != nil {
 			return err

@@ -7,7 +7,10 @@
 //     unless asked. Each runs in its own process group with a parent-death
 //     signal, and Close (or cancelling Start's context) kills the group and
 //     removes the dir, so no server outlives a panic, a failed test, a
-//     cancelled context or Ctrl-C.
+//     cancelled context or Ctrl-C. A dir left by a process that died
+//     without Close (SIGKILL, os.Exit) is removed by the next local start
+//     in the same parent dir: each dir records its owner. A ServerArgs
+//     requirepass is honoured: the servers' clients authenticate with it.
 //   - container: testcontainers-go, where a Docker engine answers; it fails
 //     within DockerProbeTimeout with a one-line reason where none does.
 //   - external: a redis://, rediss://, cluster-list or sentinel URL (see

@@ -92,11 +92,18 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 		err = e.startLocal(ctx, cfg)
 	case BackendContainer:
 		err = e.startContainer(ctx, cfg)
+		if err != nil && cfg.Backend == BackendAuto && ctx.Err() == nil {
+			// auto picks what works: an engine that cannot run the image
+			// (none pulled, no registry) is no reason to fail.
+			_ = e.Close()
+			cfg.Logf("redis: %v", err)
+			e = &Env{backend: BackendLocal, topology: cfg.Topology, startTimeout: cfg.StartTimeout,
+				why:    "auto: a container engine answered but could not start " + cfg.Image + " (see above); local instead",
+				shards: cfg.Shards, replicas: max(cfg.Replicas, 0)}
+			err = e.startLocal(ctx, cfg)
+		}
 	case BackendExternal:
 		err = e.connectExternal(ctx, cfg)
-		if err != nil && cfg.urlFromEnv {
-			err = namedFromEnv(err)
-		}
 	}
 	if err != nil {
 		_ = e.Close()
@@ -113,20 +120,6 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	}
 	cfg.Logf("%s", e.String())
 	return e, nil
-}
-
-// namedFromEnv makes an error about the URL name $REDIS_URL, where it came
-// from, rather than a --redis-url the user never typed.
-func namedFromEnv(err error) error {
-	var ce *ConfigError
-	if errors.As(err, &ce) && ce.Field == "redis-url" {
-		ce.Field = "$" + EnvURL
-		return err
-	}
-	if errors.As(err, &ce) {
-		return err
-	}
-	return fmt.Errorf("%w (the URL is $%s's)", err, EnvURL)
 }
 
 // resolve turns auto into a concrete backend and says why.
@@ -269,7 +262,10 @@ func (e *Env) Promote(ctx context.Context) error {
 		return ErrNotManaged
 	}
 	replica := e.Replica()
-	rdb := redis.NewClient(&redis.Options{Addr: replica.Addr(), MaxRetries: -1})
+	e.mu.Lock()
+	user, pass := e.opts.Username, e.opts.Password
+	e.mu.Unlock()
+	rdb := redis.NewClient(&redis.Options{Addr: replica.Addr(), MaxRetries: -1, Username: user, Password: pass})
 	defer rdb.Close()
 	if err := rdb.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		return fmt.Errorf("redisenv: promote %s at %s: %w", replica.Name(), replica.Addr(), err)

@@ -12,11 +12,13 @@ import (
 )
 
 // connectExternal parses the URL and checks, within the dial timeout, that
-// the Redis behind it answers.
+// the Redis behind it answers, takes writes (not a replica), accepts the
+// URL's credentials and speaks the URL's protocol (TLS or not). Every
+// error about the URL names where it came from: --redis-url or $REDIS_URL.
 func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 	opts, err := ParseURL(cfg.URL)
 	if err != nil {
-		return err
+		return cfg.namedURLError(err)
 	}
 	switch {
 	case cfg.Topology == TopologyCluster && !opts.IsClusterMode:
@@ -32,15 +34,21 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 	if opts.DialTimeout == 0 {
 		opts.DialTimeout = cfg.DialTimeout
 	}
+	timeout := opts.DialTimeout // the URL's dial_timeout, else the default
 	e.opts = opts
 	for _, a := range opts.Addrs {
 		e.nodes = append(e.nodes, externalNode{addr: a})
 	}
+	bad := func(format string, args ...any) error {
+		return &ConfigError{Field: cfg.urlField(), Value: Redact(cfg.URL), Fix: fmt.Sprintf(format, args...)}
+	}
 
 	if opts.TLSConfig != nil && !opts.IsClusterMode && opts.MasterName == "" {
-		if plainRESP(ctx, opts.Addrs[0], cfg.DialTimeout) {
-			return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
-				Fix: fmt.Sprintf("TLS handshake failed: %s answers plain Redis, not TLS; use redis:// instead of rediss://", opts.Addrs[0])}
+		// A TLS client's hello to a plain server gets no answer: go-redis
+		// would wait out the whole dial timeout and then say only "i/o
+		// timeout". Ask in plain text first.
+		if plainRESP(ctx, opts.Addrs[0], timeout) {
+			return bad("TLS handshake failed: %s answers plain Redis, not TLS; use redis:// instead of rediss:// if the server does not speak TLS", opts.Addrs[0])
 		}
 	}
 
@@ -50,35 +58,40 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 	probe.MaxRetries = -1
 	probe.DialerRetries = 1
 	probe.ContextTimeoutEnabled = true // else go-redis reads past ctx's deadline
-	probe.ReadTimeout, probe.WriteTimeout = cfg.DialTimeout, cfg.DialTimeout
+	probe.ReadTimeout, probe.WriteTimeout = timeout, timeout
 	rdb := redis.NewUniversalClient(&probe)
 	defer rdb.Close()
-	pctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		msg := scrub(err, cfg.URL)
 		switch {
 		case strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "invalid password") || strings.Contains(msg, "invalid username-password"):
-			return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
-				Fix: fmt.Sprintf("authentication failed (%s); check the user and password in the URL", msg)}
+			return bad("authentication failed (%s); check the user and password in %s", msg, cfg.urlName())
 		case strings.Contains(msg, "NOAUTH"):
-			return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
-				Fix: fmt.Sprintf("authentication required (%s): put the password in the URL, e.g. redis://:PASSWORD@%s/0", msg, opts.Addrs[0])}
+			return bad("authentication required (%s): put the password in the URL, e.g. redis://:PASSWORD@%s/0", msg, opts.Addrs[0])
 		case opts.TLSConfig != nil && (strings.Contains(msg, "tls:") || strings.Contains(msg, "x509")):
-			return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
-				Fix: fmt.Sprintf("TLS handshake failed (%s); check the server's certificate, or use redis:// if it does not speak TLS", msg)}
+			return bad("TLS handshake failed (%s); check the server's certificate, or use redis:// instead of rediss:// if the server does not speak TLS", msg)
 		}
-		return fmt.Errorf("redisenv: external Redis at %s unreachable within %v: %s",
-			strings.Join(opts.Addrs, ","), cfg.DialTimeout, msg)
+		// Not bad input as such (the server may be down for now): exit 1.
+		return fmt.Errorf("redisenv: %s %q: unreachable within %v: %s", cfg.urlName(), Redact(cfg.URL), timeout, msg)
 	}
 	if opts.IsClusterMode || opts.MasterName != "" {
 		return nil // a cluster client or a sentinel finds the primaries itself
 	}
+	// A replica would refuse every lock write with READONLY (or, if
+	// writable, keep writes its primary never sees): refuse it now.
 	info, err := rdb.Info(pctx, "replication").Result()
 	if err == nil && infoField(info, "role") == "slave" {
 		of := net.JoinHostPort(infoField(info, "master_host"), infoField(info, "master_port"))
-		return &ConfigError{Field: "redis-url", Value: Redact(cfg.URL),
-			Fix: fmt.Sprintf("a read-only replica (of %s); point --redis at its primary", of)}
+		target := "--redis" // which takes a URL too
+		if cfg.urlFromEnv {
+			target = "$" + EnvURL
+		}
+		if infoField(info, "slave_read_only") == "0" {
+			return bad("a writable replica (of %s): its writes never reach its primary and its next sync drops them; point %s at its primary", of, target)
+		}
+		return bad("a read-only replica (of %s); point %s at its primary", of, target)
 	}
 	return nil
 }

@@ -202,7 +202,11 @@ func TestEnvURLDoesNotOverrideExplicitBackend(t *testing.T) {
 
 func TestAutoWithoutURL(t *testing.T) {
 	t.Setenv(redisenv.EnvURL, "")
-	env, err := redisenv.Start(context.Background(), redisenv.Config{})
+	var cfg redisenv.Config
+	if e := redisenvtest.CurrentEngine(); e != nil && e.Why == "" {
+		cfg.Image = e.Image // auto's container must find its image here
+	}
+	env, err := redisenv.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +220,22 @@ func TestAutoWithoutURL(t *testing.T) {
 	}
 	if !strings.Contains(env.String(), "auto: no URL") {
 		t.Errorf("description %q does not say why", env.String())
+	}
+}
+
+// TestAutoFallsBackWithoutImage: auto, finding an engine that cannot run
+// its image (none pulled, no registry), starts a local server instead and
+// says why.
+func TestAutoFallsBackWithoutImage(t *testing.T) {
+	redisenvtest.ContainerConfig(t) // skips without an engine
+	t.Setenv(redisenv.EnvURL, "")
+	env, err := redisenv.Start(context.Background(), redisenv.Config{Image: "localhost/lockbench-no-such-image:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	if env.Backend() != redisenv.BackendLocal || !strings.Contains(env.String(), "could not start localhost/lockbench-no-such-image:0") {
+		t.Errorf("auto without the image: %s", env)
 	}
 }
 

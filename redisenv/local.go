@@ -26,6 +26,7 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("%w (looked for %q): %s", ErrServerNotFound, cfg.ServerPath, InstallHint)
 	}
+	// Dirs that killed runs could not remove go first (see stale.go).
 	for _, d := range sweepStaleDirs(cfg.Dir) {
 		cfg.Logf("redis: removed %s, left by a lockbench that was killed", d)
 	}
@@ -33,9 +34,11 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("redisenv: data dir: %w", err)
 	}
-	if err := writeOwner(dir); err != nil {
-		_ = os.RemoveAll(dir)
-		return fmt.Errorf("redisenv: data dir: %w", err)
+	if !cfg.KeepDir { // a kept dir is the user's to remove, never a sweep's
+		if err := writeOwner(dir); err != nil {
+			_ = os.RemoveAll(dir)
+			return fmt.Errorf("redisenv: data dir: %w", err)
+		}
 	}
 	e.closers = append(e.closers, func() error {
 		if cfg.KeepDir {
@@ -53,7 +56,8 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 		return err
 	}
 	e.nodes = []Node{primary}
-	e.opts = &redis.UniversalOptions{Addrs: []string{primary.Addr()}}
+	_, password := cfg.serverPassword()
+	e.opts = &redis.UniversalOptions{Addrs: []string{primary.Addr()}, Password: password}
 	if cfg.Topology != TopologyReplica {
 		return nil
 	}
@@ -63,12 +67,17 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 		return err
 	}
 	e.nodes = append(e.nodes, replica)
-	return waitReplicaLink(ctx, replica.Addr(), cfg.StartTimeout)
+	return waitReplicaLinkAuth(ctx, replica.Addr(), password, cfg.StartTimeout)
 }
 
 // waitReplicaLink waits until the replica at addr has synced with its primary.
 func waitReplicaLink(ctx context.Context, addr string, timeout time.Duration) error {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	return waitReplicaLinkAuth(ctx, addr, "", timeout)
+}
+
+// waitReplicaLinkAuth is waitReplicaLink for servers that require password.
+func waitReplicaLinkAuth(ctx context.Context, addr, password string, timeout time.Duration) error {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Password: password})
 	defer rdb.Close()
 	if err := waitInfo(ctx, rdb, "replication", "master_link_status", "up", timeout); err != nil {
 		return fmt.Errorf("redisenv: replica at %s: %w", addr, err)
@@ -77,6 +86,7 @@ func waitReplicaLink(ctx context.Context, addr string, timeout time.Duration) er
 }
 
 func (e *Env) startLocalNode(ctx context.Context, cfg Config, bin, dir, name string, extra []string) (*localNode, error) {
+	_, password := cfg.serverPassword()
 	n := &localNode{
 		name:         name,
 		bin:          bin,
@@ -84,6 +94,7 @@ func (e *Env) startLocalNode(ctx context.Context, cfg Config, bin, dir, name str
 		directives:   append(cfg.serverDirectives(), extra...),
 		startTimeout: cfg.StartTimeout,
 		appendOnly:   cfg.AppendOnly,
+		password:     password,
 	}
 	if err := os.MkdirAll(n.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("redisenv: %s data dir: %w", name, err)
@@ -133,6 +144,7 @@ type localNode struct {
 	directives   []string
 	startTimeout time.Duration
 	appendOnly   bool
+	password     string // requirepass of ServerArgs: the readiness probe authenticates with it
 	port         int
 
 	mu      sync.Mutex
@@ -264,7 +276,7 @@ func (n *localNode) waitReady(ctx context.Context, pid int, done <-chan struct{}
 	defer cancel()
 	var last error
 	for {
-		if last = probeServer(ctx, n.Addr(), pid); last == nil {
+		if last = probeServerAuth(ctx, n.Addr(), pid, n.password); last == nil {
 			return nil
 		}
 		select {
@@ -389,6 +401,12 @@ func tailLines(s string, n int) string {
 // probeServer checks that the server at addr answers PING and, when pid is
 // not 0, that it is that process (INFO server process_id).
 func probeServer(ctx context.Context, addr string, pid int) error {
+	return probeServerAuth(ctx, addr, pid, "")
+}
+
+// probeServerAuth is probeServer for a server that requires password
+// (none when it is ""): it authenticates first.
+func probeServerAuth(ctx context.Context, addr string, pid int, password string) error {
 	d := net.Dialer{Timeout: time.Second}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -397,6 +415,20 @@ func probeServer(ctx context.Context, addr string, pid int) error {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
 	r := bufio.NewReader(c)
+	if password != "" {
+		// As a RESP array, so that a password with spaces or quotes is
+		// sent as it is.
+		if _, err := fmt.Fprintf(c, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password); err != nil {
+			return err
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if line != "+OK\r\n" {
+			return fmt.Errorf("AUTH answered %q", strings.TrimSpace(line))
+		}
+	}
 	if _, err := io.WriteString(c, "PING\r\n"); err != nil {
 		return err
 	}

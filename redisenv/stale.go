@@ -15,6 +15,7 @@ import (
 // SIGKILL, or a second Ctrl-C that exits at once, it stays. Each dir
 // records its owner (pid and process start time, so a reused pid is not
 // taken for it), and every local start sweeps the dirs whose owner is gone.
+// A dir kept on purpose (Config.KeepDir) records no owner and is left.
 
 // ownerFile names a data dir's owner record.
 const ownerFile = "lockbench-owner"
@@ -22,9 +23,15 @@ const ownerFile = "lockbench-owner"
 // dirPattern matches the local backend's data dirs.
 const dirPattern = "lockbench-redis-*"
 
-// writeOwner records this process as dir's owner.
+// writeOwner records this process as dir's owner. The record appears
+// whole (written aside, then renamed), so a sweep never reads half of it
+// and takes a live owner for another, dead one.
 func writeOwner(dir string) error {
-	return os.WriteFile(filepath.Join(dir, ownerFile), []byte(fmt.Sprintf("%d %s\n", os.Getpid(), procStart(os.Getpid()))), 0o644)
+	tmp := filepath.Join(dir, ownerFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d %s\n", os.Getpid(), procStart(os.Getpid()))), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, ownerFile))
 }
 
 // sweepStaleDirs removes the sibling data dirs in parent whose owner
@@ -54,32 +61,44 @@ func sweepStaleDirs(parent string) []string {
 }
 
 // ownerAlive reports whether process pid runs and is the one that started
-// at start (as procStart gave it then).
+// at start (as procStart gave it then). A zombie (dead, not yet reaped by
+// its parent) is gone. Where it cannot tell, it says alive: a dir is
+// better left than taken from a live run.
 func ownerAlive(pid int, start string) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
-	now := procStart(pid)
-	return now == "" || start == "" || now == start // unknown: assume alive
+	state, now := procStat(pid)
+	if state == "Z" || state == "X" {
+		return false
+	}
+	return now == "" || start == "" || now == start
 }
 
 // procStart is pid's start time in clock ticks since boot (field 22 of
 // /proc/PID/stat), "" where /proc does not tell.
 func procStart(pid int) string {
+	_, start := procStat(pid)
+	return start
+}
+
+// procStat reads pid's state (field 3 of /proc/PID/stat) and start time
+// (field 22); both "" where /proc does not tell.
+func procStat(pid int) (state, start string) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	// The command name (field 2) is in parentheses and may hold spaces:
 	// count fields after its closing one.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return ""
+		return "", ""
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 20 {
-		return ""
+		return "", ""
 	}
-	return f[19] // field 22 overall: fields 3.. start at index 0
+	return f[0], f[19] // fields 3 and 22 overall: fields 3.. start at index 0
 }

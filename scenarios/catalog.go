@@ -274,7 +274,9 @@ func killAt(t Timing) time.Duration { return t.Watchdog / 2 }
 
 func killPlan(t Timing, _ *rand.Rand) []Planned {
 	return []Planned{{At: killAt(t), For: 0, Kind: "kill", Target: "redis:primary", Detail: "SIGKILL, restart at once",
-		build: func(r *rig) faults.Fault { return faults.WithProxiesDown(faults.Kill(r.env.Primary()), r.proxies) }}}
+		build: func(r *rig) faults.Fault {
+			return faults.WithProxiesDown(faults.KillRestart(r.env.Primary()), r.proxies)
+		}}}
 }
 
 func pauseFor(t Timing) time.Duration { return t.Watchdog * 3 / 2 }

@@ -248,9 +248,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer tp.Close()
 	fmt.Fprintf(stderr, "chaos: %d scenarios, %s timings, seed %d, %s\n", len(list), timingName(*quick), seed, tp)
 
-	opts := scenarios.Options{Redis: rcfg, Toxiproxy: tp, Quick: *quick, Seed: seed, Out: *out,
-		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, "  "+f+"\n", a...) }}
-	rcfg.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, "  "+f+"\n", a...) }
+	logw := cli.Locked(stderr) // faults and actors log from their own goroutines
+	logf := func(f string, a ...any) { fmt.Fprintf(logw, "  "+f+"\n", a...) }
+	opts := scenarios.Options{Redis: rcfg, Toxiproxy: tp, Quick: *quick, Seed: seed, Out: *out, Logf: logf}
+	rcfg.Logf = logf
 	opts.Redis = rcfg
 	var reps []*scenarios.Report
 	var paths []string

@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -252,7 +253,7 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // context, a first signal interrupts nothing. The returned stop is for the
 // end of the program: from then on the signals are ignored.
 func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, context.CancelFunc) {
-	st := &signalState{}
+	st := &signalState{handled: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(context.WithValue(parent, signalKey{}, st))
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -264,6 +265,7 @@ func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, c
 				fmt.Fprintf(stderr, "\n%v: stopping and cleaning up (again to quit at once)\n", s)
 				cancel(fmt.Errorf("%w by %v", context.Canceled, s))
 			}
+			close(st.handled)
 		case <-done:
 			return
 		}
@@ -285,8 +287,15 @@ func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, c
 	}
 }
 
-// signalState is what NotifyContext's context carries for LoadEnded.
-type signalState struct{ ended atomic.Bool }
+// signalState is what NotifyContext's context carries for LoadEnded: each
+// context its own, so that contexts of unrelated callers (tests running in
+// parallel) never share it.
+type signalState struct {
+	ended atomic.Bool
+	// handled is closed once the first signal has been acted on (or, after
+	// LoadEnded, ignored): tests wait on it instead of on time.
+	handled chan struct{}
+}
 
 type signalKey struct{}
 
@@ -300,3 +309,19 @@ func LoadEnded(ctx context.Context) {
 		st.ended.Store(true)
 	}
 }
+
+// lockedWriter serialises writes to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Locked returns w made safe for the several goroutines a run logs from
+// (fault schedules, scenarios): each Write goes through whole.
+func Locked(w io.Writer) io.Writer { return &lockedWriter{w: w} }

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -53,5 +55,26 @@ func TestVersionString(t *testing.T) {
 	defer func() { Version = "" }()
 	if v := VersionString(); !strings.HasPrefix(v, "lockbench v9.9.9 ") {
 		t.Errorf("with Version set: %q", v)
+	}
+}
+
+// TestHelpNamesUnknownCommand: "bench help nosuch" is bad input, said in
+// one line on stderr with the commands there are, not the program's help.
+func TestHelpNamesUnknownCommand(t *testing.T) {
+	p := Program{Name: "bench", Commands: map[string]Command{
+		"run": {Summary: "run", Run: func(context.Context, []string, io.Writer, io.Writer) error { return flag.ErrHelp }},
+	}}
+	var out, errOut strings.Builder
+	code := p.Main(context.Background(), []string{"help", "nosuch"}, &out, &errOut)
+	want := "bench: unknown command \"nosuch\"; commands: run, version, help (see bench help)\n"
+	if code != ExitUsage || errOut.String() != want || out.String() != "" {
+		t.Errorf("bench help nosuch: exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, out.String(), errOut.String(), ExitUsage, want)
+	}
+	for _, args := range [][]string{{"help", "run"}, {"help"}, {"help", "help"}} {
+		out.Reset()
+		errOut.Reset()
+		if code := p.Main(context.Background(), args, &out, &errOut); code != ExitOK {
+			t.Errorf("bench %s: exit %d, want 0 (stderr %q)", strings.Join(args, " "), code, errOut.String())
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,12 @@ const EnvImage = "LOCKBENCH_TEST_IMAGE"
 // for an engine.
 const EnvNoEngine = "LOCKBENCH_NO_ENGINE"
 
+// EnvEngineLog names a file each test binary appends one line to at its
+// end: the engine and image its container tests used and how many ran, or
+// why they skipped. `make test` prints it, since go test shows nothing of
+// a passing package.
+const EnvEngineLog = "LOCKBENCH_ENGINE_LOG"
+
 // Engine is the container engine the tests of this binary use.
 type Engine struct {
 	Host  string // DOCKER_HOST of the engine
@@ -51,25 +58,44 @@ type Engine struct {
 	// with it.
 	Why string
 
-	dir     string    // our Podman service's files, removed at teardown
-	service *exec.Cmd // our Podman service, stopped at teardown
-	built   string    // the image tag made here, removed at teardown
+	dir     string        // our Podman service's files, removed at teardown
+	service *exec.Cmd     // our Podman service, stopped at teardown
+	exited  chan struct{} // closed once the service is reaped
+	built   string        // the image tag made here, removed at teardown
+	used    int           // container tests that ran on it
+	skipped int           // container tests that skipped for want of it
 }
 
 var (
 	engineMu sync.Mutex
 	engine   *Engine
+	prepared bool // SetupEngine was called: ContainerConfig may make the engine
 )
 
-// SetupEngine prepares the container engine for this test binary (call it
-// from TestMain, before m.Run) and returns the teardown to run after. It
-// never fails: where no engine can be had, ContainerConfig skips with the
-// reason.
+// SetupEngine lets this test binary's container tests have an engine
+// (call it from TestMain, before m.Run) and returns the teardown to run
+// after. The engine is prepared when the first container test asks for it
+// (ContainerConfig), so a binary, or a re-executed helper process, that
+// runs none starts nothing. It never fails: where no engine can be had,
+// ContainerConfig skips with the reason.
 func SetupEngine() (teardown func()) {
 	engineMu.Lock()
-	defer engineMu.Unlock()
-	if engine != nil {
-		return func() {}
+	prepared = true
+	engineMu.Unlock()
+	return func() {
+		engineMu.Lock()
+		defer engineMu.Unlock()
+		if engine != nil {
+			engine.report()
+			engine.teardown()
+		}
+	}
+}
+
+// prepare makes the engine on first use; the caller holds engineMu.
+func prepare() *Engine {
+	if engine != nil || !prepared {
+		return engine
 	}
 	e := &Engine{}
 	engine = e
@@ -77,11 +103,31 @@ func SetupEngine() (teardown func()) {
 		e.Why = err.Error()
 		e.teardown()
 	}
-	return func() {
-		engineMu.Lock()
-		defer engineMu.Unlock()
-		e.teardown()
+	return e
+}
+
+// report appends the binary's line to $LOCKBENCH_ENGINE_LOG.
+func (e *Engine) report() {
+	path := os.Getenv(EnvEngineLog)
+	if path == "" || e.used+e.skipped == 0 {
+		return
 	}
+	line := fmt.Sprintf("container tests of %s: %d ran on %s at %s with image %s", filepath.Base(os.Args[0]), e.used, e.Name, e.Host, e.Image)
+	if e.Why != "" {
+		line = fmt.Sprintf("container tests of %s: %d skipped: %s", filepath.Base(os.Args[0]), e.skipped, e.Why)
+	}
+	if e.service != nil {
+		line += " (a Podman API service of its own, stopped at the end)"
+	}
+	if e.built != "" {
+		line += " (image made from the installed redis-server, removed at the end)"
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintln(f, line)
+	f.Close()
 }
 
 // ContainerConfig is cfg for the container backend on the prepared
@@ -89,7 +135,12 @@ func SetupEngine() (teardown func()) {
 func ContainerConfig(t testing.TB, cfg ...redisenv.Config) redisenv.Config {
 	t.Helper()
 	engineMu.Lock()
-	e := engine
+	e := prepare()
+	if e != nil && e.Why != "" {
+		e.skipped++
+	} else if e != nil {
+		e.used++
+	}
 	engineMu.Unlock()
 	switch {
 	case e == nil:
@@ -106,11 +157,12 @@ func ContainerConfig(t testing.TB, cfg ...redisenv.Config) redisenv.Config {
 	return c
 }
 
-// CurrentEngine is the prepared engine, nil before SetupEngine.
+// CurrentEngine is the engine, prepared if need be; nil without
+// SetupEngine.
 func CurrentEngine() *Engine {
 	engineMu.Lock()
 	defer engineMu.Unlock()
-	return engine
+	return prepare()
 }
 
 func (e *Engine) setup() error {
@@ -131,13 +183,14 @@ func (e *Engine) setup() error {
 	if e.Host == "" {
 		e.Host = "unix:///var/run/docker.sock"
 	}
-	api, err := client.New(client.WithHost(e.Host), client.WithAPIVersionNegotiation())
+	api, err := client.New(client.WithHost(e.Host))
 	if err != nil {
 		return fmt.Errorf("engine client: %w", err)
 	}
 	defer api.Close()
 	e.Name = engineName(ctx, api)
 	sweepLeftovers(ctx, api, false)
+	sweepTestImages(ctx, api)
 	return e.image(ctx, api)
 }
 
@@ -174,7 +227,22 @@ func (e *Engine) startPodman(ctx context.Context) error {
 	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+confPath)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = serviceAttr()
-	if err := cmd.Start(); err != nil {
+	// The parent-death signal is tied to the thread that forks the child
+	// (golang/go#27505): fork from a goroutine that keeps its thread for
+	// the service's life, and reap it there.
+	started := make(chan error, 1)
+	e.exited = make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(e.exited)
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+	}()
+	if err := <-started; err != nil {
 		return fmt.Errorf("start podman system service: %w", err)
 	}
 	e.service = cmd
@@ -253,6 +321,27 @@ func sweepLeftovers(ctx context.Context, api client.APIClient, mine bool) {
 	}
 }
 
+// testImageRepo is the repository of the images made here; the tag is
+// the making process's pid.
+const testImageRepo = "localhost/lockbench-redis-test"
+
+// sweepTestImages removes images made by test binaries that died before
+// their teardown (a helper process killed on purpose, say).
+func sweepTestImages(ctx context.Context, api client.APIClient) {
+	imgs, err := api.ImageList(ctx, client.ImageListOptions{})
+	if err != nil {
+		return
+	}
+	for _, img := range imgs.Items {
+		for _, tag := range img.RepoTags {
+			pid, ok := strings.CutPrefix(tag, testImageRepo+":")
+			if n, err := strconv.Atoi(pid); ok && err == nil && syscall.Kill(n, 0) == syscall.ESRCH {
+				_, _ = api.ImageRemove(ctx, tag, client.ImageRemoveOptions{Force: true})
+			}
+		}
+	}
+}
+
 // image makes sure the tests' image is there: present, pulled, or made
 // from the installed redis-server.
 func (e *Engine) image(ctx context.Context, api client.APIClient) error {
@@ -300,10 +389,7 @@ func buildLocalImage(ctx context.Context, api client.APIClient) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("ldd %s: %w", bin, err)
 	}
-	files := []string{bin}
-	for _, m := range lddPath.FindAllString(string(out), -1) {
-		files = append(files, m)
-	}
+	files := append([]string{bin}, lddPath.FindAllString(string(out), -1)...)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dirs := map[string]bool{}
@@ -343,7 +429,7 @@ func buildLocalImage(ctx context.Context, api client.APIClient) (string, error) 
 	if err := tw.Close(); err != nil {
 		return "", err
 	}
-	tag := fmt.Sprintf("localhost/lockbench-redis-test:%d", os.Getpid())
+	tag := fmt.Sprintf("%s:%d", testImageRepo, os.Getpid())
 	res, err := api.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, tag,
 		client.ImageImportOptions{Changes: []string{`ENTRYPOINT ["/usr/bin/redis-server"]`, "WORKDIR /data", "EXPOSE 6379"}})
 	if err != nil {
@@ -367,7 +453,7 @@ func (e *Engine) teardown() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if e.Host != "" {
-		if api, err := client.New(client.WithHost(e.Host), client.WithAPIVersionNegotiation()); err == nil {
+		if api, err := client.New(client.WithHost(e.Host)); err == nil {
 			sweepLeftovers(ctx, api, true)
 			if e.built != "" {
 				_, _ = api.ImageRemove(ctx, e.built, client.ImageRemoveOptions{Force: true})
@@ -377,13 +463,11 @@ func (e *Engine) teardown() {
 	}
 	if e.service != nil && e.service.Process != nil {
 		_ = syscall.Kill(-e.service.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = e.service.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-e.exited:
 		case <-time.After(10 * time.Second):
 			_ = syscall.Kill(-e.service.Process.Pid, syscall.SIGKILL)
-			<-done
+			<-e.exited
 		}
 		e.service = nil
 	}
