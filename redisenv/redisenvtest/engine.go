@@ -206,7 +206,11 @@ func (e *Engine) startPodman(ctx context.Context) error {
 	if os.Geteuid() != 0 {
 		return errors.New("no Docker engine answers, and a Podman API service needs root here")
 	}
+	sweepEngineDirs()
 	if e.dir, err = os.MkdirTemp("", "lockbench-engine-"); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return err
 	}
 	conf := "[containers]\ndefault_ulimits = [\"nofile=4096:4096\", \"nproc=4096:4096\"]\n"
@@ -264,6 +268,21 @@ func (e *Engine) startPodman(ctx context.Context) error {
 		return fmt.Errorf("podman service at %s: %v", host, err)
 	}
 	return nil
+}
+
+// sweepEngineDirs removes the service dirs of test binaries that died
+// before their teardown (their service died with them).
+func sweepEngineDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockbench-engine-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner"))
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == syscall.ESRCH {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
 
 func ping(sock string) error {
