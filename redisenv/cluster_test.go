@@ -99,7 +99,25 @@ func TestLocalClusterStartsHealthyAndCleansUp(t *testing.T) {
 }
 
 func TestClusterFailoverKillAndForce(t *testing.T) {
-	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster})
+	clusterFailoverKillAndForce(t, redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster}))
+}
+
+// TestContainerClusterFailover: the same failover on a cluster of
+// containers: the killed node's container restarts and rejoins.
+func TestContainerClusterFailover(t *testing.T) {
+	cfg := redisenvtest.ContainerConfig(t, redisenv.Config{Topology: redisenv.TopologyCluster})
+	env, err := redisenv.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	clusterFailoverKillAndForce(t, env)
+}
+
+// clusterFailoverKillAndForce kills the primary serving a key, forces its
+// replica's takeover, restarts the old primary (it rejoins as a replica)
+// and fails back gracefully.
+func clusterFailoverKillAndForce(t *testing.T, env *redisenv.Env) {
 	ctx := context.Background()
 	rdb := env.NewClient()
 	defer rdb.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -212,6 +213,18 @@ const ClusterScanInterval = 2 * time.Second
 // NewUniversalClient is redis.NewUniversalClient, except that a cluster
 // client rescans the topology every ClusterScanInterval.
 func NewUniversalClient(o *redis.UniversalOptions) redis.UniversalClient {
+	if dial, limit := o.Dialer, o.DialTimeout; dial != nil && limit > 0 {
+		// go-redis hands a custom dialer (the container cluster's) no dial
+		// timeout: bound it here, or a dial into a killed container waits
+		// out the dialer's own.
+		oc := *o
+		oc.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, limit)
+			defer cancel()
+			return dial(ctx, network, addr)
+		}
+		o = &oc
+	}
 	if o.MasterName == "" && (o.IsClusterMode || len(o.Addrs) > 1) {
 		co := o.Cluster()
 		co.ClusterStateReloadInterval = ClusterScanInterval

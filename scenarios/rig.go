@@ -123,6 +123,10 @@ func (r *rig) redisFor(i, pool int) redis.UniversalClient {
 	// (a re-sent acquire would count twice) and retries unlocks safely
 	// (each carries its latch).
 	o.ReadTimeout, o.WriteTimeout, o.DialTimeout = time.Second, time.Second, time.Second
+	// A dial to a dead server is tried twice, not go-redis's five times:
+	// where a killed container's port swallows the dial instead of
+	// refusing it, five one-second tries would outlast a quick scenario.
+	o.DialerRetries = 2
 	return redisenv.NewUniversalClient(o)
 }
 
