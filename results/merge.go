@@ -239,8 +239,7 @@ func overlapNote(runs []*Result, label func(int) string) string {
 	var from, to time.Time
 	var spans []string
 	for i, r := range runs {
-		f := r.Meta.Start.Add(seconds2d(r.Warmup))
-		t := f.Add(seconds2d(r.Measured))
+		f, t := measuredWindow(r)
 		if i == 0 || f.After(from) {
 			from = f
 		}
@@ -447,8 +446,7 @@ func AcquireHistogram(hs map[string]*hdr.Histogram) *hdr.Histogram {
 func mergedLog(runs []*Result, start time.Time, hs map[string]*hdr.Histogram) ([]byte, error) {
 	var from, to time.Time
 	for i, r := range runs {
-		f := r.Meta.Start.Add(seconds2d(r.Warmup))
-		t := f.Add(seconds2d(r.Measured))
+		f, t := measuredWindow(r)
 		if i == 0 || f.Before(from) {
 			from = f
 		}
@@ -470,6 +468,12 @@ func mergedLog(runs []*Result, start time.Time, hs map[string]*hdr.Histogram) ([
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// measuredWindow is when r measured: from the end of its warmup to its end.
+func measuredWindow(r *Result) (from, to time.Time) {
+	from = r.Meta.Start.Add(seconds2d(r.Warmup))
+	return from, from.Add(seconds2d(r.Measured))
 }
 
 // seconds2d converts a result file's seconds to a duration.

@@ -217,20 +217,7 @@ func TestFairQueuesOfAKilledRun(t *testing.T) {
 	rdb := env.NewClient()
 	defer rdb.Close()
 	ctx := context.Background()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis-url redis://"+env.Addr()+" --profile fair --wait 2s --duration 5m --warmup 0s --out "+t.TempDir(),
-		"TMPDIR="+t.TempDir())
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() && !strings.Contains(sc.Text(), "bench: running fair") {
-	}
+	cmd, _ := startBench(t, "run --redis-url redis://"+env.Addr()+" --profile fair --wait 2s --duration 5m --warmup 0s --out "+t.TempDir(), "bench: running fair")
 	// Wait for the event: waiters queued behind the holder.
 	var queues []string
 	deadline := time.Now().Add(30 * time.Second)
@@ -324,20 +311,7 @@ func TestInterruptWhileRedisStalls(t *testing.T) {
 	node := env.Primary()
 	t.Cleanup(func() { _ = node.Resume(context.Background()) })
 	out := t.TempDir()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis-url redis://"+env.Addr()+" --profile rw90 --duration 5m --warmup 0s --out "+out,
-		"TMPDIR="+t.TempDir())
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() && !strings.Contains(sc.Text(), "bench: running rw90") {
-	}
+	cmd, sc := startBench(t, "run --redis-url redis://"+env.Addr()+" --profile rw90 --duration 5m --warmup 0s --out "+out, "bench: running rw90")
 	go func() {
 		for sc.Scan() {
 		}
@@ -355,7 +329,7 @@ func TestInterruptWhileRedisStalls(t *testing.T) {
 	}
 	sent := time.Now()
 	_ = cmd.Process.Signal(syscall.SIGINT)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	took := time.Since(sent)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != cli.ExitInterrupted {
@@ -369,4 +343,25 @@ func TestInterruptWhileRedisStalls(t *testing.T) {
 		t.Errorf("result: partial %v (%q)", r.Partial, r.PartialReason)
 	}
 	t.Logf("exited %v after the SIGINT; %s", took.Round(time.Millisecond), r.PartialReason)
+}
+
+// startBench runs the real program (this test binary as bench) with args,
+// waits for the stderr line containing ready, and returns the process and
+// the rest of its stderr. The process is killed when t ends.
+func startBench(t *testing.T, args, ready string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), mainArgsEnv+"="+args, "TMPDIR="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), ready) {
+	}
+	return cmd, sc
 }
