@@ -5,9 +5,8 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.Version=$(VERSION)
 TEST_TIMEOUT ?= 12m
-STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@latest
 
-.PHONY: help setup build test bench perf perf-harness gobench sweep sweep-shards chaos chaos-full lint fmt clean
+.PHONY: help setup build test test-short bench perf perf-harness gobench sweep sweep-shards chaos chaos-full lint fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -21,6 +20,9 @@ build: ## build bin/bench and bin/chaos
 test: setup ## run every test with the race detector against real redis-server and real Redis containers
 	@log=$$(mktemp); LOCKBENCH_ENGINE_LOG=$$log $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...; status=$$?; \
 	 sort $$log; rm -f $$log; exit $$status
+
+test-short: setup ## the quick loop: every test but chaos scenarios, clusters and containers (go test -short, race on)
+	$(GO) test -race -short -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 bench: setup ## run the rw90 profile on a local redis-server (about 40 s)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench run --profile rw90
@@ -51,10 +53,10 @@ chaos: setup ## every chaos scenario, scaled down (--quick, about 2 min); report
 chaos-full: setup ## every chaos scenario at full timings (Redisson's 30 s watchdog; about 15 min), as the nightly job runs it
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos run --all --out $(CHAOS_OUT) --junit $(CHAOS_OUT)/junit.xml
 
-lint: ## gofmt, go vet, staticcheck and the package dependency-direction check
+lint: ## gofmt, go vet, staticcheck (the version go.mod pins) and the package dependency-direction check
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
+	$(GO) tool staticcheck ./...
 	@scripts/depcheck.sh
 
 fmt: ## format the code

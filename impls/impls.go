@@ -14,6 +14,9 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
+// Default is the implementation --impl names when left out.
+const Default = "lockimpl"
+
 // Info describes one implementation for --help and reports.
 type Info struct {
 	Name    string
@@ -23,7 +26,7 @@ type Info struct {
 // All lists the implementations, the default first.
 func All() []Info {
 	return []Info{
-		{"lockimpl", "this module's Redisson-compatible locks: watchdog, pub/sub wake-up, reentrant, fair, read-write (default)"},
+		{Default, "this module's Redisson-compatible locks: watchdog, pub/sub wake-up, reentrant, fair, read-write (default)"},
 		{"raw", "lockimpl's Lua scripts by EVALSHA, no client logic: no watchdog, no pub/sub, retry after the returned TTL"},
 		{"redsync", "github.com/go-redsync/redsync/v4, one node, its defaults: 8s expiry, retry every 50-250ms; exclusive only"},
 		{"redislock", "github.com/bsm/redislock, retry every 50-250ms like redsync; exclusive only"},
@@ -39,13 +42,12 @@ func Names() []string {
 	return n
 }
 
-// Lookup returns the implementation called name, or nil for lockimpl,
-// which workloads drives by default (Config.Impl nil). An unknown name is
-// a *workloads.FieldError on --impl.
+// Lookup returns the implementation called name. An unknown name is a
+// *workloads.FieldError on --impl.
 func Lookup(name string) (workloads.Impl, error) {
 	switch name {
 	case "lockimpl":
-		return nil, nil
+		return workloads.Lockimpl{}, nil
 	case "raw":
 		return Raw{}, nil
 	case "redsync":

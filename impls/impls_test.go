@@ -169,8 +169,10 @@ func TestRefusals(t *testing.T) {
 	if _, err := impls.Lookup("zookeeper"); err == nil || !strings.Contains(err.Error(), "redislock") {
 		t.Errorf("Lookup(zookeeper) = %v; want an error listing the implementations", err)
 	}
-	if impl, err := impls.Lookup("lockimpl"); impl != nil || err != nil {
-		t.Errorf("Lookup(lockimpl) = %v, %v; want nil, nil (the default)", impl, err)
+	for _, name := range impls.Names() {
+		if impl, err := impls.Lookup(name); err != nil || impl == nil || impl.Name() != name {
+			t.Errorf("Lookup(%s) = %v, %v; want the implementation of that name", name, impl, err)
+		}
 	}
 }
 
@@ -187,7 +189,7 @@ func TestLockerContract(t *testing.T) {
 	for _, name := range []string{"raw", "redsync", "redislock"} {
 		t.Run(name, func(t *testing.T) {
 			impl := lookup(t, name)
-			c, err := impl.NewClient(rdb, p)
+			c, err := impl.NewClient(bg, rdb, p, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,11 +10,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/protocol"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// Raw sends lockimpl's acquire and unlock scripts (lockimpl.Calls) by
+// Raw sends lockimpl's acquire and unlock scripts (protocol.Calls) by
 // EVALSHA with no client logic: no watchdog, no pub/sub, no hold
 // bookkeeping, no latch cleanup (latches expire). A refused acquire sleeps
 // for the TTL the script replied (capped by the wait) and tries again:
@@ -51,7 +52,7 @@ func (r Raw) Check(p workloads.Profile) (string, error) {
 }
 
 // NewClient returns a raw client on rdb.
-func (Raw) NewClient(rdb redis.UniversalClient, p workloads.Profile) (workloads.ImplClient, error) {
+func (Raw) NewClient(_ context.Context, rdb redis.UniversalClient, p workloads.Profile, _ int) (workloads.ImplClient, error) {
 	lease := p.Lease.Fixed
 	if lease <= 0 {
 		lease = lockimpl.DefaultWatchdogTimeout
@@ -84,22 +85,22 @@ type rawOwner struct {
 func (o *rawOwner) ID() string { return o.id }
 
 func (o *rawOwner) Locker(name string, m results.Mode) workloads.Locker {
-	mode := "reentrant"
+	kind := lockimpl.Reentrant
 	switch m {
 	case results.Read:
-		mode = "read"
+		kind = lockimpl.Read
 	case results.Write:
-		mode = "write"
+		kind = lockimpl.Write
 	}
-	acq, unl, err := lockimpl.Calls(mode, name, o.id, o.c.lease, "")
+	acq, unl, err := protocol.Calls(kind, name, o.id, o.c.lease, "")
 	return &rawLocker{o: o, name: name, acq: acq, unl: unl, err: err}
 }
 
 type rawLocker struct {
 	o        *rawOwner
 	name     string
-	acq, unl lockimpl.ScriptCall
-	err      error // from Calls: a mode or lease Calls refused
+	acq, unl protocol.ScriptCall
+	err      error // from Calls: a kind or lease Calls refused
 }
 
 func (l *rawLocker) Acquire(ctx context.Context, wait, _ time.Duration) (bool, error) {
@@ -141,7 +142,7 @@ func (l *rawLocker) Release(ctx context.Context) error {
 		return l.err
 	}
 	l.o.unlocks++
-	l.unl.Keys[len(l.unl.Keys)-1] = lockimpl.LatchKey(l.name, l.o.id+":"+strconv.FormatInt(l.o.unlocks, 10))
+	l.unl.Keys[len(l.unl.Keys)-1] = protocol.LatchKey(l.name, l.o.id+":"+strconv.FormatInt(l.o.unlocks, 10))
 	err := l.unl.Run(ctx, l.o.c.rdb).Err()
 	switch {
 	case errors.Is(err, redis.Nil):

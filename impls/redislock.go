@@ -33,7 +33,7 @@ func (r Redislock) Check(p workloads.Profile) (string, error) {
 }
 
 // NewClient returns a redislock client on rdb.
-func (Redislock) NewClient(rdb redis.UniversalClient, p workloads.Profile) (workloads.ImplClient, error) {
+func (Redislock) NewClient(_ context.Context, rdb redis.UniversalClient, p workloads.Profile, _ int) (workloads.ImplClient, error) {
 	ttl := p.Lease.Fixed
 	if ttl <= 0 {
 		ttl = RedislockTTL

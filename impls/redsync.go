@@ -38,7 +38,7 @@ func (r Redsync) Check(p workloads.Profile) (string, error) {
 }
 
 // NewClient returns a redsync instance on rdb.
-func (Redsync) NewClient(rdb redis.UniversalClient, p workloads.Profile) (workloads.ImplClient, error) {
+func (Redsync) NewClient(_ context.Context, rdb redis.UniversalClient, p workloads.Profile, _ int) (workloads.ImplClient, error) {
 	c := &redsyncClient{rs: redsync.New(goredis.NewPool(rdb)), ids: newOwnerIDs("redsync")}
 	if p.Lease.Fixed > 0 {
 		c.opts = append(c.opts, redsync.WithExpiry(p.Lease.Fixed))

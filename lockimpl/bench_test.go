@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/protocol"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
 
@@ -24,7 +25,7 @@ func benchClient(b *testing.B) (*lockimpl.Client, redis.UniversalClient) {
 	b.Helper()
 	env := redisenvtest.Start(b)
 	rdb := env.NewClient()
-	c, err := lockimpl.NewClient(rdb, lockimpl.Options{})
+	c, err := lockimpl.NewClient(context.Background(), rdb, lockimpl.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,8 +49,9 @@ func BenchmarkLockUnlock(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		must(b, l.Lock(ctx))
-		must(b, l.Unlock(ctx))
+		h, err := l.Lock(ctx, lockimpl.LockOptions{})
+		must(b, err)
+		must(b, h.Unlock(ctx))
 	}
 }
 
@@ -60,8 +62,9 @@ func BenchmarkLockUnlockLease(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		must(b, l.LockLease(ctx, 30*time.Second))
-		must(b, l.Unlock(ctx))
+		h, err := l.Lock(ctx, lockimpl.LockOptions{Lease: 30 * time.Second})
+		must(b, err)
+		must(b, h.Unlock(ctx))
 	}
 }
 
@@ -80,11 +83,12 @@ func BenchmarkLockUnlockParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		l := c.NewOwner().Lock(<-names)
 		for pb.Next() {
-			if err := l.Lock(ctx); err != nil {
+			h, err := l.Lock(ctx, lockimpl.LockOptions{})
+			if err != nil {
 				b.Error(err)
 				return
 			}
-			if err := l.Unlock(ctx); err != nil {
+			if err := h.Unlock(ctx); err != nil {
 				b.Error(err)
 				return
 			}
@@ -98,14 +102,15 @@ func BenchmarkReentry(b *testing.B) {
 	c, _ := benchClient(b)
 	l := c.NewOwner().Lock("bench")
 	ctx := context.Background()
-	must(b, l.Lock(ctx))
+	h, err := l.Lock(ctx, lockimpl.LockOptions{})
+	must(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
-		must(b, l.Lock(ctx))
-		must(b, l.Unlock(ctx))
+		must(b, h.Reenter(ctx))
+		must(b, h.Unlock(ctx))
 	}
 	b.StopTimer()
-	must(b, l.Unlock(ctx))
+	must(b, h.Unlock(ctx))
 }
 
 // BenchmarkReadLock100Readers is one read acquisition and its unlock while
@@ -115,13 +120,15 @@ func BenchmarkReadLock100Readers(b *testing.B) {
 	c, _ := benchClient(b)
 	ctx := context.Background()
 	for range 100 {
-		must(b, c.NewOwner().ReadWriteLock("bench").ReadLock().Lock(ctx))
+		_, err := c.NewOwner().ReadWriteLock("bench").ReadLock().Lock(ctx, lockimpl.LockOptions{})
+		must(b, err)
 	}
 	l := c.NewOwner().ReadWriteLock("bench").ReadLock()
 	b.ReportAllocs()
 	for b.Loop() {
-		must(b, l.Lock(ctx))
-		must(b, l.Unlock(ctx))
+		h, err := l.Lock(ctx, lockimpl.LockOptions{})
+		must(b, err)
+		must(b, h.Unlock(ctx))
 	}
 }
 
@@ -132,7 +139,7 @@ func BenchmarkReadLock100Readers(b *testing.B) {
 func BenchmarkRawScripts(b *testing.B) {
 	_, rdb := benchClient(b)
 	ctx := context.Background()
-	acq, unl, err := lockimpl.Calls("reentrant", "bench", "raw:1", lockimpl.DefaultWatchdogTimeout, "")
+	acq, unl, err := protocol.Calls(lockimpl.Reentrant, "bench", "raw:1", lockimpl.DefaultWatchdogTimeout, "")
 	must(b, err)
 	// Fresh latch keys made before the clock starts, so allocs/op counts
 	// only what sending costs: a reused latch would replay its answer.
@@ -140,7 +147,7 @@ func BenchmarkRawScripts(b *testing.B) {
 	made := 0 // latch names made so far
 	fill := func() {
 		for j := range latches {
-			latches[j] = lockimpl.LatchKey("bench", fmt.Sprint(made))
+			latches[j] = protocol.LatchKey("bench", fmt.Sprint(made))
 			made++
 		}
 	}

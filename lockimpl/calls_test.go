@@ -8,9 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/protocol"
 )
 
-// TestCallsAreWhatLockSends: the exported calls (the raw baseline's and
+// TestCallsAreWhatLockSends: protocol's calls (the raw baseline's and
 // redis-benchmark's) make the same Redis state as Lock, and lockimpl
 // owners and waiters see them as peers: a hold by Calls excludes a Lock
 // owner, and an unlock by Calls wakes a lockimpl waiter through pub/sub.
@@ -20,7 +21,7 @@ func TestCallsAreWhatLockSends(t *testing.T) {
 	owner := c.NewOwner()
 	const lease = time.Minute // far longer than the test waits: a wake-up is pub/sub, not expiry
 
-	acq, unl, err := lockimpl.Calls("reentrant", "L", owner.ID(), lease, lockimpl.LatchKey("L", "r1"))
+	acq, unl, err := protocol.Calls(lockimpl.Reentrant, "L", owner.ID(), lease, protocol.LatchKey("L", "r1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +36,10 @@ func TestCallsAreWhatLockSends(t *testing.T) {
 
 	waiter := f.client(lockimpl.Options{}).NewOwner()
 	got := make(chan error, 1)
+	held := make(chan *lockimpl.Hold, 1)
 	go func() {
-		ok, err := waiter.Lock("L").TryLock(bg, patience, lease)
-		if err == nil && !ok {
-			err = errors.New("TryLock timed out")
-		}
+		h, err := waiter.Lock("L").TryLock(bg, lockimpl.TryLockOptions{Wait: patience, Lease: lease})
+		held <- h
 		got <- err
 	}()
 	f.waitSubscribed(waiter.Client(), lockimpl.LockChannel("L"), false, 1)
@@ -50,13 +50,11 @@ func TestCallsAreWhatLockSends(t *testing.T) {
 	f.wantHash("L", map[string]string{waiter.ID(): "1"})
 
 	// Not held by owner any more: a fresh latch replies nil.
-	unl.Keys[len(unl.Keys)-1] = lockimpl.LatchKey("L", "r2")
+	unl.Keys[len(unl.Keys)-1] = protocol.LatchKey("L", "r2")
 	if err := unl.Run(bg, f.raw).Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("unlock of a lock not held: %v, want nil reply", err)
 	}
-	if err := waiter.Lock("L").Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, <-held)
 }
 
 // TestCallsReadWrite: write then read by Calls, with the hash and the
@@ -64,11 +62,11 @@ func TestCallsAreWhatLockSends(t *testing.T) {
 func TestCallsReadWrite(t *testing.T) {
 	f := setup(t)
 	const lease = 30 * time.Second
-	wAcq, wUnl, err := lockimpl.Calls("write", "RW", "w:1", lease, lockimpl.LatchKey("RW", "a"))
+	wAcq, wUnl, err := protocol.Calls(lockimpl.Write, "RW", "w:1", lease, protocol.LatchKey("RW", "a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rAcq, rUnl, err := lockimpl.Calls("read", "RW", "r:1", lease, lockimpl.LatchKey("RW", "b"))
+	rAcq, rUnl, err := protocol.Calls(lockimpl.Read, "RW", "r:1", lease, protocol.LatchKey("RW", "b"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +90,10 @@ func TestCallsReadWrite(t *testing.T) {
 	}
 	f.wantAbsent("RW", "{RW}:r:1:rwlock_timeout:1")
 
-	if _, _, err := lockimpl.Calls("fair", "F", "o:1", lease, ""); err == nil {
-		t.Error("Calls accepted mode fair")
+	if _, _, err := protocol.Calls(lockimpl.Fair, "F", "o:1", lease, ""); err == nil {
+		t.Error("Calls accepted the fair kind")
 	}
-	if _, _, err := lockimpl.Calls("reentrant", "F", "o:1", 0, ""); err == nil {
+	if _, _, err := protocol.Calls(lockimpl.Reentrant, "F", "o:1", 0, ""); err == nil {
 		t.Error("Calls accepted a zero lease")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/lockimpl/internal/wire"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,14 +45,19 @@ type Client struct {
 	wg         sync.WaitGroup
 }
 
-// NewClient returns a Client that runs its scripts through rdb.
+// NewClient returns a Client that runs its scripts through rdb. ctx bounds
+// what NewClient asks the server (on a Redis Cluster with PublishAuto,
+// whether it answers sharded pub/sub).
 //
 // Acquire scripts are not idempotent (a re-entry counts twice if it runs
-// twice), so, as Redisson runs them without retries, NewClient gives them a
-// twin of rdb with MaxRetries -1 when rdb is a *redis.Client or
-// *redis.ClusterClient that retries; unlock scripts are made idempotent by
-// the unlock latch and use rdb itself.
-func NewClient(rdb redis.UniversalClient, opts Options) (*Client, error) {
+// twice), so, as Redisson does, they run without retries; unlock scripts
+// are made idempotent by the unlock latch and use rdb itself. When rdb is
+// a *redis.Client or *redis.ClusterClient that retries (go-redis retries 3
+// times by default) and Options.AcquireClient is nil, NewClient opens a
+// second connection pool for acquisitions: rdb's options with MaxRetries
+// -1, closed by Close. Set MaxRetries -1 on rdb to keep one pool, or pass
+// your own no-retry client in Options.AcquireClient.
+func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client, error) {
 	if rdb == nil {
 		return nil, errors.New("lockimpl: NewClient: nil redis client")
 	}
@@ -64,13 +70,12 @@ func NewClient(rdb redis.UniversalClient, opts Options) (*Client, error) {
 		active: map[*hold]struct{}{},
 		closed: make(chan struct{}),
 	}
-	c.base, c.cancelBase = context.WithCancel(context.Background())
 	if c.id == "" {
 		c.id = newUUID()
 	}
 	switch r := rdb.(type) {
 	case *redis.Client:
-		if o := *r.Options(); o.MaxRetries >= 0 {
+		if o := *r.Options(); o.MaxRetries >= 0 && opts.AcquireClient == nil {
 			o.MaxRetries = -1
 			// The twin registers its own push handlers: sharing the
 			// original's processor makes go-redis refuse to re-register.
@@ -78,13 +83,16 @@ func NewClient(rdb redis.UniversalClient, opts Options) (*Client, error) {
 			c.own = redis.NewClient(&o)
 		}
 	case *redis.ClusterClient:
-		if o := *r.Options(); o.MaxRetries >= 0 {
+		if o := *r.Options(); o.MaxRetries >= 0 && opts.AcquireClient == nil {
 			o.MaxRetries = -1
 			o.PushNotificationProcessor = nil
 			c.own = redis.NewClusterClient(&o)
 		}
 	}
-	if c.own != nil {
+	switch {
+	case opts.AcquireClient != nil:
+		c.acq = opts.AcquireClient
+	case c.own != nil:
 		c.acq = c.own
 	}
 
@@ -92,12 +100,13 @@ func NewClient(rdb redis.UniversalClient, opts Options) (*Client, error) {
 	case PublishSharded:
 		c.sharded = true
 	case PublishAuto:
-		c.sharded = detectSharded(rdb)
+		c.sharded = detectSharded(ctx, rdb)
 	}
 	c.publish = "PUBLISH"
 	if c.sharded {
 		c.publish = "SPUBLISH"
 	}
+	c.base, c.cancelBase = context.WithCancel(context.Background())
 	c.subs = newSubscriber(c)
 	c.wd = newWatchdog(c)
 	c.latches = newJanitor(c)
@@ -127,21 +136,18 @@ func (c *Client) topologyHint(err error) {
 
 // detectSharded reports whether rdb is a Redis Cluster that answers the
 // sharded pub/sub commands (Redis 7+), as Redisson's shardedSubscriptionMode AUTO.
-func detectSharded(rdb redis.UniversalClient) bool {
+func detectSharded(ctx context.Context, rdb redis.UniversalClient) bool {
 	cc, ok := rdb.(*redis.ClusterClient)
 	if !ok {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return cc.PubSubShardNumSub(ctx, "lockimpl-probe").Err() == nil
 }
 
 // ID is the client UUID, the first part of every owner id.
 func (c *Client) ID() string { return c.id }
-
-// PublishCommand is "PUBLISH" or "SPUBLISH": what unlocks send.
-func (c *Client) PublishCommand() string { return c.publish }
 
 // NewOwner returns a new owner, the unit of reentrancy (Redisson's thread).
 // Owner ids are "<client id>:<n>" with n counting from 1.
@@ -203,14 +209,16 @@ func newRequestID() string {
 }
 
 // Owner is the unit of reentrancy, Redisson's thread: its id is the hash
-// field its holds are counted under. Use an owner from one goroutine at a
-// time, as a Java thread would; different owners run concurrently.
+// field its holds are counted under. Give each goroutine its own owner, as
+// each Java thread is its own: an owner refuses a second acquisition of a
+// lock it holds (ErrHeld), and re-entry goes through the Hold.
 type Owner struct {
 	c  *Client
 	id string
 
-	mu    sync.Mutex
-	holds map[holdKey]*hold
+	mu        sync.Mutex
+	holds     map[holdKey]*hold
+	acquiring map[holdKey]bool
 }
 
 // ID is "<client id>:<n>", the hash field Redisson would write for a thread.
@@ -221,13 +229,13 @@ func (o *Owner) Client() *Client { return o.c }
 
 // Lock returns the owner's reentrant lock (RLock) named name.
 func (o *Owner) Lock(name string) *Lock {
-	return &Lock{owner: o, kind: kindReentrant, name: name, field: o.id, channel: lockChannel(name)}
+	return &Lock{owner: o, kind: Reentrant, name: name, field: o.id, channel: wire.LockChannel(name)}
 }
 
 // FairLock returns the owner's fair lock (RFairLock) named name: waiters
 // acquire in the order they queued, across clients.
 func (o *Owner) FairLock(name string) *Lock {
-	return &Lock{owner: o, kind: kindFair, name: name, field: o.id, channel: lockChannel(name) + ":" + o.id}
+	return &Lock{owner: o, kind: Fair, name: name, field: o.id, channel: wire.LockChannel(name) + ":" + o.id}
 }
 
 // ReadWriteLock returns the owner's read-write lock (RReadWriteLock) named name.
@@ -243,17 +251,48 @@ type ReadWriteLock struct {
 
 // ReadLock is shared with other readers, and with this owner's own write hold.
 func (rw *ReadWriteLock) ReadLock() *Lock {
-	return &Lock{owner: rw.owner, kind: kindRead, name: rw.name, field: rw.owner.id, channel: rwlockChannel(rw.name)}
+	return &Lock{owner: rw.owner, kind: Read, name: rw.name, field: rw.owner.id, channel: wire.RWLockChannel(rw.name)}
 }
 
 // WriteLock excludes every other owner, readers and writers.
 func (rw *ReadWriteLock) WriteLock() *Lock {
-	return &Lock{owner: rw.owner, kind: kindWrite, name: rw.name, field: rw.owner.id + ":write", channel: rwlockChannel(rw.name)}
+	return &Lock{owner: rw.owner, kind: Write, name: rw.name, field: rw.owner.id + ":write", channel: wire.RWLockChannel(rw.name)}
 }
 
 type holdKey struct {
-	kind kind
+	kind Kind
 	name string
+}
+
+// claim marks an acquisition of k in flight, refusing one when the owner
+// already holds k or is acquiring it: two goroutines sharing an owner
+// would otherwise re-enter each other's hold and never exclude each other.
+func (o *Owner) claim(k holdKey) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if h := o.holds[k]; o.acquiring[k] || (h != nil && !h.isDone()) {
+		return ErrHeld
+	}
+	if o.acquiring == nil {
+		o.acquiring = map[holdKey]bool{}
+	}
+	o.acquiring[k] = true
+	return nil
+}
+
+// unclaim ends the acquisition claim marked.
+func (o *Owner) unclaim(k holdKey) {
+	o.mu.Lock()
+	delete(o.acquiring, k)
+	o.mu.Unlock()
+}
+
+// current reports whether h is still the owner's hold of its key (not
+// released, nor replaced by a newer acquisition after it was lost).
+func (o *Owner) current(h *hold) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.holds[h.key] == h
 }
 
 // hold returns the owner's live hold of (kind, name), or nil.
@@ -295,10 +334,6 @@ func (o *Owner) drop(h *hold) {
 	delete(o.c.active, h)
 	o.c.mu.Unlock()
 }
-
-// neverLost is returned by Lost when no hold exists: never closed, since
-// nothing is held that could be lost.
-var neverLost = make(chan struct{})
 
 // String names the lock for errors: kind, name and owner.
 func (l *Lock) String() string {

@@ -43,28 +43,21 @@ func nameOn(t *testing.T, s redisenv.Shard, prefix string) string {
 // long before the holder's TTL could have run out.
 func handoff(t *testing.T, f *fixture, holder, waiter *lockimpl.Lock, sharded bool) {
 	t.Helper()
-	if err := holder.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 1)
-	go func() { got <- waiter.Lock(bg) }()
+	held := lock(t, holder)
+	got := lockAsync(waiter)
 	f.waitSubscribed(waiter.Owner().Client(), channelOf(waiter), sharded, 1)
 	start := time.Now()
-	if err := holder.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
-	recvOK(t, got, lockimpl.DefaultWatchdogTimeout/3, "waiter woken by the unlock message")
+	unlock(t, held)
+	recvOK(t, got.err, lockimpl.DefaultWatchdogTimeout/3, "waiter woken by the unlock message")
 	if d := time.Since(start); d > lockimpl.DefaultWatchdogTimeout/3 {
 		t.Errorf("handoff took %v", d)
 	}
-	if err := waiter.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, got.h)
 }
 
 func channelOf(l *lockimpl.Lock) string {
 	switch l.Kind() {
-	case "read", "write":
+	case lockimpl.Read, lockimpl.Write:
 		return lockimpl.RWLockChannel(l.Name())
 	}
 	return lockimpl.LockChannel(l.Name())
@@ -88,42 +81,28 @@ func TestClusterLockKinds(t *testing.T) {
 	t.Run("reentrant", func(t *testing.T) {
 		name := nameOn(t, shards[0], "re")
 		l := a.NewOwner().Lock(name)
-		for range 2 {
-			if err := l.Lock(bg); err != nil {
-				t.Fatal(err)
-			}
-		}
+		h := lock(t, l)
+		reenter(t, h)
 		f.wantHash(name, map[string]string{l.Owner().ID(): "2"})
-		for range 2 {
-			if err := l.Unlock(bg); err != nil {
-				t.Fatal(err)
-			}
-		}
+		unlock(t, h)
+		unlock(t, h)
 		f.wantAbsent(name)
 		handoff(t, f, a.NewOwner().Lock(name), b.NewOwner().Lock(name), true)
 	})
 
 	t.Run("fair", func(t *testing.T) {
 		name := nameOn(t, shards[1], "fair")
-		holder := a.NewOwner().FairLock(name)
-		if err := holder.Lock(bg); err != nil {
-			t.Fatal(err)
-		}
+		holder := lock(t, a.NewOwner().FairLock(name))
 		w := b.NewOwner().FairLock(name)
-		got := make(chan error, 1)
-		go func() { got <- w.Lock(bg) }()
+		got := lockAsync(w)
 		queue := "redisson_lock_queue:{" + name + "}"
 		eventually(t, "the waiter queued", func() bool { return len(f.list(queue)) == 1 })
 		if q := f.list(queue); q[0] != w.Owner().ID() {
 			t.Fatalf("queue %v, want the waiter %s", q, w.Owner().ID())
 		}
-		if err := holder.Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
-		recvOK(t, got, lockimpl.DefaultWatchdogTimeout/3, "fair waiter woken")
-		if err := w.Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
+		unlock(t, holder)
+		recvOK(t, got.err, lockimpl.DefaultWatchdogTimeout/3, "fair waiter woken")
+		unlock(t, got.h)
 		f.wantAbsent(name, queue, "redisson_lock_timeout:{"+name+"}")
 	})
 
@@ -131,11 +110,7 @@ func TestClusterLockKinds(t *testing.T) {
 		name := nameOn(t, shards[2], "rw")
 		r1 := a.NewOwner().ReadWriteLock(name).ReadLock()
 		r2 := b.NewOwner().ReadWriteLock(name).ReadLock()
-		for _, r := range []*lockimpl.Lock{r1, r2} {
-			if err := r.Lock(bg); err != nil {
-				t.Fatal(err)
-			}
-		}
+		h1, h2 := lock(t, r1), lock(t, r2)
 		if got := f.hash(name)["mode"]; got != "read" {
 			t.Fatalf("mode %q with two readers, want read", got)
 		}
@@ -145,11 +120,8 @@ func TestClusterLockKinds(t *testing.T) {
 				t.Errorf("key %s is in slot %d, the lock in %d", k, redisenv.KeySlot(k), redisenv.KeySlot(name))
 			}
 		}
-		for _, r := range []*lockimpl.Lock{r1, r2} {
-			if err := r.Unlock(bg); err != nil {
-				t.Fatal(err)
-			}
-		}
+		unlock(t, h1)
+		unlock(t, h2)
 		f.wantAbsent(name)
 		handoff(t, f, a.NewOwner().ReadWriteLock(name).WriteLock(), b.NewOwner().ReadWriteLock(name).ReadLock(), true)
 	})
@@ -158,20 +130,8 @@ func TestClusterLockKinds(t *testing.T) {
 		// A name with braces keeps its own hash tag (Redisson's rule): all
 		// its keys hash to the tag's slot, whatever surrounds it.
 		name := "orders{" + nameOn(t, shards[0], "tag") + "}:42"
-		l := a.NewOwner().FairLock(name)
-		if err := l.Lock(bg); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
-		rw := a.NewOwner().ReadWriteLock(name).ReadLock()
-		if err := rw.Lock(bg); err != nil {
-			t.Fatal(err)
-		}
-		if err := rw.Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
+		unlock(t, lock(t, a.NewOwner().FairLock(name)))
+		unlock(t, lock(t, a.NewOwner().ReadWriteLock(name).ReadLock()))
 		if got := lockimpl.LockChannel(name); got != "redisson_lock__channel:"+name {
 			t.Errorf("channel of a braced name is %s", got)
 		}
@@ -187,12 +147,8 @@ func TestClusterPlainPubSub(t *testing.T) {
 	if a.PublishCommand() != "PUBLISH" {
 		t.Fatalf("publish command %s, want PUBLISH", a.PublishCommand())
 	}
-	holder, waiter := a.NewOwner().Lock("plain"), b.NewOwner().Lock("plain")
-	if err := holder.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 1)
-	go func() { got <- waiter.Lock(bg) }()
+	holder := lock(t, a.NewOwner().Lock("plain"))
+	got := lockAsync(b.NewOwner().Lock("plain"))
 	eventually(t, "the waiter subscribed", func() bool { return b.SubscriptionRefs(lockimpl.LockChannel("plain")) == 1 })
 	// Plain subscriptions are per node; wait until some node counts it.
 	eventually(t, "a node counts the subscription", func() bool {
@@ -206,11 +162,9 @@ func TestClusterPlainPubSub(t *testing.T) {
 		})
 		return found
 	})
-	if err := holder.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
-	recvOK(t, got, lockimpl.DefaultWatchdogTimeout/3, "waiter woken by a PUBLISH from another node")
-	_ = waiter.Unlock(bg)
+	unlock(t, holder)
+	recvOK(t, got.err, lockimpl.DefaultWatchdogTimeout/3, "waiter woken by a PUBLISH from another node")
+	unlock(t, got.h)
 }
 
 // replicated waits until the replica at addr has key (READONLY lets a
@@ -229,11 +183,11 @@ func replicated(t *testing.T, addr, key string) {
 // unlockThrough retries an unlock while the cluster settles after a
 // failover: the outcome of an unlock that failed in flight is unknown, and
 // the latch makes a second one safe.
-func unlockThrough(t *testing.T, l *lockimpl.Lock) {
+func unlockThrough(t *testing.T, h *lockimpl.Hold) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
 	for {
-		err := l.Unlock(bg)
+		err := h.Unlock(bg)
 		if err == nil || errors.Is(err, lockimpl.ErrNotHeld) {
 			return
 		}
@@ -256,18 +210,17 @@ func TestClusterWaiterWokenAfterFailover(t *testing.T) {
 	}
 	sh := shards[1]
 	name := nameOn(t, sh, "fo")
-	holder := f.client(lockimpl.Options{}).NewOwner().Lock(name)
+	holder := lock(t, f.client(lockimpl.Options{}).NewOwner().Lock(name))
 	wc := f.client(lockimpl.Options{})
 	waiter := wc.NewOwner().Lock(name)
-	if err := holder.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
 	replicated(t, sh.Replicas[0].Addr(), name)
 	var acquiredAt atomic.Int64
 	got := make(chan error, 1)
+	waiterHold := make(chan *lockimpl.Hold, 1)
 	go func() {
-		err := waiter.Lock(bg)
+		h, err := waiter.Lock(bg, lockimpl.LockOptions{})
 		acquiredAt.Store(time.Now().UnixNano())
+		waiterHold <- h
 		got <- err
 	}()
 	f.waitSubscribed(wc, lockimpl.LockChannel(name), true, 1)
@@ -297,7 +250,7 @@ func TestClusterWaiterWokenAfterFailover(t *testing.T) {
 		t.Fatalf("waiter acquired %v before the unlock", unlocked.Sub(at))
 	}
 	t.Logf("waiter acquired %v after the unlock on the promoted replica", time.Since(unlocked))
-	unlockThrough(t, waiter)
+	unlockThrough(t, <-waiterHold)
 }
 
 // TestClusterWaiterFollowsSlotMigration: the slot of a held, contended
@@ -311,14 +264,9 @@ func TestClusterWaiterFollowsSlotMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := nameOn(t, shards[0], "mig")
-	holder := f.client(lockimpl.Options{}).NewOwner().Lock(name)
+	holder := lock(t, f.client(lockimpl.Options{}).NewOwner().Lock(name))
 	wc := f.client(lockimpl.Options{})
-	waiter := wc.NewOwner().Lock(name)
-	if err := holder.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 1)
-	go func() { got <- waiter.Lock(bg) }()
+	waiter := lockAsync(wc.NewOwner().Lock(name))
 	f.waitSubscribed(wc, lockimpl.LockChannel(name), true, 1)
 
 	if _, err := f.env.MigrateSlot(bg, redisenv.KeySlot(name), shards[2].Primary, redisenv.MigrateOptions{Hold: 200 * time.Millisecond}); err != nil {
@@ -334,17 +282,13 @@ func TestClusterWaiterFollowsSlotMigration(t *testing.T) {
 		t.Fatalf("the lock did not move with its slot: EXISTS %s at the target = %d, %v", name, n, err)
 	}
 	select {
-	case err := <-got:
+	case err := <-waiter.err:
 		t.Fatalf("waiter acquired while the lock was held: %v", err)
 	default:
 	}
-	if err := holder.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
-	recvOK(t, got, lockimpl.DefaultWatchdogTimeout/3, "waiter woken after the slot moved")
-	if err := waiter.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, holder)
+	recvOK(t, waiter.err, lockimpl.DefaultWatchdogTimeout/3, "waiter woken after the slot moved")
+	unlock(t, waiter.h)
 }
 
 // TestClusterClientRereadsSlotMapAfterFailover: go-redis rereads its slot
@@ -365,7 +309,7 @@ func TestClusterClientRereadsSlotMapAfterFailover(t *testing.T) {
 	// A plain go-redis cluster client: the default one-minute reload.
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, Protocol: 2})
 	defer rdb.Close()
-	c, err := lockimpl.NewClient(rdb, lockimpl.Options{})
+	c, err := lockimpl.NewClient(bg, rdb, lockimpl.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,12 +317,7 @@ func TestClusterClientRereadsSlotMapAfterFailover(t *testing.T) {
 	sh := shards[0]
 	name := nameOn(t, sh, "reload")
 	l := c.NewOwner().Lock(name)
-	if err := l.Lock(bg); err != nil { // the client now knows the slot map
-		t.Fatal(err)
-	}
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, lock(t, l)) // the client now knows the slot map
 	if err := sh.Primary.Kill(bg); err != nil {
 		t.Fatal(err)
 	}
@@ -386,12 +325,11 @@ func TestClusterClientRereadsSlotMapAfterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
+	var h *lockimpl.Hold
 	eventually(t, "an acquisition on the promoted replica", func() bool {
-		ok, err := l.TryLock(bg, 0, 0)
-		return err == nil && ok
+		h, _ = tryOnce(l)
+		return h != nil
 	})
 	t.Logf("first acquisition after the failover took %v", time.Since(start))
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, h)
 }

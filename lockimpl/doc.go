@@ -7,9 +7,16 @@
 // module.
 //
 // A Client is a RedissonClient: one per process, with a UUID. An Owner is a
-// Redisson thread, the unit of reentrancy, with id "<client UUID>:<n>".
-// Owners get locks: Lock (RLock), FairLock (RFairLock) and ReadWriteLock
-// (RReadWriteLock, whose ReadLock and WriteLock are Locks).
+// Redisson thread, the unit of reentrancy, with id "<client UUID>:<n>":
+// give each goroutine its own. Owners get locks: Lock (RLock), FairLock
+// (RFairLock) and ReadWriteLock (RReadWriteLock, whose ReadLock and
+// WriteLock are Locks); Lock.Kind says which. Lock.Lock and Lock.TryLock
+// return a Hold, the one handle that re-enters (Hold.Reenter), unlocks
+// (Hold.Unlock) and says the hold was lost (Hold.Lost). An owner asking
+// again for a lock it holds or is acquiring gets ErrHeld, so two
+// goroutines that share an owner are told, instead of silently re-entering
+// each other's hold. Package lockimpl/protocol exports the bare script
+// calls for tools that measure the scripts without this client.
 //
 // Like Redisson's, a fair lock's queue and its waiters' deadlines have no
 // TTL: a dead waiter leaves only when the next acquisition of the same name
@@ -28,11 +35,11 @@
 //	redisson_rwlock:{L}                 read unlock publishes "0", write unlock "1" (wakes all)
 //	redisson_unlock_latch:{L}:<req>     per-unlock latch: a re-sent unlock gets the first answer
 //
-// Locks taken without a lease (Lock, or TryLock with lease <= 0) get
-// Options.WatchdogTimeout as TTL, and the client's watchdog renews them every
-// third of it while the owner holds them; read locks renew only this owner's
-// own timeout keys. Fixed leases (LockLease, TryLock with lease > 0) are
-// never renewed. Waiting uses pub/sub, one subscription per channel per
+// Locks taken without a lease (LockOptions.Lease or TryLockOptions.Lease
+// zero) get Options.WatchdogTimeout as TTL, and the client's watchdog
+// renews them every third of it while the owner holds them; read locks
+// renew only this owner's own timeout keys. Fixed leases are never
+// renewed; a re-entry keeps the lease its hold was taken with. Waiting uses pub/sub, one subscription per channel per
 // client shared by its waiting owners, and each wait is bounded by the TTL
 // the acquire script replied, so a lost message costs at most one TTL.
 //
@@ -50,8 +57,9 @@
 // # Lost holds
 //
 // Beyond Redisson, which renews silently and lets a holder believe it still
-// holds a lock that expired, Lock.Lost returns a channel that closes when
-// the hold is known lost. Every hold has a deadline on the monotonic clock:
+// holds a lock that expired, Hold.Lost returns a channel that closes when
+// the hold is known lost. Each hold has its own channel, so one kept from
+// an earlier hold never speaks for a later one. Every hold has a deadline on the monotonic clock:
 // the send time of the last request that set its TTL (acquisition,
 // re-entry, partial unlock, watchdog renewal) plus that TTL. Since Redis
 // starts a TTL on receipt, never before the send, the real expiry is never

@@ -10,6 +10,16 @@ var (
 	// ErrNotHeld is returned by Unlock when the owner does not hold the lock
 	// (never acquired, already released, or lost: expired or force-unlocked).
 	ErrNotHeld = errors.New("lockimpl: lock not held by this owner")
+	// ErrNotAcquired is returned by TryLock when its wait passed with the
+	// lock held by others.
+	ErrNotAcquired = errors.New("lockimpl: lock not acquired within the wait")
+	// ErrHeld is returned by Lock and TryLock when the owner already holds
+	// the lock, or another goroutine is acquiring it for the same owner: an
+	// owner is one goroutine's identity (Redisson's thread). Re-enter
+	// through the Hold, or give each goroutine its own Owner.
+	ErrHeld = errors.New("lockimpl: this owner already holds or is acquiring the lock (re-enter through its Hold, or give each goroutine its own Owner)")
+	// ErrInvalidOptions is returned for options out of range.
+	ErrInvalidOptions = errors.New("lockimpl: invalid options")
 	// ErrClosed is returned by operations on a closed Client.
 	ErrClosed = errors.New("lockimpl: client closed")
 	// ErrUpgrade is returned when an owner holding a read lock asks for the

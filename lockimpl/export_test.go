@@ -1,5 +1,7 @@
 package lockimpl
 
+import "github.com/lockbench/lockbench/lockimpl/internal/wire"
+
 // Internals the black-box tests observe.
 
 // WatchdogLen is how many holds the watchdog renews.
@@ -19,29 +21,30 @@ func (c *Client) SubscriptionRefs(channel string) int {
 	return 0
 }
 
+// PublishCommand is "PUBLISH" or "SPUBLISH": what unlocks send.
+func (c *Client) PublishCommand() string { return c.publish }
+
 // ReentrantUnlockScript lets a test re-send an unlock with the same latch.
-var ReentrantUnlockScript = reentrantUnlock
+var ReentrantUnlockScript = wire.ReentrantUnlock
 
 // Names exposes the key and channel naming.
 var (
-	LockChannel       = lockChannel
-	RWLockChannel     = rwlockChannel
-	FairQueueKey      = fairQueueKey
-	FairTimeoutKey    = fairTimeoutKey
-	ReadTimeoutPrefix = readTimeoutPrefix
-	UnlockLatchKey    = unlockLatchKey
+	LockChannel       = wire.LockChannel
+	RWLockChannel     = wire.RWLockChannel
+	FairQueueKey      = wire.FairQueueKey
+	FairTimeoutKey    = wire.FairTimeoutKey
+	ReadTimeoutPrefix = wire.ReadTimeoutPrefix
+	UnlockLatchKey    = wire.UnlockLatchKey
 )
 
 // LeaveQueue takes the owner out of a fair lock's queue, as a waiter that
 // gives up does.
 func (l *Lock) LeaveQueue() { l.leaveQueue(l.owner.c.opts.FairWaitTimeout) }
 
-// FreezeDeadlineTimer stops the deadline timer of the owner's hold of l,
-// as if the process had been frozen while its deadline passed.
-func (l *Lock) FreezeDeadlineTimer() {
-	if h := l.owner.hold(holdKey{l.kind, l.name}); h != nil {
-		h.mu.Lock()
-		h.timer.Stop()
-		h.mu.Unlock()
-	}
+// FreezeDeadlineTimer stops the deadline timer of the hold, as if the
+// process had been frozen while its deadline passed.
+func (hd *Hold) FreezeDeadlineTimer() {
+	hd.h.mu.Lock()
+	hd.h.timer.Stop()
+	hd.h.mu.Unlock()
 }

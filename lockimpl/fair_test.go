@@ -1,6 +1,7 @@
 package lockimpl_test
 
 import (
+	"errors"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -31,9 +32,7 @@ func TestFairQueueSeed(t *testing.T) {
 	queue, deadlines := lockimpl.FairQueueKey("myLock"), lockimpl.FairTimeoutKey("myLock")
 
 	// F1: A takes the free lock; no queue is created.
-	if err := a.FairLock("myLock").Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	aHold := lock(t, a.FairLock("myLock"))
 	f.wantHash("myLock", map[string]string{a.ID(): "1"})
 	f.wantAbsent(queue, deadlines)
 
@@ -42,13 +41,13 @@ func TestFairQueueSeed(t *testing.T) {
 	errs := make(chan error, 2)
 	start := func(o *lockimpl.Owner) {
 		go func() {
-			l := o.FairLock("myLock")
-			if err := l.Lock(bg); err != nil {
+			h, err := o.FairLock("myLock").Lock(bg, lockimpl.LockOptions{})
+			if err != nil {
 				errs <- err
 				return
 			}
 			acquired <- o.ID()
-			if err := l.Unlock(bg); err != nil {
+			if err := h.Unlock(bg); err != nil {
 				errs <- err
 			}
 		}()
@@ -75,9 +74,7 @@ func TestFairQueueSeed(t *testing.T) {
 
 	// A's unlock notifies only the head (B); B's only C; C's nobody.
 	rec := f.record(true, lockimpl.LockChannel("myLock")+":*")
-	if err := a.FairLock("myLock").Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, aHold)
 	var order []string
 	for range 2 {
 		select {
@@ -115,11 +112,11 @@ func TestFairHeadTakesMovesOthersEarlier(t *testing.T) {
 	f.raw.ZAdd(bg, deadlines, zm(head.ID(), now+100_000), zm(next.ID(), now+400_000))
 
 	// The second in line cannot jump the queue although the lock is free.
-	if ok, _ := next.FairLock("L").TryLock(bg, 0, 0); ok {
+	if h, _ := tryOnce(next.FairLock("L")); h != nil {
 		t.Fatal("the second waiter took the lock ahead of the head")
 	}
-	if ok, err := head.FairLock("L").TryLock(bg, 0, 0); !ok || err != nil {
-		t.Fatalf("head TryLock = %v, %v", ok, err)
+	if h, err := tryOnce(head.FairLock("L")); h == nil || err != nil {
+		t.Fatalf("head TryLock = %v, %v", h, err)
 	}
 	f.wantHash("L", map[string]string{head.ID(): "1"})
 	if got := f.list(queue); !slices.Equal(got, []string{next.ID()}) {
@@ -145,7 +142,7 @@ func TestFairStaleWaiterPurged(t *testing.T) {
 	f.raw.ZAdd(bg, deadlines, zm("dead:1", now-1), zm("dead:2", now+50_000))
 
 	// dead:1 is purged, dead:2 is not yet due: o still waits behind it.
-	if ok, _ := o.FairLock("L").TryLock(bg, 0, 0); ok {
+	if h, _ := tryOnce(o.FairLock("L")); h != nil {
 		t.Fatal("acquired past a waiter that is not yet due")
 	}
 	if got := f.list(queue); !slices.Equal(got, []string{"dead:2"}) {
@@ -153,8 +150,8 @@ func TestFairStaleWaiterPurged(t *testing.T) {
 	}
 	// Once the client clock passes dead:2's deadline, it goes too.
 	clk.ms.Store(now + 50_000)
-	if ok, err := o.FairLock("L").TryLock(bg, 0, 0); !ok || err != nil {
-		t.Fatalf("TryLock after the deadline = %v, %v", ok, err)
+	if h, err := tryOnce(o.FairLock("L")); h == nil || err != nil {
+		t.Fatalf("TryLock after the deadline = %v, %v", h, err)
 	}
 	f.wantAbsent(queue, deadlines)
 }
@@ -165,17 +162,15 @@ func TestFairTryLockTimeoutLeavesQueue(t *testing.T) {
 	f := setup(t)
 	cl := f.client(lockimpl.Options{})
 	holder, quitter := cl.NewOwner(), cl.NewOwner()
-	if err := holder.FairLock("L").Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, holder.FairLock("L"))
 	queue, deadlines := lockimpl.FairQueueKey("L"), lockimpl.FairTimeoutKey("L")
 	// The quitter is queued with another waiter behind it.
 	f.raw.RPush(bg, queue, quitter.ID(), "behind:1")
 	f.raw.ZAdd(bg, deadlines, zm(quitter.ID(), 8_000_000_000_000), zm("behind:1", 9_000_000_000_000))
 
 	wait := 200 * time.Millisecond
-	if ok, err := quitter.FairLock("L").TryLock(bg, wait, 0); ok || err != nil {
-		t.Fatalf("TryLock = %v, %v; want false", ok, err)
+	if h, err := quitter.FairLock("L").TryLock(bg, lockimpl.TryLockOptions{Wait: wait}); h != nil || !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Fatalf("TryLock = %v, %v; want ErrNotAcquired", h, err)
 	}
 	if got := f.list(queue); !slices.Equal(got, []string{"behind:1"}) {
 		t.Errorf("queue after giving up = %v, want [behind:1]", got)
@@ -201,12 +196,11 @@ func TestFairLeaveNotifiesNewHead(t *testing.T) {
 	f.raw.RPush(bg, queue, leaver.ID())
 	f.raw.ZAdd(bg, deadlines, zm(leaver.ID(), far))
 
-	got := make(chan error, 1)
-	go func() { got <- next.FairLock("L").Lock(bg) }()
+	got := lockAsync(next.FairLock("L"))
 	eventually(t, "next queued behind the leaver", func() bool { return len(f.list(queue)) == 2 })
 	f.waitSubscribed(c, lockimpl.LockChannel("L")+":"+next.ID(), false, 1)
 	leaver.FairLock("L").LeaveQueue()
-	recvOK(t, got, patience, "the new head to be told its turn came")
+	recvOK(t, got.err, patience, "the new head to be told its turn came")
 	f.wantHash("L", map[string]string{next.ID(): "1"})
 }
 

@@ -2,8 +2,10 @@ package lockimpl_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -18,7 +20,15 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	stopExamples()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // patience bounds every wait on an event: generous, since it is a deadline,
@@ -47,7 +57,7 @@ func setup(t *testing.T, cfg ...redisenv.Config) *fixture {
 func (f *fixture) client(opts lockimpl.Options) *lockimpl.Client {
 	f.t.Helper()
 	rdb := f.env.NewClient()
-	c, err := lockimpl.NewClient(rdb, opts)
+	c, err := lockimpl.NewClient(bg, rdb, opts)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -56,6 +66,69 @@ func (f *fixture) client(opts lockimpl.Options) *lockimpl.Client {
 		rdb.Close()
 	})
 	return c
+}
+
+// lock takes l, waiting, with opts (none: a watchdog lease); it fails t
+// on error.
+func lock(t testing.TB, l *lockimpl.Lock, opts ...lockimpl.LockOptions) *lockimpl.Hold {
+	t.Helper()
+	var o lockimpl.LockOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	h, err := l.Lock(bg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// unlock gives back one acquisition of h; it fails t on error.
+func unlock(t testing.TB, h *lockimpl.Hold) {
+	t.Helper()
+	if err := h.Unlock(bg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reenter re-enters h; it fails t on error.
+func reenter(t testing.TB, h *lockimpl.Hold) {
+	t.Helper()
+	if err := h.Reenter(bg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// async is an acquisition running in the background: err delivers its
+// outcome, after which h is the hold (nil on error).
+type async struct {
+	err chan error
+	h   *lockimpl.Hold
+}
+
+// lockAsync starts taking l (watchdog lease) in a new goroutine.
+func lockAsync(l *lockimpl.Lock) *async {
+	a := &async{err: make(chan error, 1)}
+	go func() {
+		h, err := l.Lock(bg, lockimpl.LockOptions{})
+		a.h = h
+		a.err <- err
+	}()
+	return a
+}
+
+// tryOnce makes one attempt at l with opts.Lease: the hold, or nil when
+// others hold it.
+func tryOnce(l *lockimpl.Lock, opts ...lockimpl.TryLockOptions) (*lockimpl.Hold, error) {
+	var o lockimpl.TryLockOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	h, err := l.TryLock(bg, o)
+	if errors.Is(err, lockimpl.ErrNotAcquired) {
+		return nil, nil
+	}
+	return h, err
 }
 
 func (f *fixture) hash(key string) map[string]string {

@@ -1,9 +1,84 @@
 package lockimpl
 
 import (
+	"context"
 	"sync"
 	"time"
 )
+
+// Hold is one owner's hold of a lock, returned by the acquisition that
+// took it. It lasts until the Unlock that gives back its last acquisition,
+// or until it is lost; re-entries go through it (Reenter), so an owner
+// cannot re-enter by accident. A Hold belongs to the goroutine that
+// acquired it, as a Redisson lock belongs to a thread.
+type Hold struct {
+	lock *Lock
+	h    *hold
+}
+
+// Lock is the lock this hold is of.
+func (hd *Hold) Lock() *Lock { return hd.lock }
+
+// Lost returns a channel closed when this hold is known lost (see the
+// package doc for the rule): the holder must stop its critical section.
+// It stays open after a clean Unlock. Each hold has its own channel: a
+// later acquisition returns a new Hold with a new one.
+func (hd *Hold) Lost() <-chan struct{} {
+	// A process that was frozen (GC pause, SIGSTOP, VM pause) checks here
+	// before its deadline timer had a chance to run: the deadline itself
+	// decides, so the answer is never stale.
+	hd.h.loseIfDue()
+	return hd.h.lost
+}
+
+// Count is how many acquisitions of this hold (the first and re-entries)
+// have not been unlocked yet: 0 once it is released or lost.
+func (hd *Hold) Count() int {
+	hd.h.mu.Lock()
+	defer hd.h.mu.Unlock()
+	if hd.h.done {
+		return 0
+	}
+	return hd.h.count
+}
+
+// Reenter acquires the lock once more for the same owner, as a second
+// lock() in the same Redisson thread does, with the lease the hold was
+// taken with; each Reenter needs its own Unlock. It never waits: the
+// owner already holds the lock. It returns ErrNotHeld when the hold has
+// ended (released or lost).
+func (hd *Hold) Reenter(ctx context.Context) error {
+	l, h := hd.lock, hd.h
+	if !l.owner.current(h) || h.isDone() {
+		return l.fail(ctx, "re-enter", ErrNotHeld)
+	}
+	h.mu.Lock()
+	lease := h.lease
+	if h.watchdog {
+		lease = 0
+	}
+	h.mu.Unlock()
+	_, got, err := l.attempt(ctx, lease, false, l.owner.c.opts.FairWaitTimeout)
+	if err != nil {
+		return err
+	}
+	if got == nil {
+		// Someone else holds the lock: ours is gone.
+		h.lose()
+		return l.fail(ctx, "re-enter", ErrNotHeld)
+	}
+	return nil
+}
+
+// Unlock gives back one acquisition; the last one releases the lock and
+// wakes waiters. It returns ErrNotHeld, changing nothing, when the hold
+// has already been released, and when Redis no longer holds it for this
+// owner (expired or force-unlocked). Each call carries its own unlock
+// latch, so a retried call answers as the first did.
+func (hd *Hold) Unlock(ctx context.Context) error { return hd.lock.unlock(ctx, hd.h) }
+
+// String names the hold for errors and logs.
+func (hd *Hold) String() string { return "hold of " + hd.lock.String() }
 
 // hold is an owner's hold of one lock (of one kind), from its first
 // acquisition until the unlock that releases it, or until it is lost.
@@ -69,17 +144,17 @@ func (h *hold) acquired(send time.Time, lease time.Duration) {
 	}
 	h.margin = drift(ttl)
 	switch h.key.kind {
-	case kindReentrant, kindFair:
+	case Reentrant, Fair:
 		// PEXPIRE ttl: the TTL is replaced, even by a shorter one.
 		h.deadline = send.Add(ttl)
-	case kindWrite:
+	case Write:
 		// Re-entry adds ttl to what is left.
 		if h.deadline.Before(send) {
 			h.deadline = send.Add(ttl)
 		} else {
 			h.deadline = h.deadline.Add(ttl)
 		}
-	case kindRead:
+	case Read:
 		h.reads = append(h.reads, send.Add(ttl))
 		h.deadline = latest(h.reads)
 	}
@@ -87,7 +162,7 @@ func (h *hold) acquired(send time.Time, lease time.Duration) {
 	if register {
 		h.watchdog = true
 	}
-	probe := (h.key.kind == kindRead || h.key.kind == kindWrite) && !h.probed
+	probe := (h.key.kind == Read || h.key.kind == Write) && !h.probed
 	h.probed = true
 	h.armLocked()
 	h.mu.Unlock()
@@ -111,7 +186,7 @@ func (h *hold) partiallyReleased(send time.Time) bool {
 	}
 	h.count--
 	h.noteSet(send)
-	if h.key.kind == kindRead {
+	if h.key.kind == Read {
 		// The script deleted the newest read hold's key; the hash lives as
 		// long as the longest remaining one (ours included).
 		if n := len(h.reads); n > 0 {

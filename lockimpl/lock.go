@@ -4,40 +4,55 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/lockimpl/internal/wire"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-type kind int
+// Kind is which of Redisson's locks a Lock is.
+type Kind uint8
 
+// The kinds.
 const (
-	kindReentrant kind = iota
-	kindFair
-	kindRead
-	kindWrite
+	// Reentrant is RLock: exclusive, reentrant.
+	Reentrant Kind = iota
+	// Fair is RFairLock: exclusive, reentrant, granted in queue order.
+	Fair
+	// Read is the read half of RReadWriteLock: shared among readers.
+	Read
+	// Write is the write half of RReadWriteLock: exclusive.
+	Write
 )
 
-func (k kind) String() string {
-	switch k {
-	case kindReentrant:
-		return "reentrant"
-	case kindFair:
-		return "fair"
-	case kindRead:
-		return "read"
-	case kindWrite:
-		return "write"
+var kindNames = [...]string{"reentrant", "fair", "read", "write"}
+
+// String is the kind's name: "reentrant", "fair", "read" or "write".
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
-	return "unknown"
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// half is whose scripts a lock of kind k (not fair) runs.
+func (k Kind) half() wire.Half {
+	switch k {
+	case Read:
+		return wire.ReadHalf
+	case Write:
+		return wire.WriteHalf
+	}
+	return wire.Whole
 }
 
 // Lock is one owner's handle on one named lock: reentrant, fair, or the
-// read or write half of a read-write lock. Handles are cheap; several
-// handles of the same owner, kind and name share one hold.
+// read or write half of a read-write lock. Handles are cheap. Acquiring
+// returns a Hold, through which the holder re-enters, unlocks and learns
+// that the hold was lost.
 type Lock struct {
 	owner   *Owner
-	kind    kind
+	kind    Kind
 	name    string
 	field   string // the owner's hash field
 	channel string // where this lock's waiters are woken
@@ -46,52 +61,89 @@ type Lock struct {
 // Name is the lock's name, which is also its Redis key.
 func (l *Lock) Name() string { return l.name }
 
-// Kind is "reentrant", "fair", "read" or "write".
-func (l *Lock) Kind() string { return l.kind.String() }
+// Kind is which lock this is.
+func (l *Lock) Kind() Kind { return l.kind }
 
 // Owner is the owner this handle acts for.
 func (l *Lock) Owner() *Owner { return l.owner }
 
-// Lock waits until the lock is acquired, with a lease the watchdog renews
-// for as long as the owner holds it. It returns an error wrapping ctx.Err()
-// when ctx ends first.
-func (l *Lock) Lock(ctx context.Context) error {
-	_, err := l.acquire(ctx, -1, 0)
-	return err
+// LockOptions configure Lock.
+type LockOptions struct {
+	// Lease is a fixed lease: the hold expires after it unless unlocked,
+	// and is never renewed (Redisson's lock(leaseTime)). Zero means a
+	// watchdog lease, renewed for as long as the hold lasts.
+	Lease time.Duration
 }
 
-// LockLease waits until the lock is acquired with a fixed lease: the hold
-// expires after lease unless unlocked, and is never renewed.
-func (l *Lock) LockLease(ctx context.Context, lease time.Duration) error {
-	if lease <= 0 {
-		return fmt.Errorf("lockimpl: LockLease %s: lease %v must be positive (use Lock for a watchdog lease)", l, lease)
+// TryLockOptions configure TryLock.
+type TryLockOptions struct {
+	// Wait is how long to wait for the lock. Zero makes one attempt,
+	// which for a fair lock never joins the queue.
+	Wait time.Duration
+	// Lease is as LockOptions.Lease: zero means a watchdog lease.
+	Lease time.Duration
+}
+
+// Lock waits until the lock is acquired and returns the hold. It returns
+// an error wrapping ctx.Err() when ctx ends first, and ErrHeld when this
+// owner already holds the lock or is acquiring it (re-enter through the
+// Hold instead).
+func (l *Lock) Lock(ctx context.Context, opts LockOptions) (*Hold, error) {
+	if opts.Lease < 0 {
+		return nil, l.fail(ctx, "lock", fmt.Errorf("%w: LockOptions.Lease %v is negative (0 means a watchdog lease)", ErrInvalidOptions, opts.Lease))
 	}
-	_, err := l.acquire(ctx, -1, lease)
-	return err
+	return l.acquire(ctx, -1, opts.Lease)
 }
 
-// TryLock tries to acquire the lock for at most wait (wait <= 0: one
-// attempt, which for a fair lock never joins the queue). lease <= 0 means a
-// watchdog lease. It reports false, nil when wait passed with the lock held
-// by others, and an error wrapping ctx.Err() when ctx ended first.
-func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	return l.acquire(ctx, max(wait, 0), lease)
+// TryLock tries to acquire the lock within opts.Wait and returns the
+// hold. It returns ErrNotAcquired when the wait passed with the lock held
+// by others, an error wrapping ctx.Err() when ctx ended first, and ErrHeld
+// when this owner already holds the lock or is acquiring it.
+func (l *Lock) TryLock(ctx context.Context, opts TryLockOptions) (*Hold, error) {
+	switch {
+	case opts.Wait < 0:
+		return nil, l.fail(ctx, "try lock", fmt.Errorf("%w: TryLockOptions.Wait %v is negative (0 makes one attempt)", ErrInvalidOptions, opts.Wait))
+	case opts.Lease < 0:
+		return nil, l.fail(ctx, "try lock", fmt.Errorf("%w: TryLockOptions.Lease %v is negative (0 means a watchdog lease)", ErrInvalidOptions, opts.Lease))
+	}
+	return l.acquire(ctx, opts.Wait, opts.Lease)
 }
 
-// acquire is Redisson's tryLock/lock loop: an attempt; if refused,
+// acquire claims the owner's slot for (kind, name), so that a second
+// goroutine sharing the owner is refused instead of silently re-entering,
+// then runs the acquisition loop.
+func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (*Hold, error) {
+	if err := l.owner.claim(l.key()); err != nil {
+		return nil, l.fail(ctx, "lock", err)
+	}
+	defer l.owner.unclaim(l.key())
+	h, err := l.acquireLoop(ctx, wait, lease)
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, l.fail(ctx, "lock", ErrNotAcquired)
+	}
+	return &Hold{lock: l, h: h}, nil
+}
+
+func (l *Lock) key() holdKey { return holdKey{l.kind, l.name} }
+
+// acquireLoop is Redisson's tryLock/lock loop: an attempt; if refused,
 // subscribe to the lock's channel (confirmed before the next attempt, so no
 // unlock is missed), then attempt again after each wake-up or after the
-// TTL the script replied, whichever comes first. wait < 0 waits forever.
-func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, error) {
+// TTL the script replied, whichever comes first. wait < 0 waits forever;
+// a nil hold with a nil error means wait passed.
+func (l *Lock) acquireLoop(ctx context.Context, wait, lease time.Duration) (*hold, error) {
 	c := l.owner.c
 	if err := c.checkOpen(); err != nil {
-		return false, l.fail(ctx, "lock", err)
+		return nil, l.fail(ctx, "lock", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return false, l.fail(ctx, "lock", err)
+		return nil, l.fail(ctx, "lock", err)
 	}
-	if h := l.owner.hold(holdKey{kindRead, l.name}); l.kind == kindWrite && h != nil && !h.isDone() {
-		return false, l.fail(ctx, "lock", ErrUpgrade)
+	if h := l.owner.hold(holdKey{Read, l.name}); l.kind == Write && h != nil && !h.isDone() {
+		return nil, l.fail(ctx, "lock", ErrUpgrade)
 	}
 	start := time.Now()
 	limited := wait >= 0
@@ -100,29 +152,29 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, er
 	if wait > 0 {
 		queueWait = wait
 	}
-	queued := l.kind == kindFair && wait != 0
+	queued := l.kind == Fair && wait != 0
 	giveUp := func() {
 		if queued {
 			l.leaveQueue(queueWait)
 		}
 	}
 
-	_, ok, err := l.attempt(ctx, lease, queued, queueWait)
-	if ok || err != nil {
+	_, h, err := l.attempt(ctx, lease, queued, queueWait)
+	if h != nil || err != nil {
 		if err != nil {
 			giveUp()
 		}
-		return ok, err
+		return h, err
 	}
 	if limited && remaining() <= 0 {
 		giveUp()
-		return false, nil
+		return nil, nil
 	}
 
 	e, err := c.subs.acquire(ctx, l.channel)
 	if err != nil {
 		giveUp()
-		return false, l.fail(ctx, "subscribe", err)
+		return nil, l.fail(ctx, "subscribe", err)
 	}
 	defer c.subs.release(e)
 	confirmWait := c.opts.SubscribeTimeout
@@ -134,21 +186,21 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, er
 		giveUp()
 		switch {
 		case err != nil:
-			return false, l.fail(ctx, "subscribe", err)
+			return nil, l.fail(ctx, "subscribe", err)
 		case limited:
-			return false, nil
+			return nil, nil
 		default:
-			return false, l.fail(ctx, "subscribe", fmt.Errorf("%w after %v", ErrSubscribeTimeout, confirmWait))
+			return nil, l.fail(ctx, "subscribe", fmt.Errorf("%w after %v", ErrSubscribeTimeout, confirmWait))
 		}
 	}
 
 	for {
-		ttl, ok, err := l.attempt(ctx, lease, queued, queueWait)
-		if ok || err != nil {
+		ttl, h, err := l.attempt(ctx, lease, queued, queueWait)
+		if h != nil || err != nil {
 			if err != nil {
 				giveUp()
 			}
-			return ok, err
+			return h, err
 		}
 		// Bounded by the TTL even if the unlock message is lost; a lock
 		// without TTL (not one of ours) is retried every watchdog timeout.
@@ -160,20 +212,21 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (bool, er
 			r := remaining()
 			if r <= 0 {
 				giveUp()
-				return false, nil
+				return nil, nil
 			}
 			d = min(d, r)
 		}
 		if err := e.wait(ctx, c.closed, d); err != nil {
 			giveUp()
-			return false, l.fail(ctx, "lock", err)
+			return nil, l.fail(ctx, "lock", err)
 		}
 	}
 }
 
-// attempt runs the acquire script once. It reports the lock's remaining
-// TTL (or the wait bound the fair script replies) when refused.
-func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, queueWait time.Duration) (time.Duration, bool, error) {
+// attempt runs the acquire script once. It returns the hold when
+// acquired, else the lock's remaining TTL (or the wait bound the fair
+// script replies).
+func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, queueWait time.Duration) (time.Duration, *hold, error) {
 	c := l.owner.c
 	leaseMs := ms(c.opts.WatchdogTimeout)
 	if lease > 0 {
@@ -183,26 +236,25 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 	var res any
 	var err error
 	switch l.kind {
-	case kindFair:
-		s := fairTryOnce
+	case Fair:
+		s := wire.FairTryOnce
 		if queued {
-			s = fairAcquire
+			s = wire.FairAcquire
 		}
-		res, err = s.Run(ctx, c.acq, []string{l.name, fairQueueKey(l.name), fairTimeoutKey(l.name)},
+		res, err = s.Run(ctx, c.acq, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name)},
 			leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli()).Result()
 	default:
-		a := acquireCall(l.kind, l.name, l.field, leaseMs)
-		res, err = a.s.Run(ctx, c.acq, a.keys, a.args...).Result()
+		a := wire.AcquireCall(l.kind.half(), l.name, l.field, leaseMs)
+		res, err = a.Run(ctx, c.acq).Result()
 	}
 	if errors.Is(err, redis.Nil) {
-		l.owner.acquired(l, send, lease)
-		return 0, true, nil
+		return 0, l.owner.acquired(l, send, lease), nil
 	}
 	if err != nil {
-		return 0, false, l.fail(ctx, "lock", err)
+		return 0, nil, l.fail(ctx, "lock", err)
 	}
 	n, _ := res.(int64)
-	return time.Duration(n) * time.Millisecond, false, nil
+	return time.Duration(n) * time.Millisecond, nil, nil
 }
 
 // leaveQueue takes a fair-lock waiter that gives up out of the queue
@@ -212,41 +264,37 @@ func (l *Lock) leaveQueue(queueWait time.Duration) {
 	c := l.owner.c
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.SubscribeTimeout)
 	defer cancel()
-	_ = fairLeave.Run(ctx, c.rdb, []string{fairQueueKey(l.name), fairTimeoutKey(l.name), l.name, lockChannel(l.name)},
-		l.field, ms(queueWait), unlockMessage, c.publish).Err()
+	_ = wire.FairLeave.Run(ctx, c.rdb, []string{wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), l.name, wire.LockChannel(l.name)},
+		l.field, ms(queueWait), wire.UnlockMessage, c.publish).Err()
 }
 
-// Unlock releases one hold of the lock (the last one releases the lock
-// and wakes waiters). It returns ErrNotHeld, changing nothing, when this
-// owner does not hold the lock. Each call carries its own unlock latch, so
-// a retried call answers as the first did.
-func (l *Lock) Unlock(ctx context.Context) error {
-	c := l.owner.c
-	h := l.owner.hold(holdKey{l.kind, l.name})
-	lease := c.opts.WatchdogTimeout
-	if h != nil {
-		h.mu.Lock()
-		lease = h.lease
-		h.mu.Unlock()
-		h.unlocking(+1)
-		defer h.unlocking(-1)
+// unlock releases one acquisition of hold h (the last one releases the
+// lock and wakes waiters).
+func (l *Lock) unlock(ctx context.Context, h *hold) error {
+	if !l.owner.current(h) {
+		// Released, or replaced by a newer hold of this owner: an unlock
+		// sent now would give back that one's acquisition.
+		return l.fail(ctx, "unlock", ErrNotHeld)
 	}
+	h.mu.Lock()
+	lease := h.lease
+	h.mu.Unlock()
+	h.unlocking(+1)
+	defer h.unlocking(-1)
 	send := time.Now()
 	n, err := l.unlockOnce(ctx, lease)
 	switch {
 	case errors.Is(err, ErrNotHeld):
-		if h != nil {
-			h.lose()
-			l.owner.drop(h)
-		}
+		h.lose()
+		l.owner.drop(h)
 		return l.fail(ctx, "unlock", ErrNotHeld)
 	case err != nil:
-		if h != nil && h.unlockFailed() {
+		if h.unlockFailed() {
 			l.owner.drop(h)
 		}
 		return l.fail(ctx, "unlock", err)
 	case n == 0:
-		if h != nil && !h.partiallyReleased(send) {
+		if !h.partiallyReleased(send) {
 			// Redis counts acquisitions of ours that we never learned of
 			// (an acquire applied whose reply was lost). Every one we know
 			// of is released: renewal stops (Redisson counts renewal per
@@ -255,9 +303,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 			l.drainOrphans(ctx, lease)
 		}
 	default: // 1: released; 2: this owner's read holds are over, others' remain
-		if h != nil {
-			h.release()
-		}
+		h.release()
 	}
 	return nil
 }
@@ -284,16 +330,16 @@ func (l *Lock) drainOrphans(ctx context.Context, lease time.Duration) {
 // when this owner held nothing.
 func (l *Lock) unlockOnce(ctx context.Context, lease time.Duration) (int64, error) {
 	c := l.owner.c
-	latch := unlockLatchKey(l.name, newRequestID())
+	latch := wire.UnlockLatchKey(l.name, newRequestID())
 	latchMs := ms(c.opts.LatchTimeout)
 	var res any
 	var err error
-	if l.kind == kindFair {
-		res, err = fairUnlock.Run(ctx, c.rdb, []string{l.name, fairQueueKey(l.name), fairTimeoutKey(l.name), lockChannel(l.name), latch},
-			unlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publish, latchMs).Result()
+	if l.kind == Fair {
+		res, err = wire.FairUnlock.Run(ctx, c.rdb, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name), latch},
+			wire.UnlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publish, latchMs).Result()
 	} else {
-		u := unlockCall(l.kind, l.name, l.field, l.channel, c.publish, latch, ms(lease), latchMs)
-		res, err = u.s.Run(ctx, c.rdb, u.keys, u.args...).Result()
+		u := wire.UnlockCall(l.kind.half(), l.name, l.field, l.channel, c.publish, latch, ms(lease), latchMs)
+		res, err = u.Run(ctx, c.rdb).Result()
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
 		c.dropLatch(latch)
@@ -322,15 +368,15 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	var n int64
 	var err error
 	switch l.kind {
-	case kindReentrant:
-		n, err = reentrantForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, unlockMessage, c.publish).Int64()
-	case kindFair:
-		n, err = fairForceUnlock.Run(ctx, c.rdb, []string{l.name, fairQueueKey(l.name), fairTimeoutKey(l.name), lockChannel(l.name)},
-			unlockMessage, c.opts.Clock().UnixMilli(), c.publish).Int64()
-	case kindRead:
-		n, err = rwForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, unlockMessage, c.publish, "read").Int64()
-	case kindWrite:
-		n, err = rwForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, readUnlockMessage, c.publish, "write").Int64()
+	case Reentrant:
+		n, err = wire.ReentrantForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, wire.UnlockMessage, c.publish).Int64()
+	case Fair:
+		n, err = wire.FairForceUnlock.Run(ctx, c.rdb, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name)},
+			wire.UnlockMessage, c.opts.Clock().UnixMilli(), c.publish).Int64()
+	case Read:
+		n, err = wire.RwForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, wire.UnlockMessage, c.publish, "read").Int64()
+	case Write:
+		n, err = wire.RwForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, wire.ReadUnlockMessage, c.publish, "write").Int64()
 	}
 	if err != nil {
 		return false, l.fail(ctx, "force unlock", err)
@@ -350,11 +396,11 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 	var locked bool
 	var err error
 	switch l.kind {
-	case kindRead:
+	case Read:
 		var n int64
-		n, err = readIsLocked.Run(ctx, rdb, []string{l.name}).Int64()
+		n, err = wire.ReadIsLocked.Run(ctx, rdb, []string{l.name}).Int64()
 		locked = n == 1
-	case kindWrite:
+	case Write:
 		var mode string
 		mode, err = rdb.HGet(ctx, l.name, "mode").Result()
 		if errors.Is(err, redis.Nil) {
@@ -407,21 +453,6 @@ func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
 		return -time.Millisecond, nil
 	}
 	return d, nil
-}
-
-// Lost returns a channel closed when this owner's current hold of the lock
-// is known lost (see the package doc for the rule). When the owner holds
-// nothing it returns a channel that never closes; releasing a hold does not
-// close its channel.
-func (l *Lock) Lost() <-chan struct{} {
-	if h := l.owner.hold(holdKey{l.kind, l.name}); h != nil {
-		// A process that was frozen (GC pause, SIGSTOP, VM pause) checks
-		// here before its deadline timer had a chance to run: the deadline
-		// itself decides, so the answer is never stale.
-		h.loseIfDue()
-		return h.lost
-	}
-	return neverLost
 }
 
 // fail describes err; when ctx has ended, the error also wraps ctx.Err()

@@ -2,6 +2,7 @@ package lockimpl
 
 import (
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"time"
 )
 
@@ -67,6 +68,10 @@ type Options struct {
 	// SubscribeTimeout bounds the wait for a subscription confirmation.
 	// Default DefaultSubscribeTimeout.
 	SubscribeTimeout time.Duration
+	// AcquireClient, when set, runs the acquire scripts; it must not retry
+	// (MaxRetries -1) and must reach the same server as the Client's rdb.
+	// Default: rdb when it does not retry, else a no-retry copy of it.
+	AcquireClient redis.Scripter
 	// ID is the client's UUID, the first half of every owner id. Empty
 	// means a new random UUID (as Redisson's ServiceManager id).
 	ID string

@@ -2,16 +2,11 @@ package lockimpl
 
 import (
 	"context"
+	"github.com/lockbench/lockbench/lockimpl/internal/wire"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
-
-// Unlock messages, as Redisson sends them (LongCodec: ASCII digits).
-const (
-	unlockMessage     = "0" // wakes one waiter per client
-	readUnlockMessage = "1" // wakes every waiter (write unlock: all readers may go)
 )
 
 // idleGrace is how long a subscription nobody uses stays subscribed. A
@@ -231,9 +226,9 @@ func (s *subscriber) dispatch(conn *psConn) {
 			resubscribed = true
 		}
 		switch {
-		case resubscribed, payload != "" && payload != unlockMessage:
+		case resubscribed, payload != "" && payload != wire.UnlockMessage:
 			e.wakeAllLocked(refs)
-		case payload == unlockMessage:
+		case payload == wire.UnlockMessage:
 			e.wakeOneLocked(refs)
 		}
 		e.mu.Unlock()

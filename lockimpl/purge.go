@@ -3,6 +3,7 @@ package lockimpl
 import (
 	"context"
 	"fmt"
+	"github.com/lockbench/lockbench/lockimpl/internal/wire"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -41,7 +42,7 @@ return left
 // deadlines are the waiters' own clocks, as Redisson records them; pass a
 // now with margin for clock skew between machines.
 func PurgeFairQueue(ctx context.Context, rdb redis.Scripter, name string, now time.Time) (int64, error) {
-	left, err := purgeFair.Run(ctx, rdb, []string{fairQueueKey(name), fairTimeoutKey(name)}, now.UnixMilli()).Int64()
+	left, err := purgeFair.Run(ctx, rdb, []string{wire.FairQueueKey(name), wire.FairTimeoutKey(name)}, now.UnixMilli()).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("lockimpl: purge fair queue of %s: %w", name, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/protocol"
 )
 
 func TestIdentity(t *testing.T) {
@@ -59,9 +60,15 @@ func TestReentrantSeed(t *testing.T) {
 	rec := f.record(false, "redisson_lock__channel:{myLock}")
 	full := lockimpl.DefaultWatchdogTimeout
 
+	var h *lockimpl.Hold
 	for n := 1; n <= 3; n++ {
-		if err := l.Lock(bg); err != nil {
-			t.Fatal(err)
+		if n == 1 {
+			h = lock(t, l)
+		} else {
+			reenter(t, h)
+		}
+		if h.Count() != n {
+			t.Errorf("Hold.Count = %d, want %d", h.Count(), n)
 		}
 		f.wantHash("myLock", map[string]string{a.ID(): itoa(n)})
 		f.wantPTTL("myLock", full-5*time.Second, full)
@@ -70,26 +77,28 @@ func TestReentrantSeed(t *testing.T) {
 		}
 	}
 	for n := 2; n >= 1; n-- {
-		if err := l.Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
+		unlock(t, h)
 		f.wantHash("myLock", map[string]string{a.ID(): itoa(n)})
 		f.wantPTTL("myLock", full-5*time.Second, full)
 	}
 	if got := rec.sync(f); len(got) != 0 {
 		t.Errorf("partial unlocks published %v", got)
 	}
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, h)
 	f.wantAbsent("myLock")
 	if got := rec.sync(f); !slices.Equal(got, []string{"redisson_lock__channel:{myLock}=0"}) {
 		t.Errorf("final unlock published %v, want one 0 on the lock channel", got)
 	}
 	// Each unlock left a latch; the client deletes them once answered.
 	eventually(t, "latch keys deleted", func() bool { return len(f.keys("redisson_unlock_latch:*")) == 0 })
-	if err := l.Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
+	if err := h.Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("unlock of a released lock: %v, want ErrNotHeld", err)
+	}
+	if err := h.Reenter(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("re-entry of a released hold: %v, want ErrNotHeld", err)
+	}
+	if h.Count() != 0 {
+		t.Errorf("Count of a released hold = %d, want 0", h.Count())
 	}
 }
 
@@ -102,17 +111,12 @@ func TestReentrantExclusion(t *testing.T) {
 	f := setup(t)
 	c1, c2 := f.client(lockimpl.Options{}), f.client(lockimpl.Options{})
 	a := c1.NewOwner()
-	if err := a.Lock("L").Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, a.Lock("L"))
 	want := map[string]string{a.ID(): "1"}
 	for _, other := range []*lockimpl.Owner{c1.NewOwner(), c2.NewOwner()} {
-		ok, err := other.Lock("L").TryLock(bg, 0, 0)
-		if err != nil || ok {
-			t.Fatalf("%s TryLock of a held lock = %v, %v; want false", other.ID(), ok, err)
-		}
-		if err := other.Lock("L").Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
-			t.Errorf("%s unlock: %v, want ErrNotHeld", other.ID(), err)
+		h, err := other.Lock("L").TryLock(bg, lockimpl.TryLockOptions{})
+		if h != nil || !errors.Is(err, lockimpl.ErrNotAcquired) {
+			t.Fatalf("%s TryLock of a held lock = %v, %v; want ErrNotAcquired", other.ID(), h, err)
 		}
 		if held, _ := other.Lock("L").IsHeldByOwner(bg); held {
 			t.Error("IsHeldByOwner true for a non-holder")
@@ -138,20 +142,13 @@ func TestPartialUnlockKeepsLease(t *testing.T) {
 	a := f.client(lockimpl.Options{}).NewOwner()
 	l := a.Lock("L")
 	lease := 10 * time.Second
-	for range 2 {
-		if err := l.LockLease(bg, lease); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := lock(t, l, lockimpl.LockOptions{Lease: lease})
+	reenter(t, h) // with the hold's lease
+	f.wantHash("L", map[string]string{a.ID(): "2"})
 	f.wantPTTL("L", lease-3*time.Second, lease)
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, h)
 	f.wantHash("L", map[string]string{a.ID(): "1"})
 	f.wantPTTL("L", lease-3*time.Second, lease)
-	if err := l.LockLease(bg, 0); err == nil {
-		t.Error("LockLease with a zero lease accepted")
-	}
 }
 
 // TestWaiterWokenByUnlock: a waiter acquires right after the unlock, long
@@ -160,22 +157,20 @@ func TestPartialUnlockKeepsLease(t *testing.T) {
 func TestWaiterWokenByUnlock(t *testing.T) {
 	f := setup(t)
 	holderC, waitC := f.client(lockimpl.Options{}), f.client(lockimpl.Options{})
-	holder := holderC.NewOwner().Lock("L")
-	if err := holder.Lock(bg); err != nil { // TTL 30 s
-		t.Fatal(err)
-	}
+	holder := lock(t, holderC.NewOwner().Lock("L")) // TTL 30 s
 	channel := lockimpl.LockChannel("L")
 	const waiters = 3
-	acquired := make(chan *lockimpl.Lock, waiters)
+	acquired := make(chan *lockimpl.Hold, waiters)
 	errs := make(chan error, waiters)
 	for range waiters {
 		l := waitC.NewOwner().Lock("L")
 		go func() {
-			if err := l.Lock(bg); err != nil {
+			h, err := l.Lock(bg, lockimpl.LockOptions{})
+			if err != nil {
 				errs <- err
 				return
 			}
-			acquired <- l
+			acquired <- h
 		}()
 	}
 	// The three owners share one subscription: Redis sees one subscriber.
@@ -189,10 +184,8 @@ func TestWaiterWokenByUnlock(t *testing.T) {
 	}
 	for range waiters {
 		select {
-		case l := <-acquired:
-			if err := l.Unlock(bg); err != nil {
-				t.Fatal(err)
-			}
+		case h := <-acquired:
+			unlock(t, h)
 		case err := <-errs:
 			t.Fatal(err)
 		case <-time.After(patience):
@@ -215,16 +208,14 @@ func TestWaiterWokenByUnlock(t *testing.T) {
 func TestTryLockWait(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{})
-	if err := c.NewOwner().Lock("L").Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, c.NewOwner().Lock("L"))
 	other := c.NewOwner().Lock("L")
 	wait := 300 * time.Millisecond
 	start := time.Now()
-	ok, err := other.TryLock(bg, wait, 0)
+	h, err := other.TryLock(bg, lockimpl.TryLockOptions{Wait: wait})
 	took := time.Since(start)
-	if ok || err != nil {
-		t.Fatalf("TryLock = %v, %v; want false, nil", ok, err)
+	if h != nil || !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Fatalf("TryLock = %v, %v; want ErrNotAcquired", h, err)
 	}
 	if took < wait || took > wait+2*time.Second {
 		t.Errorf("TryLock(%v) returned after %v", wait, took)
@@ -239,19 +230,17 @@ func TestTryLockWait(t *testing.T) {
 func TestContextErrors(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{})
-	if err := c.NewOwner().Lock("L").Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, c.NewOwner().Lock("L"))
 	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
 	defer cancel()
-	err := c.NewOwner().Lock("L").Lock(ctx)
+	_, err := c.NewOwner().Lock("L").Lock(ctx, lockimpl.LockOptions{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Lock with an expiring context: %v, want DeadlineExceeded", err)
 	}
 	cctx, ccancel := context.WithCancel(bg)
 	ccancel()
-	if ok, err := c.NewOwner().Lock("L").TryLock(cctx, time.Second, 0); ok || !errors.Is(err, context.Canceled) {
-		t.Errorf("TryLock with a cancelled context: %v, %v", ok, err)
+	if h, err := c.NewOwner().Lock("L").TryLock(cctx, lockimpl.TryLockOptions{Wait: time.Second}); h != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("TryLock with a cancelled context: %v, %v", h, err)
 	}
 
 	// The deadline passing inside network I/O (Redis paused) must still
@@ -262,7 +251,7 @@ func TestContextErrors(t *testing.T) {
 	defer f.env.Primary().Resume(bg)
 	pctx, pcancel := context.WithTimeout(bg, 300*time.Millisecond)
 	defer pcancel()
-	if err := c.NewOwner().Lock("P").Lock(pctx); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.NewOwner().Lock("P").Lock(pctx, lockimpl.LockOptions{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Lock against a paused Redis: %v, want it to wrap DeadlineExceeded", err)
 	}
 }
@@ -273,24 +262,19 @@ func TestContextErrors(t *testing.T) {
 func TestFailedSubscribesDoNotPoisonChannel(t *testing.T) {
 	f := setup(t)
 	holderC, c := f.client(lockimpl.Options{}), f.client(lockimpl.Options{})
-	holder := holderC.NewOwner().Lock("L")
-	if err := holder.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	holder := lock(t, holderC.NewOwner().Lock("L"))
 	for i := range 100 {
 		ctx, cancel := context.WithTimeout(bg, time.Duration(i%5)*time.Millisecond)
-		_ = c.NewOwner().Lock("L").Lock(ctx)
+		_, _ = c.NewOwner().Lock("L").Lock(ctx, lockimpl.LockOptions{})
 		cancel()
 	}
 	got := make(chan bool, 1)
 	go func() {
-		ok, _ := c.NewOwner().Lock("L").TryLock(bg, patience, 0)
-		got <- ok
+		h, _ := c.NewOwner().Lock("L").TryLock(bg, lockimpl.TryLockOptions{Wait: patience})
+		got <- h != nil
 	}()
 	f.waitSubscribed(c, lockimpl.LockChannel("L"), false, 1)
-	if err := holder.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, holder)
 	if !<-got {
 		t.Fatal("a waiter after many abandoned ones never acquired")
 	}
@@ -302,12 +286,14 @@ func TestFailedSubscribesDoNotPoisonChannel(t *testing.T) {
 func TestResubscribeWakesWaiters(t *testing.T) {
 	f := setup(t)
 	holderC, c := f.client(lockimpl.Options{}), f.client(lockimpl.Options{})
-	if err := holderC.NewOwner().Lock("L").Lock(bg); err != nil { // TTL 30 s
-		t.Fatal(err)
-	}
+	lock(t, holderC.NewOwner().Lock("L")) // TTL 30 s
 	got := make(chan error, 1)
-	w := c.NewOwner().Lock("L")
-	go func() { got <- w.Lock(bg) }()
+	held := make(chan *lockimpl.Hold, 1)
+	go func() {
+		h, err := c.NewOwner().Lock("L").Lock(bg, lockimpl.LockOptions{})
+		held <- h
+		got <- err
+	}()
 	channel := lockimpl.LockChannel("L")
 	f.waitSubscribed(c, channel, false, 1)
 	// The holder's lock vanishes without a message (an operator's DEL),
@@ -317,9 +303,7 @@ func TestResubscribeWakesWaiters(t *testing.T) {
 		t.Fatal(err)
 	}
 	recvOK(t, got, lockimpl.DefaultWatchdogTimeout/3, "waiter slept through the resubscription")
-	if err := w.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, <-held)
 }
 
 // TestInteropReentrant: a hold written as Redisson writes it is honoured:
@@ -338,21 +322,16 @@ func TestInteropReentrant(t *testing.T) {
 		t.Fatalf("owner id %s", same.ID())
 	}
 	other := f.client(lockimpl.Options{}).NewOwner()
-	if ok, _ := other.Lock("shared").TryLock(bg, 0, 0); ok {
+	if h, _ := tryOnce(other.Lock("shared")); h != nil {
 		t.Fatal("another owner acquired a lock Redisson holds")
 	}
-	l := same.Lock("shared")
-	if err := l.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	h := lock(t, same.Lock("shared"))
 	f.wantHash("shared", map[string]string{javaID + ":1": "3"})
 	// The owner knows of one acquisition; its unlock gives back what Redis
 	// counts under its identity (see TestOrphanedAcquisitionReleased).
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, h)
 	f.wantAbsent("shared")
-	if ok, _ := other.Lock("shared").TryLock(bg, 0, 0); !ok {
+	if h, _ := tryOnce(other.Lock("shared")); h == nil {
 		t.Error("lock not free after its owner unlocked it")
 	}
 }
@@ -363,12 +342,7 @@ func TestUnlockLatch(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{})
 	a := c.NewOwner()
-	l := a.Lock("L")
-	for range 2 {
-		if err := l.Lock(bg); err != nil {
-			t.Fatal(err)
-		}
-	}
+	reenter(t, lock(t, a.Lock("L")))
 	latch := lockimpl.UnlockLatchKey("L", "0123456789abcdef0123456789abcdef")
 	keys := []string{"L", lockimpl.LockChannel("L"), latch}
 	for i := range 2 {
@@ -390,30 +364,24 @@ func TestScriptsSurviveRestart(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{})
 	l := c.NewOwner().Lock("L")
-	if err := l.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, lock(t, l))
 	if err := f.env.Primary().Restart(bg); err != nil {
 		t.Fatal(err)
 	}
 	// The pools' connections died with the server; go-redis redials.
-	eventually(t, "lock after restart", func() bool { return l.Lock(bg) == nil })
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	var h *lockimpl.Hold
+	eventually(t, "lock after restart", func() bool {
+		var err error
+		h, err = l.Lock(bg, lockimpl.LockOptions{})
+		return err == nil
+	})
+	unlock(t, h)
 }
 
 func TestClosedClient(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{})
-	l := c.NewOwner().Lock("L")
-	if err := l.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	lost := l.Lost()
+	lost := lock(t, c.NewOwner().Lock("L")).Lost()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +391,7 @@ func TestClosedClient(t *testing.T) {
 	if !isClosed(lost) {
 		t.Error("Close left a hold's Lost open: renewals stopped, the hold will expire")
 	}
-	if err := c.NewOwner().Lock("M").Lock(bg); !errors.Is(err, lockimpl.ErrClosed) {
+	if _, err := c.NewOwner().Lock("M").Lock(bg, lockimpl.LockOptions{}); !errors.Is(err, lockimpl.ErrClosed) {
 		t.Errorf("Lock after Close: %v, want ErrClosed", err)
 	}
 	// Closing does not release: the lock survives until its TTL.
@@ -438,26 +406,23 @@ func TestClosedClient(t *testing.T) {
 func TestShardedPublish(t *testing.T) {
 	f := setup(t)
 	opts := lockimpl.Options{PublishMode: lockimpl.PublishSharded}
-	holder := f.client(opts).NewOwner().Lock("L")
-	waiterC := f.client(opts)
+	holderC, waiterC := f.client(opts), f.client(opts)
 	if waiterC.PublishCommand() != "SPUBLISH" {
 		t.Fatalf("publish command %s, want SPUBLISH", waiterC.PublishCommand())
 	}
-	if err := holder.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	holder := lock(t, holderC.NewOwner().Lock("L"))
 	got := make(chan error, 1)
-	waiter := waiterC.NewOwner().Lock("L")
-	go func() { got <- waiter.Lock(bg) }()
+	held := make(chan *lockimpl.Hold, 1)
+	go func() {
+		h, err := waiterC.NewOwner().Lock("L").Lock(bg, lockimpl.LockOptions{})
+		held <- h
+		got <- err
+	}()
 	channel := lockimpl.LockChannel("L")
 	f.waitSubscribed(waiterC, channel, true, 1)
-	if err := holder.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, holder)
 	recvOK(t, got, lockimpl.DefaultWatchdogTimeout/3, "waiter not woken by the sharded unlock message")
-	if err := waiter.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, <-held)
 }
 
 // TestOrphanedAcquisitionReleased: an acquisition applied in Redis whose
@@ -471,20 +436,16 @@ func TestOrphanedAcquisitionReleased(t *testing.T) {
 	o := c.NewOwner()
 	l := o.Lock("L")
 	// The lost reply: the acquire script ran for this owner's field.
-	acq, _, err := lockimpl.Calls("reentrant", "L", o.ID(), lockimpl.DefaultWatchdogTimeout, "")
+	acq, _, err := protocol.Calls(lockimpl.Reentrant, "L", o.ID(), lockimpl.DefaultWatchdogTimeout, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := acq.Run(bg, f.raw).Err(); err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}
-	if err := l.Lock(bg); err != nil { // a re-entry, as far as Redis counts
-		t.Fatal(err)
-	}
+	h := lock(t, l) // a re-entry, as far as Redis counts
 	f.wantHash("L", map[string]string{o.ID(): "2"})
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, h)
 	f.wantAbsent("L")
 	if n := c.WatchdogLen(); n != 0 {
 		t.Errorf("watchdog still renews %d holds", n)

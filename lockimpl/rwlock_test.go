@@ -31,8 +31,15 @@ func TestReadLockSeed(t *testing.T) {
 			[]string{timeoutKey("myLock", a.ID(), 1), timeoutKey("myLock", a.ID(), 2), timeoutKey("myLock", b.ID(), 1)}},
 	}
 	full := lockimpl.DefaultWatchdogTimeout
+	holds := map[*lockimpl.Lock]*lockimpl.Hold{}
 	for i, s := range steps {
-		if err := s.l.Lock(bg); err != nil {
+		var err error
+		if h := holds[s.l]; h != nil {
+			err = h.Reenter(bg)
+		} else {
+			holds[s.l], err = s.l.Lock(bg, lockimpl.LockOptions{})
+		}
+		if err != nil {
 			t.Fatalf("step %d: %v", i+1, err)
 		}
 		f.wantHash("myLock", s.hash)
@@ -89,12 +96,20 @@ func TestReadWriteCombinations(t *testing.T) {
 				}
 				return o.ReadWriteLock("myLock").WriteLock()
 			}
-			if err := pick(a, tc.first).Lock(bg); err != nil {
-				t.Fatal(err)
-			}
+			first := lock(t, pick(a, tc.first))
 			before := f.hash("myLock")
 			beforeTTL := f.pttl("myLock")
-			ok, err := pick(b, tc.then).TryLock(bg, 0, 0)
+			var ok bool
+			var err error
+			if tc.sameOwner && tc.first == tc.then {
+				// The same owner's second acquisition is a re-entry.
+				err = first.Reenter(bg)
+				ok = err == nil
+			} else {
+				var h *lockimpl.Hold
+				h, err = tryOnce(pick(b, tc.then))
+				ok = h != nil
+			}
 			if tc.sameOwner && tc.first == "read" && tc.then == "write" {
 				// The upgrade is refused outright: waiting would wait for itself.
 				if ok || !errors.Is(err, lockimpl.ErrUpgrade) {
@@ -130,16 +145,12 @@ func TestReadWriteCombinations(t *testing.T) {
 func TestUpgradeRefusedBlocking(t *testing.T) {
 	f := setup(t)
 	rw := f.client(lockimpl.Options{}).NewOwner().ReadWriteLock("L")
-	if err := rw.ReadLock().Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	if err := rw.WriteLock().Lock(bg); !errors.Is(err, lockimpl.ErrUpgrade) {
+	read := lock(t, rw.ReadLock())
+	if _, err := rw.WriteLock().Lock(bg, lockimpl.LockOptions{}); !errors.Is(err, lockimpl.ErrUpgrade) {
 		t.Fatalf("write Lock while holding the read: %v, want ErrUpgrade", err)
 	}
-	if err := rw.ReadLock().Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
-	if err := rw.WriteLock().Lock(bg); err != nil {
+	unlock(t, read)
+	if _, err := rw.WriteLock().Lock(bg, lockimpl.LockOptions{}); err != nil {
 		t.Fatalf("write Lock after releasing the read: %v", err)
 	}
 }
@@ -153,30 +164,26 @@ func TestReadUnlockRecomputesTTL(t *testing.T) {
 	a, b := c.NewOwner(), c.NewOwner()
 	ra, rb := a.ReadWriteLock("L").ReadLock(), b.ReadWriteLock("L").ReadLock()
 	short, long := 20*time.Second, 60*time.Second
-	if ok, err := ra.TryLock(bg, 0, short); !ok || err != nil {
-		t.Fatal(ok, err)
+	ha, err := ra.TryLock(bg, lockimpl.TryLockOptions{Lease: short})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ok, err := ra.TryLock(bg, 0, short); !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	if ok, err := rb.TryLock(bg, 0, long); !ok || err != nil {
-		t.Fatal(ok, err)
+	reenter(t, ha) // with the hold's lease
+	hb, err := rb.TryLock(bg, lockimpl.TryLockOptions{Lease: long})
+	if err != nil {
+		t.Fatal(err)
 	}
 	f.wantPTTL("L", long-5*time.Second, long) // max(remaining, lease)
 	rec := f.record(false, lockimpl.RWLockChannel("L"))
 
 	// B leaves: the hash now lives as long as A's holds.
-	if err := rb.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, hb)
 	f.wantHash("L", map[string]string{"mode": "read", a.ID(): "2"})
 	f.wantPTTL("L", short-5*time.Second, short)
 	f.wantAbsent(timeoutKey("L", b.ID(), 1))
 
 	// A's newest hold goes first (its key :2), then the last one.
-	if err := ra.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, ha)
 	f.wantHash("L", map[string]string{"mode": "read", a.ID(): "1"})
 	f.wantAbsent(timeoutKey("L", a.ID(), 2))
 	if f.str(timeoutKey("L", a.ID(), 1)) != "1" {
@@ -185,14 +192,12 @@ func TestReadUnlockRecomputesTTL(t *testing.T) {
 	if got := rec.sync(f); len(got) != 0 {
 		t.Errorf("partial read unlocks published %v", got)
 	}
-	if err := ra.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, ha)
 	f.wantAbsent("L", timeoutKey("L", a.ID(), 1))
 	if got := rec.sync(f); !slices.Equal(got, []string{"redisson_rwlock:{L}=0"}) {
 		t.Errorf("last read unlock published %v, want one 0", got)
 	}
-	if err := ra.Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
+	if err := ha.Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("read unlock of nothing: %v, want ErrNotHeld", err)
 	}
 }
@@ -206,34 +211,28 @@ func TestWriteUnlockSeed(t *testing.T) {
 	w, r := a.ReadWriteLock("myLock").WriteLock(), a.ReadWriteLock("myLock").ReadLock()
 	wf := a.ID() + ":write"
 	rec := f.record(false, lockimpl.RWLockChannel("myLock"))
-	for _, l := range []*lockimpl.Lock{w, w, r} {
-		if err := l.Lock(bg); err != nil {
-			t.Fatal(err)
-		}
-	}
+	wh := lock(t, w)
+	reenter(t, wh)
+	lock(t, r)
 	f.wantHash("myLock", map[string]string{"mode": "write", wf: "2", a.ID(): "1"})
 
-	if err := w.Unlock(bg); err != nil { // 2 -> 1: TTL reset to the lease
-		t.Fatal(err)
-	}
+	unlock(t, wh) // 2 -> 1: TTL reset to the lease
 	f.wantHash("myLock", map[string]string{"mode": "write", wf: "1", a.ID(): "1"})
 	f.wantPTTL("myLock", lockimpl.DefaultWatchdogTimeout-5*time.Second, lockimpl.DefaultWatchdogTimeout)
 
 	// Another owner cannot read while the mode is write.
-	if ok, _ := f.client(lockimpl.Options{}).NewOwner().ReadWriteLock("myLock").ReadLock().TryLock(bg, 0, 0); ok {
+	if h, _ := tryOnce(f.client(lockimpl.Options{}).NewOwner().ReadWriteLock("myLock").ReadLock()); h != nil {
 		t.Fatal("another owner read during a write hold")
 	}
 	if got := rec.sync(f); len(got) != 0 {
 		t.Errorf("partial write unlock published %v", got)
 	}
-	if err := w.Unlock(bg); err != nil { // last write hold, a read left: read mode
-		t.Fatal(err)
-	}
+	unlock(t, wh) // last write hold, a read left: read mode
 	f.wantHash("myLock", map[string]string{"mode": "read", a.ID(): "1"})
 	if got := rec.sync(f); !slices.Equal(got, []string{"redisson_rwlock:{myLock}=1"}) {
 		t.Errorf("write unlock to read mode published %v, want 1 (wake readers)", got)
 	}
-	if ok, _ := f.client(lockimpl.Options{}).NewOwner().ReadWriteLock("myLock").ReadLock().TryLock(bg, 0, 0); !ok {
+	if h, _ := tryOnce(f.client(lockimpl.Options{}).NewOwner().ReadWriteLock("myLock").ReadLock()); h == nil {
 		t.Error("another owner cannot read after the write hold ended")
 	}
 }
@@ -244,30 +243,22 @@ func TestReadUnlockUnderOwnWrite(t *testing.T) {
 	f := setup(t)
 	a := f.client(lockimpl.Options{}).NewOwner()
 	w, r := a.ReadWriteLock("L").WriteLock(), a.ReadWriteLock("L").ReadLock()
-	if err := w.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	wh := lock(t, w)
+	rh := lock(t, r)
+	unlock(t, rh)
 	f.wantHash("L", map[string]string{"mode": "write", a.ID() + ":write": "1"})
 	f.wantAbsent(timeoutKey("L", a.ID(), 1))
-	if isClosed(r.Lost()) {
+	if isClosed(rh.Lost()) {
 		t.Error("releasing the read hold closed a Lost channel")
 	}
 	rec := f.record(false, lockimpl.RWLockChannel("L"))
-	if err := w.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, wh)
 	f.wantAbsent("L")
 	if got := rec.sync(f); !slices.Equal(got, []string{"redisson_rwlock:{L}=1"}) {
 		t.Errorf("write unlock published %v, want one 1", got)
 	}
 	// The read hold is over, so taking the write again is no upgrade.
-	if err := w.Lock(bg); err != nil {
+	if _, err := w.Lock(bg, lockimpl.LockOptions{}); err != nil {
 		t.Fatalf("write Lock after write-read-unlock-unlock: %v", err)
 	}
 }
@@ -276,28 +267,23 @@ func TestReadUnlockUnderOwnWrite(t *testing.T) {
 // client at once, not one per message.
 func TestWriteUnlockWakesAllReaders(t *testing.T) {
 	f := setup(t)
-	writer := f.client(lockimpl.Options{}).NewOwner().ReadWriteLock("L").WriteLock()
-	if err := writer.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	writer := lock(t, f.client(lockimpl.Options{}).NewOwner().ReadWriteLock("L").WriteLock())
 	rc := f.client(lockimpl.Options{})
 	const readers = 4
 	got := make(chan error, readers)
-	held := make(chan *lockimpl.Lock, readers)
+	held := make(chan *lockimpl.Hold, readers)
 	for range readers {
 		r := rc.NewOwner().ReadWriteLock("L").ReadLock()
 		go func() {
-			err := r.Lock(bg)
+			h, err := r.Lock(bg, lockimpl.LockOptions{})
 			got <- err
 			if err == nil {
-				held <- r
+				held <- h
 			}
 		}()
 	}
 	eventually(t, "readers waiting", func() bool { return rc.SubscriptionRefs(lockimpl.RWLockChannel("L")) == readers })
-	if err := writer.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, writer)
 	for range readers {
 		select {
 		case err := <-got:
@@ -313,9 +299,7 @@ func TestWriteUnlockWakesAllReaders(t *testing.T) {
 		t.Errorf("hash after the readers acquired: %v", h)
 	}
 	for range readers {
-		if err := (<-held).Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
+		unlock(t, <-held)
 	}
 }
 
@@ -330,21 +314,16 @@ func TestInteropReadWrite(t *testing.T) {
 	f.raw.Set(bg, "{11_come}:"+owner+":rwlock_timeout:1", 1, 30*time.Second)
 
 	writer := f.client(lockimpl.Options{}).NewOwner().ReadWriteLock("11_come").WriteLock()
-	if ok, _ := writer.TryLock(bg, 0, 0); ok {
+	if h, _ := tryOnce(writer); h != nil {
 		t.Fatal("a writer got in past a Redisson reader")
 	}
-	r := f.client(lockimpl.Options{ID: javaID}).NewOwner().ReadWriteLock("11_come").ReadLock()
-	if err := r.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	r := lock(t, f.client(lockimpl.Options{ID: javaID}).NewOwner().ReadWriteLock("11_come").ReadLock())
 	f.wantHash("11_come", map[string]string{"mode": "read", owner: "2"})
 	// The owner knows of one acquisition; its unlock gives back what Redis
 	// counts under its identity (see TestOrphanedAcquisitionReleased).
-	if err := r.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, r)
 	f.wantAbsent("11_come", "{11_come}:"+owner+":rwlock_timeout:1")
-	if ok, _ := writer.TryLock(bg, 0, 0); !ok {
+	if h, _ := tryOnce(writer); h == nil {
 		t.Error("writer refused after the reader left")
 	}
 }
@@ -353,9 +332,7 @@ func TestForceUnlock(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{})
 	a, b := c.NewOwner(), c.NewOwner()
-	if err := a.Lock("L").Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	ah := lock(t, a.Lock("L"))
 	if ok, err := b.Lock("L").ForceUnlock(bg); !ok || err != nil {
 		t.Fatalf("ForceUnlock = %v, %v", ok, err)
 	}
@@ -363,15 +340,13 @@ func TestForceUnlock(t *testing.T) {
 	if ok, _ := b.Lock("L").ForceUnlock(bg); ok {
 		t.Error("ForceUnlock of nothing reported true")
 	}
-	if err := a.Lock("L").Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
+	if err := ah.Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("unlock after a force unlock: %v, want ErrNotHeld", err)
 	}
 
 	// A read force-unlock does nothing to a write hold, and vice versa.
 	rw := a.ReadWriteLock("RW")
-	if err := rw.WriteLock().Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, rw.WriteLock())
 	if ok, _ := b.ReadWriteLock("RW").ReadLock().ForceUnlock(bg); ok {
 		t.Error("read ForceUnlock deleted a write hold")
 	}

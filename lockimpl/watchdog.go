@@ -2,6 +2,7 @@ package lockimpl
 
 import (
 	"context"
+	"github.com/lockbench/lockbench/lockimpl/internal/wire"
 	"strings"
 	"sync"
 	"time"
@@ -137,9 +138,9 @@ func (w *watchdog) pipeline(ctx context.Context, holds []*hold, ttl time.Duratio
 	cmds := make([]*redis.Cmd, len(holds))
 	for i, h := range holds {
 		l := h.lock
-		s, keys := renewHash, []string{l.name}
-		if l.kind == kindRead {
-			s, keys = renewRead, []string{l.name, readKeyPrefix(l.name, l.field)}
+		s, keys := wire.RenewHash, []string{l.name}
+		if l.kind == Read {
+			s, keys = wire.RenewRead, []string{l.name, wire.ReadKeyPrefix(l.name, l.field)}
 		}
 		if load {
 			cmds[i] = s.Eval(ctx, pipe, keys, ms(ttl), l.field)

@@ -34,9 +34,7 @@ func TestWatchdogKeepsLockAlive(t *testing.T) {
 		c.NewOwner().ReadWriteLock("rw").WriteLock(),
 		c.NewOwner().ReadWriteLock("ro").ReadLock(),
 	} {
-		if err := l.Lock(bg); err != nil {
-			t.Fatal(err)
-		}
+		lock(t, l)
 		f.wantPTTL(l.Name(), 0, watch)
 	}
 	if n := c.WatchdogLen(); n != 4 {
@@ -55,29 +53,22 @@ func TestWatchdogStopsAfterUnlock(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{WatchdogTimeout: watch})
 	l := c.NewOwner().Lock("L")
-	for range 2 {
-		if err := l.Lock(bg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lost := l.Lost()
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	h := lock(t, l)
+	reenter(t, h)
+	lost := h.Lost()
+	unlock(t, h)
 	if c.WatchdogLen() != 1 {
 		t.Error("a partial unlock stopped the renewal")
 	}
-	if err := l.Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, h)
 	if c.WatchdogLen() != 0 {
 		t.Error("the watchdog still renews a released hold")
 	}
 	if isClosed(lost) {
 		t.Error("releasing a hold closed its Lost channel")
 	}
-	if l.Lost() == lost {
-		t.Error("Lost of a released lock still returns the old hold's channel")
+	if next := lock(t, l); next.Lost() == lost {
+		t.Error("a new hold of the same lock got the old hold's Lost channel")
 	}
 }
 
@@ -87,16 +78,14 @@ func TestWatchdogStopsAfterUnlock(t *testing.T) {
 func TestClosedClientLockExpires(t *testing.T) {
 	f := setup(t)
 	dying := f.client(lockimpl.Options{WatchdogTimeout: watch})
-	if err := dying.NewOwner().Lock("L").Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, dying.NewOwner().Lock("L"))
 	observe(t, watch, "the renewed lock", func() bool { return f.pttl("L") > 0 })
 	dying.Close()
 	// Renewals every watch/3 would keep it forever; stopped, it is gone
 	// within watch. The bound allows a loaded machine 2 more.
 	waiter := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")
-	if ok, err := waiter.TryLock(bg, 3*watch, 0); !ok || err != nil {
-		t.Fatalf("waiter TryLock = %v, %v: the dead client's lock did not expire", ok, err)
+	if _, err := waiter.TryLock(bg, lockimpl.TryLockOptions{Wait: 3 * watch}); err != nil {
+		t.Fatalf("waiter TryLock: %v: the dead client's lock did not expire", err)
 	}
 }
 
@@ -105,15 +94,12 @@ func TestClosedClientLockExpires(t *testing.T) {
 func TestLockLeaseNeverRenewed(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{WatchdogTimeout: 300 * time.Millisecond})
-	l := c.NewOwner().Lock("L")
-	if err := l.LockLease(bg, 900*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	h := lock(t, c.NewOwner().Lock("L"), lockimpl.LockOptions{Lease: 900 * time.Millisecond})
 	if c.WatchdogLen() != 0 {
 		t.Error("a fixed-lease hold was given to the watchdog")
 	}
 	eventually(t, "the leased lock to expire", func() bool { return f.pttl("L") < 0 })
-	waitClosed(t, "Lost after the lease ran out", l.Lost())
+	waitClosed(t, "Lost after the lease ran out", h.Lost())
 }
 
 // TestLostCheckedAfterFreeze: a holder waking from a freeze (GC pause)
@@ -121,13 +107,10 @@ func TestLockLeaseNeverRenewed(t *testing.T) {
 // is over, because Lost consults the deadline itself.
 func TestLostCheckedAfterFreeze(t *testing.T) {
 	f := setup(t)
-	l := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")
-	if err := l.LockLease(bg, 300*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	l.FreezeDeadlineTimer()
+	h := lock(t, f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L"), lockimpl.LockOptions{Lease: 300 * time.Millisecond})
+	h.FreezeDeadlineTimer()
 	eventually(t, "the leased lock to expire", func() bool { return f.pttl("L") < 0 })
-	if !isClosed(l.Lost()) {
+	if !isClosed(h.Lost()) {
 		t.Fatal("Lost still open after the lease expired in Redis")
 	}
 }
@@ -140,22 +123,18 @@ func TestLostCheckedAfterFreeze(t *testing.T) {
 func TestFailedUnlockStopsRenewal(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{WatchdogTimeout: watch})
-	l := c.NewOwner().Lock("L")
-	for range 2 {
-		if err := l.Lock(bg); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := lock(t, c.NewOwner().Lock("L"))
+	reenter(t, h)
 	gone, cancel := context.WithCancel(bg)
 	cancel()
-	if err := l.Unlock(gone); err == nil {
+	if err := h.Unlock(gone); err == nil {
 		t.Fatal("an unlock with a cancelled context succeeded")
 	}
-	if isClosed(l.Lost()) || c.WatchdogLen() != 1 {
-		t.Fatalf("one failed unlock of two acquisitions ended the hold (lost %v, renewed %d)", isClosed(l.Lost()), c.WatchdogLen())
+	if isClosed(h.Lost()) || c.WatchdogLen() != 1 {
+		t.Fatalf("one failed unlock of two acquisitions ended the hold (lost %v, renewed %d)", isClosed(h.Lost()), c.WatchdogLen())
 	}
-	lost := l.Lost()
-	if err := l.Unlock(gone); err == nil {
+	lost := h.Lost()
+	if err := h.Unlock(gone); err == nil {
 		t.Fatal("an unlock with a cancelled context succeeded")
 	}
 	waitClosed(t, "Lost after the last unlock failed", lost)
@@ -172,9 +151,7 @@ func TestReadRenewalOwnKeysOnly(t *testing.T) {
 	f := setup(t)
 	c := f.client(lockimpl.Options{WatchdogTimeout: watch})
 	r := c.NewOwner().ReadWriteLock("L").ReadLock()
-	if err := r.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, r)
 	// A reader of another (dead) client, as Redisson would have written it.
 	f.raw.HSet(bg, "L", "dead:7", 1)
 	foreign := "{L}:dead:7:rwlock_timeout:1"
@@ -187,11 +164,7 @@ func TestReadRenewalOwnKeysOnly(t *testing.T) {
 
 func TestLostWhenRenewalFindsHoldGone(t *testing.T) {
 	f := setup(t)
-	l := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")
-	if err := l.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
-	lost := l.Lost()
+	lost := lock(t, f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")).Lost()
 	if isClosed(lost) {
 		t.Fatal("Lost closed while held")
 	}
@@ -204,17 +177,14 @@ func TestLostWhenRenewalFindsHoldGone(t *testing.T) {
 // before.
 func TestLostWhenRedisPaused(t *testing.T) {
 	f := setup(t)
-	l := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")
-	if err := l.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	h := lock(t, f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L"))
 	node := f.env.Primary()
 	if err := node.Pause(bg); err != nil {
 		t.Fatal(err)
 	}
 	defer node.Resume(bg)
 	paused := time.Now()
-	waitClosed(t, "Lost while Redis is paused", l.Lost())
+	waitClosed(t, "Lost while Redis is paused", h.Lost())
 	// The last renewal was sent at most watch/3 before the pause, so the
 	// deadline is at least 2/3 watch after it, and at most watch after it.
 	took := time.Since(paused)
@@ -233,14 +203,9 @@ func TestLostWhenRedisPaused(t *testing.T) {
 // longer read lease: Lost must close, though our own lease runs on.
 func TestLostReadWriteSharedTTL(t *testing.T) {
 	f := setup(t)
-	ours := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().ReadWriteLock("L").ReadLock()
-	if err := ours.LockLease(bg, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	ours := lock(t, f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().ReadWriteLock("L").ReadLock(), lockimpl.LockOptions{Lease: time.Minute})
 	short := f.client(lockimpl.Options{WatchdogTimeout: 300 * time.Millisecond})
-	if err := short.NewOwner().ReadWriteLock("L").ReadLock().Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, short.NewOwner().ReadWriteLock("L").ReadLock())
 	eventually(t, "the other reader's renewal to shorten the hash", func() bool { return f.pttl("L") <= 300*time.Millisecond })
 	short.Close()
 	waitClosed(t, "our read hold's Lost after the shared hash expired", ours.Lost())
@@ -252,20 +217,14 @@ func TestLostReadWriteSharedTTL(t *testing.T) {
 func TestLostWriteShortenedByOwnRead(t *testing.T) {
 	f := setup(t)
 	rw := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().ReadWriteLock("L")
-	if err := rw.WriteLock().LockLease(bg, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if err := rw.ReadLock().Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	write := lock(t, rw.WriteLock(), lockimpl.LockOptions{Lease: time.Minute})
+	read := lock(t, rw.ReadLock())
 	eventually(t, "the read renewal to shorten the hash", func() bool { return f.pttl("L") <= watch })
-	if err := rw.ReadLock().Unlock(bg); err != nil {
-		t.Fatal(err)
-	}
+	unlock(t, read)
 	// Nothing renews the hash now, so it expires long before the write
 	// lease's minute.
 	eventually(t, "hash expired", func() bool { return f.pttl("L") < 0 })
-	waitClosed(t, "the write hold's Lost", rw.WriteLock().Lost())
+	waitClosed(t, "the write hold's Lost", write.Lost())
 }
 
 // TestWatchdogAfterRestart: a Redis restarted with AOF keeps the lock but
@@ -274,12 +233,9 @@ func TestLostWriteShortenedByOwnRead(t *testing.T) {
 func TestWatchdogAfterRestart(t *testing.T) {
 	f := setup(t, redisenv.Config{AppendOnly: true, AppendFsync: "always"})
 	const w = 1500 * time.Millisecond
-	l := f.client(lockimpl.Options{WatchdogTimeout: w}).NewOwner().Lock("L")
-	if err := l.Lock(bg); err != nil {
-		t.Fatal(err)
-	}
+	h := lock(t, f.client(lockimpl.Options{WatchdogTimeout: w}).NewOwner().Lock("L"))
 	if err := f.env.Primary().Restart(bg); err != nil {
 		t.Fatal(err)
 	}
-	observe(t, 2*w, "the lock across the restart", func() bool { return f.pttl("L") > 0 && !isClosed(l.Lost()) })
+	observe(t, 2*w, "the lock across the restart", func() bool { return f.pttl("L") > 0 && !isClosed(h.Lost()) })
 }

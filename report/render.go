@@ -54,8 +54,9 @@ func (chart) isBlock()   {}
 func (bullets) isBlock() {}
 func (pre) isBlock()     {}
 
-func c(text string) cell                { return cell{text: text} }
-func cc(text string, class string) cell { return cell{text: text, class: class} }
+// plain is a table cell of text; styled one with a CSS class (HTML only).
+func plain(text string) cell                { return cell{text: text} }
+func styled(text string, class string) cell { return cell{text: text, class: class} }
 
 // Format is a report's format.
 type Format string

@@ -132,7 +132,7 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 	for i, r := range runs {
 		res := r.Result
 		l := res.Latency[results.AcquireAll]
-		dOps, dP99, gate := c("—"), c("—"), c("base")
+		dOps, dP99, gate := plain("—"), plain("—"), plain("base")
 		if i > 0 {
 			cmp := results.Compare(base, res, gateThreshold)
 			for _, row := range cmp.Rows {
@@ -143,13 +143,13 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 					dP99 = deltaCell(row)
 				}
 			}
-			gate = cc("OK", "ok")
+			gate = styled("OK", "ok")
 			switch {
 			case cmp.Refused != "":
-				gate = cc("REFUSED", "bad")
+				gate = styled("REFUSED", "bad")
 				notes = append(notes, r.Name()+": "+cmp.Verdict())
 			case !cmp.OK():
-				gate = cc("REGRESSED", "bad")
+				gate = styled("REGRESSED", "bad")
 				notes = append(notes, r.Name()+": "+cmp.Verdict())
 			}
 			for _, n := range cmp.Notes {
@@ -160,17 +160,17 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 		if res.Partial {
 			name += " (partial)"
 		}
-		jain := c("—")
+		jain := plain("—")
 		if res.Fairness.Measured() {
-			jain = c(fmt.Sprintf("%.4f", res.Fairness.Jain))
+			jain = plain(fmt.Sprintf("%.4f", res.Fairness.Jain))
 		}
-		success := c(results.Percent(res.Throughput.SuccessRatio))
+		success := plain(results.Percent(res.Throughput.SuccessRatio))
 		if len(res.Failures()) > 0 {
-			success = cc(success.text, "bad")
+			success = styled(success.text, "bad")
 		}
-		t.rows = append(t.rows, []cell{c(name), c(res.Meta.Profile + " · " + res.Meta.ImplName()), c(res.Meta.Host), c(secs(res.Measured)),
-			c(results.Commas1(res.Throughput.OpsPerSec)), dOps, success, latCell(l, l.P50), latCell(l, l.P99), dP99, latCell(l, l.P999),
-			c(results.Commas(res.ErrorCount())), jain, safetyCell(res.Safety), gate})
+		t.rows = append(t.rows, []cell{plain(name), plain(res.Meta.Profile + " · " + res.Meta.ImplName()), plain(res.Meta.Host), plain(secs(res.Measured)),
+			plain(results.CommasFloat(res.Throughput.OpsPerSec)), dOps, success, latCell(l, l.P50), latCell(l, l.P99), dP99, latCell(l, l.P999),
+			plain(results.Commas(res.ErrorCount())), jain, safetyCell(res.Safety), gate})
 	}
 	bl = append(bl, t)
 	if len(notes) > 0 {
@@ -190,9 +190,9 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 // percentile is read from an empty histogram.
 func latCell(l results.Latency, v float64) cell {
 	if l.Count == 0 {
-		return c("—")
+		return plain("—")
 	}
-	return c(us(v))
+	return plain(us(v))
 }
 
 // deltaCell shows a comparison row's delta, red when it regressed past
@@ -200,13 +200,13 @@ func latCell(l results.Latency, v float64) cell {
 func deltaCell(r results.Row) cell {
 	switch {
 	case r.Regressed:
-		return cc(r.Delta, "bad")
+		return styled(r.Delta, "bad")
 	case r.Change == results.ChangeWorse:
-		return cc(r.Delta, "warn")
+		return styled(r.Delta, "warn")
 	case r.Change == results.ChangeBetter:
-		return cc(r.Delta, "ok")
+		return styled(r.Delta, "ok")
 	}
-	return c(r.Delta)
+	return plain(r.Delta)
 }
 
 // runBlocks are one run's section: metadata, figures, charts, safety.
@@ -225,24 +225,24 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	}
 	m := res.Meta
 	meta := table{head: []string{"", ""}, rows: [][]cell{
-		{c("profile"), c(m.Profile)},
-		{c("workload"), c(m.Workload)},
-		{c("implementation"), c(strings.TrimSuffix(m.ImplName()+" · "+m.ImplNote, " · "))},
-		{c("redis"), c(fmt.Sprintf("%s (%s) at %s", m.RedisVersion, strings.TrimSuffix(m.RedisBackend+" "+m.RedisTopology, " "), m.RedisAddr))},
-		{c("host"), c(fmt.Sprintf("%s · %s · GOMAXPROCS %d", m.Host, m.Go, m.GOMAXPROCS))},
-		{c("started"), c(m.Start.UTC().Format("2006-01-02 15:04:05 UTC"))},
-		{c("measured"), c(fmt.Sprintf("%s after %s warmup", secs(res.Measured), secs(res.Warmup)))},
-		{c("lockbench"), c(m.Lockbench)},
-		{c("file"), c(r.Path)},
+		{plain("profile"), plain(m.Profile)},
+		{plain("workload"), plain(m.Workload)},
+		{plain("implementation"), plain(strings.TrimSuffix(m.ImplName()+" · "+m.ImplNote, " · "))},
+		{plain("redis"), plain(fmt.Sprintf("%s (%s) at %s", m.RedisVersion, strings.TrimSuffix(m.RedisBackend+" "+m.RedisTopology, " "), m.RedisAddr))},
+		{plain("host"), plain(fmt.Sprintf("%s · %s · GOMAXPROCS %d", m.Host, m.Go, m.GOMAXPROCS))},
+		{plain("started"), plain(m.Start.UTC().Format("2006-01-02 15:04:05 UTC"))},
+		{plain("measured"), plain(fmt.Sprintf("%s after %s warmup", secs(res.Measured), secs(res.Warmup)))},
+		{plain("lockbench"), plain(m.Lockbench)},
+		{plain("file"), plain(r.Path)},
 	}}
 	if len(m.Args) > 0 {
-		meta.rows = append(meta.rows, []cell{c("args"), c(strings.Join(m.Args, " "))})
+		meta.rows = append(meta.rows, []cell{plain("args"), plain(strings.Join(m.Args, " "))})
 	}
 	if len(res.MergedFrom) > 0 {
-		meta.rows = append(meta.rows, []cell{c("merged from"), c(strings.Join(res.MergedFrom, ", "))})
+		meta.rows = append(meta.rows, []cell{plain("merged from"), plain(strings.Join(res.MergedFrom, ", "))})
 	}
 	for _, n := range res.MergeNotes {
-		meta.rows = append(meta.rows, []cell{c("merge note"), c(n)})
+		meta.rows = append(meta.rows, []cell{plain("merge note"), plain(n)})
 	}
 	bl = append(bl, meta)
 
@@ -256,9 +256,9 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	if t.Nested > 0 {
 		acq = append(acq, "nested "+results.Commas(t.Nested))
 	}
-	line := fmt.Sprintf("Throughput %s ops/s (%s", results.Commas1(t.OpsPerSec), results.ThroughputCounts(t))
+	line := fmt.Sprintf("Throughput %s ops/s (%s", results.CommasFloat(t.OpsPerSec), results.ThroughputCounts(t))
 	if t.TargetRate > 0 {
-		line += ", target " + results.Commas1(t.TargetRate) + " ops/s"
+		line += ", target " + results.CommasFloat(t.TargetRate) + " ops/s"
 	}
 	line += ")."
 	if len(acq) > 0 {
@@ -268,8 +268,8 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	if len(res.PerShard) > 0 {
 		st := table{right: true, head: []string{"shard", "locks", "ops/s", "acquisitions", "share"}}
 		for _, sh := range res.PerShard {
-			st.rows = append(st.rows, []cell{c(sh.Name), c(results.Commas(int64(sh.Locks))), c(results.Commas1(sh.OpsPerSec)),
-				c(results.Commas(sh.Acquisitions)), c(fmt.Sprintf("%.1f%%", 100*sh.Share))})
+			st.rows = append(st.rows, []cell{plain(sh.Name), plain(results.Commas(int64(sh.Locks))), plain(results.CommasFloat(sh.OpsPerSec)),
+				plain(results.Commas(sh.Acquisitions)), plain(fmt.Sprintf("%.1f%%", 100*sh.Share))})
 		}
 		bl = append(bl, st)
 	}
@@ -291,7 +291,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	if len(res.ErrorMessages) > 0 {
 		mt := table{head: []string{"class", "count", "first at", "message"}}
 		for _, m := range res.ErrorMessages {
-			mt.rows = append(mt.rows, []cell{c(m.Class), c(results.Commas(m.Count)), c(fmt.Sprintf("%.2fs", m.First)), c(m.Message)})
+			mt.rows = append(mt.rows, []cell{plain(m.Class), plain(results.Commas(m.Count)), plain(fmt.Sprintf("%.2fs", m.First)), plain(m.Message)})
 		}
 		bl = append(bl, mt)
 		if res.ErrorMessagesDropped > 0 {
@@ -327,7 +327,7 @@ func latencyTable(res *results.Result) table {
 		if k == results.AcquireAll {
 			name = "acquire (all modes)"
 		}
-		t.rows = append(t.rows, []cell{c(name), c(results.Commas(l.Count)), c(us(l.P50)), c(us(l.P90)), c(us(l.P99)), c(us(l.P999)), c(us(l.Max))})
+		t.rows = append(t.rows, []cell{plain(name), plain(results.Commas(l.Count)), plain(us(l.P50)), plain(us(l.P90)), plain(us(l.P99)), plain(us(l.P999)), plain(us(l.Max))})
 	}
 	return t
 }
@@ -368,8 +368,8 @@ func safetyBlocks(res *results.Result) []block {
 			if i == 10 {
 				break
 			}
-			t.rows = append(t.rows, []cell{c(v.Lock), c(holderText(v.First)), c(holderText(v.Second)),
-				c(fmt.Sprintf("%.3fs", v.OverlapStart)), cc(us(v.OverlapUs), "bad")})
+			t.rows = append(t.rows, []cell{plain(v.Lock), plain(holderText(v.First)), plain(holderText(v.Second)),
+				plain(fmt.Sprintf("%.3fs", v.OverlapStart)), styled(us(v.OverlapUs), "bad")})
 		}
 		bl = append(bl, t)
 	}
@@ -419,7 +419,7 @@ func eventsTable(evs []results.Event) table {
 			detail += " — error: " + e.Err
 			cl = "bad"
 		}
-		t.rows = append(t.rows, []cell{c(e.Kind), c(e.Target), c(fmt.Sprintf("%.2fs", e.Start)), c(fmt.Sprintf("%.2fs", e.End)), cc(detail, cl)})
+		t.rows = append(t.rows, []cell{plain(e.Kind), plain(e.Target), plain(fmt.Sprintf("%.2fs", e.Start)), plain(fmt.Sprintf("%.2fs", e.End)), styled(detail, cl)})
 	}
 	return t
 }
@@ -431,7 +431,7 @@ func suiteBlocks(scs []*Scenario) []block {
 	for _, s := range scs {
 		r := s.Report
 		counts[r.Verdict]++
-		t.rows = append(t.rows, []cell{c(r.Scenario), verdictCell(r), c(string(r.Expected)), c(secs(r.Seconds)), c(r.Reason)})
+		t.rows = append(t.rows, []cell{plain(r.Scenario), verdictCell(r), plain(string(r.Expected)), plain(secs(r.Seconds)), plain(r.Reason)})
 	}
 	// A results directory may gather several suite runs: say so rather
 	// than label them all with the first one's settings.
@@ -459,11 +459,11 @@ func suiteBlocks(scs []*Scenario) []block {
 func verdictCell(r *results.ChaosReport) cell {
 	switch {
 	case r.Verdict == results.Skipped:
-		return cc(string(r.Verdict), "warn")
+		return styled(string(r.Verdict), "warn")
 	case r.OK():
-		return cc(string(r.Verdict), "ok")
+		return styled(string(r.Verdict), "ok")
 	}
-	return cc(string(r.Verdict), "bad")
+	return styled(string(r.Verdict), "bad")
 }
 
 // scenarioBlocks are one scenario's section: what it does, the verdict
@@ -484,18 +484,18 @@ func scenarioBlocks(s *Scenario, ch *charts) []block {
 	if len(r.Checks) > 0 {
 		t := table{head: []string{"check", "want", "got", ""}}
 		for _, k := range r.Checks {
-			mark := cc("ok", "ok")
+			mark := styled("ok", "ok")
 			if !k.OK {
-				mark = cc("FAILED", "bad")
+				mark = styled("FAILED", "bad")
 			}
-			t.rows = append(t.rows, []cell{c(k.Name), c(k.Want), c(k.Got), mark})
+			t.rows = append(t.rows, []cell{plain(k.Name), plain(k.Want), plain(k.Got), mark})
 		}
 		bl = append(bl, heading{level: 4, text: "Checks"}, t)
 	}
 	if len(r.Figures) > 0 {
 		t := table{right: true, head: []string{"figure", "value"}}
 		for _, f := range r.Figures {
-			t.rows = append(t.rows, []cell{c(f.Name), c(figureText(f))})
+			t.rows = append(t.rows, []cell{plain(f.Name), plain(figureText(f))})
 		}
 		bl = append(bl, heading{level: 4, text: "Figures"}, t)
 	}
@@ -503,12 +503,12 @@ func scenarioBlocks(s *Scenario, ch *charts) []block {
 		bl = append(bl, heading{level: 3, text: r.Scenario + " · " + rs.Variant})
 		run := s.Runs[i]
 		if run == nil {
-			bl = append(bl, para{class: "note", text: fmt.Sprintf("Result file %q not found: charts omitted. %s ops/s, %d violations.", rs.File, results.Commas1(rs.OpsPerSec), rs.Safety.Violations)})
+			bl = append(bl, para{class: "note", text: fmt.Sprintf("Result file %q not found: charts omitted. %s ops/s, %d violations.", rs.File, results.CommasFloat(rs.OpsPerSec), rs.Safety.Violations)})
 			continue
 		}
 		res := run.Result
 		bl = append(bl, para{text: fmt.Sprintf("%s over %s: %s ops/s, %s errors, %s lost holds. File: %s.",
-			res.Meta.Workload, secs(res.Measured), results.Commas1(res.Throughput.OpsPerSec), results.Commas(res.ErrorCount()), results.Commas(res.Throughput.Lost), run.Path)})
+			res.Meta.Workload, secs(res.Measured), results.CommasFloat(res.Throughput.OpsPerSec), results.Commas(res.ErrorCount()), results.Commas(res.Throughput.Lost), run.Path)})
 		bl = append(bl, safetyBlocks(res)...)
 		if len(res.Events) > 0 {
 			bl = append(bl, eventsTable(res.Events))
@@ -580,19 +580,19 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 		t.head = t.head[1:]
 	}
 	for _, p := range sw.Points {
-		ok := cc("meets", "ok")
+		ok := styled("meets", "ok")
 		switch {
 		case p.Failure != "":
-			ok = cc("FAILED: "+p.Failure, "bad")
+			ok = styled("FAILED: "+p.Failure, "bad")
 		case !p.MeetsSLO:
-			ok = cc("broken", "bad")
+			ok = styled("broken", "bad")
 		}
 		rate := "closed"
 		if p.Rate > 0 {
-			rate = results.Commas1(p.Rate)
+			rate = results.CommasFloat(p.Rate)
 		}
-		row := []cell{c(p.Series), c(fmt.Sprintf("%g", p.X)), c(fmt.Sprintf("%d×%d", p.Clients, p.Owners)), c(rate),
-			c(results.Commas1(p.OpsPerSec)), c(p.Percentile(p.P50Us)), c(p.Percentile(p.P99Us)), c(results.Commas(p.Errors)), c(results.Commas(p.Violations)), ok, c(p.File)}
+		row := []cell{plain(p.Series), plain(fmt.Sprintf("%g", p.X)), plain(fmt.Sprintf("%d×%d", p.Clients, p.Owners)), plain(rate),
+			plain(results.CommasFloat(p.OpsPerSec)), plain(p.Percentile(p.P50Us)), plain(p.Percentile(p.P99Us)), plain(results.Commas(p.Errors)), plain(results.Commas(p.Violations)), ok, plain(p.File)}
 		if !named {
 			row = row[1:]
 		}
@@ -605,13 +605,13 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 func safetyCell(s results.Safety) cell {
 	switch {
 	case s.Violations > 0:
-		return cc(results.Commas(s.Violations)+" violations", "bad")
+		return styled(results.Commas(s.Violations)+" violations", "bad")
 	case s.Sections == 0:
-		return cc("no data", "warn")
+		return styled("no data", "warn")
 	case s.Incomplete != "":
-		return cc("incomplete", "warn")
+		return styled("incomplete", "warn")
 	}
-	return cc("OK", "ok")
+	return styled("OK", "ok")
 }
 
 func us(v float64) string {

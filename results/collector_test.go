@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"strings"
 	"sync"
@@ -511,5 +512,41 @@ func TestCollectorPerShard(t *testing.T) {
 	c2.Shard(0).Record(sec(0, 0, results.Exclusive, 1*ms, 2*ms), nil, nil)
 	if r2 := c2.Finish(base.Add(time.Second), false, 1, results.Analysis{Labels: labels}); r2.PerShard != nil {
 		t.Errorf("PerShard without groups = %+v", r2.PerShard)
+	}
+}
+
+// The interval log is in time order, and wait and handoff sit in the
+// intervals of their acquisitions.
+func TestIntervalLogTimeOrder(t *testing.T) {
+	c := results.NewCollector(base, 1, 0)
+	c.Shard(0).Record(sec(0, 0, results.Exclusive, 100*ms, 200*ms), nil, nil)
+	c.Tick(base.Add(time.Second), false, 1)
+	waiter := sec(1, 0, results.Exclusive, 1300*ms, 1400*ms)
+	waiter.Called = 150 * ms // waited for owner 0's release at 200 ms… and got it at 1.3 s
+	c.Shard(0).Record(waiter, nil, nil)
+	c.Tick(base.Add(2*time.Second), false, 1)
+	r := c.Finish(base.Add(2*time.Second+500*time.Millisecond), false, 1, results.Analysis{Labels: labels})
+	rd := hdr.NewHistogramLogReader(bytes.NewReader(r.IntervalLog()))
+	last := -1.0
+	handoffAt := -1.0
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err == io.EOF || h == nil {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := float64(h.StartTimeMs())
+		if start < last {
+			t.Errorf("interval at %vms after one at %vms", start, last)
+		}
+		last = start
+		if h.Tag() == "handoff" {
+			handoffAt = start
+		}
+	}
+	if want := float64(base.Add(time.Second).UnixMilli()); handoffAt != want {
+		t.Errorf("handoff interval starts at %v, want %v (the second interval)", handoffAt, want)
 	}
 }

@@ -72,7 +72,7 @@ type Row struct {
 func (r Row) FormatValue(v float64) string {
 	switch r.Unit {
 	case "ops/s":
-		return commas1(v) + " ops/s"
+		return commasFloat(v) + " ops/s"
 	case "µs":
 		return dur(v)
 	}

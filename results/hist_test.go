@@ -227,3 +227,12 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// Short loopback latencies keep 3 significant digits.
+func TestMicrosecondPrecision(t *testing.T) {
+	h := results.NewHistogram()
+	_ = h.RecordValue(10 * us)
+	if got := results.Summarize(h).P50; got < 9.99 || got > 10.01 {
+		t.Errorf("10µs reads back as %vµs", got)
+	}
+}

@@ -47,16 +47,16 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if t.Nested > 0 {
 		modes = append(modes, "nested "+commas(t.Nested))
 	}
-	fmt.Fprintf(&b, "throughput  %s ops/s  (%s", commas1(t.OpsPerSec), ThroughputCounts(t))
+	fmt.Fprintf(&b, "throughput  %s ops/s  (%s", commasFloat(t.OpsPerSec), ThroughputCounts(t))
 	if t.TargetRate > 0 {
-		fmt.Fprintf(&b, ", target %s ops/s", commas1(t.TargetRate))
+		fmt.Fprintf(&b, ", target %s ops/s", commasFloat(t.TargetRate))
 	}
 	fmt.Fprintf(&b, ")\n")
 	if len(modes) > 0 {
 		fmt.Fprintf(&b, "acquired    %s\n", strings.Join(modes, " · "))
 	}
 	for _, sh := range r.PerShard {
-		fmt.Fprintf(&b, "  %-40s %s ops/s · %s locks · %.1f%% of acquisitions\n", sh.Name, commas1(sh.OpsPerSec), commas(int64(sh.Locks)), 100*sh.Share)
+		fmt.Fprintf(&b, "  %-40s %s ops/s · %s locks · %.1f%% of acquisitions\n", sh.Name, commasFloat(sh.OpsPerSec), commas(int64(sh.Locks)), 100*sh.Share)
 	}
 	b.WriteString("\n")
 
@@ -155,8 +155,8 @@ func FormatUs(us float64) string { return dur(us) }
 // Commas prints n with thousands separators, as the summary table does.
 func Commas(n int64) string { return commas(n) }
 
-// Commas1 prints v with thousands separators and one decimal.
-func Commas1(v float64) string { return commas1(v) }
+// CommasFloat prints v with thousands separators and one decimal.
+func CommasFloat(v float64) string { return commasFloat(v) }
 
 // dur prints microseconds with a unit that keeps 3–4 digits.
 func dur(us float64) string {
@@ -187,7 +187,7 @@ func commas(n int64) string {
 	return string(out)
 }
 
-func commas1(v float64) string {
+func commasFloat(v float64) string {
 	whole := int64(v)
 	frac := int64((v-float64(whole))*10 + 0.5)
 	if frac == 10 {

@@ -344,7 +344,7 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 	at := func(p *SweepPoint) string {
 		switch axis {
 		case AxisRate:
-			return fmt.Sprintf("an offered %s ops/s (%s)", commas1(p.X), p.Label())
+			return fmt.Sprintf("an offered %s ops/s (%s)", commasFloat(p.X), p.Label())
 		case AxisShards:
 			return fmt.Sprintf("%s (%s)", ShardCount(int(p.X)), p.Label())
 		}
@@ -357,7 +357,7 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 	var out []string
 	if c.Best != nil {
 		out = append(out, fmt.Sprintf("Highest throughput meeting %s: %s ops/s at %s, p99 %s.",
-			slo, commas1(c.Best.OpsPerSec), at(c.Best), c.Best.Percentile(c.Best.P99Us)))
+			slo, commasFloat(c.Best.OpsPerSec), at(c.Best), c.Best.Percentile(c.Best.P99Us)))
 	} else {
 		out = append(out, fmt.Sprintf("No point met %s.", slo))
 	}
@@ -367,13 +367,13 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 			at(c.Failed), c.Failed.Failure))
 	case c.Knee != nil && c.Peak != nil:
 		out = append(out, fmt.Sprintf("Throughput saturates (knee) at %s: %s ops/s, %.0f%% of the %s ops/s peak.",
-			at(c.Knee), commas1(c.Knee.OpsPerSec), 100*c.Knee.OpsPerSec/max(c.Peak.OpsPerSec, 1e-9), commas1(c.Peak.OpsPerSec)))
+			at(c.Knee), commasFloat(c.Knee.OpsPerSec), 100*c.Knee.OpsPerSec/max(c.Peak.OpsPerSec, 1e-9), commasFloat(c.Peak.OpsPerSec)))
 	case c.Peak != nil && c.onePoint():
 		out = append(out, "One point measured: a knee needs a curve of at least two.")
 	case c.Peak != nil && axis == AxisRate:
 		out = append(out, "No saturation knee within the swept rates: every offered rate was achieved within 10%, or none was.")
 	case c.Peak != nil:
-		out = append(out, fmt.Sprintf("No saturation within the swept range: throughput still rose at the last point (%s ops/s); sweep further to find the knee.", commas1(c.Peak.OpsPerSec)))
+		out = append(out, fmt.Sprintf("No saturation within the swept range: throughput still rose at the last point (%s ops/s); sweep further to find the knee.", commasFloat(c.Peak.OpsPerSec)))
 	}
 	switch cur := c.Current; {
 	case cur != nil:
@@ -381,13 +381,13 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 		if cur.Interpolated {
 			what = "interpolated"
 		}
-		s := fmt.Sprintf("At the current setting (%g, %s): %s ops/s, p99 %s", cur.X, what, commas1(cur.OpsPerSec), cur.Percentile(cur.P99Us))
+		s := fmt.Sprintf("At the current setting (%g, %s): %s ops/s, p99 %s", cur.X, what, commasFloat(cur.OpsPerSec), cur.Percentile(cur.P99Us))
 		if cur.Failure != "" {
 			s += "; its run failed (" + cur.Failure + ")"
 		}
 		switch {
 		case !cur.MeetsSLO && c.Best != nil:
-			s += fmt.Sprintf("; it breaks %s. The best point within it does %s ops/s at %s: go back to it.", slo, commas1(c.Best.OpsPerSec), at(c.Best))
+			s += fmt.Sprintf("; it breaks %s. The best point within it does %s ops/s at %s: go back to it.", slo, commasFloat(c.Best.OpsPerSec), at(c.Best))
 		case !cur.MeetsSLO:
 			s += fmt.Sprintf("; it breaks %s, as every swept point does.", slo)
 		case c.Best == nil:
@@ -395,7 +395,7 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 		case c.Best.X == cur.X:
 			s += "; it is the best point within the SLO: no headroom beyond it."
 		case c.Best.OpsPerSec >= cur.OpsPerSec:
-			s += fmt.Sprintf("; headroom %+.0f%% (to %s ops/s at %s) within the SLO.", c.HeadroomPct, commas1(c.Best.OpsPerSec), at(c.Best))
+			s += fmt.Sprintf("; headroom %+.0f%% (to %s ops/s at %s) within the SLO.", c.HeadroomPct, commasFloat(c.Best.OpsPerSec), at(c.Best))
 		default:
 			s += fmt.Sprintf("; it already does %.0f%% more than the best other point within the SLO.", (cur.OpsPerSec/max(c.Best.OpsPerSec, 1e-9)-1)*100)
 		}

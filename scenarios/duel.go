@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -81,17 +82,17 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 				}
 			}
 			var once bool
-			try := func() (bool, error) {
+			var held *lockimpl.Hold
+			try := func() (*lockimpl.Hold, error) {
 				defer func() {
 					if !once {
 						once = true
 						close(acquired[i])
 					}
 				}()
-				if d.lease > 0 {
-					return true, hl.LockLease(r.ctx, d.lease)
-				}
-				return true, hl.Lock(r.ctx)
+				h, err := hl.Lock(r.ctx, lockimpl.LockOptions{Lease: d.lease})
+				held = h
+				return h, err
 			}
 			// Watch for the loss while holding, to time when it was
 			// noticed; the watch ends with the work, before the holder's
@@ -105,15 +106,18 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 				case <-watch:
 					return
 				}
+				if held == nil {
+					return // not acquired: nothing to lose
+				}
 				select {
-				case <-hl.Lost():
+				case <-held.Lost():
 					lostAt = time.Now()
 				case <-watch:
 				}
 			}()
 			var stopWatch sync.Once
 			spec.onEnd = func() { stopWatch.Do(func() { close(watch); <-watched }) }
-			ok, lost, err := st.sectionLost(int32(i), int32(i), hl, try, spec)
+			ok, lost, err := st.sectionLost(int32(i), int32(i), try, spec)
 			spec.onEnd()
 			if lost {
 				out.holderLostAt[i] = lostAt
@@ -142,12 +146,12 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 					wait = time.Until(end)
 				}
 				var got time.Time
-				ok, _ := st.section(int32(n+i), int32(i), cl, func() (bool, error) {
-					ok, err := cl.TryLock(r.ctx, wait, 0)
-					if ok {
+				ok, _ := st.section(int32(n+i), int32(i), func() (*lockimpl.Hold, error) {
+					h, err := cl.TryLock(r.ctx, lockimpl.TryLockOptions{Wait: wait})
+					if h != nil {
 						got = time.Now()
 					}
-					return ok, err
+					return h, err
 				}, holdSpec{dur: d.contHold, slice: d.contHold, honour: true})
 				if ok {
 					c.count++
@@ -200,4 +204,23 @@ func since(base, t time.Time) string {
 		return "never"
 	}
 	return fmt.Sprintf("%.2fs", t.Sub(base).Seconds())
+}
+
+// holderVsContender judges watchdog-loss and client-freeze: the fault
+// (from..to) cut the holder off long enough for its key to expire.
+func holderVsContender(r *rig, out *duelOutcome, honour bool, from, to time.Duration, what string) error {
+	res := out.res
+	r.safetyFigures(res)
+	r.figure("holder told of the loss", secs(out.base, out.holderLostAt[0]), "s")
+	r.figure("contender first acquired", secs(out.base, out.firstContend[0]), "s")
+	first := out.firstContend[0]
+	during := !first.IsZero() && first.Sub(out.base) > from && first.Sub(out.base) < to
+	r.check("contender takes the expired lock during the "+what, fmt.Sprintf("between %v and %v", from, to), since(out.base, first), during)
+	r.check("holder told of the loss", "told", fmt.Sprintf("told: %v", out.holderLost == 1), out.holderLost == 1)
+	if honour {
+		r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
+	} else {
+		r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
+	}
+	return nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/results"
 )
 
 // TestExternalRedisKilledMidRun: an external Redis killed and restarted
@@ -49,7 +49,7 @@ func TestExternalRedisKilledMidRun(t *testing.T) {
 	}
 	rep := run(t, "partition-heal", o)
 	wg.Wait()
-	if rep.Verdict != scenarios.Fail || !strings.Contains(rep.Reason, "no failures outside the fault windows") {
+	if rep.Verdict != results.Fail || !strings.Contains(rep.Reason, "no failures outside the fault windows") {
 		t.Fatalf("verdict %s (%s), want FAIL naming the failures outside the faults", rep.Verdict, rep.Reason)
 	}
 }
@@ -61,7 +61,7 @@ func TestDeadRedisNeverPasses(t *testing.T) {
 	o.Redis = redisenv.Config{Backend: redisenv.BackendExternal, URL: "redis://127.0.0.1:1"}
 	for _, name := range []string{"partition-heal", "latency"} {
 		rep := run(t, name, o)
-		if rep.Verdict != scenarios.Fail || !strings.Contains(rep.Reason, "unreachable") {
+		if rep.Verdict != results.Fail || !strings.Contains(rep.Reason, "unreachable") {
 			t.Errorf("%s against a dead Redis: %s (%s), want FAIL", name, rep.Verdict, rep.Reason)
 		}
 	}

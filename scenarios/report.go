@@ -11,18 +11,11 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// WriteReport writes rep as <dir>/<scenario>-<time>.chaos.json (atomically)
-// and returns the path.
-func WriteReport(dir string, rep *Report) (string, error) { return results.WriteChaosReport(dir, rep) }
-
-// ReadReport loads a chaos report, refusing other schemas.
-func ReadReport(path string) (*Report, error) { return results.ReadChaosReport(path) }
-
 // WriteSummary prints rep for a terminal: the verdict line, the checks and
 // the figures.
-func WriteSummary(w io.Writer, rep *Report) {
+func WriteSummary(w io.Writer, rep *results.ChaosReport) {
 	fmt.Fprintf(w, "%-20s %s", rep.Scenario, rep.Verdict)
-	if rep.Verdict != rep.Expected && rep.Verdict != Skipped {
+	if rep.Verdict != rep.Expected && rep.Verdict != results.Skipped {
 		fmt.Fprintf(w, " (expected %s)", rep.Expected)
 	}
 	fmt.Fprintf(w, "  [%.1fs]\n", rep.Seconds)
@@ -41,7 +34,7 @@ func WriteSummary(w io.Writer, rep *Report) {
 	}
 }
 
-func formatFigure(f Figure) string {
+func formatFigure(f results.Figure) string {
 	if f.Value == -1 && f.Unit == "s" {
 		return "never"
 	}
@@ -94,7 +87,7 @@ type junitMessage struct {
 // WriteJUnit writes the reports as JUnit XML to path (atomically): FAIL is
 // a failure, INCOMPLETE an error, SKIPPED a skip; the summary of each
 // scenario is its system-out.
-func WriteJUnit(path string, reps []*Report) error {
+func WriteJUnit(path string, reps []*results.ChaosReport) error {
 	s := junitSuite{Name: "lockbench-chaos"}
 	for _, rep := range reps {
 		var out strings.Builder
@@ -102,15 +95,15 @@ func WriteJUnit(path string, reps []*Report) error {
 		c := junitCase{Name: rep.Scenario, Classname: "chaos", Time: rep.Seconds, SystemOut: out.String()}
 		msg := &junitMessage{Message: string(rep.Verdict) + ": " + rep.Reason, Body: rep.Reason}
 		switch rep.Verdict {
-		case Fail:
+		case results.Fail:
 			msg.Type = "verdict"
 			c.Failure = msg
 			s.Failures++
-		case Incomplete:
+		case results.Incomplete:
 			msg.Type = "interrupted"
 			c.Error = msg
 			s.Errors++
-		case Skipped:
+		case results.Skipped:
 			c.Skipped = &junitMessage{Message: rep.Reason}
 			s.Skipped++
 		}

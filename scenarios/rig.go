@@ -28,7 +28,7 @@ type rig struct {
 	name string // scenario.variant
 	t    Timing
 	o    Options
-	rep  *Report
+	rep  *results.ChaosReport
 	// kept holds each of rep.Runs' results, index for index, for
 	// comparisons between variants.
 	kept *[]*results.Result
@@ -140,7 +140,7 @@ func (r *rig) lockOptions(i int) lockimpl.Options {
 func (r *rig) newClients() error {
 	for i := range r.n {
 		rdb := r.redisFor(i, 16)
-		lc, err := lockimpl.NewClient(rdb, r.lockOptions(i))
+		lc, err := lockimpl.NewClient(r.ctx, rdb, r.lockOptions(i))
 		if err != nil {
 			_ = rdb.Close()
 			return err
@@ -208,7 +208,7 @@ func (r *rig) close() {
 
 // check records an expectation.
 func (r *rig) check(name, want, got string, ok bool) {
-	r.rep.Checks = append(r.rep.Checks, Check{Name: r.v.Name + ": " + name, Want: want, Got: got, OK: ok})
+	r.rep.Checks = append(r.rep.Checks, results.Check{Name: r.v.Name + ": " + name, Want: want, Got: got, OK: ok})
 	mark := "ok"
 	if !ok {
 		mark = "MISMATCH"
@@ -218,7 +218,7 @@ func (r *rig) check(name, want, got string, ok bool) {
 
 // figure records a measured number.
 func (r *rig) figure(name string, v float64, unit string) {
-	r.rep.Figures = append(r.rep.Figures, Figure{Name: r.v.Name + ": " + name, Value: v, Unit: unit})
+	r.rep.Figures = append(r.rep.Figures, results.Figure{Name: r.v.Name + ": " + name, Value: v, Unit: unit})
 }
 
 // addResult files a variant's result: events attached, written to Out.
@@ -236,7 +236,7 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 	res.Meta.RedisBackend = string(r.env.Backend())
 	res.Meta.RedisTopology = r.env.Shape()
 	res.Meta.RedisAddr = r.env.Addr()
-	sum := RunSummary{
+	sum := results.RunSummary{
 		Variant: r.v.Name, Partial: res.Partial, Seconds: res.Measured, OpsPerSec: res.Throughput.OpsPerSec,
 		Attempts: res.Throughput.Attempts, SuccessRatio: res.Throughput.SuccessRatio,
 		Lost: res.Throughput.Lost, Safety: res.Safety, Events: events, Errors: res.ErrorCount(),
@@ -268,7 +268,7 @@ func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, e
 	cfg := workloads.Config{
 		Profile:     p,
 		ClientRedis: r.redisFor,
-		LockFor:     r.lockOptions,
+		Impl:        workloads.Lockimpl{OptionsFor: r.lockOptions},
 		IgnoreLost:  ignoreLost,
 		Timeline:    true,
 		KeyPrefix:   r.prefix,
@@ -436,10 +436,10 @@ type holdSpec struct {
 	onEnd  func()        // called when the work ends, before the unlock
 }
 
-// hold does units of work under l until the plan ends, the hold is lost
-// (when honoured) or ctx ends. It returns the end of its last unit of
-// work: the holder's critical section, as far as anything it did went.
-func hold(ctx context.Context, l *lockimpl.Lock, h holdSpec) (last time.Time, lost bool) {
+// hold does units of work under held until the plan ends, the hold is
+// lost (when honoured) or ctx ends. It returns the end of its last unit
+// of work: the holder's critical section, as far as anything it did went.
+func hold(ctx context.Context, held *lockimpl.Hold, h holdSpec) (last time.Time, lost bool) {
 	last = time.Now()
 	if h.until.IsZero() {
 		h.until = last.Add(h.dur)
@@ -448,9 +448,9 @@ func hold(ctx context.Context, l *lockimpl.Lock, h holdSpec) (last time.Time, lo
 	defer t.Stop()
 	for {
 		if h.gate != nil && h.gate.Wait(ctx) != nil {
-			return last, isClosed(l.Lost())
+			return last, isClosed(held.Lost())
 		}
-		lostCh := l.Lost()
+		lostCh := held.Lost()
 		if h.honour && isClosed(lostCh) {
 			return last, true
 		}
@@ -468,7 +468,7 @@ func hold(ctx context.Context, l *lockimpl.Lock, h holdSpec) (last time.Time, lo
 		case <-lostCh:
 			return time.Now(), true
 		case <-ctx.Done():
-			return time.Now(), isClosed(l.Lost())
+			return time.Now(), isClosed(held.Lost())
 		}
 	}
 }
@@ -482,22 +482,26 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// section acquires l for owner (index into the stage's owners) with try,
-// holds it per h, unlocks, and records the operation. It reports whether
-// the lock was acquired.
-func (st *stage) section(owner, lock int32, l *lockimpl.Lock, try func() (bool, error), h holdSpec) (bool, error) {
-	ok, _, err := st.sectionLost(owner, lock, l, try, h)
+// section acquires a lock for owner (index into the stage's owners) with
+// try, holds it per h, unlocks, and records the operation. It reports
+// whether the lock was acquired; try answers ErrNotAcquired (or a nil
+// hold) when it was not.
+func (st *stage) section(owner, lock int32, try func() (*lockimpl.Hold, error), h holdSpec) (bool, error) {
+	ok, _, err := st.sectionLost(owner, lock, try, h)
 	return ok, err
 }
 
 // sectionLost is section, also reporting whether the holder was told of a
 // loss while it held (before its unlock).
-func (st *stage) sectionLost(owner, lock int32, l *lockimpl.Lock, try func() (bool, error), h holdSpec) (bool, bool, error) {
+func (st *stage) sectionLost(owner, lock int32, try func() (*lockimpl.Hold, error), h holdSpec) (bool, bool, error) {
 	called := time.Now()
 	op := results.Op{Start: st.at(called), Called: st.at(called), Owner: owner, Lock: lock, Mode: results.Exclusive, Depth: 1}
-	ok, err := try()
+	held, err := try()
+	if errors.Is(err, lockimpl.ErrNotAcquired) {
+		err = nil
+	}
 	now := time.Now()
-	if !ok || err != nil {
+	if held == nil || err != nil {
 		op.Err = results.ErrTimeout
 		if err != nil {
 			op.Err = workloads.Classify(err)
@@ -510,7 +514,7 @@ func (st *stage) sectionLost(owner, lock int32, l *lockimpl.Lock, try func() (bo
 		return false, false, err
 	}
 	op.Acquired = st.at(now)
-	last, lost := hold(st.r.ctx, l, h)
+	last, lost := hold(st.r.ctx, held, h)
 	if h.onEnd != nil {
 		h.onEnd()
 	}
@@ -521,7 +525,7 @@ func (st *stage) sectionLost(owner, lock int32, l *lockimpl.Lock, try func() (bo
 	case lost:
 		op.Flags |= results.LostIgnored
 	}
-	uerr := l.Unlock(context.WithoutCancel(st.r.ctx))
+	uerr := held.Unlock(context.WithoutCancel(st.r.ctx))
 	op.Done = st.at(time.Now())
 	if uerr != nil && !lost && !errors.Is(uerr, lockimpl.ErrNotHeld) {
 		op.Err = workloads.Classify(uerr)

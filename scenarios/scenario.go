@@ -17,33 +17,6 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// The chaos report's types live in results, next to the result files
-// they name, so reports can read them without this package.
-type (
-	// Verdict is a scenario's outcome measured against its expectation.
-	Verdict = results.Verdict
-	// Report is one scenario's outcome (results.ChaosReport).
-	Report = results.ChaosReport
-	// Check is one expectation and what was observed.
-	Check = results.Check
-	// Figure is one measured number.
-	Figure = results.Figure
-	// RunSummary is one variant's run.
-	RunSummary = results.RunSummary
-)
-
-// The verdicts; see results.Verdict.
-const (
-	Pass              = results.Pass
-	ExpectedViolation = results.ExpectedViolation
-	Fail              = results.Fail
-	Skipped           = results.Skipped
-	Incomplete        = results.Incomplete
-)
-
-// ReportSchema names the chaos report format.
-const ReportSchema = results.ChaosSchema
-
 // Scenario is one chaos experiment: faults on a schedule, a workload, and
 // the checks that decide its verdict.
 type Scenario struct {
@@ -87,11 +60,11 @@ func (p Planned) String() string {
 }
 
 // Expected is the expected verdict, in words.
-func (s *Scenario) Expected() Verdict {
+func (s *Scenario) Expected() results.Verdict {
 	if s.ExpectViolation {
-		return ExpectedViolation
+		return results.ExpectedViolation
 	}
-	return Pass
+	return results.Pass
 }
 
 // Timing scales a scenario: full timings use Redisson's defaults (30 s
@@ -143,10 +116,10 @@ type Options struct {
 // servers closed) even when the variant panics, which Run reports as FAIL.
 // When ctx ends first the report is marked partial with verdict
 // INCOMPLETE.
-func Run(ctx context.Context, s *Scenario, o Options) (rep *Report) {
+func Run(ctx context.Context, s *Scenario, o Options) (rep *results.ChaosReport) {
 	t := TimingFor(o.Quick)
-	rep = &Report{
-		Schema: ReportSchema, Scenario: s.Name, Description: s.Description, Invariant: s.Invariant,
+	rep = &results.ChaosReport{
+		Schema: results.ChaosSchema, Scenario: s.Name, Description: s.Description, Invariant: s.Invariant,
 		Expected: s.Expected(), Quick: o.Quick, Seed: o.Seed, Start: time.Now(),
 		Plan: PlanLines(s, t, o.Seed),
 	}
@@ -155,7 +128,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (rep *Report) {
 	}
 	defer func() { rep.Seconds = time.Since(rep.Start).Seconds() }()
 	if why := Unsupported(s, o.Redis); why != "" {
-		rep.Verdict, rep.Reason = Skipped, why
+		rep.Verdict, rep.Reason = results.Skipped, why
 		return rep
 	}
 	rng := Rand(o.Seed, s.Name)
@@ -165,14 +138,14 @@ func Run(ctx context.Context, s *Scenario, o Options) (rep *Report) {
 			var skip *skipError
 			switch {
 			case errors.As(err, &skip):
-				rep.Verdict, rep.Reason = Skipped, skip.why
+				rep.Verdict, rep.Reason = results.Skipped, skip.why
 				return rep
 			case ctx.Err() != nil:
-				rep.Verdict, rep.Partial = Incomplete, true
+				rep.Verdict, rep.Partial = results.Incomplete, true
 				rep.Reason = fmt.Sprintf("interrupted during %s", v.Name)
 				return rep
 			}
-			rep.Verdict, rep.Reason = Fail, err.Error()
+			rep.Verdict, rep.Reason = results.Fail, err.Error()
 			return rep
 		}
 	}
@@ -184,11 +157,11 @@ func Run(ctx context.Context, s *Scenario, o Options) (rep *Report) {
 	}
 	switch {
 	case len(failed) > 0:
-		rep.Verdict, rep.Reason = Fail, strings.Join(failed, "; ")
+		rep.Verdict, rep.Reason = results.Fail, strings.Join(failed, "; ")
 	case s.ExpectViolation:
-		rep.Verdict = ExpectedViolation
+		rep.Verdict = results.ExpectedViolation
 	default:
-		rep.Verdict = Pass
+		rep.Verdict = results.Pass
 	}
 	return rep
 }
@@ -222,7 +195,7 @@ func external(cfg redisenv.Config) bool {
 	return false
 }
 
-func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand.Rand, o Options, rep *Report, kept *[]*results.Result) (err error) {
+func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand.Rand, o Options, rep *results.ChaosReport, kept *[]*results.Result) (err error) {
 	name := s.Name
 	if v.Name != "" {
 		name += "." + v.Name

@@ -45,8 +45,9 @@ func options(t *testing.T) scenarios.Options {
 	}
 }
 
-func run(t *testing.T, name string, o scenarios.Options) *scenarios.Report {
+func run(t *testing.T, name string, o scenarios.Options) *results.ChaosReport {
 	t.Helper()
+	redisenvtest.Long(t, "a chaos scenario")
 	s, ok := scenarios.Find(name)
 	if !ok {
 		t.Fatalf("no scenario %s", name)
@@ -59,9 +60,9 @@ func run(t *testing.T, name string, o scenarios.Options) *scenarios.Report {
 }
 
 // variant returns the run of the named variant.
-func variant(t *testing.T, rep *scenarios.Report, name string) scenarios.RunSummary {
+func variant(t *testing.T, rep *results.ChaosReport, name string) results.RunSummary {
 	t.Helper()
-	i := slices.IndexFunc(rep.Runs, func(r scenarios.RunSummary) bool { return r.Variant == name })
+	i := slices.IndexFunc(rep.Runs, func(r results.RunSummary) bool { return r.Variant == name })
 	if i < 0 {
 		t.Fatalf("%s: no run of variant %s", rep.Scenario, name)
 	}
@@ -74,8 +75,8 @@ func variant(t *testing.T, rep *scenarios.Report, name string) scenarios.RunSumm
 func TestWatchdogLoss(t *testing.T) {
 	o := options(t)
 	rep := run(t, "watchdog-loss", o)
-	if rep.Verdict != scenarios.ExpectedViolation {
-		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, scenarios.ExpectedViolation)
+	if rep.Verdict != results.ExpectedViolation {
+		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, results.ExpectedViolation)
 	}
 	ignore, honour := variant(t, rep, "ignore-lost"), variant(t, rep, "honour-lost")
 	if ignore.Safety.Violations < 1 || ignore.Safety.UnsafeUs <= 0 {
@@ -97,11 +98,11 @@ func TestWatchdogLoss(t *testing.T) {
 			t.Errorf("%s: result file has events %+v, safety %+v", r.File, res.Events, res.Safety)
 		}
 	}
-	path, err := scenarios.WriteReport(o.Out, rep)
+	path, err := results.WriteChaosReport(o.Out, rep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := scenarios.ReadReport(path)
+	back, err := results.ReadChaosReport(path)
 	if err != nil || back.Verdict != rep.Verdict || len(back.Checks) != len(rep.Checks) {
 		t.Errorf("report round trip: %v, %+v", err, back)
 	}
@@ -109,8 +110,8 @@ func TestWatchdogLoss(t *testing.T) {
 
 func TestLeaseExpiry(t *testing.T) {
 	rep := run(t, "lease-expiry", options(t))
-	if rep.Verdict != scenarios.ExpectedViolation {
-		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, scenarios.ExpectedViolation)
+	if rep.Verdict != results.ExpectedViolation {
+		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, results.ExpectedViolation)
 	}
 	ignore, honour := variant(t, rep, "ignore-lost"), variant(t, rep, "honour-lost")
 	if ignore.Safety.Violations < 1 || ignore.Lost < 1 || len(ignore.Safety.Examples) == 0 {
@@ -123,7 +124,7 @@ func TestLeaseExpiry(t *testing.T) {
 
 func TestPartitionHeal(t *testing.T) {
 	rep := run(t, "partition-heal", options(t))
-	if rep.Verdict != scenarios.Pass {
+	if rep.Verdict != results.Pass {
 		t.Fatalf("verdict %s (%s), want PASS", rep.Verdict, rep.Reason)
 	}
 	if len(rep.Checks) < 5 {
@@ -135,8 +136,8 @@ func TestPartitionHeal(t *testing.T) {
 // replicated is lost in the failover; the checker and the holder see it.
 func TestClusterFailover(t *testing.T) {
 	rep := run(t, "cluster-failover", options(t))
-	if rep.Verdict != scenarios.ExpectedViolation {
-		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, scenarios.ExpectedViolation)
+	if rep.Verdict != results.ExpectedViolation {
+		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, results.ExpectedViolation)
 	}
 	if r := variant(t, rep, "ignore-lost"); r.Safety.Violations < 1 || r.Safety.UnsafeUs <= 0 {
 		t.Errorf("ignore-lost: %+v; want a violation with an unsafe window", r.Safety)
@@ -156,7 +157,7 @@ func TestClusterFailover(t *testing.T) {
 // and the blocked contenders are woken by the unlock at the new owner.
 func TestSlotMigration(t *testing.T) {
 	rep := run(t, "slot-migration", options(t))
-	if rep.Verdict != scenarios.Pass {
+	if rep.Verdict != results.Pass {
 		t.Fatalf("verdict %s (%s), want PASS", rep.Verdict, rep.Reason)
 	}
 	r := variant(t, rep, "run")
@@ -180,7 +181,7 @@ func TestInterruptRevertsAndMarksPartial(t *testing.T) {
 	}
 	rep := scenarios.Run(ctx, s, o)
 	cancel()
-	if rep.Verdict != scenarios.Incomplete || !rep.Partial {
+	if rep.Verdict != results.Incomplete || !rep.Partial {
 		t.Fatalf("verdict %s partial %v (%s); want INCOMPLETE, partial", rep.Verdict, rep.Partial, rep.Reason)
 	}
 	if len(rep.Runs) != 1 || !rep.Runs[0].Partial || len(rep.Runs[0].Events) != 1 || rep.Runs[0].Events[0].Err != "" {
@@ -200,7 +201,7 @@ func TestProcessScenarioSkippedOnExternal(t *testing.T) {
 	for _, name := range []string{"redis-restart", "redis-pause", "failover", "cluster-failover", "slot-migration"} {
 		began := time.Now()
 		rep := run(t, name, o)
-		if rep.Verdict != scenarios.Skipped || !strings.Contains(rep.Reason, "external") || !rep.OK() {
+		if rep.Verdict != results.Skipped || !strings.Contains(rep.Reason, "external") || !rep.OK() {
 			t.Errorf("%s on external Redis: %s (%s); want SKIPPED naming the reason", name, rep.Verdict, rep.Reason)
 		}
 		if d := time.Since(began); d > 5*time.Second {
@@ -239,12 +240,12 @@ func TestCatalogue(t *testing.T) {
 }
 
 func TestJUnit(t *testing.T) {
-	reps := []*scenarios.Report{
-		{Scenario: "a", Verdict: scenarios.Pass, Expected: scenarios.Pass, Seconds: 1.5},
-		{Scenario: "b", Verdict: scenarios.ExpectedViolation, Expected: scenarios.ExpectedViolation, Seconds: 2},
-		{Scenario: "c", Verdict: scenarios.Fail, Expected: scenarios.Pass, Reason: "run: mutual exclusion: want 0, got 3"},
-		{Scenario: "d", Verdict: scenarios.Skipped, Expected: scenarios.Pass, Reason: "external"},
-		{Scenario: "e", Verdict: scenarios.Incomplete, Expected: scenarios.Pass, Reason: "interrupted"},
+	reps := []*results.ChaosReport{
+		{Scenario: "a", Verdict: results.Pass, Expected: results.Pass, Seconds: 1.5},
+		{Scenario: "b", Verdict: results.ExpectedViolation, Expected: results.ExpectedViolation, Seconds: 2},
+		{Scenario: "c", Verdict: results.Fail, Expected: results.Pass, Reason: "run: mutual exclusion: want 0, got 3"},
+		{Scenario: "d", Verdict: results.Skipped, Expected: results.Pass, Reason: "external"},
+		{Scenario: "e", Verdict: results.Incomplete, Expected: results.Pass, Reason: "interrupted"},
 	}
 	path := filepath.Join(t.TempDir(), "sub", "chaos.xml")
 	if err := scenarios.WriteJUnit(path, reps); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/results"
 )
 
 // TestVerdicts: the verdict follows the checks and the expectation; a
@@ -37,14 +38,14 @@ func TestVerdicts(t *testing.T) {
 		name      string
 		expectV   bool
 		ok, boom  bool
-		want      Verdict
+		want      results.Verdict
 		reasonHas string
 	}{
-		{"pass", false, true, false, Pass, ""},
-		{"expected violation", true, true, false, ExpectedViolation, ""},
-		{"mismatch", false, false, false, Fail, "the check: want yes, got whatever"},
-		{"mismatch of a violation scenario", true, false, false, Fail, "the check"},
-		{"panic", false, true, true, Fail, "panic in t.v: boom"},
+		{"pass", false, true, false, results.Pass, ""},
+		{"expected violation", true, true, false, results.ExpectedViolation, ""},
+		{"mismatch", false, false, false, results.Fail, "the check: want yes, got whatever"},
+		{"mismatch of a violation scenario", true, false, false, results.Fail, "the check"},
+		{"panic", false, true, true, results.Fail, "panic in t.v: boom"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Scenario{Name: "t", ExpectViolation: tc.expectV, Variants: []Variant{{Name: "v", Plan: plan, run: body(tc.ok, tc.boom)}}}
@@ -54,7 +55,7 @@ func TestVerdicts(t *testing.T) {
 			if rep.Verdict != tc.want || !strings.Contains(rep.Reason, tc.reasonHas) {
 				t.Errorf("verdict %s (%q), want %s containing %q", rep.Verdict, rep.Reason, tc.want, tc.reasonHas)
 			}
-			if rep.OK() != (tc.want != Fail) {
+			if rep.OK() != (tc.want != results.Fail) {
 				t.Errorf("OK() = %v for %s", rep.OK(), rep.Verdict)
 			}
 			if seen == nil || seen.Offset() != 0 {

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -9,10 +10,9 @@ import (
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
-// Impl is a lock implementation the driver can measure. The default
-// (Config.Impl nil) is lockimpl; package impls puts the raw-script
-// baseline and peer Go libraries behind this interface, so neither
-// lockimpl nor workloads depends on any of them.
+// Impl is a lock implementation the driver can measure: Lockimpl (the
+// default) and, in package impls, the raw-script baseline and peer Go
+// libraries, so that workloads depends on none of the peers.
 type Impl interface {
 	// Name is what --impl calls it and what results record.
 	Name() string
@@ -22,9 +22,10 @@ type Impl interface {
 	// when the implementation meets the profile differently from lockimpl,
 	// such as a fixed expiry where the profile asks for a watchdog lease.
 	Check(p Profile) (note string, err error)
-	// NewClient returns one client of the implementation (a process using
-	// the library) on rdb, its own connection pool, for profile p.
-	NewClient(rdb redis.UniversalClient, p Profile) (ImplClient, error)
+	// NewClient returns client number client (0..Clients-1) of the
+	// implementation, a process using the library, on rdb, its own
+	// connection pool, for profile p. ctx bounds what it asks the server.
+	NewClient(ctx context.Context, rdb redis.UniversalClient, p Profile, client int) (ImplClient, error)
 }
 
 // ImplClient is one client of an Impl.

@@ -92,8 +92,8 @@ contended workloads (mutex, rw90) stay far from by design. Latency ratios above 
 		b.WriteString("| concurrency | acquire calls/s | acquire p50 | acquire p99 | unlock calls/s | lock+unlock cycles/s |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for _, bl := range m.Baselines {
 			x := bl.Median
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", bl.Clients, results.Commas1(x.LockPerSec),
-				usOrDash(x.LockP50Us), usOrDash(x.LockP99Us), results.Commas1(x.UnlockPerSec), results.Commas1(x.CyclesPerSec()))
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", bl.Clients, results.CommasFloat(x.LockPerSec),
+				usOrDash(x.LockP50Us), usOrDash(x.LockP99Us), results.CommasFloat(x.UnlockPerSec), results.CommasFloat(x.CyclesPerSec()))
 		}
 		b.WriteString("\n")
 	}
@@ -119,7 +119,7 @@ contended workloads (mutex, rw90) stay far from by design. Latency ratios above 
 			waited = fmt.Sprintf("%.0f%%", 100*float64(x.Waits)/float64(x.Ops))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			c.Impl, results.Commas1(x.OpsPerSec), times(c.VsRaw.Ops), times(c.VsBenchmk.Ops),
+			c.Impl, results.CommasFloat(x.OpsPerSec), times(c.VsRaw.Ops), times(c.VsBenchmk.Ops),
 			usOrDash(x.AcquireP50), times(c.VsRaw.AcquireP50), times(c.VsBenchmk.AcquireP50),
 			usOrDash(x.AcquireP99), times(c.VsRaw.AcquireP99), times(c.VsBenchmk.AcquireP99),
 			usOrDash(x.HandoffP50), times(c.VsRaw.HandoffP50), usOrDash(x.HandoffP99), usOrDash(x.WaitP50),

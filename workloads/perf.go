@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/protocol"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -65,11 +66,11 @@ const perfPrefix = "lockbench:perf:"
 func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int) (Baseline, error) {
 	b := Baseline{Clients: clients, Requests: requests}
 	field := "perf-" + runID() + ":1"
-	acq, _, err := lockimpl.Calls("reentrant", perfPrefix+"__rand_int__", field, lockimpl.DefaultWatchdogTimeout, "")
+	acq, _, err := protocol.Calls(lockimpl.Reentrant, perfPrefix+"__rand_int__", field, lockimpl.DefaultWatchdogTimeout, "")
 	if err != nil {
 		return b, err
 	}
-	_, unl, err := lockimpl.Calls("reentrant", perfPrefix+"held", field, lockimpl.DefaultWatchdogTimeout, perfPrefix+"latch:__rand_int__")
+	_, unl, err := protocol.Calls(lockimpl.Reentrant, perfPrefix+"held", field, lockimpl.DefaultWatchdogTimeout, perfPrefix+"latch:__rand_int__")
 	if err != nil {
 		return b, err
 	}
@@ -90,7 +91,7 @@ func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.Unive
 // rbRow is one redis-benchmark --csv row.
 type rbRow struct{ rps, p50Us, p99Us float64 }
 
-func redisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int, call lockimpl.ScriptCall) (rbRow, error) {
+func redisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int, call protocol.ScriptCall) (rbRow, error) {
 	sha, err := rdb.ScriptLoad(ctx, call.Source).Result()
 	if err != nil {
 		return rbRow{}, fmt.Errorf("perf: SCRIPT LOAD: %w", err)
@@ -270,7 +271,7 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 		}
 		for o := range owners {
 			name := fmt.Sprintf("%sgoredis:%s:%d:%d", perfPrefix, id, c, o)
-			acq, unl, err := lockimpl.Calls("reentrant", name, "goredis:1", lockimpl.DefaultWatchdogTimeout, "")
+			acq, unl, err := protocol.Calls(lockimpl.Reentrant, name, "goredis:1", lockimpl.DefaultWatchdogTimeout, "")
 			if err != nil {
 				return 0, err
 			}

@@ -57,11 +57,6 @@ type Config struct {
 	// profile client (0..Clients-1) the connection pool is for, -1 for the
 	// PING sampler: chaos routes each client through its own proxy.
 	ClientRedis func(client, poolSize int) redis.UniversalClient
-	// Lock is the lockimpl options every client gets (each its own ID).
-	Lock lockimpl.Options
-	// LockFor, when set, gives client c its own options instead of Lock
-	// (chaos skews one client's clock).
-	LockFor func(client int) lockimpl.Options
 	// IgnoreLost makes holders behave like applications on Redisson's API,
 	// which tells them nothing when a hold is lost: they keep their critical
 	// section to its planned end. The safety checker then sees what that
@@ -70,13 +65,12 @@ type Config struct {
 	// Timeline keeps one lock's holder timeline in the result (chaos
 	// charts draw it; see results.BuildTimeline).
 	Timeline bool
-	// Impl, when set, is the implementation driven instead of lockimpl
-	// (Lock and LockFor then do not apply). Run refuses a profile it
-	// cannot serve (Impl.Check).
+	// Impl is the implementation driven; nil means Lockimpl{}. Run
+	// refuses a profile it cannot serve (Impl.Check).
 	Impl Impl
-	// NewOwner, when set, replaces lockimpl and Impl: it returns owner o
-	// of client c (tests plant broken lockers with it). The PING sampler
-	// still uses NewRedis when that is set.
+	// NewOwner, when set, replaces Impl with owners that need no Redis: it
+	// returns owner o of client c (tests plant broken lockers with it).
+	// The PING sampler still uses NewRedis when that is set.
 	NewOwner func(c, o int) Owner
 	// Meta is copied into the result.
 	Meta results.Meta
@@ -179,13 +173,15 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	implName, implNote := "lockimpl", ""
-	if cfg.Impl != nil && cfg.NewOwner == nil {
+	if cfg.Impl == nil {
+		cfg.Impl = Lockimpl{}
+	}
+	implName, implNote := cfg.Impl.Name(), ""
+	if cfg.NewOwner == nil {
 		var err error
 		if implNote, err = cfg.Impl.Check(p); err != nil {
 			return nil, err
 		}
-		implName = cfg.Impl.Name()
 	}
 	if cfg.ClientRedis == nil && cfg.NewRedis != nil {
 		newRedis := cfg.NewRedis
@@ -198,7 +194,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		cfg.PingEvery = 10 * time.Millisecond
 	}
 	g0 := runtime.NumGoroutine()
-	owners, labels, clients, err := setup(cfg)
+	owners, labels, clients, err := setup(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -458,8 +454,7 @@ func (r *run) reap(workers []*worker, now time.Time) *results.Stall {
 // on them.
 type runClients struct {
 	rdbs     []redis.UniversalClient
-	lock     []*lockimpl.Client
-	others   []ImplClient
+	lock     []ImplClient
 	rdbOnce  sync.Once
 	lockOnce sync.Once
 }
@@ -475,14 +470,11 @@ func (c *runClients) closeRedis() {
 }
 
 // closeLocks closes the lock clients (lockimpl's also close the no-retry
-// twin its acquisitions go through).
+// pool its acquisitions go through).
 func (c *runClients) closeLocks() {
 	c.lockOnce.Do(func() {
 		for _, l := range c.lock {
 			_ = l.Close()
-		}
-		for _, o := range c.others {
-			_ = o.Close()
 		}
 	})
 }
@@ -494,48 +486,29 @@ func (c *runClients) closeAll() {
 }
 
 // setup makes the clients and owners.
-func setup(cfg Config) ([]Owner, results.Labels, *runClients, error) {
+func setup(ctx context.Context, cfg Config) ([]Owner, results.Labels, *runClients, error) {
 	p := cfg.Profile
 	var owners []Owner
 	var labels results.Labels
 	cl := &runClients{}
 	for c := range p.Clients {
-		var lc *lockimpl.Client
 		var ic ImplClient
-		switch {
-		case cfg.NewOwner != nil:
-		case cfg.Impl != nil:
+		if cfg.NewOwner == nil {
 			rdb := cfg.ClientRedis(c, max(p.Owners+4, 10))
 			cl.rdbs = append(cl.rdbs, rdb)
 			var err error
-			if ic, err = cfg.Impl.NewClient(rdb, p); err != nil {
+			if ic, err = cfg.Impl.NewClient(ctx, rdb, p, c); err != nil {
 				cl.closeAll()
 				return nil, labels, nil, fmt.Errorf("%s: %w", cfg.Impl.Name(), err)
 			}
-			cl.others = append(cl.others, ic)
-		default:
-			rdb := cfg.ClientRedis(c, max(p.Owners+4, 10))
-			cl.rdbs = append(cl.rdbs, rdb)
-			opts := cfg.Lock
-			if cfg.LockFor != nil {
-				opts = cfg.LockFor(c)
-			}
-			var err error
-			if lc, err = lockimpl.NewClient(rdb, opts); err != nil {
-				cl.closeAll()
-				return nil, labels, nil, err
-			}
-			cl.lock = append(cl.lock, lc)
+			cl.lock = append(cl.lock, ic)
 		}
 		for o := range p.Owners {
 			var ow Owner
-			switch {
-			case cfg.NewOwner != nil:
+			if cfg.NewOwner != nil {
 				ow = cfg.NewOwner(c, o)
-			case ic != nil:
+			} else {
 				ow = ic.NewOwner()
-			default:
-				ow = lockimplOwner{o: lc.NewOwner(), kind: p.Kind}
 			}
 			owners = append(owners, ow)
 			labels.Owners = append(labels.Owners, ow.ID())

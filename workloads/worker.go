@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"context"
 	"errors"
 	"math/rand/v2"
 	"regexp"
@@ -339,42 +338,3 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 // stopped run still gives back what it holds; the client's read and write
 // timeouts bound the call.
 func (w *worker) release(l Locker) error { return l.Release(w.r.relCtx) }
-
-// lockimplOwner adapts lockimpl to Owner.
-type lockimplOwner struct {
-	o    *lockimpl.Owner
-	kind Kind
-}
-
-func (a lockimplOwner) ID() string { return a.o.ID() }
-
-func (a lockimplOwner) Locker(name string, m results.Mode) Locker {
-	switch {
-	case a.kind == Fair:
-		return lockimplLocker{a.o.FairLock(name)}
-	case m == results.Read:
-		return lockimplLocker{a.o.ReadWriteLock(name).ReadLock()}
-	case m == results.Write:
-		return lockimplLocker{a.o.ReadWriteLock(name).WriteLock()}
-	}
-	return lockimplLocker{a.o.Lock(name)}
-}
-
-type lockimplLocker struct{ l *lockimpl.Lock }
-
-func (l lockimplLocker) Acquire(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	if wait > 0 {
-		return l.l.TryLock(ctx, wait, lease)
-	}
-	var err error
-	if lease > 0 {
-		err = l.l.LockLease(ctx, lease)
-	} else {
-		err = l.l.Lock(ctx)
-	}
-	return err == nil, err
-}
-
-func (l lockimplLocker) Release(ctx context.Context) error { return l.l.Unlock(ctx) }
-
-func (l lockimplLocker) Lost() <-chan struct{} { return l.l.Lost() }

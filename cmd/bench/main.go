@@ -144,7 +144,7 @@ type runFlags struct {
 func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	f.redis.RegisterFlags(fs)
 	fs.StringVar(&f.profile, "profile", "rw90", "built-in profile (bench profiles lists them)")
-	fs.StringVar(&f.impl, "impl", "lockimpl", "lock implementation: "+strings.Join(impls.Names(), ", ")+" (see bench impls)")
+	fs.StringVar(&f.impl, "impl", impls.Default, "lock implementation: "+strings.Join(impls.Names(), ", ")+" (see bench impls)")
 	fs.StringVar(&f.file, "profile-file", "", "profile file, YAML or JSON (overrides --profile)")
 	fs.StringVar(&f.out, "out", "bench-results", "directory for the result files")
 	if !slices.Contains(skip, "quiet") {
@@ -200,10 +200,8 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if err != nil {
 		return p, err
 	}
-	if impl != nil {
-		if _, err := impl.Check(p); err != nil {
-			return p, err
-		}
+	if _, err := impl.Check(p); err != nil {
+		return p, err
 	}
 	if err := f.redis.Validate(); err != nil {
 		return p, err

@@ -269,7 +269,7 @@ func writeMatrix(stdout io.Writer, m *workloads.Matrix, doc string, args []strin
 	fmt.Fprintln(tw, "          profile\towners\timpl\tops/s\t× raw\tacquire p50\tacquire p99\thandoff p50\terrors\tviolations")
 	for _, c := range m.Cells {
 		x := c.Median
-		fmt.Fprintf(tw, "          %s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%d\t%d\n", c.Profile, c.Owners, c.Impl, results.Commas1(x.OpsPerSec),
+		fmt.Fprintf(tw, "          %s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%d\t%d\n", c.Profile, c.Owners, c.Impl, results.CommasFloat(x.OpsPerSec),
 			c.VsRaw.Ops, results.FormatUs(x.AcquireP50), results.FormatUs(x.AcquireP99), results.FormatUs(x.HandoffP50), x.Errors, x.Violations)
 	}
 	tw.Flush()

@@ -121,7 +121,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := f.out
 	if !flagSet(fs, "out") {
 		name := p.Name
-		if impl != nil {
+		if impl.Name() != impls.Default {
 			name += "-" + impl.Name()
 		}
 		out = filepath.Join("bench-results", fmt.Sprintf("sweep-%s-%s", name, time.Now().UTC().Format("20060102T150405Z")))
@@ -189,7 +189,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				mark = "BREAKS the SLO"
 			}
 			fmt.Fprintf(stderr, "bench:   %s ops/s, acquire p99 %s, %s of %s operations failed: %s\n",
-				results.Commas1(pt.OpsPerSec), pt.Percentile(pt.P99Us), results.Commas(pt.Errors), results.Commas(pt.Attempts), mark)
+				results.CommasFloat(pt.OpsPerSec), pt.Percentile(pt.P99Us), results.Commas(pt.Errors), results.Commas(pt.Attempts), mark)
 			return filepath.Rel(out, path)
 		},
 		Checkpoint: func(sw *results.Sweep) error {
@@ -344,7 +344,7 @@ func writeSweepSummary(w io.Writer, sw *results.Sweep) {
 			mark = "broken"
 		}
 		fmt.Fprintf(tw, "%s\t%g\t%d×%d\t%s\t%s\t%s\t%s\t%d\t%s\t\n", p.Series, p.X, p.Clients, p.Owners,
-			results.Commas1(p.OpsPerSec), p.Percentile(p.P50Us), p.Percentile(p.P99Us), failedShare(p), p.Violations, mark)
+			results.CommasFloat(p.OpsPerSec), p.Percentile(p.P50Us), p.Percentile(p.P99Us), failedShare(p), p.Violations, mark)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

@@ -19,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
 )
 
@@ -253,7 +254,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	opts := scenarios.Options{Redis: rcfg, Toxiproxy: tp, Quick: *quick, Seed: seed, Out: *out, Logf: logf}
 	rcfg.Logf = logf
 	opts.Redis = rcfg
-	var reps []*scenarios.Report
+	var reps []*results.ChaosReport
 	var paths []string
 	var failed []string
 	began := time.Now()
@@ -266,7 +267,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		reps = append(reps, rep)
 		scenarios.WriteSummary(stdout, rep)
 		if *out != "" {
-			path, err := scenarios.WriteReport(*out, rep)
+			path, err := results.WriteChaosReport(*out, rep)
 			if err != nil {
 				return err
 			}
@@ -299,15 +300,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	cli.LoadEnded(ctx)
-	counts := map[scenarios.Verdict]int{}
+	counts := map[results.Verdict]int{}
 	for _, r := range reps {
 		counts[r.Verdict]++
 	}
 	fmt.Fprintf(stdout, "\n%d scenarios in %v: %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED",
-		len(reps), time.Since(began).Round(time.Second), counts[scenarios.Pass], counts[scenarios.ExpectedViolation],
-		counts[scenarios.Fail], counts[scenarios.Skipped])
-	if counts[scenarios.Incomplete] > 0 {
-		fmt.Fprintf(stdout, ", %d INCOMPLETE", counts[scenarios.Incomplete])
+		len(reps), time.Since(began).Round(time.Second), counts[results.Pass], counts[results.ExpectedViolation],
+		counts[results.Fail], counts[results.Skipped])
+	if counts[results.Incomplete] > 0 {
+		fmt.Fprintf(stdout, ", %d INCOMPLETE", counts[results.Incomplete])
 	}
 	fmt.Fprintln(stdout)
 	if ctx.Err() != nil {
@@ -316,7 +317,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(failed) > 0 {
 		return errors.Join(errors.New("verdicts differ from the expected ones: "+strings.Join(failed, ", ")), reportErr)
 	}
-	if len(reps) > 0 && counts[scenarios.Skipped] == len(reps) {
+	if len(reps) > 0 && counts[results.Skipped] == len(reps) {
 		var why []string
 		for _, r := range reps {
 			why = append(why, r.Scenario+": "+r.Reason)

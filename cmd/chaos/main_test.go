@@ -12,7 +12,7 @@ import (
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/internal/clitest"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
-	"github.com/lockbench/lockbench/scenarios"
+	"github.com/lockbench/lockbench/results"
 )
 
 func TestMain(m *testing.M) { redisenvtest.Main(m) }
@@ -100,6 +100,7 @@ func TestEnvReplica(t *testing.T) {
 // TestRunWritesReportsAndJUnit runs a quick scenario end to end through
 // the CLI: verdict on stdout, report, results and JUnit on disk, exit 0.
 func TestRunWritesReportsAndJUnit(t *testing.T) {
+	redisenvtest.Long(t, "a chaos scenario")
 	out := t.TempDir()
 	junit := filepath.Join(out, "junit.xml")
 	code, stdout, stderr := runChaos(t, "run", "redis-pause", "--quick", "--redis", "local", "--out", out, "--junit", junit)
@@ -114,8 +115,8 @@ func TestRunWritesReportsAndJUnit(t *testing.T) {
 	if len(reports) != 1 || len(runs) != 1 {
 		t.Fatalf("files: reports %v, runs %v", reports, runs)
 	}
-	rep, err := scenarios.ReadReport(reports[0])
-	if err != nil || rep.Verdict != scenarios.Pass || len(rep.Runs) != 1 || len(rep.Runs[0].Events) != 1 {
+	rep, err := results.ReadChaosReport(reports[0])
+	if err != nil || rep.Verdict != results.Pass || len(rep.Runs) != 1 || len(rep.Runs[0].Events) != 1 {
 		t.Errorf("report: %v %+v", err, rep)
 	}
 	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `<testcase name="redis-pause" classname="chaos"`) {
@@ -139,6 +140,7 @@ func TestRunWritesReportsAndJUnit(t *testing.T) {
 // TestRunInterrupted: Ctrl-C mid-scenario exits 130 with the report
 // written, marked partial, and nothing left running.
 func TestRunInterrupted(t *testing.T) {
+	redisenvtest.Long(t, "a chaos scenario")
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -165,8 +167,8 @@ func TestRunInterrupted(t *testing.T) {
 	if len(reports) != 1 {
 		t.Fatalf("reports %v", reports)
 	}
-	rep, err := scenarios.ReadReport(reports[0])
-	if err != nil || !rep.Partial || rep.Verdict != scenarios.Incomplete {
+	rep, err := results.ReadChaosReport(reports[0])
+	if err != nil || !rep.Partial || rep.Verdict != results.Incomplete {
 		t.Errorf("report: %v, partial %v, verdict %s", err, rep.Partial, rep.Verdict)
 	}
 }

@@ -81,8 +81,10 @@ func Usagef(format string, args ...any) error {
 }
 
 // ExitCode maps an error to the process exit code. Any error in the chain
-// with an IsUsage() bool method that returns true (ours, redisenv's
-// ConfigError) is bad input.
+// with an IsUsage() bool method that returns true is bad input: every
+// package's input errors carry one (UsageError, redisenv.ConfigError,
+// faults.ConfigError, workloads.FieldError, report.InputError), so none
+// of them needs to know of this package.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK

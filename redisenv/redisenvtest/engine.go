@@ -134,6 +134,7 @@ func (e *Engine) report() {
 // engine, with its image, or skips t naming why there is none.
 func ContainerConfig(t testing.TB, cfg ...redisenv.Config) redisenv.Config {
 	t.Helper()
+	Long(t, "a Redis container")
 	engineMu.Lock()
 	e := prepare()
 	if e != nil && e.Why != "" {

@@ -27,6 +27,9 @@ func Start(t testing.TB, cfg ...redisenv.Config) *redisenv.Env {
 	if len(cfg) > 0 {
 		c = cfg[0]
 	}
+	if c.Topology == redisenv.TopologyCluster {
+		Long(t, "a Redis Cluster")
+	}
 	if c.Backend == "" {
 		c.Backend = redisenv.BackendLocal
 	}
@@ -95,5 +98,15 @@ func WaitProcessGone(t testing.TB, pid int, timeout time.Duration) {
 			t.Fatalf("redis-server pid %d still alive %v later: orphaned", pid, timeout)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Long skips t under go test -short (make test-short): what needs
+// containers, a Redis Cluster or a chaos scenario takes seconds to
+// minutes, and the quick loop leaves it to make test.
+func Long(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s takes long; make test runs it", what)
 	}
 }

@@ -1,4 +1,4 @@
-package lockimpl
+package wire
 
 import "strings"
 
@@ -25,26 +25,32 @@ func suffixName(name, s string) string {
 }
 
 // Key and channel names, exactly as Redisson writes them.
-func lockChannel(name string) string   { return prefixName("redisson_lock__channel", name) }
-func rwlockChannel(name string) string { return prefixName("redisson_rwlock", name) }
-func fairQueueKey(name string) string  { return prefixName("redisson_lock_queue", name) }
-func fairTimeoutKey(name string) string {
+func LockChannel(name string) string   { return prefixName("redisson_lock__channel", name) }
+func RWLockChannel(name string) string { return prefixName("redisson_rwlock", name) }
+func FairQueueKey(name string) string  { return prefixName("redisson_lock_queue", name) }
+func FairTimeoutKey(name string) string {
 	return prefixName("redisson_lock_timeout", name)
 }
-func unlockLatchKey(name, requestID string) string {
+func UnlockLatchKey(name, requestID string) string {
 	return prefixName("redisson_unlock_latch", name) + ":" + requestID
 }
 
-// readTimeoutPrefix is "{name}:<field>:rwlock_timeout"; the n-th read hold
+// ReadTimeoutPrefix is "{name}:<field>:rwlock_timeout"; the n-th read hold
 // of that owner has the key prefix + ":" + n.
-func readTimeoutPrefix(name, field string) string {
+func ReadTimeoutPrefix(name, field string) string {
 	return suffixName(name, field) + ":rwlock_timeout"
 }
 
-// readKeyPrefix is what precedes ":<field>" in readTimeoutPrefix: "{name}"
+// ReadKeyPrefix is what precedes ":<field>" in ReadTimeoutPrefix: "{name}"
 // (or name itself when it has braces). The read unlock and renewal scripts
 // rebuild every owner's timeout keys from it.
-func readKeyPrefix(name, field string) string {
-	p, _, _ := strings.Cut(readTimeoutPrefix(name, field), ":"+field)
+func ReadKeyPrefix(name, field string) string {
+	p, _, _ := strings.Cut(ReadTimeoutPrefix(name, field), ":"+field)
 	return p
 }
+
+// Unlock messages, as Redisson sends them (LongCodec: ASCII digits).
+const (
+	UnlockMessage     = "0" // wakes one waiter per client
+	ReadUnlockMessage = "1" // wakes every waiter (write unlock: all readers may go)
+)

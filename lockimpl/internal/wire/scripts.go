@@ -1,9 +1,7 @@
-package lockimpl
+package wire
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -29,7 +27,7 @@ end
 // --- reentrant lock (RLock) ---
 
 // KEYS: lock. ARGV: lease ms, field.
-var reentrantAcquire = newScript(`
+var ReentrantAcquire = newScript(`
 local lock, lease, field = KEYS[1], ARGV[1], ARGV[2]
 if redis.call('exists', lock) == 0 or redis.call('hexists', lock, field) == 1 then
 	redis.call('hincrby', lock, field, 1)
@@ -42,7 +40,7 @@ return redis.call('pttl', lock)
 // KEYS: lock, channel, latch. ARGV: message, lease ms, field, publish
 // command, latch ms. Replies 1 released, 0 still held (count decremented),
 // nil not held; a retried call with the same latch replies as the first did.
-var reentrantUnlock = newScript(`
+var ReentrantUnlock = newScript(`
 local lock, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local msg, lease, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 ` + latchReplay + `if redis.call('hexists', lock, field) == 0 then
@@ -60,7 +58,7 @@ return 1
 `)
 
 // KEYS: lock, channel. ARGV: message, publish command. Replies 1 if a lock was deleted.
-var reentrantForceUnlock = redis.NewScript(`
+var ReentrantForceUnlock = redis.NewScript(`
 if redis.call('del', KEYS[1]) == 1 then
 	redis.call(ARGV[2], KEYS[2], ARGV[1])
 	return 1
@@ -69,7 +67,7 @@ return 0
 `)
 
 // KEYS: lock. ARGV: lease ms, field. Replies 1 if renewed, 0 if not held.
-var renewHash = redis.NewScript(`
+var RenewHash = redis.NewScript(`
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return 1
@@ -122,7 +120,7 @@ end
 // KEYS: lock, queue, deadlines. ARGV: lease ms, field, wait ms, now ms.
 // One attempt that never joins the queue (Redisson's tryLock()); replies
 // nil when acquired, else the lock's PTTL (Redisson replies 1).
-var fairTryOnce = redis.NewScript(`
+var FairTryOnce = redis.NewScript(`
 local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
 local lease, field, wait, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 ` + fairPurge + fairTake + `
@@ -138,7 +136,7 @@ return redis.call('pttl', lock)
 // the queue, Redisson replies 0, which makes its waiters spin; this replies
 // the time to the head's deadline instead, since the head either takes the lock and
 // its unlock notifies the next waiter, or is purged at that deadline.
-var fairAcquire = redis.NewScript(`
+var FairAcquire = redis.NewScript(`
 local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
 local lease, field, wait, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 ` + fairPurge + fairTake + `
@@ -168,7 +166,7 @@ return ttl
 // behind it move wait ms earlier. When it headed the queue of a free lock,
 // the new head is told (Redisson is silent here, and its new head waits
 // out its bound).
-var fairLeave = redis.NewScript(`
+var FairLeave = redis.NewScript(`
 local queue, deadlines, lock, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local field, wait, msg, publish = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local waiters = redis.call('lrange', queue, 0, -1)
@@ -193,9 +191,9 @@ end
 // KEYS: lock, queue, deadlines, channel, latch. ARGV: message, lease ms,
 // field, now ms, publish command, latch ms. Release notifies only the head
 // waiter, on its own channel "<channel>:<field>". Replies as
-// reentrantUnlock, and -1 when the lock did not exist (Redisson replies 1
+// ReentrantUnlock, and -1 when the lock did not exist (Redisson replies 1
 // there; the head is notified either way).
-var fairUnlock = redis.NewScript(`
+var FairUnlock = redis.NewScript(`
 local lock, queue, deadlines, channel, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local msg, lease, field, now, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
 ` + latchReplay + `` + fairPurge + `
@@ -225,7 +223,7 @@ return 1
 `)
 
 // KEYS: lock, queue, deadlines, channel. ARGV: message, now ms, publish command.
-var fairForceUnlock = redis.NewScript(`
+var FairForceUnlock = redis.NewScript(`
 local lock, queue, deadlines, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local msg, now, publish = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 ` + fairPurge + `
@@ -246,7 +244,7 @@ return 0
 // mode, or when this owner holds the write lock (downgrade). Each read hold
 // n gets its own key "<prefix>:n" with its own lease; the hash lives as long
 // as the longest of them.
-var readAcquire = newScript(`
+var ReadAcquire = newScript(`
 local lock, prefix = KEYS[1], KEYS[2]
 local lease, field, writeField = ARGV[1], ARGV[2], ARGV[3]
 local mode = redis.call('hget', lock, 'mode')
@@ -276,7 +274,7 @@ return redis.call('pttl', lock)
 // held) although this owner's last read hold just ended (others read on,
 // or this owner still writes), this replies 2, so the caller knows its
 // read hold is over.
-var readUnlock = newScript(`
+var ReadUnlock = newScript(`
 local lock, channel, prefix, keyPrefix, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local msg, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 ` + latchReplay + `local mode = redis.call('hget', lock, 'mode')
@@ -323,7 +321,7 @@ return 1
 
 // KEYS: lock. ARGV: lease ms, write field. Re-entry adds the lease to the
 // remaining TTL, as Redisson does.
-var writeAcquire = newScript(`
+var WriteAcquire = newScript(`
 local lock, lease, field = KEYS[1], ARGV[1], ARGV[2]
 local mode = redis.call('hget', lock, 'mode')
 if not mode then
@@ -345,7 +343,7 @@ return redis.call('pttl', lock)
 // read mode; Redisson publishes nothing then, this also publishes the
 // message, so that waiting readers of every client retry at once instead of
 // after their TTL wait (a peer only ever retries on a message).
-var writeUnlock = newScript(`
+var WriteUnlock = newScript(`
 local lock, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local msg, lease, field, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 ` + latchReplay + `local mode = redis.call('hget', lock, 'mode')
@@ -374,7 +372,7 @@ return 1
 `)
 
 // KEYS: lock, channel. ARGV: message, publish command, mode to delete.
-var rwForceUnlock = redis.NewScript(`
+var RwForceUnlock = redis.NewScript(`
 if redis.call('hget', KEYS[1], 'mode') == ARGV[3] then
 	redis.call('del', KEYS[1])
 	redis.call(ARGV[2], KEYS[2], ARGV[1])
@@ -385,7 +383,7 @@ return 0
 
 // KEYS: lock. A read lock counts as locked in read mode, or in write mode
 // when someone also holds a read (more than mode and the write field).
-var readIsLocked = redis.NewScript(`
+var ReadIsLocked = redis.NewScript(`
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == 'read' or (mode == 'write' and redis.call('hlen', KEYS[1]) > 2) then
 	return 1
@@ -396,7 +394,7 @@ return 0
 // KEYS: lock, key prefix. ARGV: lease ms, field. Renews this owner's read
 // holds (their timeout keys) and the hash; never another owner's, so a
 // crashed reader's holds still expire. Replies 1 if renewed, 0 if not held.
-var renewRead = redis.NewScript(`
+var RenewRead = redis.NewScript(`
 local lock, keyPrefix, lease, field = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 local holds = tonumber(redis.call('hget', lock, field))
 if not holds then
@@ -409,108 +407,53 @@ redis.call('pexpire', lock, lease)
 return 1
 `)
 
-// script is a Lua script with its source, which Calls exports.
-type script struct {
+// Script is a Lua script with its source, which tools outside lockimpl
+// (redis-benchmark) are given as text.
+type Script struct {
 	*redis.Script
-	src string
-}
-
-func newScript(src string) script { return script{redis.NewScript(src), src} }
-
-// call is one script invocation: the script, its keys and arguments.
-// acquireCall and unlockCall build the calls of the reentrant lock and of
-// both halves of the read-write lock; Lock sends them, and Calls exports
-// them, so the raw baseline and redis-benchmark send exactly what Lock does.
-type call struct {
-	s    script
-	keys []string
-	args []any
-}
-
-// acquireCall is the acquire of kind k (not fair) on name by field.
-func acquireCall(k kind, name, field string, leaseMs int64) call {
-	switch k {
-	case kindRead:
-		return call{readAcquire, []string{name, readTimeoutPrefix(name, field)}, []any{leaseMs, field, field + ":write"}}
-	case kindWrite:
-		return call{writeAcquire, []string{name}, []any{leaseMs, field}}
-	}
-	return call{reentrantAcquire, []string{name}, []any{leaseMs, field}}
-}
-
-// unlockCall is one unlock of kind k (not fair) on name by field,
-// waking waiters on channel, with its latch key last among the keys.
-func unlockCall(k kind, name, field, channel, publish, latch string, leaseMs, latchMs int64) call {
-	switch k {
-	case kindRead:
-		return call{readUnlock, []string{name, channel, readTimeoutPrefix(name, field), readKeyPrefix(name, field), latch},
-			[]any{unlockMessage, field, publish, latchMs}}
-	case kindWrite:
-		return call{writeUnlock, []string{name, channel, latch},
-			[]any{readUnlockMessage, leaseMs, field, publish, latchMs}}
-	}
-	return call{reentrantUnlock, []string{name, channel, latch},
-		[]any{unlockMessage, leaseMs, field, publish, latchMs}}
-}
-
-// ScriptCall is one script invocation as lockimpl sends it, for tools that
-// drive lockimpl's Lua without its client logic: the raw baseline of
-// bench --impl raw, and redis-benchmark in bench perf.
-type ScriptCall struct {
 	Source string
+}
+
+func newScript(src string) Script { return Script{redis.NewScript(src), src} }
+
+// Call is one script invocation: the script, its keys and arguments.
+// AcquireCall and UnlockCall build the calls of the reentrant lock and of
+// both halves of the read-write lock; lockimpl sends them, and
+// lockimpl/protocol exports them, so the raw baseline and redis-benchmark
+// send exactly what a lock does.
+type Call struct {
+	Script Script
 	Keys   []string
-	Args   []string
-
-	script script
-	args   []any
+	Args   []any
 }
 
-// Run sends the call with EVALSHA (EVAL on NOSCRIPT), as Lock does, with
-// Keys as they are now (a caller may change them, e.g. the latch) and the
-// arguments Calls made (Args is their text, for other tools; changing it
-// changes nothing sent). An acquire replies nil (redis.Nil) when
-// acquired, else the lock's TTL in ms; an unlock replies nil when the
-// owner held nothing. Only calls from Calls can Run.
-func (c ScriptCall) Run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
-	return c.script.Run(ctx, rdb, c.Keys, c.args...)
+// Run sends the call (EVALSHA, EVAL on NOSCRIPT).
+func (c Call) Run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
+	return c.Script.Run(ctx, rdb, c.Keys, c.Args...)
 }
 
-func (c call) export() ScriptCall {
-	sc := ScriptCall{Source: c.s.src, Keys: c.keys, script: c.s, args: c.args}
-	for _, a := range c.args {
-		sc.Args = append(sc.Args, fmt.Sprint(a))
+// AcquireCall is the acquire of half h on name by field.
+func AcquireCall(h Half, name, field string, leaseMs int64) Call {
+	switch h {
+	case ReadHalf:
+		return Call{ReadAcquire, []string{name, ReadTimeoutPrefix(name, field)}, []any{leaseMs, field, field + ":write"}}
+	case WriteHalf:
+		return Call{WriteAcquire, []string{name}, []any{leaseMs, field}}
 	}
-	return sc
+	return Call{ReentrantAcquire, []string{name}, []any{leaseMs, field}}
 }
 
-// Calls returns the acquire and the unlock that Lock and Unlock send for
-// one hold of lock name in mode "reentrant", "read" or "write" by the
-// owner with id ownerID (Owner.ID), with lease and PUBLISH. The unlock's
-// last key is its latch, latch here (see LatchKey): a caller sending
-// several unlocks sets a fresh one in each, as Unlock does, since an
-// unlock that finds its latch replays the first answer and changes nothing.
-func Calls(mode, name, ownerID string, lease time.Duration, latch string) (acquire, unlock ScriptCall, err error) {
-	var k kind
-	field, channel := ownerID, rwlockChannel(name)
-	switch mode {
-	case "reentrant":
-		k, channel = kindReentrant, lockChannel(name)
-	case "read":
-		k = kindRead
-	case "write":
-		k = kindWrite
-		field += ":write"
-	default:
-		return acquire, unlock, fmt.Errorf("lockimpl: Calls: mode %q: use reentrant, read or write", mode)
+// UnlockCall is one unlock of half h on name by field,
+// waking waiters on channel, with its latch key last among the keys.
+func UnlockCall(h Half, name, field, channel, publish, latch string, leaseMs, latchMs int64) Call {
+	switch h {
+	case ReadHalf:
+		return Call{ReadUnlock, []string{name, channel, ReadTimeoutPrefix(name, field), ReadKeyPrefix(name, field), latch},
+			[]any{UnlockMessage, field, publish, latchMs}}
+	case WriteHalf:
+		return Call{WriteUnlock, []string{name, channel, latch},
+			[]any{ReadUnlockMessage, leaseMs, field, publish, latchMs}}
 	}
-	if lease <= 0 {
-		return acquire, unlock, fmt.Errorf("lockimpl: Calls: lease %v must be positive", lease)
-	}
-	acquire = acquireCall(k, name, field, ms(lease)).export()
-	unlock = unlockCall(k, name, field, channel, "PUBLISH", latch, ms(lease), ms(DefaultLatchTimeout)).export()
-	return acquire, unlock, nil
+	return Call{ReentrantUnlock, []string{name, channel, latch},
+		[]any{UnlockMessage, leaseMs, field, publish, latchMs}}
 }
-
-// LatchKey is the key of an unlock's latch for lock name and request id
-// (Redisson's redisson_unlock_latch:{name}:id).
-func LatchKey(name, requestID string) string { return unlockLatchKey(name, requestID) }

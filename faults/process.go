@@ -1,0 +1,135 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lockbench/lockbench/redisenv"
+)
+
+// nodeFault acts on one Redis process.
+type nodeFault struct {
+	kind, detail string
+	node         redisenv.Node
+	inject       func(ctx context.Context) error
+	revert       func(ctx context.Context) error
+}
+
+func (f *nodeFault) Kind() string   { return f.kind }
+func (f *nodeFault) Target() string { return "redis:" + f.node.Name() }
+func (f *nodeFault) Detail() string { return f.detail }
+
+func (f *nodeFault) Inject(ctx context.Context) (func(context.Context) error, error) {
+	if err := f.inject(ctx); err != nil {
+		return nil, fmt.Errorf("faults: %s %s: %w", f.kind, f.Target(), err)
+	}
+	return func(ctx context.Context) error {
+		if err := f.revert(ctx); err != nil {
+			return fmt.Errorf("faults: undo %s %s: %w", f.kind, f.Target(), err)
+		}
+		return nil
+	}, nil
+}
+
+// Pause freezes the Redis process (SIGSTOP) until reverted (SIGCONT):
+// connections stay open, nothing answers, the server's clock runs on.
+func Pause(n redisenv.Node) Fault {
+	return &nodeFault{kind: "pause", node: n, detail: "SIGSTOP, SIGCONT on revert", inject: n.Pause, revert: n.Resume}
+}
+
+// Kill ends the Redis process at once (SIGKILL) and restarts it on the same
+// address and data directory on revert: what it reloads depends on its
+// persistence settings (none, or AOF).
+func Kill(n redisenv.Node) Fault {
+	return &nodeFault{kind: "kill", node: n, detail: "SIGKILL, restart on revert", inject: n.Kill, revert: n.Restart}
+}
+
+// KillRestart is a crash: the Redis process killed (SIGKILL) and started
+// again on the same address at once, in one step, so that a wrapper (see
+// WithProxiesDown) can keep the clients away from the whole of it. What
+// the server reloads depends on its persistence settings.
+func KillRestart(n redisenv.Node) Fault {
+	return &nodeFault{kind: "kill", node: n, detail: "SIGKILL, restart at once",
+		inject: func(ctx context.Context) error {
+			if err := n.Kill(ctx); err != nil {
+				return err
+			}
+			return n.Restart(ctx)
+		},
+		revert: func(context.Context) error { return nil }}
+}
+
+// quiesced runs a fault's injection with the clients' proxies down.
+type quiesced struct {
+	Fault
+	proxies []*Proxy
+}
+
+// WithProxiesDown takes proxies down while f is injected and brings them
+// back up after, on their upstream then. A proxy dials its upstream from
+// its accept loop without a timeout, and a dial into a container being
+// killed can hang for the kernel's connect timeout (minutes), holding the
+// proxy that long; down, the proxies refuse clients as a dead server
+// would. Faults that kill a server use it.
+func WithProxiesDown(f Fault, proxies []*Proxy) Fault { return &quiesced{f, proxies} }
+
+func (q *quiesced) Inject(ctx context.Context) (func(context.Context) error, error) {
+	for _, p := range q.proxies {
+		if err := p.SetEnabled(false); err != nil {
+			return nil, fmt.Errorf("faults: %s: %w", q.Kind(), err)
+		}
+	}
+	revert, err := q.Fault.Inject(ctx)
+	var up []error
+	for _, p := range q.proxies {
+		up = append(up, p.SetEnabled(true))
+	}
+	return revert, errors.Join(append([]error{err}, up...)...)
+}
+
+// failoverFault kills the primary and promotes the replica.
+type failoverFault struct {
+	env     *redisenv.Env
+	repoint []*Proxy
+}
+
+// Failover kills the primary of a replica topology, promotes the replica
+// (REPLICAOF NO ONE) and points the given proxies at it, as Sentinel and
+// client discovery would. Its revert restarts the killed server (as a
+// primary with whatever it persisted), and leaves the promoted replica in
+// charge: a failover is not undone, only its casualty revived.
+func Failover(env *redisenv.Env, repoint []*Proxy) Fault {
+	return WithProxiesDown(&failoverFault{env: env, repoint: repoint}, repoint)
+}
+
+func (f *failoverFault) Kind() string   { return "failover" }
+func (f *failoverFault) Target() string { return "redis:primary" }
+func (f *failoverFault) Detail() string {
+	return "SIGKILL the primary, promote the replica, repoint clients"
+}
+
+func (f *failoverFault) Inject(ctx context.Context) (func(context.Context) error, error) {
+	old := f.env.Primary()
+	if f.env.Replica() == nil {
+		return nil, errors.New("faults: failover needs the replica topology")
+	}
+	if err := old.Kill(ctx); err != nil {
+		return nil, fmt.Errorf("faults: failover: kill primary: %w", err)
+	}
+	revert := func(ctx context.Context) error {
+		if err := old.Restart(ctx); err != nil {
+			return fmt.Errorf("faults: failover: restart the old primary: %w", err)
+		}
+		return nil
+	}
+	if err := f.env.Promote(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("faults: failover: %w", err), revert(ctx))
+	}
+	var errs []error
+	for _, p := range f.repoint {
+		errs = append(errs, p.SetUpstream(f.env.Primary().Addr()))
+	}
+	// The failover happened: keep it, and report a proxy that failed.
+	return revert, errors.Join(errs...)
+}

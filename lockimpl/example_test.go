@@ -1,0 +1,137 @@
+package lockimpl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/redisenv"
+)
+
+// Example is a lock's whole life: one Client per process, one Owner per
+// goroutine, and a Hold for each acquisition, which unlocks and says when
+// the lock was lost.
+func Example() {
+	ctx := context.Background()
+	// MaxRetries -1: acquisitions must not be retried, and with it the
+	// client needs no second connection pool.
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr(), MaxRetries: -1})
+	defer rdb.Close()
+	client, err := lockimpl.NewClient(ctx, rdb, lockimpl.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	owner := client.NewOwner() // this goroutine's identity
+	hold, err := owner.Lock("orders:42").Lock(ctx, lockimpl.LockOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	select {
+	case <-hold.Lost():
+		fmt.Println("lost: stop the work, another holder may have it")
+	default:
+		fmt.Println("holding orders:42")
+	}
+	if err := hold.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("released")
+	// Output:
+	// holding orders:42
+	// released
+}
+
+// ExampleLock_TryLock waits a bounded time, with a fixed lease that is
+// never renewed.
+func ExampleLock_TryLock() {
+	ctx := context.Background()
+	client := exampleClient()
+	defer client.Close()
+
+	first, err := client.NewOwner().Lock("report").Lock(ctx, lockimpl.LockOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = client.NewOwner().Lock("report").TryLock(ctx, lockimpl.TryLockOptions{Wait: 50 * time.Millisecond, Lease: 10 * time.Second})
+	fmt.Println("second owner:", errors.Is(err, lockimpl.ErrNotAcquired))
+	_ = first.Unlock(ctx)
+	// Output:
+	// second owner: true
+}
+
+// ExampleHold_Reenter re-enters through the hold, as a Redisson thread
+// calls lock() again; each acquisition needs its unlock.
+func ExampleHold_Reenter() {
+	ctx := context.Background()
+	client := exampleClient()
+	defer client.Close()
+
+	owner := client.NewOwner()
+	hold, err := owner.Lock("cart").Lock(ctx, lockimpl.LockOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := hold.Reenter(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("count:", hold.Count())
+	// A second Lock by the same owner is refused: only the hold re-enters,
+	// so two goroutines sharing an owner cannot silently share the lock.
+	_, err = owner.Lock("cart").Lock(ctx, lockimpl.LockOptions{})
+	fmt.Println("second Lock by the owner:", errors.Is(err, lockimpl.ErrHeld))
+	_ = hold.Unlock(ctx)
+	_ = hold.Unlock(ctx)
+	fmt.Println("count:", hold.Count())
+	// Output:
+	// count: 2
+	// second Lock by the owner: true
+	// count: 0
+}
+
+// exampleClient is a lockimpl client on the examples' server.
+func exampleClient() *lockimpl.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr(), MaxRetries: -1})
+	c, err := lockimpl.NewClient(context.Background(), rdb, lockimpl.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	exampleClose = append(exampleClose, func() { rdb.Close() })
+	return c
+}
+
+var (
+	exampleOnce  sync.Once
+	exampleEnv   *redisenv.Env
+	exampleClose []func()
+)
+
+// exampleAddr starts the examples' redis-server on first use; TestMain
+// stops it.
+func exampleAddr() string {
+	exampleOnce.Do(func() {
+		env, err := redisenv.Start(context.Background(), redisenv.Config{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		exampleEnv = env
+	})
+	return exampleEnv.Addr()
+}
+
+// stopExamples closes what the examples opened.
+func stopExamples() {
+	for _, f := range exampleClose {
+		f()
+	}
+	if exampleEnv != nil {
+		exampleEnv.Close()
+	}
+}

@@ -1,0 +1,75 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/internal/wire"
+)
+
+// ScriptCall is one script invocation exactly as a lockimpl lock sends it.
+type ScriptCall struct {
+	// Source is the Lua script, for tools that send it themselves.
+	Source string
+	// Keys are the call's keys; a caller may change them (the latch) and
+	// Run sends them as they are then.
+	Keys []string
+	// Args is the text of the arguments, for other tools; changing it
+	// changes nothing Run sends.
+	Args []string
+
+	call wire.Call
+}
+
+// Run sends the call with EVALSHA (EVAL on NOSCRIPT), as lockimpl does. An
+// acquire replies nil (redis.Nil) when acquired, else the lock's TTL in
+// ms; an unlock replies nil when the owner held nothing. Only calls made
+// by Calls can Run.
+func (c ScriptCall) Run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
+	return c.call.Script.Run(ctx, rdb, c.Keys, c.call.Args...)
+}
+
+func export(c wire.Call) ScriptCall {
+	sc := ScriptCall{Source: c.Script.Source, Keys: c.Keys, call: c}
+	for _, a := range c.Args {
+		sc.Args = append(sc.Args, fmt.Sprint(a))
+	}
+	return sc
+}
+
+// Calls returns the acquire and the unlock that a lock of kind k
+// (lockimpl.Reentrant, Read or Write) sends for one hold of lock name by
+// the owner with id ownerID (Owner.ID), with lease and PUBLISH. The
+// unlock's last key is its latch, latch here (see LatchKey): a caller
+// sending several unlocks sets a fresh one in each, as lockimpl does, since
+// an unlock that finds its latch replays the first answer and changes
+// nothing.
+func Calls(k lockimpl.Kind, name, ownerID string, lease time.Duration, latch string) (acquire, unlock ScriptCall, err error) {
+	field, channel, half := ownerID, wire.RWLockChannel(name), wire.ReadHalf
+	switch k {
+	case lockimpl.Reentrant:
+		channel, half = wire.LockChannel(name), wire.Whole
+	case lockimpl.Read:
+	case lockimpl.Write:
+		field, half = field+":write", wire.WriteHalf
+	default:
+		return acquire, unlock, fmt.Errorf("protocol: Calls: kind %s: use reentrant, read or write", k)
+	}
+	if lease <= 0 {
+		return acquire, unlock, fmt.Errorf("protocol: Calls: lease %v must be positive", lease)
+	}
+	acquire = export(wire.AcquireCall(half, name, field, ms(lease)))
+	unlock = export(wire.UnlockCall(half, name, field, channel, "PUBLISH", latch, ms(lease), ms(lockimpl.DefaultLatchTimeout)))
+	return acquire, unlock, nil
+}
+
+// LatchKey is the key of an unlock's latch for lock name and request id
+// (Redisson's redisson_unlock_latch:{name}:id).
+func LatchKey(name, requestID string) string { return wire.UnlockLatchKey(name, requestID) }
+
+// ms is a duration as integer milliseconds, at least 1, as lockimpl sends it.
+func ms(d time.Duration) int64 { return max(1, d.Milliseconds()) }

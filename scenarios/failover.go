@@ -1,0 +1,86 @@
+package scenarios
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/results"
+)
+
+var failoverScenario = &Scenario{
+	Name:    "failover",
+	Summary: "primary killed, replica promoted before the lock replicated: the loss and the violation are detected",
+	Description: "A primary and a replica whose replication is cut (the primary's default user loses PSYNC and " +
+		"SYNC and the replica's link is dropped: replication lag, made by an ACL so that it works on " +
+		"containers too). The holder takes the lock on the primary; the write never " +
+		"reaches the replica. The primary is killed halfway between renewals, the replica is promoted and " +
+		"clients are pointed at it, as Sentinel would. The contender takes the lock at once on the new " +
+		"primary while the holder still believes it holds it: the classic Redlock/Sentinel hazard.",
+	Invariant:       "the violation caused by asynchronous replication is detected, and the holder is told of its loss",
+	ExpectViolation: true,
+	Process:         true,
+	Topology:        redisenv.TopologyReplica,
+	Variants:        []Variant{{Name: "run", Plan: failoverPlan, run: failover}},
+}
+
+func failoverPlan(t Timing, _ *rand.Rand) []Planned {
+	return []Planned{
+		{At: 0, For: failoverRun(t) + time.Minute, Kind: "replication_cut", Target: "redis:primary", Detail: "primary refuses PSYNC/SYNC, replica link dropped",
+			build: func(r *rig) faults.Fault { return notify(faults.ReplicationCut(r.env, ""), r.ready) }},
+		{At: killAt(t), For: 0, Kind: "failover", Target: "redis:primary", Detail: "SIGKILL the primary, promote the replica, repoint clients",
+			build: func(r *rig) faults.Fault { return faults.Failover(r.env, r.proxies) }},
+	}
+}
+
+func failoverRun(t Timing) time.Duration { return killAt(t) + t.Watchdog }
+
+func failover(r *rig) error {
+	if err := r.start(2, nil); err != nil {
+		return err
+	}
+	// The holder acquires once replication is cut: the cut is an ACL on
+	// the primary, which works wherever the servers run (a proxy in the
+	// replication path could not be reached from a replica container).
+	r.ready = make(chan struct{})
+	if err := r.newClients(); err != nil {
+		return err
+	}
+	res, err := r.failoverDuel(true, "failover")
+	if err != nil {
+		return err
+	}
+	r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
+	return nil
+}
+
+// failoverDuel runs the failover duel (one holder from once the plan's
+// first fault is in, one polling contender, both until a watchdog timeout
+// after the kill) and checks what the replica and the cluster failover
+// share: the contender gets the lock only after the failover (the fault
+// of kind), and the holder is told of its loss.
+func (r *rig) failoverDuel(honour bool, kind string) (*results.Result, error) {
+	end := failoverRun(r.t)
+	out, err := r.runDuel(duel{pairs: 1, holdUntil: end, honour: honour, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond, after: r.ready})
+	if err != nil {
+		return nil, err
+	}
+	res := out.res
+	r.safetyFigures(res)
+	var failAt float64
+	for _, e := range res.Events {
+		if e.Kind == kind {
+			failAt = e.Start
+			r.figure("failover took", (e.End-e.Start)*1e3, "ms")
+		}
+	}
+	r.figure("holder told of the loss", secs(out.base, out.holderLostAt[0]), "s")
+	r.figure("contender first acquired", secs(out.base, out.firstContend[0]), "s")
+	first := out.firstContend[0]
+	r.check("contender acquires on the promoted replica", fmt.Sprintf("after %.2fs", failAt), since(out.base, first),
+		!first.IsZero() && failAt > 0 && first.Sub(out.base).Seconds() > failAt)
+	r.check("holder told of the loss", "1", fmt.Sprint(out.holderLost), out.holderLost == 1)
+	return res, nil
+}

@@ -1,0 +1,45 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+)
+
+var leaseExpiryScenario = &Scenario{
+	Name:    "lease-expiry",
+	Summary: "fixed lease shorter than the hold: violations detected, counted and timed",
+	Description: "Four owners on two clients contend for one lock with a fixed lease of L while each holds it " +
+		"for 2.5 L. The lease runs out in the middle of every hold, the next owner takes the lock, and " +
+		"holders that do not check carry on. The checker counts the overlaps and sums how long the lock " +
+		"had two owners; holders that honour Lost stop at the lease's end instead.",
+	Invariant:       "ignore-lost: violations detected, counted and timed; honour-lost: zero violations",
+	ExpectViolation: true,
+	Variants: []Variant{
+		{Name: "ignore-lost", Plan: noFaults, run: func(r *rig) error { return leaseExpiry(r, false) }},
+		{Name: "honour-lost", Plan: noFaults, run: func(r *rig) error { return leaseExpiry(r, true) }},
+	},
+}
+
+func leaseExpiry(r *rig, honour bool) error {
+	if err := r.start(2, nil); err != nil {
+		return err
+	}
+	lease := r.t.pick(2*time.Second, 500*time.Millisecond)
+	p := profile("mutex", "clients", "2", "owners", "2", "locks", "1", "hold", (lease * 5 / 2).String(), "think", "10ms",
+		"lease", lease.String(), "wait", "0", "warmup", "0", "duration", r.t.pick(30*time.Second, 5*time.Second).String())
+	res, err := r.workload(p, !honour)
+	if err != nil {
+		return err
+	}
+	r.safetyFigures(res)
+	r.figure("unsafe share of the run", 100*res.Safety.UnsafeUs/1e6/max(res.Measured, 1e-9), "%")
+	r.figure("acquisitions", float64(res.Throughput.Ops), "")
+	r.check("holds outlive their lease", "≥ 1 lost", fmt.Sprint(res.Throughput.Lost, " lost"), res.Throughput.Lost >= 1)
+	if honour {
+		r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
+	} else {
+		r.check("checker detects, counts and times the violations", "≥ 1 violation with a window", violations(res),
+			res.Safety.Violations >= 1 && res.Safety.UnsafeUs > 0)
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package scenarios
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/redisenv"
+)
+
+var redisRestartScenario = &Scenario{
+	Name:    "redis-restart",
+	Summary: "Redis killed and restarted while locks are held: lost locks and violations without persistence; AOF always keeps them",
+	Description: "Two holders on two clients hold watchdog locks while contenders poll for them. Redis is " +
+		"killed (SIGKILL) just after a watchdog renewal and restarted at once. Without " +
+		"persistence the restarted server is empty: contenders take the locks at once, and the holders " +
+		"learn of the loss only at their next renewal, so the checker must see two owners in that window. " +
+		"With appendonly and appendfsync always, every acknowledged write is on disk: the locks survive.",
+	Invariant:       "no-persistence: loss and violation detected; aof-always: no loss, zero violations",
+	ExpectViolation: true,
+	Process:         true,
+	Variants: []Variant{
+		{Name: "no-persistence", Plan: killPlan, run: func(r *rig) error { return redisRestart(r, false) }},
+		{Name: "aof-always", Plan: killPlan, run: func(r *rig) error { return redisRestart(r, true) }},
+	},
+}
+
+// restartKillAt is just after the watchdog's first renewal, so that even a
+// restart as slow as a container's (about 0.6 s) is over well before the
+// next one: the holders learn of the loss only then, and the contenders
+// have the time in between.
+func restartKillAt(t Timing) time.Duration { return t.Watchdog/3 + t.Watchdog/24 }
+
+func killPlan(t Timing, _ *rand.Rand) []Planned {
+	return []Planned{{At: restartKillAt(t), For: 0, Kind: "kill", Target: "redis:primary", Detail: "SIGKILL, restart at once",
+		build: func(r *rig) faults.Fault {
+			return faults.WithProxiesDown(faults.KillRestart(r.env.Primary()), r.proxies)
+		}}}
+}
+
+func redisRestart(r *rig, aof bool) error {
+	if err := r.start(3, func(c *redisenv.Config) {
+		c.AppendOnly = aof
+		if aof {
+			c.AppendFsync = "always"
+		}
+	}); err != nil {
+		return err
+	}
+	if err := r.newClients(); err != nil {
+		return err
+	}
+	w := r.t.Watchdog
+	end := restartKillAt(r.t) + w
+	out, err := r.runDuel(duel{pairs: 2, holdUntil: end, honour: true, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond})
+	if err != nil {
+		return err
+	}
+	res := out.res
+	r.safetyFigures(res)
+	for _, e := range res.Events {
+		if e.Kind == "kill" {
+			r.figure("kill to restarted", (e.End-e.Start)*1e3, "ms")
+		}
+	}
+	for i, t := range out.holderLostAt {
+		r.figure(fmt.Sprintf("holder %d told of the loss", i), secs(out.base, t), "s")
+	}
+	if !aof {
+		r.check("holders told of the loss", "≥ 1", fmt.Sprint(out.holderLost), out.holderLost >= 1)
+		r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
+		return nil
+	}
+	r.check("locks survive the restart", "0 losses", fmt.Sprint(out.holderLost, " losses"), out.holderLost == 0)
+	r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
+	return nil
+}

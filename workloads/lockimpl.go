@@ -1,0 +1,143 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Lockimpl is the Impl of package lockimpl, the locks this harness exists
+// to measure, and Run's default.
+type Lockimpl struct {
+	// Options are what every client gets (each its own ID).
+	Options lockimpl.Options
+	// OptionsFor, when set, gives client c its own options instead (chaos
+	// skews one client's clock).
+	OptionsFor func(client int) lockimpl.Options
+}
+
+// Name is "lockimpl".
+func (Lockimpl) Name() string { return "lockimpl" }
+
+// Check accepts every profile: lockimpl has every feature a profile asks for.
+func (Lockimpl) Check(Profile) (string, error) { return "", nil }
+
+// NewClient returns lockimpl client number client on rdb.
+func (li Lockimpl) NewClient(ctx context.Context, rdb redis.UniversalClient, p Profile, client int) (ImplClient, error) {
+	opts := li.Options
+	if li.OptionsFor != nil {
+		opts = li.OptionsFor(client)
+	}
+	c, err := lockimpl.NewClient(ctx, rdb, opts)
+	if err != nil {
+		return nil, err
+	}
+	return lockimplClient{c: c, kind: p.Kind}, nil
+}
+
+type lockimplClient struct {
+	c    *lockimpl.Client
+	kind Kind
+}
+
+func (c lockimplClient) NewOwner() Owner {
+	return &lockimplOwner{o: c.c.NewOwner(), kind: c.kind, holds: map[lockimplKey]*lockimplHold{}}
+}
+
+// Close closes the lockimpl client (and the no-retry pool it may have made).
+func (c lockimplClient) Close() error { return c.c.Close() }
+
+// lockimplOwner adapts a lockimpl owner to Owner. The driver asks a
+// Locker to acquire again for a nested acquisition and releases each
+// acquisition on its own; lockimpl re-enters through the Hold, so the
+// owner keeps each lock's hold and how many acquisitions it counts. One
+// worker goroutine uses it.
+type lockimplOwner struct {
+	o     *lockimpl.Owner
+	kind  Kind
+	holds map[lockimplKey]*lockimplHold
+}
+
+type lockimplKey struct {
+	name string
+	kind lockimpl.Kind
+}
+
+type lockimplHold struct {
+	h     *lockimpl.Hold
+	depth int // acquisitions not yet released
+}
+
+func (a *lockimplOwner) ID() string { return a.o.ID() }
+
+func (a *lockimplOwner) Locker(name string, m results.Mode) Locker {
+	var l *lockimpl.Lock
+	switch {
+	case a.kind == Fair:
+		l = a.o.FairLock(name)
+	case m == results.Read:
+		l = a.o.ReadWriteLock(name).ReadLock()
+	case m == results.Write:
+		l = a.o.ReadWriteLock(name).WriteLock()
+	default:
+		l = a.o.Lock(name)
+	}
+	return lockimplLocker{own: a, l: l, key: lockimplKey{name, l.Kind()}}
+}
+
+type lockimplLocker struct {
+	own *lockimplOwner
+	l   *lockimpl.Lock
+	key lockimplKey
+}
+
+func (l lockimplLocker) Acquire(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	if held := l.own.holds[l.key]; held != nil {
+		if err := held.h.Reenter(ctx); err != nil {
+			return false, err
+		}
+		held.depth++
+		return true, nil
+	}
+	var h *lockimpl.Hold
+	var err error
+	if wait > 0 {
+		h, err = l.l.TryLock(ctx, lockimpl.TryLockOptions{Wait: wait, Lease: lease})
+	} else {
+		h, err = l.l.Lock(ctx, lockimpl.LockOptions{Lease: lease})
+	}
+	switch {
+	case errors.Is(err, lockimpl.ErrNotAcquired):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	l.own.holds[l.key] = &lockimplHold{h: h, depth: 1}
+	return true, nil
+}
+
+func (l lockimplLocker) Release(ctx context.Context) error {
+	held := l.own.holds[l.key]
+	if held == nil {
+		return ErrNotHeld
+	}
+	if held.depth--; held.depth <= 0 {
+		delete(l.own.holds, l.key)
+	}
+	return held.h.Unlock(ctx)
+}
+
+// neverLost is the Lost of a lock the owner does not hold.
+var neverLost = make(chan struct{})
+
+func (l lockimplLocker) Lost() <-chan struct{} {
+	if held := l.own.holds[l.key]; held != nil {
+		return held.h.Lost()
+	}
+	return neverLost
+}
