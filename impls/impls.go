@@ -42,6 +42,10 @@ func Names() []string {
 	return n
 }
 
+// Peers are the peer libraries, the implementations that are neither
+// lockimpl nor its own scripts.
+func Peers() []string { return []string{Redsync{}.Name(), Redislock{}.Name()} }
+
 // Lookup returns the implementation called name. An unknown name is a
 // *workloads.FieldError on --impl.
 func Lookup(name string) (workloads.Impl, error) {

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lockbench/lockbench/impls"
-	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -29,14 +28,6 @@ func TestMain(m *testing.M) {
 const patience = 10 * time.Second
 
 var bg = context.Background()
-
-func newRedis(env *redisenv.Env) func(int) redis.UniversalClient {
-	return func(pool int) redis.UniversalClient {
-		o := env.Options()
-		o.PoolSize = pool
-		return redis.NewUniversalClient(o)
-	}
-}
 
 func builtin(t *testing.T, name string) workloads.Profile {
 	t.Helper()
@@ -68,7 +59,7 @@ func TestEveryImplExcludes(t *testing.T) {
 			p := builtin(t, "mutex")
 			p.Clients, p.Owners = 2, 3
 			p.Warmup, p.Duration = 0, workloads.Duration(1500*time.Millisecond)
-			res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: newRedis(env), Impl: lookup(t, name)})
+			res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: env.NewPool, Impl: lookup(t, name)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +97,7 @@ func TestRawReadWrite(t *testing.T) {
 	p := builtin(t, "rw90")
 	p.Clients, p.Owners, p.Locks = 2, 3, 2
 	p.Warmup, p.Duration = 0, workloads.Duration(1500*time.Millisecond)
-	res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: newRedis(env), Impl: lookup(t, "raw")})
+	res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: env.NewPool, Impl: lookup(t, "raw")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +173,7 @@ func TestRefusals(t *testing.T) {
 // told (its only wake-up).
 func TestLockerContract(t *testing.T) {
 	env := redisenvtest.Start(t)
-	rdb := newRedis(env)(4)
+	rdb := env.NewPool(4)
 	defer rdb.Close()
 	p := builtin(t, "mutex")
 	p.Lease = workloads.Lease{Fixed: 400 * time.Millisecond}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -200,6 +201,48 @@ func (e *Env) ClientOptions(pool int) *redis.UniversalOptions {
 // primary, or a cluster client for a cluster. The caller closes it.
 func (e *Env) NewClient() redis.UniversalClient {
 	return NewUniversalClient(e.Options())
+}
+
+// NewPool returns a new client with its own pool of size connections,
+// as workloads.Config.NewRedis takes it. The caller closes it.
+func (e *Env) NewPool(size int) redis.UniversalClient {
+	return NewUniversalClient(e.ClientOptions(size))
+}
+
+// ShardMap reads a cluster's shards as they are now and returns their
+// names and the function from a lock name to its shard's index there, as
+// workloads.Config.ShardNames and ShardOf take them. For a Redis that is
+// not a cluster it returns nil, nil, nil.
+func (env *Env) ShardMap(ctx context.Context) ([]string, func(string) int, error) {
+	if env.Topology() != TopologyCluster {
+		return nil, nil, nil
+	}
+	shards, err := env.Shards(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(shards))
+	for i, s := range shards {
+		var ranges []string
+		for _, r := range s.Slots {
+			if r.From == r.To {
+				ranges = append(ranges, strconv.Itoa(r.From))
+			} else {
+				ranges = append(ranges, fmt.Sprintf("%d-%d", r.From, r.To))
+			}
+		}
+		names[i] = fmt.Sprintf("shard%d %s slots %s", i+1, s.Primary.Addr(), strings.Join(ranges, ","))
+	}
+	of := func(lock string) int {
+		slot := KeySlot(lock)
+		for i, s := range shards {
+			if s.Owns(slot) {
+				return i
+			}
+		}
+		return 0 // every slot is served in a healthy cluster; Shards left out none
+	}
+	return names, of, nil
 }
 
 // ClusterScanInterval is how often cluster clients made by

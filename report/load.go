@@ -86,16 +86,8 @@ func Load(paths ...string) (*Input, error) {
 		}
 		files := []string{p}
 		if st.IsDir() {
-			// ReadDir, not Glob: a directory's name may hold [ or *.
-			ents, err := os.ReadDir(p)
-			if err != nil {
+			if files, err = jsonFiles(p); err != nil {
 				return nil, inputErrorf("report: %v", err)
-			}
-			files = files[:0]
-			for _, e := range ents {
-				if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
-					files = append(files, filepath.Join(p, e.Name()))
-				}
 			}
 		}
 		found := 0
@@ -178,19 +170,80 @@ func abs(p string) string {
 	return a
 }
 
-// schemaOf reads the file's "schema" field.
-func schemaOf(path string) (string, error) {
+// jsonFiles lists dir's .json files, sorted. ReadDir, not Glob: a
+// directory's name may hold [ or *.
+func jsonFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			files = append(files, filepath.Join(dir, e.Name()))
+		}
+	}
+	return files, nil
+}
+
+// File is a JSON file found in a directory: a lockbench file of some kind,
+// or something else.
+type File struct {
+	Path   string
+	Schema string // "" when the file is not JSON or has no schema
+	Kind   string // what Schema names (results.KindOf)
+	Merged bool   // a result written by bench merge
+}
+
+// Scan lists dir's JSON files with what each holds, in name order, so
+// that commands taking a directory can pick the files they want and name
+// the others in their errors.
+func Scan(dir string) ([]File, error) {
+	paths, err := jsonFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]File, 0, len(paths))
+	for _, p := range paths {
+		h, err := readHead(p)
+		if err != nil && !errors.Is(err, errNoSchema) {
+			return nil, err
+		}
+		out = append(out, File{Path: p, Schema: h.Schema, Kind: results.KindOf(h.Schema), Merged: len(h.MergedFrom) > 0})
+	}
+	return out, nil
+}
+
+// head is what a lockbench file says of itself at the top.
+type head struct {
+	Schema     string   `json:"schema"`
+	MergedFrom []string `json:"merged_from"`
+}
+
+var errNoSchema = errors.New("no schema field")
+
+func readHead(path string) (head, error) {
+	var h head
 	b, err := os.ReadFile(path)
 	if err != nil {
+		return h, err
+	}
+	if err := json.Unmarshal(b, &h); err != nil || h.Schema == "" {
+		return head{}, errNoSchema
+	}
+	return h, nil
+}
+
+// schemaOf reads the file's "schema" field.
+func schemaOf(path string) (string, error) {
+	h, err := readHead(path)
+	switch {
+	case errors.Is(err, errNoSchema):
+		return "", inputErrorf("report: %s is not a lockbench file (no schema field)", path)
+	case err != nil:
 		return "", inputErrorf("report: %v", err)
 	}
-	var head struct {
-		Schema string `json:"schema"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil || head.Schema == "" {
-		return "", inputErrorf("report: %s is not a lockbench file (no schema field)", path)
-	}
-	return head.Schema, nil
+	return h.Schema, nil
 }
 
 // loadRun reads a result and, if it can, its histograms: a missing log

@@ -101,7 +101,7 @@ func (r *ChaosReport) OK() bool {
 // WriteChaosReport writes rep as <dir>/<scenario>-<time>.chaos.json
 // (atomically) and returns the path.
 func WriteChaosReport(dir string, rep *ChaosReport) (string, error) {
-	return writeJSON(dir, fmt.Sprintf("%s-%s.chaos.json", rep.Scenario, rep.Start.UTC().Format("20060102T150405Z")), rep)
+	return writeJSON(dir, fmt.Sprintf("%s-%s.chaos.json", rep.Scenario, Stamp(rep.Start)), rep)
 }
 
 // writeJSON writes v, indented, as dir/name (atomically) and returns the

@@ -327,7 +327,7 @@ func (r *Result) Stem() string {
 	if impl := r.Meta.ImplName(); impl != "lockimpl" {
 		name += "-" + impl
 	}
-	stem := name + "-" + r.Meta.Start.UTC().Format("20060102T150405Z")
+	stem := name + "-" + Stamp(r.Meta.Start)
 	if len(r.MergedFrom) > 0 {
 		stem += "-merged"
 	}
@@ -449,6 +449,10 @@ func (r *Result) upgradeV1() {
 
 // FromV1 reports that r was read from a v1 file and upgraded.
 func (r *Result) FromV1() bool { return r.fromV1 }
+
+// Stamp is t in UTC as lockbench names files with it: 20261124T150405Z,
+// sortable and free of characters shells or file systems mind.
+func Stamp(t time.Time) string { return t.UTC().Format("20060102T150405Z") }
 
 // The kinds of lockbench file, as KindOf names them.
 const (

@@ -195,3 +195,68 @@ func commasFloat(v float64) string {
 	}
 	return commas(whole) + "." + strconv.FormatInt(frac, 10)
 }
+
+// SweepPointLine is a finished point in one line, for progress output:
+// throughput, p99, failures and how it stands against the SLO.
+func SweepPointLine(pt SweepPoint) string {
+	mark := "meets the SLO"
+	switch {
+	case pt.Partial:
+		mark = "PARTIAL, left off the curves"
+	case pt.Violations > 0:
+		mark = fmt.Sprintf("%d SAFETY VIOLATIONS", pt.Violations)
+	case pt.Failure != "":
+		mark = "FAILED, breaks the SLO: " + pt.Failure
+	case !pt.MeetsSLO:
+		mark = "BREAKS the SLO"
+	}
+	return fmt.Sprintf("%s ops/s, acquire p99 %s, %s of %s operations failed: %s",
+		CommasFloat(pt.OpsPerSec), pt.Percentile(pt.P99Us), Commas(pt.Errors), Commas(pt.Attempts), mark)
+}
+
+// failedShare is a point's failed operations and their share: "12 (0.4%)".
+func failedShare(p SweepPoint) string {
+	n := p.Ops + p.Errors
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%s (%s)", Commas(p.Errors), Percent(float64(p.Errors)/float64(n)))
+}
+
+// WriteSweepSummary prints the points and what each curve says.
+func WriteSweepSummary(w io.Writer, sw *Sweep) {
+	title := "lockbench sweep " + sw.Meta.Profile
+	if sw.Partial {
+		title += "  [PARTIAL: " + sw.PartialReason + "]"
+	}
+	fmt.Fprintf(w, "%s\n\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "series\tx\tclients×owners\tops/s\tp50\tp99\tfailed\tviolations\tSLO\t")
+	for _, p := range sw.Points {
+		mark := "meets"
+		switch {
+		case p.Failure != "":
+			mark = "FAILED"
+		case !p.MeetsSLO:
+			mark = "broken"
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%d×%d\t%s\t%s\t%s\t%s\t%d\t%s\t\n", p.Series, p.X, p.Clients, p.Owners,
+			CommasFloat(p.OpsPerSec), p.Percentile(p.P50Us), p.Percentile(p.P99Us), failedShare(p), p.Violations, mark)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, c := range sw.Capacity {
+		if c.Series != "" {
+			fmt.Fprintf(w, "%s:\n", c.Series)
+		}
+		for _, line := range c.Statement(sw.Axis, sw.SLOP99Us) {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	for _, p := range sw.Points {
+		if p.Failure != "" {
+			fmt.Fprintf(w, "FAILED point %s: %s\n", p.Label(), p.Failure)
+		}
+	}
+	fmt.Fprintln(w)
+}

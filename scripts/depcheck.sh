@@ -5,6 +5,8 @@
 # faults -> redisenv, results; plots -> results;
 # report -> plots, results;
 # scenarios -> faults, lockimpl, redisenv, results, workloads;
+# harness -> what it orchestrates: workloads, redisenv, report (and below);
+# perf -> impls, workloads, lockimpl, results;
 # nothing imports cmd/*. Test-only imports (redisenvtest) are not counted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,8 @@ allowed() {
     plots) echo "results" ;;
     report) echo "plots results" ;;
     scenarios) echo "faults lockimpl redisenv results workloads" ;;
+    harness) echo "lockimpl plots redisenv report results workloads" ;;
+    perf) echo "impls lockimpl results workloads" ;;
     internal/* | cmd/*) echo "*" ;;
     *) echo "?" ;;
   esac

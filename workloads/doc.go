@@ -1,11 +1,13 @@
-// Package workloads owns the load generators: workload profiles and the
-// driver that runs them against lockimpl (or any [Locker]), recording every
-// operation into package results.
+// Package workloads drives load: workload profiles, the driver that runs
+// them against an implementation ([Impl]: [Lockimpl] by default, the peers
+// in package impls), capacity sweeps over a profile's settings, and the
+// fair-lock bookkeeping that lets a run clean up after a killed one. Every
+// operation is recorded into package results.
 //
 // A [Profile] says which lock (reentrant, fair, read-write), the read
 // ratio, the reentrancy depth (fixed or weighted, with reads nested inside
 // writes where Redisson allows it), clients × owners (each client its own
-// lockimpl.Client and connection pool, like a separate JVM; each owner a
+// lock client and connection pool, like a separate JVM; each owner a
 // goroutine with its own lock identity, like a thread), the lock names and
 // their popularity (uniform, zipf, or one per owner), hold and think times
 // (fixed, uniform, exponential), the lease (watchdog or fixed), the wait
@@ -24,7 +26,5 @@
 // end ([InterruptBound] after a cancellation) are cut and recorded as
 // failed with the time they waited, and the result is marked partial.
 // Fair runs register their lock names in Redis so that a later run can
-// clear the queues of one that was killed (stale.go). perf.go holds the harness's
-// own measurements (overhead against redis-benchmark and bare go-redis,
-// scale, handoff) that bench perf prints.
+// clear the queues of one that was killed (stale.go).
 package workloads

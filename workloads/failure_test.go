@@ -47,7 +47,7 @@ func TestRunTimeoutsAreNotThroughput(t *testing.T) {
 	env := redisenvtest.Start(t)
 	p := short(t, "mutex", 2, 8, 0, time.Second)
 	p.Wait = workloads.Duration(time.Millisecond)
-	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	th := res.Throughput
 	if th.Ops != th.Acquisitions["exclusive"] {
 		t.Errorf("successful ops %d, acquisitions %d: every success is one acquisition", th.Ops, th.Acquisitions["exclusive"])
@@ -107,7 +107,7 @@ func TestRunRedisKilledMidRun(t *testing.T) {
 	env := redisenvtest.Start(t, redisenv.Config{Backend: redisenv.BackendLocal})
 	p := short(t, "rw90", 2, 4, 0, 4*time.Second)
 	var once sync.Once
-	res, err := workloads.Run(runCtx(t), workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t),
+	res, err := workloads.Run(runCtx(t), workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
 		Progress: func(pr workloads.Progress) {
 			if pr.Elapsed >= time.Second {
 				once.Do(func() {
@@ -146,7 +146,7 @@ func TestRunRedisPausedEndsOnTime(t *testing.T) {
 	p := short(t, "rw90", 2, 4, 0, d)
 	var once sync.Once
 	start := time.Now()
-	res, err := workloads.Run(runCtx(t), workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t),
+	res, err := workloads.Run(runCtx(t), workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
 		Progress: func(pr workloads.Progress) {
 			if pr.Elapsed >= time.Second {
 				once.Do(func() {
@@ -196,7 +196,7 @@ func TestRunInterruptedDuringStall(t *testing.T) {
 	defer cancel()
 	var once sync.Once
 	var cancelled time.Time
-	res, err := workloads.Run(ctx, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t),
+	res, err := workloads.Run(ctx, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
 		Progress: func(pr workloads.Progress) {
 			if pr.Elapsed >= time.Second {
 				once.Do(func() {
@@ -257,7 +257,7 @@ func TestRunClearsKilledRunsFairQueues(t *testing.T) {
 
 	var logged []string
 	p := short(t, "fair", 1, 2, 0, 500*time.Millisecond)
-	runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t),
+	runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
 		Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
 
 	for _, n := range []string{"lockbench:fair:killed:0", "lockbench:fair:killed:1"} {

@@ -34,16 +34,6 @@ func TestMain(m *testing.M) {
 // patience bounds every wait on an event: a deadline, never a sleep.
 const patience = 30 * time.Second
 
-// newRedis builds clients the way the bench command does: env's options
-// with the pool size Run asks for.
-func newRedis(env *redisenv.Env) func(int) redis.UniversalClient {
-	return func(pool int) redis.UniversalClient {
-		o := env.Options()
-		o.PoolSize = pool
-		return redis.NewUniversalClient(o)
-	}
-}
-
 // keyPrefixSeq makes every run's lock names unique within the process.
 var keyPrefixSeq atomic.Int64
 

@@ -200,7 +200,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	}
 	prefix := cfg.KeyPrefix
 	if prefix == "" {
-		prefix = fmt.Sprintf("lockbench:%s:%s:", p.Name, runID())
+		prefix = fmt.Sprintf("lockbench:%s:%s:", p.Name, NewRunID())
 	}
 	names := make([]string, p.LockCount())
 	for i := range names {
@@ -517,7 +517,9 @@ func setup(ctx context.Context, cfg Config) ([]Owner, results.Labels, *runClient
 	return owners, labels, cl, nil
 }
 
-func runID() string {
+// NewRunID is a fresh random id (8 hex digits): key prefixes made with it
+// keep one run's locks apart from every other run's.
+func NewRunID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])

@@ -41,7 +41,7 @@ func TestRunMutex(t *testing.T) {
 	meta := results.Meta{Host: "test-host", RedisAddr: env.Addr()}
 	res := runOK(t, workloads.Config{
 		Profile:  p,
-		NewRedis: newRedis(env),
+		NewRedis: env.NewPool,
 		Meta:     meta,
 		Progress: func(pr workloads.Progress) {
 			ticks.Add(1)
@@ -128,7 +128,7 @@ func TestRunRW90(t *testing.T) {
 	env := redisenvtest.Start(t)
 	p := short(t, "rw90", 2, 4, 200*time.Millisecond, time.Second)
 	p.Locks = 4 // more contention per name
-	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	acq := res.Throughput.Acquisitions
 	reads, writes := acq["read"], acq["write"]
 	if reads <= 0 || writes <= 0 || acq["exclusive"] != 0 {
@@ -146,7 +146,7 @@ func TestRunRW90(t *testing.T) {
 func TestRunFair(t *testing.T) {
 	env := redisenvtest.Start(t)
 	p := short(t, "fair", 2, 3, 200*time.Millisecond, time.Second)
-	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	if res.Throughput.Acquisitions["exclusive"] <= 0 {
 		t.Fatalf("acquisitions %v", res.Throughput.Acquisitions)
 	}
@@ -173,7 +173,7 @@ func TestRunReentrantDeep(t *testing.T) {
 	if p.Depth.Max() != 5 {
 		t.Fatalf("reentrant-deep depth %v, want 5", p.Depth)
 	}
-	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	acq, nested := res.Throughput.Acquisitions["exclusive"], res.Throughput.Nested
 	// Each operation nests 4 more; only one per owner can be cut short by
 	// the run's end.
@@ -195,7 +195,7 @@ func TestRunReentrantDeep(t *testing.T) {
 func TestRunUncontended(t *testing.T) {
 	env := redisenvtest.Start(t)
 	p := short(t, "uncontended", 2, 3, 200*time.Millisecond, time.Second)
-	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	if res.Throughput.Acquisitions["exclusive"] <= 0 {
 		t.Fatalf("acquisitions %v", res.Throughput.Acquisitions)
 	}
@@ -218,7 +218,7 @@ func TestRunOtherBuiltins(t *testing.T) {
 	for _, name := range []string{"hotkey", "rw50", "rw10"} {
 		t.Run(name, func(t *testing.T) {
 			p := short(t, name, 2, 3, 100*time.Millisecond, 500*time.Millisecond)
-			res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+			res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 			if res.Throughput.Ops <= 0 {
 				t.Errorf("no operations")
 			}
@@ -232,7 +232,7 @@ func TestRunOpenLoop(t *testing.T) {
 	env := redisenvtest.Start(t)
 	p := short(t, "open-rw90", 2, 4, 200*time.Millisecond, time.Second)
 	p.Rate = 400
-	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	th := res.Throughput
 	if th.TargetRate != 400 {
 		t.Errorf("target rate %g, want 400", th.TargetRate)
@@ -257,7 +257,7 @@ func TestRunOpsBounded(t *testing.T) {
 	// right after it.
 	p := short(t, "uncontended", 1, 1, 100*time.Millisecond, 0)
 	p.Ops = 300
-	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	if res.Throughput.Ops != 300 || res.Throughput.Cut != 0 {
 		t.Errorf("ops-bounded run, one owner: %d ops, %d cut; want exactly 300", res.Throughput.Ops, res.Throughput.Cut)
 	}
@@ -267,7 +267,7 @@ func TestRunOpsBounded(t *testing.T) {
 	p = short(t, "mutex", 2, 4, 100*time.Millisecond, 0)
 	p.Ops = 300
 	start := time.Now()
-	res = runOK(t, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: uniquePrefix(t)})
+	res = runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	th := res.Throughput
 	if th.Ops != 300 || th.Cut != 0 {
 		t.Errorf("ops-bounded run: %d finished, %d cut; want exactly 300 finished", th.Ops, th.Cut)
@@ -293,7 +293,7 @@ func TestRunCancelFromProgress(t *testing.T) {
 	start := time.Now()
 	res, err := workloads.Run(ctx, workloads.Config{
 		Profile:   p,
-		NewRedis:  newRedis(env),
+		NewRedis:  env.NewPool,
 		KeyPrefix: prefix,
 		Progress: func(workloads.Progress) {
 			once.Do(func() {
@@ -341,7 +341,7 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start := time.Now()
-	res, err := workloads.Run(ctx, workloads.Config{Profile: p, NewRedis: newRedis(env), KeyPrefix: prefix})
+	res, err := workloads.Run(ctx, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: prefix})
 	if !errors.Is(err, context.Canceled) || res == nil || !res.Partial {
 		t.Fatalf("Run with a cancelled context: %v, result %v", err, res)
 	}

@@ -253,7 +253,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 		left--
 		res, err := cfg.Run(ctx, pt)
 		if res == nil {
-			runErr = fmt.Errorf("point %d (%s): %w", i+1, pointName(pt), err)
+			runErr = fmt.Errorf("point %d (%s): %w", i+1, pt.Describe(), err)
 			break
 		}
 		sp := results.PointFrom(res)
@@ -273,7 +273,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 		// interrupted one: it stays on its curve, breaking the SLO.
 		if err != nil || res.Partial && res.Stall == nil {
 			sw.Partial = true
-			sw.PartialReason = fmt.Sprintf("interrupted during point %d of %d (%s); its partial result (%s) is not on the curves", i+1, len(pts), pointName(pt), sp.File)
+			sw.PartialReason = fmt.Sprintf("interrupted during point %d of %d (%s); its partial result (%s) is not on the curves", i+1, len(pts), pt.Describe(), sp.File)
 			runErr = err
 			break
 		}
@@ -312,16 +312,18 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 	return sw, runErr
 }
 
-func pointName(pt PlannedPoint) string {
-	s := fmt.Sprintf("%d×%d", pt.Profile.Clients, pt.Profile.Owners)
-	if pt.Profile.Rate > 0 {
-		s += fmt.Sprintf(" at %g ops/s", pt.Profile.Rate)
-	}
+// Describe is the point's setting in words, for progress and errors:
+// "clients 4 × owners 8 on 3 shards at 2000 ops/s (read_ratio=0.9)".
+func (pt PlannedPoint) Describe() string {
+	s := fmt.Sprintf("clients %d × owners %d", pt.Profile.Clients, pt.Profile.Owners)
 	if pt.Shards > 0 {
 		s += " on " + results.ShardCount(pt.Shards)
 	}
+	if pt.Profile.Rate > 0 {
+		s += fmt.Sprintf(" at %g ops/s", pt.Profile.Rate)
+	}
 	if pt.Series != "" {
-		s += ", " + pt.Series
+		s += " (" + pt.Series + ")"
 	}
 	return s
 }

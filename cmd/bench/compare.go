@@ -9,13 +9,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -116,11 +116,11 @@ func resultFile(role, arg string) (string, error) {
 	}
 	var runs []string
 	for _, f := range found {
-		runs = append(runs, filepath.Base(f.path))
+		runs = append(runs, filepath.Base(f.Path))
 	}
 	switch len(runs) {
 	case 1:
-		return found[0].path, nil
+		return found[0].Path, nil
 	case 0:
 		return "", cli.Usagef("%s %s: no result file (%s) in the directory%s; give a result file written by bench run", role, arg, results.Schema, listOthers(others))
 	}
@@ -145,36 +145,21 @@ func listOthers(others []string) string {
 	return " (found only " + strings.Join(others, ", ") + ")"
 }
 
-// found is a result file in a directory.
-type found struct {
-	path   string
-	merged bool // a bench merge output
-}
-
 // scanResults lists dir's result files, telling merged ones apart, and
 // names the other JSON files (chaos reports, sweeps) with their schema.
-func scanResults(dir string) (runs []found, others []string, err error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+func scanResults(dir string) (runs []report.File, others []string, err error) {
+	files, err := report.Scan(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	sort.Strings(names)
-	for _, p := range names {
-		var head struct {
-			Schema     string   `json:"schema"`
-			MergedFrom []string `json:"merged_from"`
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		switch err := json.Unmarshal(b, &head); {
-		case err != nil:
-			others = append(others, filepath.Base(p)+" (not JSON)")
-		case results.KindOf(head.Schema) != results.KindResult:
-			others = append(others, fmt.Sprintf("%s (schema %q)", filepath.Base(p), head.Schema))
+	for _, f := range files {
+		switch {
+		case f.Schema == "":
+			others = append(others, filepath.Base(f.Path)+" (not a lockbench file)")
+		case f.Kind != results.KindResult:
+			others = append(others, fmt.Sprintf("%s (schema %q)", filepath.Base(f.Path), f.Schema))
 		default:
-			runs = append(runs, found{path: p, merged: len(head.MergedFrom) > 0})
+			runs = append(runs, f)
 		}
 	}
 	return runs, others, nil
@@ -304,10 +289,10 @@ func mergeInputs(args []string) ([]string, error) {
 		}
 		n := 0
 		for _, f := range found {
-			if f.merged {
+			if f.Merged {
 				continue // its sources are likely here too; name it to merge it
 			}
-			if err := add(f.path, arg); err != nil {
+			if err := add(f.Path, arg); err != nil {
 				return nil, err
 			}
 			n++
@@ -322,11 +307,11 @@ func mergeInputs(args []string) ([]string, error) {
 	return paths, nil
 }
 
-func mergedNames(files []found) []string {
+func mergedNames(files []report.File) []string {
 	var out []string
 	for _, f := range files {
-		if f.merged {
-			out = append(out, filepath.Base(f.path)+" (merged)")
+		if f.Merged {
+			out = append(out, filepath.Base(f.Path)+" (merged)")
 		}
 	}
 	return out

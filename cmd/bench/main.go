@@ -10,15 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
@@ -313,26 +311,21 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 		return nil, err
 	}
 	defer env.Close()
-	host, _ := os.Hostname()
 	impl, _ := impls.Lookup(f.impl) // checked by load
-	shardNames, shardOf, err := cli.ShardMap(ctx, env)
+	shardNames, shardOf, err := env.ShardMap(ctx)
 	if err != nil {
 		return nil, err
 	}
 	cfg := workloads.Config{
 		Profile:      p,
 		Impl:         impl,
-		NewRedis:     newRedis(env),
+		NewRedis:     env.NewPool,
 		MaxOps:       f.maxOps,
 		MaxErrorRate: f.errorLimit(),
 		ShardNames:   shardNames,
 		ShardOf:      shardOf,
 		Logf:         func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) },
-		Meta: results.Meta{
-			Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
-			Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()),
-			RedisTopology: env.Shape(), RedisAddr: env.Addr(), Args: redactArgs(args),
-		},
+		Meta:         harness.Meta(env, cli.VersionString(), args, impl.Name()),
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "bench: running %s on %s (%s); Ctrl-C stops it and keeps the partial result\n", p.Name, f.impl, runLength(p))
@@ -365,23 +358,6 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 	return res, err
 }
 
-// redactArgs hides passwords in URL arguments before they are written
-// into result files.
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if strings.Contains(a, "@") {
-			if flag, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(flag, "-") {
-				a = flag + "=" + redisenv.Redact(val)
-			} else {
-				a = redisenv.Redact(a)
-			}
-		}
-		out[i] = a
-	}
-	return out
-}
-
 func runLength(p workloads.Profile) string {
 	var parts []string
 	if p.Duration > 0 {
@@ -391,14 +367,6 @@ func runLength(p workloads.Profile) string {
 		parts = append(parts, fmt.Sprintf("%d measured operations", p.Ops))
 	}
 	return strings.Join(parts, " or ")
-}
-
-// newRedis makes each lockimpl client its own pool on env, with lean
-// buffers (see redisenv.Env.ClientOptions).
-func newRedis(env *redisenv.Env) func(int) redis.UniversalClient {
-	return func(pool int) redis.UniversalClient {
-		return redisenv.NewUniversalClient(env.ClientOptions(pool))
-	}
 }
 
 // progressLine redraws one status line on a terminal; on a pipe or file it

@@ -15,8 +15,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -125,14 +127,9 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer env.Close()
-	host, _ := os.Hostname()
 	base := workloads.Config{
-		NewRedis: newRedis(env),
-		Meta: results.Meta{
-			Lockbench: cli.VersionString(), Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
-			Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()), RedisAddr: env.Addr(),
-			Args: append([]string{"perf"}, redactArgs(args)...),
-		},
+		NewRedis: env.NewPool,
+		Meta:     harness.Meta(env, cli.VersionString(), append([]string{"perf"}, args...), ""),
 	}
 	save := func(r *results.Result) string {
 		r.Meta.Start = time.Now()
@@ -144,10 +141,10 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "bench perf on Redis %s (%s %s), GOMAXPROCS %d\n", env.Version(), env.Backend(), env.Addr(), runtime.GOMAXPROCS(0))
 	h, p, _ := net.SplitHostPort(env.Addr())
-	srv := workloads.Server{Host: h, Port: p, Password: env.Options().Password}
+	srv := perf.Server{Host: h, Port: p, Password: env.Options().Password}
 
 	if slices.Contains(parts, "matrix") {
-		m, err := workloads.MeasureMatrix(ctx, base, spec, bin, srv, workloads.MatrixHooks{
+		m, err := perf.MeasureMatrix(ctx, base, spec, bin, srv, perf.MatrixHooks{
 			Progress: func(msg string) { fmt.Fprintf(stderr, "perf: %s\n", msg) },
 			Save:     save,
 		})
@@ -168,7 +165,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	if slices.Contains(parts, "scale") {
 		fmt.Fprintf(stderr, "scale: %d clients × %d owners for %v...\n", *scaleClients, *scaleOwners, *scaleD)
-		s, err := workloads.MeasureScale(ctx, base, *scaleClients, *scaleOwners, *scaleLocks, *scaleD)
+		s, err := perf.MeasureScale(ctx, base, *scaleClients, *scaleOwners, *scaleLocks, *scaleD)
 		if s.Result != nil {
 			r := s.Result
 			verdict := "OK"
@@ -188,7 +185,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if slices.Contains(parts, "overhead") {
 		fmt.Fprintf(stderr, "overhead: %d rounds of %v lockbench + redis-benchmark...\n", *rounds, *overheadD)
-		o, err := workloads.MeasureOverhead(ctx, base, bin, srv, *rounds, *overheadD)
+		o, err := perf.MeasureOverhead(ctx, base, bin, srv, *rounds, *overheadD)
 		if err != nil {
 			return err
 		}
@@ -199,18 +196,18 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "          medians: lockbench %.0f · bare go-redis %.0f · redis-benchmark %.0f cycles/s\n", o.Lockbench, o.GoRedis, o.Baseline)
 		fmt.Fprintf(stdout, "          lockbench / redis-benchmark, median of rounds %.3f (rounds %.3f..%.3f; target >= %.1f) %s\n",
-			o.Ratio, o.RatioMin, o.RatioMax, workloads.OverheadTarget, pass(o.Ratio >= workloads.OverheadTarget))
+			o.Ratio, o.RatioMin, o.RatioMax, perf.OverheadTarget, pass(o.Ratio >= perf.OverheadTarget))
 		fmt.Fprintf(stdout, "          lockbench / bare go-redis, median of rounds %.3f: the cost of lockimpl and recording over the Go client itself\n", o.GoRedisRatio)
 	}
 	if slices.Contains(parts, "handoff") {
 		fmt.Fprintf(stderr, "handoff: mutex profile for %v...\n", *handoffD)
-		h, err := workloads.MeasureHandoff(ctx, base, *handoffD)
+		h, err := perf.MeasureHandoff(ctx, base, *handoffD)
 		if h.Result != nil {
 			r := h.Result
 			hl := r.Latency[results.Handoff.String()]
 			fmt.Fprintf(stdout, "\nhandoff   mutex: %d owners, 1 lock, %.0fs measured, %d handoffs\n", r.Fairness.Owners, r.Measured, hl.Count)
 			fmt.Fprintf(stdout, "          handoff p50 %.1fµs (p99 %.1fµs) vs ping p50 %.1fµs: %.1f× (target <= %.0f×) %s\n",
-				h.HandoffUs, hl.P99, h.PingUs, h.Ratio, workloads.HandoffTarget, pass(h.Ratio > 0 && h.Ratio <= workloads.HandoffTarget))
+				h.HandoffUs, hl.P99, h.PingUs, h.Ratio, perf.HandoffTarget, pass(h.Ratio > 0 && h.Ratio <= perf.HandoffTarget))
 			fmt.Fprintf(stdout, "          %s\n", save(r))
 		}
 		if err != nil {
@@ -228,8 +225,8 @@ func pass(ok bool) string {
 }
 
 // matrixSpec is the default matrix over the listed implementations.
-func matrixSpec(list string) (workloads.MatrixSpec, error) {
-	spec := workloads.MatrixSpec{Impls: map[string]workloads.Impl{}}
+func matrixSpec(list string) (perf.MatrixSpec, error) {
+	spec := perf.MatrixSpec{Impls: map[string]workloads.Impl{}}
 	var names []string
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
@@ -243,7 +240,7 @@ func matrixSpec(list string) (workloads.MatrixSpec, error) {
 		spec.Impls[n] = impl
 		names = append(names, n)
 	}
-	for _, g := range workloads.DefaultMatrix(names) {
+	for _, g := range perf.DefaultMatrix(names) {
 		var keep []string
 		for _, n := range g.Impls {
 			if slices.Contains(names, n) {
@@ -259,7 +256,7 @@ func matrixSpec(list string) (workloads.MatrixSpec, error) {
 }
 
 // writeMatrix prints the targets and, with doc set, writes the Markdown.
-func writeMatrix(stdout io.Writer, m *workloads.Matrix, doc string, args []string) error {
+func writeMatrix(stdout io.Writer, m *perf.Matrix, doc string, args []string) error {
 	fmt.Fprintf(stdout, "\nmatrix    %d rounds of %v (+%v warmup) per run, %v in all", m.Rounds, m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
 	if m.Partial {
 		fmt.Fprint(stdout, " [PARTIAL]")
@@ -279,9 +276,9 @@ func writeMatrix(stdout io.Writer, m *workloads.Matrix, doc string, args []strin
 	if doc == "" {
 		return nil
 	}
-	command := strings.TrimSpace("bench perf " + strings.Join(redactArgs(args), " "))
+	command := strings.TrimSpace("bench perf " + strings.Join(harness.RedactArgs(args), " "))
 	var b strings.Builder
-	if err := workloads.WriteMatrixMarkdown(&b, m, command); err != nil {
+	if err := perf.WriteMatrixMarkdown(&b, m, command); err != nil {
 		return err
 	}
 	if err := os.WriteFile(doc, []byte(b.String()), 0o644); err != nil {

@@ -288,7 +288,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(paths) > 0 {
 		// The suite's HTML report, drawn from the files just written; a
 		// failure to draw it loses no result.
-		html := filepath.Join(*out, "chaos-"+began.UTC().Format("20060102T150405Z")+".html")
+		html := filepath.Join(*out, "chaos-"+results.Stamp(began)+".html")
 		in, err := report.Load(paths...)
 		if err == nil {
 			err = report.Write(html, in, report.Options{Title: "lockbench chaos report", Generator: cli.VersionString()})

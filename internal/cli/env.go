@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/redisenv"
@@ -90,7 +88,7 @@ func CheckEnv(ctx context.Context, cfg redisenv.Config, d time.Duration, stdout,
 		fmt.Fprintln(stdout, line)
 	}
 	if env.Topology() == redisenv.TopologyCluster {
-		names, _, err := ShardMap(ctx, env)
+		names, _, err := env.ShardMap(ctx)
 		if err != nil {
 			return err
 		}
@@ -117,39 +115,3 @@ func CheckEnv(ctx context.Context, cfg redisenv.Config, d time.Duration, stdout,
 }
 
 func us(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
-
-// ShardMap reads a cluster's shards as they are now and returns their
-// names and the function from a lock name to its shard's index there, as
-// workloads.Config.ShardNames and ShardOf take them. For a Redis that is
-// not a cluster it returns nil, nil, nil.
-func ShardMap(ctx context.Context, env *redisenv.Env) ([]string, func(string) int, error) {
-	if env.Topology() != redisenv.TopologyCluster {
-		return nil, nil, nil
-	}
-	shards, err := env.Shards(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	names := make([]string, len(shards))
-	for i, s := range shards {
-		var ranges []string
-		for _, r := range s.Slots {
-			if r.From == r.To {
-				ranges = append(ranges, strconv.Itoa(r.From))
-			} else {
-				ranges = append(ranges, fmt.Sprintf("%d-%d", r.From, r.To))
-			}
-		}
-		names[i] = fmt.Sprintf("shard%d %s slots %s", i+1, s.Primary.Addr(), strings.Join(ranges, ","))
-	}
-	of := func(lock string) int {
-		slot := redisenv.KeySlot(lock)
-		for i, s := range shards {
-			if s.Owns(slot) {
-				return i
-			}
-		}
-		return 0 // every slot is served in a healthy cluster; Shards left out none
-	}
-	return names, of, nil
-}

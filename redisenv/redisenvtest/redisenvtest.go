@@ -68,6 +68,14 @@ func Client(t testing.TB, cfg ...redisenv.Config) redis.UniversalClient {
 	return rdb
 }
 
+// Raw is a client of env's for inspecting Redis, closed when t ends.
+func Raw(t testing.TB, env *redisenv.Env) redis.UniversalClient {
+	t.Helper()
+	rdb := env.NewClient()
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
 // ProcessAlive reports whether pid is a live (not zombie) redis-server. A
 // recycled pid running something else counts as gone.
 func ProcessAlive(pid int) bool {

@@ -1,4 +1,4 @@
-package workloads_test
+package perf_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impls"
+	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -16,11 +17,11 @@ import (
 
 // TestMatrixTargets judges made-up matrices: each target can fail.
 func TestMatrixTargets(t *testing.T) {
-	cell := func(profile string, owners int, impl string, ops, handoff float64, violations int64, vsRaw float64) workloads.MatrixCell {
-		return workloads.MatrixCell{Profile: profile, Owners: owners, Impl: impl,
-			Median: workloads.MatrixRound{OpsPerSec: ops, HandoffP50: handoff, Violations: violations}, VsRaw: workloads.Ratios{Ops: vsRaw}}
+	cell := func(profile string, owners int, impl string, ops, handoff float64, violations int64, vsRaw float64) perf.MatrixCell {
+		return perf.MatrixCell{Profile: profile, Owners: owners, Impl: impl,
+			Median: perf.MatrixRound{OpsPerSec: ops, HandoffP50: handoff, Violations: violations}, VsRaw: perf.Ratios{Ops: vsRaw}}
 	}
-	good := &workloads.Matrix{Cells: []workloads.MatrixCell{
+	good := &perf.Matrix{Cells: []perf.MatrixCell{
 		cell("uncontended", 8, "lockimpl", 950, 0, 0, 0.95),
 		cell("uncontended", 8, "raw", 1000, 0, 0, 1),
 		cell("mutex", 8, "lockimpl", 900, 200, 0, 2),
@@ -42,7 +43,7 @@ func TestMatrixTargets(t *testing.T) {
 			t.Errorf("target %q: met %v (present %v), want %v; all: %v", k, m, ok, v, got)
 		}
 	}
-	bad := &workloads.Matrix{Cells: []workloads.MatrixCell{
+	bad := &perf.Matrix{Cells: []perf.MatrixCell{
 		cell("uncontended", 8, "lockimpl", 800, 0, 0, 0.8),
 		cell("mutex", 8, "lockimpl", 900, 200, 1, 2),
 		cell("mutex", 8, "redislock", 400, 1000, 0, 0.9), // only 5× slower
@@ -68,18 +69,19 @@ func TestMeasureMatrix(t *testing.T) {
 	}
 	env := redisenvtest.Start(t)
 	raw, _ := impls.Lookup("raw")
-	spec := workloads.MatrixSpec{
-		Impls:    map[string]workloads.Impl{"lockimpl": nil, "raw": raw},
-		Groups:   []workloads.MatrixGroup{{Profile: "uncontended", Owners: 2, Impls: []string{"lockimpl", "raw"}}},
+	li, _ := impls.Lookup(impls.Default)
+	spec := perf.MatrixSpec{
+		Impls:    map[string]workloads.Impl{"lockimpl": li, "raw": raw},
+		Groups:   []perf.MatrixGroup{{Profile: "uncontended", Owners: 2, Impls: []string{"lockimpl", "raw"}}},
 		Rounds:   2,
 		Duration: 300 * time.Millisecond,
 	}
 	var order []string
-	hooks := workloads.MatrixHooks{Save: func(r *results.Result) string {
+	hooks := perf.MatrixHooks{Save: func(r *results.Result) string {
 		order = append(order, r.Meta.ImplName())
 		return "saved"
 	}}
-	m, err := workloads.MeasureMatrix(context.Background(), workloads.Config{NewRedis: newRedis(env)}, spec, bin, benchServer(t, env), hooks)
+	m, err := perf.MeasureMatrix(context.Background(), workloads.Config{NewRedis: env.NewPool}, spec, bin, benchServer(t, env), hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestMeasureMatrix(t *testing.T) {
 		t.Errorf("raw vs raw = %v, want 1", r)
 	}
 	var md strings.Builder
-	if err := workloads.WriteMatrixMarkdown(&md, m, "bench perf --test"); err != nil {
+	if err := perf.WriteMatrixMarkdown(&md, m, "bench perf --test"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "`bench perf --test`") || !strings.Contains(md.String(), "### 2 owners (2 clients)") {
@@ -111,15 +113,15 @@ func TestMeasureMatrix(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hooks.Save = func(*results.Result) string { cancel(); return "" }
-	m, err = workloads.MeasureMatrix(ctx, workloads.Config{NewRedis: newRedis(env)}, spec, bin, benchServer(t, env), hooks)
+	m, err = perf.MeasureMatrix(ctx, workloads.Config{NewRedis: env.NewPool}, spec, bin, benchServer(t, env), hooks)
 	if !errors.Is(err, context.Canceled) || m == nil || !m.Partial {
 		t.Fatalf("interrupted matrix: %v, partial %v", err, m != nil && m.Partial)
 	}
 	md.Reset()
-	if err := workloads.WriteMatrixMarkdown(&md, m, "x"); err != nil || !strings.Contains(md.String(), "**Partial") {
+	if err := perf.WriteMatrixMarkdown(&md, m, "x"); err != nil || !strings.Contains(md.String(), "**Partial") {
 		t.Errorf("partial matrix markdown (%v) lacks the partial mark:\n%s", err, md.String())
 	}
-	if keys := perfKeys(t, rawClient(t, env)); len(keys) != 0 {
+	if keys := perfKeys(t, redisenvtest.Raw(t, env)); len(keys) != 0 {
 		t.Errorf("matrix left keys %v", keys[:min(5, len(keys))])
 	}
 }

@@ -1,4 +1,4 @@
-package workloads
+package perf
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/lockimpl/protocol"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // The harness's own measurements (bench perf): its overhead against
@@ -65,7 +66,7 @@ const perfPrefix = "lockbench:perf:"
 // the scripts and removes the keys afterwards.
 func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int) (Baseline, error) {
 	b := Baseline{Clients: clients, Requests: requests}
-	field := "perf-" + runID() + ":1"
+	field := "perf-" + workloads.NewRunID() + ":1"
 	acq, _, err := protocol.Calls(lockimpl.Reentrant, perfPrefix+"__rand_int__", field, lockimpl.DefaultWatchdogTimeout, "")
 	if err != nil {
 		return b, err
@@ -199,12 +200,12 @@ const OverheadTarget = 0.9
 // MeasureOverhead runs rounds × (uncontended profile for d, then the
 // redis-benchmark pair at the same owner count). base supplies NewRedis
 // and Meta.
-func MeasureOverhead(ctx context.Context, base Config, bin string, srv Server, rounds int, d time.Duration) (Overhead, error) {
-	p, err := Builtin("uncontended")
+func MeasureOverhead(ctx context.Context, base workloads.Config, bin string, srv Server, rounds int, d time.Duration) (Overhead, error) {
+	p, err := workloads.Builtin("uncontended")
 	if err != nil {
 		return Overhead{}, err
 	}
-	p.Duration, p.Warmup = Duration(d), Duration(d/5)
+	p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(d/5)
 	o := Overhead{Owners: p.TotalOwners()}
 	rdb := base.NewRedis(2)
 	defer rdb.Close()
@@ -212,7 +213,7 @@ func MeasureOverhead(ctx context.Context, base Config, bin string, srv Server, r
 	for range rounds {
 		cfg := base
 		cfg.Profile = p
-		res, err := Run(ctx, cfg)
+		res, err := workloads.Run(ctx, cfg)
 		if err != nil {
 			return o, err
 		}
@@ -261,7 +262,7 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 	var wg sync.WaitGroup
 	var cycles atomic.Int64
 	errs := make(chan error, clients*owners)
-	id := runID()
+	id := workloads.NewRunID()
 	var first redis.UniversalClient
 	for c := range clients {
 		rdb := newRedis(owners + 2)
@@ -336,23 +337,23 @@ func (s Scale) Grew() bool {
 
 // runBuiltin runs built-in profile name, adjusted by set, with base's
 // wiring.
-func runBuiltin(ctx context.Context, base Config, name string, set func(*Profile)) (*results.Result, error) {
-	p, err := Builtin(name)
+func runBuiltin(ctx context.Context, base workloads.Config, name string, set func(*workloads.Profile)) (*results.Result, error) {
+	p, err := workloads.Builtin(name)
 	if err != nil {
 		return nil, err
 	}
 	set(&p)
 	cfg := base
 	cfg.Profile = p
-	return Run(ctx, cfg)
+	return workloads.Run(ctx, cfg)
 }
 
 // MeasureScale runs the rw90 shape with clients × owners for d.
-func MeasureScale(ctx context.Context, base Config, clients, owners, locks int, d time.Duration) (Scale, error) {
-	res, err := runBuiltin(ctx, base, "rw90", func(p *Profile) {
+func MeasureScale(ctx context.Context, base workloads.Config, clients, owners, locks int, d time.Duration) (Scale, error) {
+	res, err := runBuiltin(ctx, base, "rw90", func(p *workloads.Profile) {
 		p.Name = "scale"
 		p.Clients, p.Owners, p.Locks = clients, owners, locks
-		p.Duration, p.Warmup = Duration(d), Duration(min(d/10, 5*time.Second))
+		p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(min(d/10, 5*time.Second))
 	})
 	if res == nil {
 		return Scale{}, err
@@ -391,9 +392,9 @@ type Handoff struct {
 const HandoffTarget = 10.0
 
 // MeasureHandoff runs the mutex profile (owners on one lock) for d.
-func MeasureHandoff(ctx context.Context, base Config, d time.Duration) (Handoff, error) {
-	res, err := runBuiltin(ctx, base, "mutex", func(p *Profile) {
-		p.Duration, p.Warmup = Duration(d), Duration(min(d/5, 2*time.Second))
+func MeasureHandoff(ctx context.Context, base workloads.Config, d time.Duration) (Handoff, error) {
+	res, err := runBuiltin(ctx, base, "mutex", func(p *workloads.Profile) {
+		p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(min(d/5, 2*time.Second))
 	})
 	if res == nil {
 		return Handoff{}, err

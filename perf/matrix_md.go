@@ -1,4 +1,4 @@
-package workloads
+package perf
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // WriteMatrixMarkdown writes m as docs/perf.md: how it was measured, the
@@ -79,7 +81,7 @@ contended workloads (mutex, rw90) stay far from by design. Latency ratios above 
 		}
 		seen[c.Impl] = true
 		note := c.Note
-		if note == "" && c.Impl == "lockimpl" {
+		if note == "" && c.Impl == impls.Default {
 			note = "this module's Redisson-compatible locks: watchdog renewal, pub/sub wake-up"
 		}
 		fmt.Fprintf(&b, "- **%s** on %s: %s\n", c.Impl, c.Profile, note)
@@ -103,7 +105,7 @@ contended workloads (mutex, rw90) stay far from by design. Latency ratios above 
 		if c.Profile != last {
 			last = c.Profile
 			desc := ""
-			if p, err := Builtin(c.Profile); err == nil {
+			if p, err := workloads.Builtin(c.Profile); err == nil {
 				desc = ": " + p.Description
 			}
 			fmt.Fprintf(&b, "## %s%s\n\n", c.Profile, desc)
@@ -156,4 +158,11 @@ func jain(j float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.3f", j)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

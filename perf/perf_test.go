@@ -1,4 +1,4 @@
-package workloads_test
+package perf_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/internal/testkit"
+	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/workloads"
@@ -28,7 +30,7 @@ func TestBaselineCyclesPerSec(t *testing.T) {
 		{-5, 1000, 0},
 		{0, 0, 0},
 	} {
-		got := workloads.Baseline{LockPerSec: c.lock, UnlockPerSec: c.unlock}.CyclesPerSec()
+		got := perf.Baseline{LockPerSec: c.lock, UnlockPerSec: c.unlock}.CyclesPerSec()
 		if math.Abs(got-c.want) > 1e-9*math.Max(1, c.want) {
 			t.Errorf("CyclesPerSec(lock %g, unlock %g) = %g, want %g", c.lock, c.unlock, got, c.want)
 		}
@@ -47,7 +49,7 @@ func TestScaleGrew(t *testing.T) {
 		{1000, 1060, true},
 		{0, 0, false},
 	} {
-		if got := (workloads.Scale{GoroutinesEarly: c.early, GoroutinesLate: c.late}).Grew(); got != c.want {
+		if got := (perf.Scale{GoroutinesEarly: c.early, GoroutinesLate: c.late}).Grew(); got != c.want {
 			t.Errorf("Grew(early %d, late %d) = %v, want %v", c.early, c.late, got, c.want)
 		}
 	}
@@ -56,7 +58,7 @@ func TestScaleGrew(t *testing.T) {
 // perfKeys lists the keys the perf baselines may write.
 func perfKeys(t *testing.T, rdb redis.UniversalClient) []string {
 	t.Helper()
-	ctx := runCtx(t)
+	ctx := testkit.Context(t)
 	keys, err := rdb.Keys(ctx, "lockbench:perf:*").Result()
 	if err != nil {
 		t.Fatalf("KEYS lockbench:perf:*: %v", err)
@@ -64,13 +66,13 @@ func perfKeys(t *testing.T, rdb redis.UniversalClient) []string {
 	return keys
 }
 
-func benchServer(t *testing.T, env *redisenv.Env) workloads.Server {
+func benchServer(t *testing.T, env *redisenv.Env) perf.Server {
 	t.Helper()
 	host, port, err := net.SplitHostPort(env.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return workloads.Server{Host: host, Port: port, Password: env.Options().Password}
+	return perf.Server{Host: host, Port: port, Password: env.Options().Password}
 }
 
 func TestRedisBenchmark(t *testing.T) {
@@ -79,8 +81,8 @@ func TestRedisBenchmark(t *testing.T) {
 		t.Skip("redis-benchmark not on PATH")
 	}
 	env := redisenvtest.Start(t)
-	rdb := rawClient(t, env)
-	b, err := workloads.RedisBenchmark(runCtx(t), bin, benchServer(t, env), rdb, 4, 2000)
+	rdb := redisenvtest.Raw(t, env)
+	b, err := perf.RedisBenchmark(testkit.Context(t), bin, benchServer(t, env), rdb, 4, 2000)
 	if err != nil {
 		t.Fatalf("RedisBenchmark: %v", err)
 	}
@@ -104,8 +106,8 @@ func TestRedisBenchmark(t *testing.T) {
 
 func TestRedisBenchmarkFailureCleansUp(t *testing.T) {
 	env := redisenvtest.Start(t)
-	rdb := rawClient(t, env)
-	_, err := workloads.RedisBenchmark(runCtx(t), "/nonexistent/redis-benchmark", benchServer(t, env), rdb, 2, 100)
+	rdb := redisenvtest.Raw(t, env)
+	_, err := perf.RedisBenchmark(testkit.Context(t), "/nonexistent/redis-benchmark", benchServer(t, env), rdb, 2, 100)
 	if err == nil {
 		t.Fatal("RedisBenchmark with a missing binary succeeded")
 	}
@@ -118,13 +120,13 @@ func TestGoRedisCycles(t *testing.T) {
 	env := redisenvtest.Start(t)
 	// Every real last unlock publishes on the lock's channel; a replayed one
 	// (a reused latch) would not.
-	sub := rawClient(t, env).PSubscribe(runCtx(t), "redisson_lock__channel:{lockbench:perf:goredis:*")
+	sub := redisenvtest.Raw(t, env).PSubscribe(testkit.Context(t), "redisson_lock__channel:{lockbench:perf:goredis:*")
 	defer sub.Close()
-	if _, err := sub.Receive(runCtx(t)); err != nil {
+	if _, err := sub.Receive(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	rate, err := workloads.GoRedisCycles(runCtx(t), newRedis(env), 1, 2, 300*time.Millisecond)
+	rate, err := perf.GoRedisCycles(testkit.Context(t), env.NewPool, 1, 2, 300*time.Millisecond)
 	took := time.Since(start)
 	if err != nil {
 		t.Fatalf("GoRedisCycles: %v", err)
@@ -135,7 +137,7 @@ func TestGoRedisCycles(t *testing.T) {
 	cycles := int(rate * 0.3)
 	published := 0
 	for published < cycles {
-		ctx, cancel := context.WithTimeout(runCtx(t), 5*time.Second)
+		ctx, cancel := context.WithTimeout(testkit.Context(t), 5*time.Second)
 		_, err := sub.ReceiveMessage(ctx)
 		cancel()
 		if err != nil {
@@ -146,7 +148,7 @@ func TestGoRedisCycles(t *testing.T) {
 	if published < cycles {
 		t.Errorf("%d cycles but only %d unlock messages: the unlocks did not release", cycles, published)
 	}
-	if keys := perfKeys(t, rawClient(t, env)); len(keys) != 0 {
+	if keys := perfKeys(t, redisenvtest.Raw(t, env)); len(keys) != 0 {
 		t.Errorf("GoRedisCycles left keys: %v", keys)
 	}
 	if took < 300*time.Millisecond || took > 10*time.Second {
@@ -159,7 +161,7 @@ func TestGoRedisCycles(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start = time.Now()
-	if _, err := workloads.GoRedisCycles(ctx, newRedis(env), 1, 2, 5*time.Second); err != nil {
+	if _, err := perf.GoRedisCycles(ctx, env.NewPool, 1, 2, 5*time.Second); err != nil {
 		t.Errorf("GoRedisCycles with a cancelled context: %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -169,7 +171,7 @@ func TestGoRedisCycles(t *testing.T) {
 
 func TestMeasureHandoff(t *testing.T) {
 	env := redisenvtest.Start(t)
-	h, err := workloads.MeasureHandoff(runCtx(t), workloads.Config{NewRedis: newRedis(env)}, time.Second)
+	h, err := perf.MeasureHandoff(testkit.Context(t), workloads.Config{NewRedis: env.NewPool}, time.Second)
 	if err != nil {
 		t.Fatalf("MeasureHandoff: %v", err)
 	}
@@ -187,7 +189,7 @@ func TestMeasureHandoff(t *testing.T) {
 
 func TestMeasureScale(t *testing.T) {
 	env := redisenvtest.Start(t)
-	s, err := workloads.MeasureScale(runCtx(t), workloads.Config{NewRedis: newRedis(env)}, 2, 4, 8, 2*time.Second)
+	s, err := perf.MeasureScale(testkit.Context(t), workloads.Config{NewRedis: env.NewPool}, 2, 4, 8, 2*time.Second)
 	if err != nil {
 		t.Fatalf("MeasureScale: %v", err)
 	}
@@ -195,7 +197,9 @@ func TestMeasureScale(t *testing.T) {
 	if res == nil || res.Meta.Profile != "scale" || res.Fairness.Owners != 8 {
 		t.Fatalf("scale result %+v", res)
 	}
-	requireSafe(t, res)
+	if res.Safety.Sections == 0 || !res.Safety.OK() {
+		t.Errorf("safety: %d violations in %d sections (%s)", res.Safety.Violations, res.Safety.Sections, res.Safety.Incomplete)
+	}
 	if s.GoroutinesEarly <= 0 || s.GoroutinesLate <= 0 {
 		t.Errorf("scale goroutines early %d, late %d: want both measured (series %+v)", s.GoroutinesEarly, s.GoroutinesLate, res.Series)
 	}

@@ -1,4 +1,4 @@
-package workloads
+package perf
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // The side-by-side matrix (bench perf, make perf): the same workloads on
@@ -28,8 +30,8 @@ type MatrixGroup struct {
 
 // MatrixSpec is what MeasureMatrix runs.
 type MatrixSpec struct {
-	// Impls maps names to implementations; nil is lockimpl.
-	Impls            map[string]Impl
+	// Impls maps names to implementations.
+	Impls            map[string]workloads.Impl
 	Groups           []MatrixGroup
 	Rounds           int
 	Duration, Warmup time.Duration
@@ -45,7 +47,7 @@ func DefaultMatrix(all []string) []MatrixGroup {
 			g = append(g, MatrixGroup{Profile: p, Owners: n, Impls: all})
 		}
 	}
-	return append(g, MatrixGroup{Profile: "rw90", Impls: []string{"lockimpl", "raw"}})
+	return append(g, MatrixGroup{Profile: "rw90", Impls: []string{impls.Default, impls.Raw{}.Name()}})
 }
 
 // MatrixRound is one run of one cell.
@@ -112,8 +114,8 @@ type MatrixHooks struct {
 }
 
 // groupProfile is g's profile resized to its owners and the spec's times.
-func groupProfile(g MatrixGroup, spec MatrixSpec) (Profile, error) {
-	p, err := Builtin(g.Profile)
+func groupProfile(g MatrixGroup, spec MatrixSpec) (workloads.Profile, error) {
+	p, err := workloads.Builtin(g.Profile)
 	if err != nil {
 		return p, err
 	}
@@ -121,10 +123,10 @@ func groupProfile(g MatrixGroup, spec MatrixSpec) (Profile, error) {
 		p.Clients = min(4, g.Owners)
 		p.Owners = g.Owners / p.Clients
 		if p.Clients*p.Owners != g.Owners {
-			return p, &FieldError{Field: "owners", Value: fmt.Sprint(g.Owners), Fix: "matrix owner counts must be 1, 2, 3 or a multiple of 4"}
+			return p, &workloads.FieldError{Field: "owners", Value: fmt.Sprint(g.Owners), Fix: "matrix owner counts must be 1, 2, 3 or a multiple of 4"}
 		}
 	}
-	p.Duration, p.Warmup = Duration(spec.Duration), Duration(spec.Warmup)
+	p.Duration, p.Warmup = workloads.Duration(spec.Duration), workloads.Duration(spec.Warmup)
 	p.Ops = 0
 	return p, nil
 }
@@ -134,7 +136,7 @@ func groupProfile(g MatrixGroup, spec MatrixSpec) (Profile, error) {
 // acquire and unlock scripts. Every profile is checked against every
 // implementation before anything runs. When ctx ends it returns what
 // finished, marked partial, with ctx's error.
-func MeasureMatrix(ctx context.Context, base Config, spec MatrixSpec, bin string, srv Server, hooks MatrixHooks) (*Matrix, error) {
+func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, bin string, srv Server, hooks MatrixHooks) (*Matrix, error) {
 	if spec.Rounds < 1 || spec.Duration <= 0 || spec.Warmup < 0 {
 		return nil, errors.New("perf: matrix needs rounds >= 1, a positive duration and a warmup >= 0")
 	}
@@ -159,13 +161,11 @@ func MeasureMatrix(ctx context.Context, base Config, spec MatrixSpec, bin string
 		for _, name := range g.Impls {
 			impl, ok := spec.Impls[name]
 			if !ok {
-				return nil, &FieldError{Field: "--impl", Value: name, Fix: "not an implementation of this matrix"}
+				return nil, &workloads.FieldError{Field: "--impl", Value: name, Fix: "not an implementation of this matrix"}
 			}
 			note := ""
-			if impl != nil {
-				if note, err = impl.Check(p); err != nil {
-					return nil, err
-				}
+			if note, err = impl.Check(p); err != nil {
+				return nil, err
 			}
 			c := &MatrixCell{Profile: p.Name, Clients: p.Clients, Owners: p.TotalOwners(), Impl: name, Note: note}
 			cells[key{gi, name}] = c
@@ -201,7 +201,7 @@ rounds:
 				cfg.Impl = spec.Impls[name]
 				cfg.Meta.Start = time.Now()
 				cfg.Progress = nil
-				res, err := Run(ctx, cfg)
+				res, err := workloads.Run(ctx, cfg)
 				if res != nil {
 					r := roundOf(res, round)
 					if hooks.Save != nil {
@@ -364,7 +364,7 @@ func ratio(a, b float64) float64 {
 func (m *Matrix) ratios() {
 	rawOf := map[string]*MatrixCell{}
 	for i := range m.Cells {
-		if c := &m.Cells[i]; c.Impl == "raw" {
+		if c := &m.Cells[i]; c.Impl == (impls.Raw{}).Name() {
 			rawOf[fmt.Sprintf("%s/%d", c.Profile, c.Owners)] = c
 		}
 	}
@@ -422,7 +422,7 @@ func (m *Matrix) Cell(profile string, owners int, impl string) *MatrixCell {
 	return nil
 }
 
-// TargetCheck is one of issue 7's targets, judged on a matrix.
+// TargetCheck is one of the side-by-side targets, judged on a matrix.
 type TargetCheck struct {
 	Target string
 	Value  string
@@ -436,16 +436,16 @@ type TargetCheck struct {
 func (m *Matrix) Targets() []TargetCheck {
 	var t []TargetCheck
 	for _, c := range m.Cells {
-		if c.Profile == "uncontended" && c.Impl == "lockimpl" && c.VsRaw.Ops > 0 {
+		if c.Profile == "uncontended" && c.Impl == impls.Default && c.VsRaw.Ops > 0 {
 			t = append(t, TargetCheck{fmt.Sprintf("uncontended, %d owners: lockimpl ≥ 0.9× raw ops/s", c.Owners),
 				fmt.Sprintf("%.2f×", c.VsRaw.Ops), c.VsRaw.Ops >= 0.9})
 		}
 	}
 	for _, c := range m.Cells {
-		if c.Profile != "mutex" || (c.Impl != "redsync" && c.Impl != "redislock") {
+		if c.Profile != "mutex" || !slices.Contains(impls.Peers(), c.Impl) {
 			continue
 		}
-		li := m.Cell("mutex", c.Owners, "lockimpl")
+		li := m.Cell("mutex", c.Owners, impls.Default)
 		if li == nil || li.Median.HandoffP50 <= 0 || c.Median.HandoffP50 <= 0 {
 			continue
 		}

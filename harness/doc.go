@@ -1,0 +1,6 @@
+// Package harness is what the programs do below their flags: it describes
+// a run for its result file, runs capacity sweeps point after point with
+// their environments, checkpoints, charts and report, and lists the result
+// files a directory holds. cmd/bench and cmd/chaos parse flags, call it and
+// print; everything here can be driven from a test without a process.
+package harness

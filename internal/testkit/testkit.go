@@ -1,0 +1,56 @@
+// Package testkit holds the waiting helpers every package's tests share:
+// a generous deadline, polling for a condition, and a context that a hung
+// call cannot outlive. Tests wait on events with these, never sleep and
+// then assert.
+package testkit
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Patience bounds every wait on an event: generous, since it is a
+// deadline on a loaded machine, not a sleep.
+const Patience = 30 * time.Second
+
+// Eventually polls cond until it holds, failing t after Patience.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(Patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", Patience, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Closed reports whether ch is closed, without waiting.
+func Closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitClosed fails t unless ch closes within Patience.
+func WaitClosed(t testing.TB, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(Patience):
+		t.Fatalf("timed out after %v waiting for %s", Patience, what)
+	}
+}
+
+// Context is a context bounded by Patience and cancelled when t ends, so
+// a hung call fails its test instead of the whole binary.
+func Context(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Patience)
+	t.Cleanup(cancel)
+	return ctx
+}
