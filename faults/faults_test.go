@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
@@ -24,8 +25,6 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
-
-const patience = 10 * time.Second
 
 var bg = context.Background()
 
@@ -64,18 +63,6 @@ func pingTime(t *testing.T, rdb *redis.Client) (time.Duration, error) {
 	return time.Since(t0), err
 }
 
-// eventually polls cond until it holds or patience runs out.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // checkToxics exercises every network fault through p: each misbehaves
 // while injected and the link is healthy again after its revert.
 func checkToxics(t *testing.T, p *faults.Proxy, rdb *redis.Client) {
@@ -96,7 +83,7 @@ func checkToxics(t *testing.T, p *faults.Proxy, rdb *redis.Client) {
 			t.Errorf("PING into a blackhole: %v; want a timeout", err)
 		}
 		revert(t, undo)
-		eventually(t, "PING after the blackhole", func() bool { return rdb.Ping(bg).Err() == nil })
+		testkit.Eventually(t, "PING after the blackhole", func() bool { return rdb.Ping(bg).Err() == nil })
 	})
 	t.Run("reset_peer", func(t *testing.T) {
 		undo := inject(t, faults.ResetPeer("client:0", []*faults.Proxy{p}, 0))
@@ -104,7 +91,7 @@ func checkToxics(t *testing.T, p *faults.Proxy, rdb *redis.Client) {
 			t.Error("PING succeeded through reset_peer")
 		}
 		revert(t, undo)
-		eventually(t, "PING after the resets", func() bool { return rdb.Ping(bg).Err() == nil })
+		testkit.Eventually(t, "PING after the resets", func() bool { return rdb.Ping(bg).Err() == nil })
 	})
 	t.Run("down", func(t *testing.T) {
 		undo := inject(t, faults.Down("client:0", []*faults.Proxy{p}))
@@ -112,7 +99,7 @@ func checkToxics(t *testing.T, p *faults.Proxy, rdb *redis.Client) {
 			t.Errorf("PING through a downed proxy: %v; want refused or closed", err)
 		}
 		revert(t, undo)
-		eventually(t, "PING after the link came back", func() bool { return rdb.Ping(bg).Err() == nil })
+		testkit.Eventually(t, "PING after the link came back", func() bool { return rdb.Ping(bg).Err() == nil })
 	})
 	t.Run("bandwidth, slicer and slow_close pass data", func(t *testing.T) {
 		ps := []*faults.Proxy{p}
@@ -216,7 +203,7 @@ func TestSetUpstream(t *testing.T) {
 	if err := p.SetUpstream(other.Addr()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the proxy to reach the other server", func() bool {
+	testkit.Eventually(t, "the proxy to reach the other server", func() bool {
 		v, err := rdb.Get(bg, "where").Result()
 		return err == nil && v == "other"
 	})
@@ -236,16 +223,16 @@ func TestProcessFaults(t *testing.T) {
 		t.Error("PING answered by a paused server")
 	}
 	revert(t, undo)
-	eventually(t, "PING after resume", func() bool { return rdb.Ping(bg).Err() == nil })
+	testkit.Eventually(t, "PING after resume", func() bool { return rdb.Ping(bg).Err() == nil })
 
 	pid := env.Primary().PID()
 	undo = inject(t, faults.Kill(env.Primary()))
 	if redisenvtest.ProcessAlive(pid) {
 		// SIGKILL is asynchronous; wait for it rather than assume.
-		redisenvtest.WaitProcessGone(t, pid, patience)
+		redisenvtest.WaitProcessGone(t, pid, testkit.Patience)
 	}
 	revert(t, undo)
-	eventually(t, "PING after restart", func() bool { return rdb.Ping(bg).Err() == nil })
+	testkit.Eventually(t, "PING after restart", func() bool { return rdb.Ping(bg).Err() == nil })
 	if n, _ := rdb.Exists(bg, "k").Result(); n != 0 {
 		t.Error("a server without persistence kept its data across kill and restart")
 	}
@@ -265,7 +252,7 @@ func TestFailover(t *testing.T) {
 	if env.Primary().Addr() == oldPrimary || p.Upstream() != env.Primary().Addr() {
 		t.Fatalf("after failover: primary %s (was %s), proxy → %s", env.Primary().Addr(), oldPrimary, p.Upstream())
 	}
-	eventually(t, "a write through the repointed proxy", func() bool { return rdb.Set(bg, "k", "v", 0).Err() == nil })
+	testkit.Eventually(t, "a write through the repointed proxy", func() bool { return rdb.Set(bg, "k", "v", 0).Err() == nil })
 	revert(t, undo)
 	if env.Replica().PID() == 0 {
 		t.Error("the killed primary was not restarted on revert")
@@ -310,8 +297,8 @@ func TestFreezeBlocksAtGateAndDropsTraffic(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-	case <-time.After(patience):
+	case <-time.After(testkit.Patience):
 		t.Fatal("Wait did not return after the freeze ended")
 	}
-	eventually(t, "PING after the freeze", func() bool { return rdb.Ping(bg).Err() == nil })
+	testkit.Eventually(t, "PING after the freeze", func() bool { return rdb.Ping(bg).Err() == nil })
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/internal/testkit"
 )
 
 // probe is a fault that records when it is on.
@@ -93,7 +94,7 @@ func TestScheduleStopRevertsAtOnce(t *testing.T) {
 			}, nil)
 			select {
 			case <-on.onInject:
-			case <-time.After(patience):
+			case <-time.After(testkit.Patience):
 				t.Fatal("first fault never injected")
 			}
 			if how == "stop" {
@@ -133,7 +134,7 @@ func TestSchedulePartialInjectionReverted(t *testing.T) {
 	s := faults.Start(bg, time.Now(), []faults.Step{{Fault: p, For: time.Hour}}, nil)
 	select {
 	case <-p.called:
-	case <-time.After(patience):
+	case <-time.After(testkit.Patience):
 		t.Fatal("never injected")
 	}
 	s.Stop()

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/scenarios"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -84,4 +85,42 @@ func TestSweepInProcess(t *testing.T) {
 		t.Fatalf("two points on one Redis started servers %v, want one", pids)
 	}
 	redisenvtest.WaitProcessGone(t, pids[0], 15*time.Second)
+}
+
+// TestChaosSuiteFiles runs a suite whose scenario the chosen Redis cannot
+// host (process faults on an external server): it is reported SKIPPED at
+// once, and the suite still writes its report, JUnit and HTML.
+func TestChaosSuiteFiles(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s, ok := scenarios.Find("redis-pause")
+	if !ok {
+		t.Fatal("no scenario redis-pause")
+	}
+	out := t.TempDir()
+	junit := filepath.Join(out, "junit.xml")
+	var done []string
+	o, err := harness.Chaos(context.Background(), harness.ChaosOptions{
+		Scenarios: []*scenarios.Scenario{s},
+		Run:       scenarios.Options{Redis: redisenv.Config{Backend: redisenv.BackendExternal, URL: "redis://" + env.Addr()}, Quick: true, Seed: 1},
+		Out:       out, JUnit: junit, Version: "test",
+		Done: func(rep *results.ChaosReport, path string) { done = append(done, rep.Scenario+" "+path) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Reports) != 1 || o.Reports[0].Verdict != results.Skipped || len(done) != 1 || !strings.HasSuffix(done[0], ".chaos.json") {
+		t.Fatalf("reports %+v, done %q", o.Reports, done)
+	}
+	back, err := results.ReadChaosReport(strings.Fields(done[0])[1])
+	if err != nil || back.Verdict != results.Skipped {
+		t.Fatalf("report read back: %v, %v", back, err)
+	}
+	for _, f := range []string{junit, o.HTML} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if o.HTMLErr != nil {
+		t.Error(o.HTMLErr)
+	}
 }

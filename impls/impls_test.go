@@ -3,29 +3,20 @@ package impls_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/lockbench/lockbench/impls"
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
 
-func TestMain(m *testing.M) {
-	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
-	goleak.VerifyTestMain(m)
-}
-
-// patience bounds every wait on an event.
-const patience = 10 * time.Second
+func TestMain(m *testing.M) { redisenvtest.Main(m) }
 
 var bg = context.Background()
 
@@ -195,7 +186,7 @@ func TestLockerContract(t *testing.T) {
 			}
 			// The 400ms lease expires; a patient waiter gets the lock.
 			start := time.Now()
-			if ok, err := b.Acquire(bg, patience, p.Lease.Fixed); !ok || err != nil {
+			if ok, err := b.Acquire(bg, testkit.Patience, p.Lease.Fixed); !ok || err != nil {
 				t.Fatalf("acquire after the lease = %v, %v", ok, err)
 			}
 			if d := time.Since(start); d > 3*time.Second {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
@@ -32,12 +33,12 @@ func TestOwnerSharedByGoroutinesRefused(t *testing.T) {
 	// While one goroutine of the owner waits, another is refused at once.
 	other := lock(t, c.NewOwner().Lock("busy"))
 	waiting := lockAsync(shared.Lock("busy"))
-	eventually(t, "the owner's first goroutine waiting", func() bool { return c.SubscriptionRefs(lockimpl.LockChannel("busy")) == 1 })
+	testkit.Eventually(t, "the owner's first goroutine waiting", func() bool { return c.SubscriptionRefs(lockimpl.LockChannel("busy")) == 1 })
 	if _, err := shared.Lock("busy").TryLock(bg, lockimpl.TryLockOptions{Wait: time.Second}); !errors.Is(err, lockimpl.ErrHeld) {
 		t.Errorf("acquisition while the same owner waits: %v, want ErrHeld", err)
 	}
 	unlock(t, other)
-	recvOK(t, waiting.err, patience, "the waiting goroutine acquired")
+	recvOK(t, waiting.err, testkit.Patience, "the waiting goroutine acquired")
 	unlock(t, waiting.h)
 }
 
@@ -70,7 +71,7 @@ func TestStaleHoldCannotUnlockNewOne(t *testing.T) {
 	o := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner()
 	old := lock(t, o.Lock("L"))
 	f.raw.Del(bg, "L") // the hold is lost: an operator's DEL
-	waitClosed(t, "the old hold's Lost", old.Lost())
+	testkit.WaitClosed(t, "the old hold's Lost", old.Lost())
 
 	renewed := lock(t, o.Lock("L"))
 	if err := old.Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
@@ -80,7 +81,7 @@ func TestStaleHoldCannotUnlockNewOne(t *testing.T) {
 		t.Errorf("re-entry of the stale hold: %v, want ErrNotHeld", err)
 	}
 	f.wantHash("L", map[string]string{o.ID(): "1"})
-	if isClosed(renewed.Lost()) {
+	if testkit.Closed(renewed.Lost()) {
 		t.Error("the new hold's Lost is closed")
 	}
 	unlock(t, renewed)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/lockimpl/protocol"
 )
@@ -38,7 +39,7 @@ func TestCallsAreWhatLockSends(t *testing.T) {
 	got := make(chan error, 1)
 	held := make(chan *lockimpl.Hold, 1)
 	go func() {
-		h, err := waiter.Lock("L").TryLock(bg, lockimpl.TryLockOptions{Wait: patience, Lease: lease})
+		h, err := waiter.Lock("L").TryLock(bg, lockimpl.TryLockOptions{Wait: testkit.Patience, Lease: lease})
 		held <- h
 		got <- err
 	}()
@@ -46,7 +47,7 @@ func TestCallsAreWhatLockSends(t *testing.T) {
 	if n, err := unl.Run(bg, f.raw).Int64(); err != nil || n != 1 {
 		t.Fatalf("unlock by Calls = %d, %v; want 1 (released)", n, err)
 	}
-	recvOK(t, got, patience, "lockimpl waiter woken by the unlock of Calls")
+	recvOK(t, got, testkit.Patience, "lockimpl waiter woken by the unlock of Calls")
 	f.wantHash("L", map[string]string{waiter.ID(): "1"})
 
 	// Not held by owner any more: a fresh latch replies nil.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
 )
@@ -96,7 +97,7 @@ func TestClusterLockKinds(t *testing.T) {
 		w := b.NewOwner().FairLock(name)
 		got := lockAsync(w)
 		queue := "redisson_lock_queue:{" + name + "}"
-		eventually(t, "the waiter queued", func() bool { return len(f.list(queue)) == 1 })
+		testkit.Eventually(t, "the waiter queued", func() bool { return len(f.list(queue)) == 1 })
 		if q := f.list(queue); q[0] != w.Owner().ID() {
 			t.Fatalf("queue %v, want the waiter %s", q, w.Owner().ID())
 		}
@@ -149,9 +150,9 @@ func TestClusterPlainPubSub(t *testing.T) {
 	}
 	holder := lock(t, a.NewOwner().Lock("plain"))
 	got := lockAsync(b.NewOwner().Lock("plain"))
-	eventually(t, "the waiter subscribed", func() bool { return b.SubscriptionRefs(lockimpl.LockChannel("plain")) == 1 })
+	testkit.Eventually(t, "the waiter subscribed", func() bool { return b.SubscriptionRefs(lockimpl.LockChannel("plain")) == 1 })
 	// Plain subscriptions are per node; wait until some node counts it.
-	eventually(t, "a node counts the subscription", func() bool {
+	testkit.Eventually(t, "a node counts the subscription", func() bool {
 		found := false
 		_ = f.raw.(*redis.ClusterClient).ForEachShard(bg, func(ctx context.Context, c *redis.Client) error {
 			n, err := c.PubSubNumSub(ctx, lockimpl.LockChannel("plain")).Result()
@@ -174,7 +175,7 @@ func replicated(t *testing.T, addr, key string) {
 	rep := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1,
 		OnConnect: func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }})
 	defer rep.Close()
-	eventually(t, "the replica has "+key, func() bool {
+	testkit.Eventually(t, "the replica has "+key, func() bool {
 		n, err := rep.Exists(bg, key).Result()
 		return err == nil && n == 1
 	})
@@ -185,7 +186,7 @@ func replicated(t *testing.T, addr, key string) {
 // the latch makes a second one safe.
 func unlockThrough(t *testing.T, h *lockimpl.Hold) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
+	deadline := time.Now().Add(testkit.Patience)
 	for {
 		err := h.Unlock(bg)
 		if err == nil || errors.Is(err, lockimpl.ErrNotHeld) {
@@ -234,7 +235,7 @@ func TestClusterWaiterWokenAfterFailover(t *testing.T) {
 	// The subscription is re-established on the promoted replica.
 	promoted := redis.NewClient(&redis.Options{Addr: sh.Replicas[0].Addr()})
 	defer promoted.Close()
-	eventually(t, "the waiter subscribed at the new primary", func() bool {
+	testkit.Eventually(t, "the waiter subscribed at the new primary", func() bool {
 		n, err := promoted.PubSubShardNumSub(bg, lockimpl.LockChannel(name)).Result()
 		return err == nil && n[lockimpl.LockChannel(name)] == 1
 	})
@@ -274,7 +275,7 @@ func TestClusterWaiterFollowsSlotMigration(t *testing.T) {
 	}
 	target := redis.NewClient(&redis.Options{Addr: shards[2].Primary.Addr()})
 	defer target.Close()
-	eventually(t, "the waiter subscribed at the slot's new primary", func() bool {
+	testkit.Eventually(t, "the waiter subscribed at the slot's new primary", func() bool {
 		n, err := target.PubSubShardNumSub(bg, lockimpl.LockChannel(name)).Result()
 		return err == nil && n[lockimpl.LockChannel(name)] == 1
 	})
@@ -326,7 +327,7 @@ func TestClusterClientRereadsSlotMapAfterFailover(t *testing.T) {
 	}
 	start := time.Now()
 	var h *lockimpl.Hold
-	eventually(t, "an acquisition on the promoted replica", func() bool {
+	testkit.Eventually(t, "an acquisition on the promoted replica", func() bool {
 		h, _ = tryOnce(l)
 		return h != nil
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
@@ -53,11 +54,11 @@ func TestFairQueueSeed(t *testing.T) {
 		}()
 	}
 	start(b)
-	eventually(t, "B queued", func() bool { return len(f.list(queue)) == 1 })
+	testkit.Eventually(t, "B queued", func() bool { return len(f.list(queue)) == 1 })
 	lockTTL := float64(f.pttl("myLock").Milliseconds())
 	clk.ms.Store(t0 + 25_000)
 	start(c)
-	eventually(t, "C queued", func() bool { return len(f.list(queue)) == 2 })
+	testkit.Eventually(t, "C queued", func() bool { return len(f.list(queue)) == 2 })
 	if got := f.list(queue); !slices.Equal(got, []string{b.ID(), c.ID()}) {
 		t.Fatalf("queue = %v, want [B C]", got)
 	}
@@ -82,14 +83,14 @@ func TestFairQueueSeed(t *testing.T) {
 			order = append(order, id)
 		case err := <-errs:
 			t.Fatal(err)
-		case <-time.After(patience):
+		case <-time.After(testkit.Patience):
 			t.Fatal("a queued waiter never acquired")
 		}
 	}
 	if !slices.Equal(order, []string{b.ID(), c.ID()}) {
 		t.Errorf("acquisition order %v, want FIFO [B C]", order)
 	}
-	eventually(t, "lock released", func() bool { n, _ := f.raw.Exists(bg, "myLock").Result(); return n == 0 })
+	testkit.Eventually(t, "lock released", func() bool { n, _ := f.raw.Exists(bg, "myLock").Result(); return n == 0 })
 	ch := lockimpl.LockChannel("myLock")
 	want := []string{ch + ":" + b.ID() + "=0", ch + ":" + c.ID() + "=0"}
 	if got := rec.sync(f); !slices.Equal(got, want) {
@@ -197,10 +198,10 @@ func TestFairLeaveNotifiesNewHead(t *testing.T) {
 	f.raw.ZAdd(bg, deadlines, zm(leaver.ID(), far))
 
 	got := lockAsync(next.FairLock("L"))
-	eventually(t, "next queued behind the leaver", func() bool { return len(f.list(queue)) == 2 })
+	testkit.Eventually(t, "next queued behind the leaver", func() bool { return len(f.list(queue)) == 2 })
 	f.waitSubscribed(c, lockimpl.LockChannel("L")+":"+next.ID(), false, 1)
 	leaver.FairLock("L").LeaveQueue()
-	recvOK(t, got.err, patience, "the new head to be told its turn came")
+	recvOK(t, got.err, testkit.Patience, "the new head to be told its turn came")
 	f.wantHash("L", map[string]string{next.ID(): "1"})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
@@ -30,10 +31,6 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
-
-// patience bounds every wait on an event: generous, since it is a deadline,
-// not a sleep.
-const patience = 10 * time.Second
 
 var bg = context.Background()
 
@@ -220,37 +217,6 @@ func (f *fixture) keys(pattern string) []string {
 	return ks
 }
 
-// eventually waits for cond, failing t after patience.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", patience, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// waitClosed fails t unless ch closes within patience.
-func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(patience):
-		t.Fatalf("timed out after %v waiting for %s", patience, what)
-	}
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // recorder collects what is published on some channels, in order.
 type recorder struct {
 	t    *testing.T
@@ -308,7 +274,7 @@ func (r *recorder) sync(f *fixture) []string {
 		r.t.Fatal(err)
 	}
 	var out []string
-	eventually(r.t, "the sentinel message", func() bool {
+	testkit.Eventually(r.t, "the sentinel message", func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		out = out[:0]
@@ -344,7 +310,7 @@ func recvOK(t *testing.T, ch <-chan error, d time.Duration, what string) {
 // channel (sharded or not) and refs owners of c use it.
 func (f *fixture) waitSubscribed(c *lockimpl.Client, channel string, sharded bool, refs int) {
 	f.t.Helper()
-	eventually(f.t, fmt.Sprintf("%d owner(s) on one subscription to %s", refs, channel), func() bool {
+	testkit.Eventually(f.t, fmt.Sprintf("%d owner(s) on one subscription to %s", refs, channel), func() bool {
 		var n map[string]int64
 		var err error
 		if sharded {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/lockimpl/protocol"
 )
@@ -90,7 +91,7 @@ func TestReentrantSeed(t *testing.T) {
 		t.Errorf("final unlock published %v, want one 0 on the lock channel", got)
 	}
 	// Each unlock left a latch; the client deletes them once answered.
-	eventually(t, "latch keys deleted", func() bool { return len(f.keys("redisson_unlock_latch:*")) == 0 })
+	testkit.Eventually(t, "latch keys deleted", func() bool { return len(f.keys("redisson_unlock_latch:*")) == 0 })
 	if err := h.Unlock(bg); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("unlock of a released lock: %v, want ErrNotHeld", err)
 	}
@@ -188,7 +189,7 @@ func TestWaiterWokenByUnlock(t *testing.T) {
 			unlock(t, h)
 		case err := <-errs:
 			t.Fatal(err)
-		case <-time.After(patience):
+		case <-time.After(testkit.Patience):
 			t.Fatal("a waiter was not woken by the unlock")
 		}
 	}
@@ -197,9 +198,9 @@ func TestWaiterWokenByUnlock(t *testing.T) {
 		t.Errorf("three handoffs took %v: waiters waited for TTLs, not messages", took)
 	}
 	t.Logf("three pub/sub handoffs took %v (the holder's TTL was %v)", took, lockimpl.DefaultWatchdogTimeout)
-	eventually(t, "subscription released", func() bool { return waitC.SubscriptionRefs(channel) == 0 })
+	testkit.Eventually(t, "subscription released", func() bool { return waitC.SubscriptionRefs(channel) == 0 })
 	// Unused, it is unsubscribed after a grace period.
-	eventually(t, "channel unsubscribed", func() bool {
+	testkit.Eventually(t, "channel unsubscribed", func() bool {
 		n, err := f.raw.PubSubNumSub(bg, channel).Result()
 		return err == nil && n[channel] == 0
 	})
@@ -270,7 +271,7 @@ func TestFailedSubscribesDoNotPoisonChannel(t *testing.T) {
 	}
 	got := make(chan bool, 1)
 	go func() {
-		h, _ := c.NewOwner().Lock("L").TryLock(bg, lockimpl.TryLockOptions{Wait: patience})
+		h, _ := c.NewOwner().Lock("L").TryLock(bg, lockimpl.TryLockOptions{Wait: testkit.Patience})
 		got <- h != nil
 	}()
 	f.waitSubscribed(c, lockimpl.LockChannel("L"), false, 1)
@@ -370,7 +371,7 @@ func TestScriptsSurviveRestart(t *testing.T) {
 	}
 	// The pools' connections died with the server; go-redis redials.
 	var h *lockimpl.Hold
-	eventually(t, "lock after restart", func() bool {
+	testkit.Eventually(t, "lock after restart", func() bool {
 		var err error
 		h, err = l.Lock(bg, lockimpl.LockOptions{})
 		return err == nil
@@ -388,7 +389,7 @@ func TestClosedClient(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if !isClosed(lost) {
+	if !testkit.Closed(lost) {
 		t.Error("Close left a hold's Lost open: renewals stopped, the hold will expire")
 	}
 	if _, err := c.NewOwner().Lock("M").Lock(bg, lockimpl.LockOptions{}); !errors.Is(err, lockimpl.ErrClosed) {

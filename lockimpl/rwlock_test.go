@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
@@ -248,7 +249,7 @@ func TestReadUnlockUnderOwnWrite(t *testing.T) {
 	unlock(t, rh)
 	f.wantHash("L", map[string]string{"mode": "write", a.ID() + ":write": "1"})
 	f.wantAbsent(timeoutKey("L", a.ID(), 1))
-	if isClosed(rh.Lost()) {
+	if testkit.Closed(rh.Lost()) {
 		t.Error("releasing the read hold closed a Lost channel")
 	}
 	rec := f.record(false, lockimpl.RWLockChannel("L"))
@@ -282,7 +283,7 @@ func TestWriteUnlockWakesAllReaders(t *testing.T) {
 			}
 		}()
 	}
-	eventually(t, "readers waiting", func() bool { return rc.SubscriptionRefs(lockimpl.RWLockChannel("L")) == readers })
+	testkit.Eventually(t, "readers waiting", func() bool { return rc.SubscriptionRefs(lockimpl.RWLockChannel("L")) == readers })
 	unlock(t, writer)
 	for range readers {
 		select {
@@ -290,7 +291,7 @@ func TestWriteUnlockWakesAllReaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-		case <-time.After(patience):
+		case <-time.After(testkit.Patience):
 			t.Fatal("not every reader was woken by the write unlock")
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
 )
@@ -64,7 +65,7 @@ func TestWatchdogStopsAfterUnlock(t *testing.T) {
 	if c.WatchdogLen() != 0 {
 		t.Error("the watchdog still renews a released hold")
 	}
-	if isClosed(lost) {
+	if testkit.Closed(lost) {
 		t.Error("releasing a hold closed its Lost channel")
 	}
 	if next := lock(t, l); next.Lost() == lost {
@@ -98,8 +99,8 @@ func TestLockLeaseNeverRenewed(t *testing.T) {
 	if c.WatchdogLen() != 0 {
 		t.Error("a fixed-lease hold was given to the watchdog")
 	}
-	eventually(t, "the leased lock to expire", func() bool { return f.pttl("L") < 0 })
-	waitClosed(t, "Lost after the lease ran out", h.Lost())
+	testkit.Eventually(t, "the leased lock to expire", func() bool { return f.pttl("L") < 0 })
+	testkit.WaitClosed(t, "Lost after the lease ran out", h.Lost())
 }
 
 // TestLostCheckedAfterFreeze: a holder waking from a freeze (GC pause)
@@ -109,8 +110,8 @@ func TestLostCheckedAfterFreeze(t *testing.T) {
 	f := setup(t)
 	h := lock(t, f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L"), lockimpl.LockOptions{Lease: 300 * time.Millisecond})
 	h.FreezeDeadlineTimer()
-	eventually(t, "the leased lock to expire", func() bool { return f.pttl("L") < 0 })
-	if !isClosed(h.Lost()) {
+	testkit.Eventually(t, "the leased lock to expire", func() bool { return f.pttl("L") < 0 })
+	if !testkit.Closed(h.Lost()) {
 		t.Fatal("Lost still open after the lease expired in Redis")
 	}
 }
@@ -130,18 +131,18 @@ func TestFailedUnlockStopsRenewal(t *testing.T) {
 	if err := h.Unlock(gone); err == nil {
 		t.Fatal("an unlock with a cancelled context succeeded")
 	}
-	if isClosed(h.Lost()) || c.WatchdogLen() != 1 {
-		t.Fatalf("one failed unlock of two acquisitions ended the hold (lost %v, renewed %d)", isClosed(h.Lost()), c.WatchdogLen())
+	if testkit.Closed(h.Lost()) || c.WatchdogLen() != 1 {
+		t.Fatalf("one failed unlock of two acquisitions ended the hold (lost %v, renewed %d)", testkit.Closed(h.Lost()), c.WatchdogLen())
 	}
 	lost := h.Lost()
 	if err := h.Unlock(gone); err == nil {
 		t.Fatal("an unlock with a cancelled context succeeded")
 	}
-	waitClosed(t, "Lost after the last unlock failed", lost)
+	testkit.WaitClosed(t, "Lost after the last unlock failed", lost)
 	if n := c.WatchdogLen(); n != 0 {
 		t.Errorf("watchdog still renews %d holds", n)
 	}
-	eventually(t, "the abandoned lock to expire", func() bool { return f.pttl("L") < 0 })
+	testkit.Eventually(t, "the abandoned lock to expire", func() bool { return f.pttl("L") < 0 })
 }
 
 // TestReadRenewalOwnKeysOnly: the watchdog renews this owner's read holds,
@@ -156,7 +157,7 @@ func TestReadRenewalOwnKeysOnly(t *testing.T) {
 	f.raw.HSet(bg, "L", "dead:7", 1)
 	foreign := "{L}:dead:7:rwlock_timeout:1"
 	f.raw.Set(bg, foreign, 1, 2*watch)
-	eventually(t, "the dead reader's hold to expire", func() bool { return f.pttl(foreign) < 0 })
+	testkit.Eventually(t, "the dead reader's hold to expire", func() bool { return f.pttl(foreign) < 0 })
 	observe(t, watch, "our read hold", func() bool {
 		return f.pttl("L") > 0 && f.pttl(lockimpl.ReadTimeoutPrefix("L", r.Owner().ID())+":1") > 0
 	})
@@ -165,11 +166,11 @@ func TestReadRenewalOwnKeysOnly(t *testing.T) {
 func TestLostWhenRenewalFindsHoldGone(t *testing.T) {
 	f := setup(t)
 	lost := lock(t, f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().Lock("L")).Lost()
-	if isClosed(lost) {
+	if testkit.Closed(lost) {
 		t.Fatal("Lost closed while held")
 	}
 	f.raw.Del(bg, "L") // an operator's DEL, or Redis losing the key
-	waitClosed(t, "Lost after the key vanished", lost)
+	testkit.WaitClosed(t, "Lost after the key vanished", lost)
 }
 
 // TestLostWhenRedisPaused: renewals cannot reach a paused Redis; Lost
@@ -184,7 +185,7 @@ func TestLostWhenRedisPaused(t *testing.T) {
 	}
 	defer node.Resume(bg)
 	paused := time.Now()
-	waitClosed(t, "Lost while Redis is paused", h.Lost())
+	testkit.WaitClosed(t, "Lost while Redis is paused", h.Lost())
 	// The last renewal was sent at most watch/3 before the pause, so the
 	// deadline is at least 2/3 watch after it, and at most watch after it.
 	took := time.Since(paused)
@@ -206,9 +207,9 @@ func TestLostReadWriteSharedTTL(t *testing.T) {
 	ours := lock(t, f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().ReadWriteLock("L").ReadLock(), lockimpl.LockOptions{Lease: time.Minute})
 	short := f.client(lockimpl.Options{WatchdogTimeout: 300 * time.Millisecond})
 	lock(t, short.NewOwner().ReadWriteLock("L").ReadLock())
-	eventually(t, "the other reader's renewal to shorten the hash", func() bool { return f.pttl("L") <= 300*time.Millisecond })
+	testkit.Eventually(t, "the other reader's renewal to shorten the hash", func() bool { return f.pttl("L") <= 300*time.Millisecond })
 	short.Close()
-	waitClosed(t, "our read hold's Lost after the shared hash expired", ours.Lost())
+	testkit.WaitClosed(t, "our read hold's Lost after the shared hash expired", ours.Lost())
 }
 
 // TestLostWriteShortenedByOwnRead: this owner's own read renewal shortens
@@ -219,12 +220,12 @@ func TestLostWriteShortenedByOwnRead(t *testing.T) {
 	rw := f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().ReadWriteLock("L")
 	write := lock(t, rw.WriteLock(), lockimpl.LockOptions{Lease: time.Minute})
 	read := lock(t, rw.ReadLock())
-	eventually(t, "the read renewal to shorten the hash", func() bool { return f.pttl("L") <= watch })
+	testkit.Eventually(t, "the read renewal to shorten the hash", func() bool { return f.pttl("L") <= watch })
 	unlock(t, read)
 	// Nothing renews the hash now, so it expires long before the write
 	// lease's minute.
-	eventually(t, "hash expired", func() bool { return f.pttl("L") < 0 })
-	waitClosed(t, "the write hold's Lost", write.Lost())
+	testkit.Eventually(t, "hash expired", func() bool { return f.pttl("L") < 0 })
+	testkit.WaitClosed(t, "the write hold's Lost", write.Lost())
 }
 
 // TestWatchdogAfterRestart: a Redis restarted with AOF keeps the lock but
@@ -237,5 +238,5 @@ func TestWatchdogAfterRestart(t *testing.T) {
 	if err := f.env.Primary().Restart(bg); err != nil {
 		t.Fatal(err)
 	}
-	observe(t, 2*w, "the lock across the restart", func() bool { return f.pttl("L") > 0 && !isClosed(h.Lost()) })
+	observe(t, 2*w, "the lock across the restart", func() bool { return f.pttl("L") > 0 && !testkit.Closed(h.Lost()) })
 }

@@ -50,62 +50,6 @@ func DefaultMatrix(all []string) []MatrixGroup {
 	return append(g, MatrixGroup{Profile: "rw90", Impls: []string{impls.Default, impls.Raw{}.Name()}})
 }
 
-// MatrixRound is one run of one cell.
-type MatrixRound struct {
-	Round                           int
-	OpsPerSec                       float64
-	AcquireP50, AcquireP99          float64 // µs, all modes
-	HandoffP50, HandoffP99, WaitP50 float64 // µs; 0 when nothing waited
-	Handoffs, Waits, Ops, Errors    int64
-	// Cut counts acquisitions still waiting when the run ended.
-	Cut        int64
-	Violations int64
-	Jain       float64
-	Partial    bool
-	File       string // where the result was saved
-}
-
-// Ratios are one implementation's figures over a reference's; 0 where
-// either is missing.
-type Ratios struct {
-	Ops, AcquireP50, AcquireP99, HandoffP50 float64
-}
-
-// MatrixCell is one implementation on one group: medians over rounds.
-type MatrixCell struct {
-	Profile          string
-	Clients, Owners  int
-	Impl             string
-	Note             string // the implementation's note on the profile
-	Rounds           []MatrixRound
-	Median           MatrixRound // per-figure medians; counts are sums
-	VsRaw, VsBenchmk Ratios
-}
-
-// MatrixBaseline is redis-benchmark at one concurrency: medians over the
-// rounds.
-type MatrixBaseline struct {
-	Clients int
-	Rounds  []Baseline
-	Median  Baseline
-}
-
-// Matrix is the outcome of MeasureMatrix.
-type Matrix struct {
-	Meta             results.Meta
-	Rounds           int
-	Duration, Warmup time.Duration
-	Cells            []MatrixCell
-	Baselines        []MatrixBaseline
-	Elapsed          time.Duration
-	// TimerFloor is how long a 100 µs timer took to fire on this machine
-	// (mean of 200): holds and think times shorter than it last about it.
-	TimerFloor time.Duration
-	// Partial is set when ctx ended before every round ran; the cells keep
-	// the rounds that finished.
-	Partial bool
-}
-
 // MatrixHooks report progress and keep each run's result.
 type MatrixHooks struct {
 	Progress func(msg string)
@@ -136,7 +80,7 @@ func groupProfile(g MatrixGroup, spec MatrixSpec) (workloads.Profile, error) {
 // acquire and unlock scripts. Every profile is checked against every
 // implementation before anything runs. When ctx ends it returns what
 // finished, marked partial, with ctx's error.
-func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, bin string, srv Server, hooks MatrixHooks) (*Matrix, error) {
+func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, bin string, srv Server, hooks MatrixHooks) (*results.Matrix, error) {
 	if spec.Rounds < 1 || spec.Duration <= 0 || spec.Warmup < 0 {
 		return nil, errors.New("perf: matrix needs rounds >= 1, a positive duration and a warmup >= 0")
 	}
@@ -145,13 +89,13 @@ func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, 
 			hooks.Progress(fmt.Sprintf(format, a...))
 		}
 	}
-	m := &Matrix{Meta: base.Meta, Rounds: spec.Rounds, Duration: spec.Duration, Warmup: spec.Warmup}
+	m := &results.Matrix{Meta: base.Meta, Rounds: spec.Rounds, Duration: spec.Duration, Warmup: spec.Warmup}
 	type key struct {
 		group int
 		impl  string
 	}
-	cells := map[key]*MatrixCell{}
-	baselines := map[int]*MatrixBaseline{}
+	cells := map[key]*results.MatrixCell{}
+	baselines := map[int]*results.MatrixBaseline{}
 	var runs int
 	for gi, g := range spec.Groups {
 		p, err := groupProfile(g, spec)
@@ -167,12 +111,12 @@ func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, 
 			if note, err = impl.Check(p); err != nil {
 				return nil, err
 			}
-			c := &MatrixCell{Profile: p.Name, Clients: p.Clients, Owners: p.TotalOwners(), Impl: name, Note: note}
+			c := &results.MatrixCell{Profile: p.Name, Description: p.Description, Clients: p.Clients, Owners: p.TotalOwners(), Impl: name, Note: note}
 			cells[key{gi, name}] = c
 			runs++
 		}
 		if _, ok := baselines[p.TotalOwners()]; !ok {
-			baselines[p.TotalOwners()] = &MatrixBaseline{Clients: p.TotalOwners()}
+			baselines[p.TotalOwners()] = &results.MatrixBaseline{Clients: p.TotalOwners()}
 		}
 	}
 	runs *= spec.Rounds
@@ -256,8 +200,9 @@ rounds:
 		b.Median = medianBaseline(b.Clients, b.Rounds)
 		m.Baselines = append(m.Baselines, *b)
 	}
-	slices.SortFunc(m.Baselines, func(a, b MatrixBaseline) int { return a.Clients - b.Clients })
-	m.ratios()
+	slices.SortFunc(m.Baselines, func(a, b results.MatrixBaseline) int { return a.Clients - b.Clients })
+	ratios(m)
+	m.Targets = Targets(m)
 	return m, runErr
 }
 
@@ -288,11 +233,11 @@ func rotate(s []string, i int) []string {
 }
 
 // roundOf reads the matrix's figures from one result.
-func roundOf(res *results.Result, round int) MatrixRound {
+func roundOf(res *results.Result, round int) results.MatrixRound {
 	acq := res.Latency["acquire"]
 	h := res.Latency[results.Handoff.String()]
 	w := res.Latency[results.Wait.String()]
-	return MatrixRound{
+	return results.MatrixRound{
 		Round: round, OpsPerSec: res.Throughput.OpsPerSec,
 		AcquireP50: acq.P50, AcquireP99: acq.P99,
 		HandoffP50: h.P50, HandoffP99: h.P99, WaitP50: w.P50,
@@ -302,9 +247,9 @@ func roundOf(res *results.Result, round int) MatrixRound {
 }
 
 // medianRound is the median of each figure, the sum of each count.
-func medianRound(rs []MatrixRound) MatrixRound {
-	var out MatrixRound
-	pick := func(f func(MatrixRound) float64) float64 {
+func medianRound(rs []results.MatrixRound) results.MatrixRound {
+	var out results.MatrixRound
+	pick := func(f func(results.MatrixRound) float64) float64 {
 		var xs []float64
 		for _, r := range rs {
 			if v := f(r); v > 0 {
@@ -313,13 +258,13 @@ func medianRound(rs []MatrixRound) MatrixRound {
 		}
 		return median(xs)
 	}
-	out.OpsPerSec = pick(func(r MatrixRound) float64 { return r.OpsPerSec })
-	out.AcquireP50 = pick(func(r MatrixRound) float64 { return r.AcquireP50 })
-	out.AcquireP99 = pick(func(r MatrixRound) float64 { return r.AcquireP99 })
-	out.HandoffP50 = pick(func(r MatrixRound) float64 { return r.HandoffP50 })
-	out.HandoffP99 = pick(func(r MatrixRound) float64 { return r.HandoffP99 })
-	out.WaitP50 = pick(func(r MatrixRound) float64 { return r.WaitP50 })
-	out.Jain = pick(func(r MatrixRound) float64 { return r.Jain })
+	out.OpsPerSec = pick(func(r results.MatrixRound) float64 { return r.OpsPerSec })
+	out.AcquireP50 = pick(func(r results.MatrixRound) float64 { return r.AcquireP50 })
+	out.AcquireP99 = pick(func(r results.MatrixRound) float64 { return r.AcquireP99 })
+	out.HandoffP50 = pick(func(r results.MatrixRound) float64 { return r.HandoffP50 })
+	out.HandoffP99 = pick(func(r results.MatrixRound) float64 { return r.HandoffP99 })
+	out.WaitP50 = pick(func(r results.MatrixRound) float64 { return r.WaitP50 })
+	out.Jain = pick(func(r results.MatrixRound) float64 { return r.Jain })
 	for _, r := range rs {
 		out.Handoffs += r.Handoffs
 		out.Waits += r.Waits
@@ -331,19 +276,19 @@ func medianRound(rs []MatrixRound) MatrixRound {
 	return out
 }
 
-func medianBaseline(clients int, bs []Baseline) Baseline {
-	out := Baseline{Clients: clients}
-	pick := func(f func(Baseline) float64) float64 {
+func medianBaseline(clients int, bs []results.Baseline) results.Baseline {
+	out := results.Baseline{Clients: clients}
+	pick := func(f func(results.Baseline) float64) float64 {
 		var xs []float64
 		for _, b := range bs {
 			xs = append(xs, f(b))
 		}
 		return median(xs)
 	}
-	out.LockPerSec = pick(func(b Baseline) float64 { return b.LockPerSec })
-	out.UnlockPerSec = pick(func(b Baseline) float64 { return b.UnlockPerSec })
-	out.LockP50Us = pick(func(b Baseline) float64 { return b.LockP50Us })
-	out.LockP99Us = pick(func(b Baseline) float64 { return b.LockP99Us })
+	out.LockPerSec = pick(func(b results.Baseline) float64 { return b.LockPerSec })
+	out.UnlockPerSec = pick(func(b results.Baseline) float64 { return b.UnlockPerSec })
+	out.LockP50Us = pick(func(b results.Baseline) float64 { return b.LockP50Us })
+	out.LockP99Us = pick(func(b results.Baseline) float64 { return b.LockP99Us })
 	for _, b := range bs {
 		out.Requests += b.Requests
 	}
@@ -359,16 +304,16 @@ func ratio(a, b float64) float64 {
 }
 
 // ratios fills each cell's VsRaw (against raw on the same group, round by
-// round) and VsBenchmk (against redis-benchmark at the same concurrency
+// round) and VsRedisBenchmark (against redis-benchmark at the same concurrency
 // in the same round: cycles/s, and the acquire script's latency).
-func (m *Matrix) ratios() {
-	rawOf := map[string]*MatrixCell{}
+func ratios(m *results.Matrix) {
+	rawOf := map[string]*results.MatrixCell{}
 	for i := range m.Cells {
 		if c := &m.Cells[i]; c.Impl == (impls.Raw{}).Name() {
 			rawOf[fmt.Sprintf("%s/%d", c.Profile, c.Owners)] = c
 		}
 	}
-	baseOf := map[int]*MatrixBaseline{}
+	baseOf := map[int]*results.MatrixBaseline{}
 	for i := range m.Baselines {
 		baseOf[m.Baselines[i].Clients] = &m.Baselines[i]
 	}
@@ -398,47 +343,30 @@ func (m *Matrix) ratios() {
 				add(&bP99, ratio(r.AcquireP99, b.LockP99Us))
 			}
 		}
-		c.VsRaw = Ratios{Ops: median(ops), AcquireP50: median(p50), AcquireP99: median(p99), HandoffP50: median(hp50)}
-		c.VsBenchmk = Ratios{Ops: median(bOps), AcquireP50: median(bP50), AcquireP99: median(bP99)}
+		c.VsRaw = results.Ratios{Ops: median(ops), AcquireP50: median(p50), AcquireP99: median(p99), HandoffP50: median(hp50)}
+		c.VsRedisBenchmark = results.Ratios{Ops: median(bOps), AcquireP50: median(bP50), AcquireP99: median(bP99)}
 	}
 }
 
-func roundNo(rs []MatrixRound, n int) (MatrixRound, bool) {
+func roundNo(rs []results.MatrixRound, n int) (results.MatrixRound, bool) {
 	for _, r := range rs {
 		if r.Round == n {
 			return r, true
 		}
 	}
-	return MatrixRound{}, false
-}
-
-// Cell returns the cell of impl on profile at owners, or nil.
-func (m *Matrix) Cell(profile string, owners int, impl string) *MatrixCell {
-	for i := range m.Cells {
-		if c := &m.Cells[i]; c.Profile == profile && c.Owners == owners && c.Impl == impl {
-			return c
-		}
-	}
-	return nil
-}
-
-// TargetCheck is one of the side-by-side targets, judged on a matrix.
-type TargetCheck struct {
-	Target string
-	Value  string
-	Met    bool
+	return results.MatrixRound{}, false
 }
 
 // Targets judges the matrix against the side-by-side targets: lockimpl at
 // least 0.9× raw's throughput on uncontended; lockimpl's handoff p50 on
 // mutex at least 10× lower than each polling peer's; no safety violation
 // anywhere. A target whose cells did not run is left out.
-func (m *Matrix) Targets() []TargetCheck {
-	var t []TargetCheck
+func Targets(m *results.Matrix) []results.TargetCheck {
+	var t []results.TargetCheck
 	for _, c := range m.Cells {
 		if c.Profile == "uncontended" && c.Impl == impls.Default && c.VsRaw.Ops > 0 {
-			t = append(t, TargetCheck{fmt.Sprintf("uncontended, %d owners: lockimpl ≥ 0.9× raw ops/s", c.Owners),
-				fmt.Sprintf("%.2f×", c.VsRaw.Ops), c.VsRaw.Ops >= 0.9})
+			t = append(t, results.TargetCheck{Target: fmt.Sprintf("uncontended, %d owners: lockimpl ≥ 0.9× raw ops/s", c.Owners),
+				Value: fmt.Sprintf("%.2f×", c.VsRaw.Ops), Met: c.VsRaw.Ops >= 0.9})
 		}
 	}
 	for _, c := range m.Cells {
@@ -450,8 +378,8 @@ func (m *Matrix) Targets() []TargetCheck {
 			continue
 		}
 		r := c.Median.HandoffP50 / li.Median.HandoffP50
-		t = append(t, TargetCheck{fmt.Sprintf("mutex, %d owners: lockimpl handoff p50 ≥ 10× lower than %s's", c.Owners, c.Impl),
-			fmt.Sprintf("%.1f× (%s vs %s)", r, results.FormatUs(li.Median.HandoffP50), results.FormatUs(c.Median.HandoffP50)), r >= 10})
+		t = append(t, results.TargetCheck{Target: fmt.Sprintf("mutex, %d owners: lockimpl handoff p50 ≥ 10× lower than %s's", c.Owners, c.Impl),
+			Value: fmt.Sprintf("%.1f× (%s vs %s)", r, results.FormatUs(li.Median.HandoffP50), results.FormatUs(c.Median.HandoffP50)), Met: r >= 10})
 	}
 	var v int64
 	var cells int
@@ -460,7 +388,7 @@ func (m *Matrix) Targets() []TargetCheck {
 		cells++
 	}
 	if cells > 0 {
-		t = append(t, TargetCheck{"no safety violation in any run", fmt.Sprintf("%d violations in %d cells", v, cells), v == 0})
+		t = append(t, results.TargetCheck{Target: "no safety violation in any run", Value: fmt.Sprintf("%d violations in %d cells", v, cells), Met: v == 0})
 	}
 	return t
 }

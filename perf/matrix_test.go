@@ -3,7 +3,9 @@ package perf_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,17 +13,18 @@ import (
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
 
 // TestMatrixTargets judges made-up matrices: each target can fail.
 func TestMatrixTargets(t *testing.T) {
-	cell := func(profile string, owners int, impl string, ops, handoff float64, violations int64, vsRaw float64) perf.MatrixCell {
-		return perf.MatrixCell{Profile: profile, Owners: owners, Impl: impl,
-			Median: perf.MatrixRound{OpsPerSec: ops, HandoffP50: handoff, Violations: violations}, VsRaw: perf.Ratios{Ops: vsRaw}}
+	cell := func(profile string, owners int, impl string, ops, handoff float64, violations int64, vsRaw float64) results.MatrixCell {
+		return results.MatrixCell{Profile: profile, Owners: owners, Impl: impl,
+			Median: results.MatrixRound{OpsPerSec: ops, HandoffP50: handoff, Violations: violations}, VsRaw: results.Ratios{Ops: vsRaw}}
 	}
-	good := &perf.Matrix{Cells: []perf.MatrixCell{
+	good := &results.Matrix{Cells: []results.MatrixCell{
 		cell("uncontended", 8, "lockimpl", 950, 0, 0, 0.95),
 		cell("uncontended", 8, "raw", 1000, 0, 0, 1),
 		cell("mutex", 8, "lockimpl", 900, 200, 0, 2),
@@ -29,7 +32,7 @@ func TestMatrixTargets(t *testing.T) {
 		cell("mutex", 8, "redislock", 400, 2000, 0, 0.9),
 	}}
 	got := map[string]bool{}
-	for _, c := range good.Targets() {
+	for _, c := range perf.Targets(good) {
 		got[c.Target] = c.Met
 	}
 	want := map[string]bool{
@@ -43,18 +46,18 @@ func TestMatrixTargets(t *testing.T) {
 			t.Errorf("target %q: met %v (present %v), want %v; all: %v", k, m, ok, v, got)
 		}
 	}
-	bad := &perf.Matrix{Cells: []perf.MatrixCell{
+	bad := &results.Matrix{Cells: []results.MatrixCell{
 		cell("uncontended", 8, "lockimpl", 800, 0, 0, 0.8),
 		cell("mutex", 8, "lockimpl", 900, 200, 1, 2),
 		cell("mutex", 8, "redislock", 400, 1000, 0, 0.9), // only 5× slower
 	}}
-	for _, c := range bad.Targets() {
+	for _, c := range perf.Targets(bad) {
 		if c.Met {
 			t.Errorf("target %q met on a matrix that misses it (%s)", c.Target, c.Value)
 		}
 	}
-	if n := len(bad.Targets()); n != 3 {
-		t.Errorf("%d targets judged, want 3: %+v", n, bad.Targets())
+	if n := len(perf.Targets(bad)); n != 3 {
+		t.Errorf("%d targets judged, want 3: %+v", n, perf.Targets(bad))
 	}
 }
 
@@ -81,7 +84,8 @@ func TestMeasureMatrix(t *testing.T) {
 		order = append(order, r.Meta.ImplName())
 		return "saved"
 	}}
-	m, err := perf.MeasureMatrix(context.Background(), workloads.Config{NewRedis: env.NewPool}, spec, bin, benchServer(t, env), hooks)
+	base := workloads.Config{NewRedis: env.NewPool, Meta: results.Meta{Args: []string{"perf", "--test"}}}
+	m, err := perf.MeasureMatrix(context.Background(), base, spec, bin, benchServer(t, env), hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +96,8 @@ func TestMeasureMatrix(t *testing.T) {
 		t.Fatalf("cells %d, baselines %+v, partial %v", len(m.Cells), m.Baselines, m.Partial)
 	}
 	for _, c := range m.Cells {
-		if len(c.Rounds) != 2 || c.Median.OpsPerSec <= 0 || c.VsRaw.Ops <= 0 || c.VsBenchmk.Ops <= 0 || c.VsBenchmk.AcquireP50 <= 0 {
-			t.Errorf("cell %s: rounds %d, median %+v, vs raw %+v, vs redis-benchmark %+v", c.Impl, len(c.Rounds), c.Median, c.VsRaw, c.VsBenchmk)
+		if len(c.Rounds) != 2 || c.Median.OpsPerSec <= 0 || c.VsRaw.Ops <= 0 || c.VsRedisBenchmark.Ops <= 0 || c.VsRedisBenchmark.AcquireP50 <= 0 {
+			t.Errorf("cell %s: rounds %d, median %+v, vs raw %+v, vs redis-benchmark %+v", c.Impl, len(c.Rounds), c.Median, c.VsRaw, c.VsRedisBenchmark)
 		}
 		if c.Owners != 2 || c.Clients != 2 || c.Rounds[0].File != "saved" {
 			t.Errorf("cell %s: %d owners over %d clients, file %q", c.Impl, c.Owners, c.Clients, c.Rounds[0].File)
@@ -102,26 +106,36 @@ func TestMeasureMatrix(t *testing.T) {
 	if r := m.Cell("uncontended", 2, "raw").VsRaw.Ops; r != 1 {
 		t.Errorf("raw vs raw = %v, want 1", r)
 	}
-	var md strings.Builder
-	if err := perf.WriteMatrixMarkdown(&md, m, "bench perf --test"); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(md.String(), "`bench perf --test`") || !strings.Contains(md.String(), "### 2 owners (2 clients)") {
-		t.Errorf("markdown:\n%s", md.String())
+	md := markdown(t, m)
+	if !strings.Contains(md, `"bench perf --test"`) || !strings.Contains(md, "### 2 owners (2 clients)") {
+		t.Errorf("markdown:\n%s", md)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hooks.Save = func(*results.Result) string { cancel(); return "" }
-	m, err = perf.MeasureMatrix(ctx, workloads.Config{NewRedis: env.NewPool}, spec, bin, benchServer(t, env), hooks)
+	m, err = perf.MeasureMatrix(ctx, base, spec, bin, benchServer(t, env), hooks)
 	if !errors.Is(err, context.Canceled) || m == nil || !m.Partial {
 		t.Fatalf("interrupted matrix: %v, partial %v", err, m != nil && m.Partial)
 	}
-	md.Reset()
-	if err := perf.WriteMatrixMarkdown(&md, m, "x"); err != nil || !strings.Contains(md.String(), "**Partial") {
-		t.Errorf("partial matrix markdown (%v) lacks the partial mark:\n%s", err, md.String())
+	if md := markdown(t, m); !strings.Contains(md, "**Partial") {
+		t.Errorf("partial matrix markdown lacks the partial mark:\n%s", md)
 	}
 	if keys := perfKeys(t, redisenvtest.Raw(t, env)); len(keys) != 0 {
 		t.Errorf("matrix left keys %v", keys[:min(5, len(keys))])
 	}
+}
+
+// markdown renders m as make perf does for docs/perf.md.
+func markdown(t *testing.T, m *results.Matrix) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "perf.md")
+	if err := report.Write(path, &report.Input{Matrices: []*results.Matrix{m}}, report.Options{Format: report.Markdown}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -32,27 +32,6 @@ type Server struct {
 	Host, Port, Password string
 }
 
-// Baseline is redis-benchmark driving lockimpl's reentrant scripts.
-type Baseline struct {
-	Clients      int
-	Requests     int
-	LockPerSec   float64
-	UnlockPerSec float64
-	// LockP50Us and LockP99Us are the acquire script's latency percentiles
-	// as redis-benchmark reports them (µs; ms with 3 decimals, so 1 µs
-	// resolution).
-	LockP50Us, LockP99Us float64
-}
-
-// CyclesPerSec is lock+unlock cycles per second when each connection
-// alternates the two: the harmonic combination of the two rates.
-func (b Baseline) CyclesPerSec() float64 {
-	if b.LockPerSec <= 0 || b.UnlockPerSec <= 0 {
-		return 0
-	}
-	return 1 / (1/b.LockPerSec + 1/b.UnlockPerSec)
-}
-
 // perfPrefix starts every key the baseline writes.
 const perfPrefix = "lockbench:perf:"
 
@@ -64,8 +43,8 @@ const perfPrefix = "lockbench:perf:"
 // count, so each call decrements, renews the expiry and writes its latch,
 // as many writes as the last unlock's delete, publish and latch. rdb loads
 // the scripts and removes the keys afterwards.
-func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int) (Baseline, error) {
-	b := Baseline{Clients: clients, Requests: requests}
+func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int) (results.Baseline, error) {
+	b := results.Baseline{Clients: clients, Requests: requests}
 	field := "perf-" + workloads.NewRunID() + ":1"
 	acq, _, err := protocol.Calls(lockimpl.Reentrant, perfPrefix+"__rand_int__", field, lockimpl.DefaultWatchdogTimeout, "")
 	if err != nil {
@@ -168,45 +147,16 @@ func cleanPerfKeys(ctx context.Context, rdb redis.UniversalClient) {
 	}
 }
 
-// Overhead compares lockimpl's lock+unlock rate on the uncontended
-// profile with redis-benchmark driving the same two scripts at the same
-// concurrency on the same server, in alternating rounds so drift in the
-// machine's load hits both.
-type Overhead struct {
-	Owners    int
-	Rounds    []OverheadRound
-	Lockbench float64 // median cycles/s
-	GoRedis   float64 // median cycles/s: the ceiling of any Go client here
-	Baseline  float64 // median cycles/s
-	// Ratio is the median of the rounds' lockbench/redis-benchmark ratios:
-	// each round's two runs are seconds apart, so a machine whose load
-	// drifts skews a round's ratio less than it skews the rates.
-	Ratio, RatioMin, RatioMax float64
-	// GoRedisRatio is the median of the rounds' lockbench/bare go-redis.
-	GoRedisRatio float64
-}
-
-// OverheadRound is one lockbench run, one bare go-redis run and one
-// redis-benchmark pair.
-type OverheadRound struct {
-	Lockbench float64 // cycles/s
-	GoRedis   float64 // cycles/s
-	Baseline  Baseline
-}
-
-// OverheadTarget is the ratio the harness must reach.
-const OverheadTarget = 0.9
-
 // MeasureOverhead runs rounds × (uncontended profile for d, then the
 // redis-benchmark pair at the same owner count). base supplies NewRedis
 // and Meta.
-func MeasureOverhead(ctx context.Context, base workloads.Config, bin string, srv Server, rounds int, d time.Duration) (Overhead, error) {
+func MeasureOverhead(ctx context.Context, base workloads.Config, bin string, srv Server, rounds int, d time.Duration) (results.Overhead, error) {
 	p, err := workloads.Builtin("uncontended")
 	if err != nil {
-		return Overhead{}, err
+		return results.Overhead{}, err
 	}
 	p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(d/5)
-	o := Overhead{Owners: p.TotalOwners()}
+	o := results.Overhead{Owners: p.TotalOwners()}
 	rdb := base.NewRedis(2)
 	defer rdb.Close()
 	var lb, gr, bl []float64
@@ -230,7 +180,7 @@ func MeasureOverhead(ctx context.Context, base workloads.Config, bin string, srv
 		if err != nil {
 			return o, err
 		}
-		o.Rounds = append(o.Rounds, OverheadRound{Lockbench: res.Throughput.OpsPerSec, GoRedis: g, Baseline: b})
+		o.Rounds = append(o.Rounds, results.OverheadRound{Lockbench: res.Throughput.OpsPerSec, GoRedis: g, Baseline: b})
 		lb = append(lb, res.Throughput.OpsPerSec)
 		gr = append(gr, g)
 		bl = append(bl, b.CyclesPerSec())
@@ -319,22 +269,6 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// Scale is the harness's footprint with many owners.
-type Scale struct {
-	Result *results.Result
-	// GoroutinesEarly and GoroutinesLate are the most goroutines seen in
-	// the first and the last tenth of the measured series; HeapEarly and
-	// HeapLate the most Go heap bytes.
-	GoroutinesEarly, GoroutinesLate int
-	HeapEarly, HeapLate             int64
-}
-
-// Grew reports goroutine growth: more than 5% (and 20) between the early
-// and the late part of the run, a leak's signature.
-func (s Scale) Grew() bool {
-	return float64(s.GoroutinesLate) > float64(s.GoroutinesEarly)*1.05 && s.GoroutinesLate-s.GoroutinesEarly > 20
-}
-
 // runBuiltin runs built-in profile name, adjusted by set, with base's
 // wiring.
 func runBuiltin(ctx context.Context, base workloads.Config, name string, set func(*workloads.Profile)) (*results.Result, error) {
@@ -349,16 +283,16 @@ func runBuiltin(ctx context.Context, base workloads.Config, name string, set fun
 }
 
 // MeasureScale runs the rw90 shape with clients × owners for d.
-func MeasureScale(ctx context.Context, base workloads.Config, clients, owners, locks int, d time.Duration) (Scale, error) {
+func MeasureScale(ctx context.Context, base workloads.Config, clients, owners, locks int, d time.Duration) (results.Scale, error) {
 	res, err := runBuiltin(ctx, base, "rw90", func(p *workloads.Profile) {
 		p.Name = "scale"
 		p.Clients, p.Owners, p.Locks = clients, owners, locks
 		p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(min(d/10, 5*time.Second))
 	})
 	if res == nil {
-		return Scale{}, err
+		return results.Scale{}, err
 	}
-	s := Scale{Result: res}
+	s := results.Scale{Result: res}
 	var measured []results.Point
 	for _, pt := range res.Series {
 		if !pt.Warmup {
@@ -378,28 +312,15 @@ func MeasureScale(ctx context.Context, base workloads.Config, clients, owners, l
 	return s, err
 }
 
-// Handoff is handoff latency under contention against the PING round
-// trip of the same run.
-type Handoff struct {
-	Result    *results.Result
-	HandoffUs float64 // p50
-	PingUs    float64 // p50
-	Ratio     float64
-}
-
-// HandoffTarget bounds Ratio: pub/sub wake-up makes a handoff a few round
-// trips (unlock, message, acquire), nowhere near the lease TTL.
-const HandoffTarget = 10.0
-
 // MeasureHandoff runs the mutex profile (owners on one lock) for d.
-func MeasureHandoff(ctx context.Context, base workloads.Config, d time.Duration) (Handoff, error) {
+func MeasureHandoff(ctx context.Context, base workloads.Config, d time.Duration) (results.HandoffFigure, error) {
 	res, err := runBuiltin(ctx, base, "mutex", func(p *workloads.Profile) {
 		p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(min(d/5, 2*time.Second))
 	})
 	if res == nil {
-		return Handoff{}, err
+		return results.HandoffFigure{}, err
 	}
-	h := Handoff{Result: res, HandoffUs: res.Latency[results.Handoff.String()].P50, PingUs: res.Latency[results.Ping.String()].P50}
+	h := results.HandoffFigure{Result: res, HandoffUs: res.Latency[results.Handoff.String()].P50, PingUs: res.Latency[results.Ping.String()].P50}
 	if h.PingUs > 0 {
 		h.Ratio = h.HandoffUs / h.PingUs
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -30,7 +31,7 @@ func TestBaselineCyclesPerSec(t *testing.T) {
 		{-5, 1000, 0},
 		{0, 0, 0},
 	} {
-		got := perf.Baseline{LockPerSec: c.lock, UnlockPerSec: c.unlock}.CyclesPerSec()
+		got := results.Baseline{LockPerSec: c.lock, UnlockPerSec: c.unlock}.CyclesPerSec()
 		if math.Abs(got-c.want) > 1e-9*math.Max(1, c.want) {
 			t.Errorf("CyclesPerSec(lock %g, unlock %g) = %g, want %g", c.lock, c.unlock, got, c.want)
 		}
@@ -49,7 +50,7 @@ func TestScaleGrew(t *testing.T) {
 		{1000, 1060, true},
 		{0, 0, false},
 	} {
-		if got := (perf.Scale{GoroutinesEarly: c.early, GoroutinesLate: c.late}).Grew(); got != c.want {
+		if got := (results.Scale{GoroutinesEarly: c.early, GoroutinesLate: c.late}).Grew(); got != c.want {
 			t.Errorf("Grew(early %d, late %d) = %v, want %v", c.early, c.late, got, c.want)
 		}
 	}

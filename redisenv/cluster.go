@@ -109,19 +109,8 @@ func (e *Env) startLocalCluster(ctx context.Context, cfg Config, bin, dir string
 	_, password := cfg.serverPassword()
 	e.opts = &redis.UniversalOptions{Addrs: seeds, IsClusterMode: true, Password: password}
 
-	plan := clusterPlan{password: password}
-	for i, p := range primaries {
-		sh := planShard{primary: p.Addr()}
-		for _, r := range reps[i] {
-			sh.replicas = append(sh.replicas, r.Addr())
-		}
-		plan.shards = append(plan.shards, sh)
-	}
-	for _, n := range e.nodes {
-		// Local nodes are met where this process dials them: 127.0.0.1.
-		plan.all = append(plan.all, n.Addr())
-		plan.meet = append(plan.meet, n.Addr())
-	}
+	// Local nodes are met where this process dials them: 127.0.0.1.
+	plan := planCluster(primaries, reps, (*localNode).Addr, password)
 	return createCluster(ctx, plan, cfg.StartTimeout, nil)
 }
 
@@ -137,6 +126,30 @@ type clusterPlan struct {
 type planShard struct {
 	primary  string   // dialable from here
 	replicas []string // dialable from here
+}
+
+// planCluster lays out primaries with their replicas (replicas[i] are
+// primaries[i]'s); meet is a node's address as the other nodes reach it.
+func planCluster[N Node](primaries []N, replicas [][]N, meet func(N) string, password string) clusterPlan {
+	plan := clusterPlan{password: password}
+	for i, p := range primaries {
+		sh := planShard{primary: p.Addr()}
+		for _, r := range replicas[i] {
+			sh.replicas = append(sh.replicas, r.Addr())
+		}
+		plan.shards = append(plan.shards, sh)
+	}
+	add := func(n N) {
+		plan.all = append(plan.all, n.Addr())
+		plan.meet = append(plan.meet, meet(n))
+	}
+	for i, p := range primaries {
+		add(p)
+		for _, r := range replicas[i] {
+			add(r)
+		}
+	}
+	return plan
 }
 
 // createCluster does what redis-cli --cluster create does, without
@@ -606,33 +619,40 @@ func (e *Env) MigrateSlot(ctx context.Context, slot int, to Node, o MigrateOptio
 	e.mu.Lock()
 	user, pass := e.opts.Username, e.opts.Password
 	e.mu.Unlock()
-	// MIGRATE's arguments up to KEYS; the source authenticates to the
-	// target as this process does.
-	migrate := func(host, port string, timeout time.Duration) []any {
-		args := []any{"MIGRATE", host, port, "", 0, timeout.Milliseconds(), "REPLACE"}
-		switch {
-		case user != "":
-			args = append(args, "AUTH2", user, pass)
-		case pass != "":
-			args = append(args, "AUTH", pass)
+	// moveKeys migrates the slot's keys until none is left at the source,
+	// which authenticates to the target as this process does. Errors
+	// listing the keys end the loop when strict is false: the keys moved
+	// already are where they should be.
+	moveKeys := func(strict bool) error {
+		for {
+			keys, err := sc.ClusterGetKeysInSlot(ctx, slot, o.Batch).Result()
+			if err != nil {
+				if strict {
+					return fmt.Errorf("redisenv: migrate slot %d: GETKEYSINSLOT: %w", slot, err)
+				}
+				return nil
+			}
+			if len(keys) == 0 {
+				return nil
+			}
+			args := []any{"MIGRATE", host, port, "", 0, o.Timeout.Milliseconds(), "REPLACE"}
+			switch {
+			case user != "":
+				args = append(args, "AUTH2", user, pass)
+			case pass != "":
+				args = append(args, "AUTH", pass)
+			}
+			args = append(args, "KEYS")
+			for _, k := range keys {
+				args = append(args, k)
+			}
+			if err := step("MIGRATE", sc, args...); err != nil {
+				return err
+			}
 		}
-		return append(args, "KEYS")
 	}
-	for {
-		keys, err := sc.ClusterGetKeysInSlot(ctx, slot, o.Batch).Result()
-		if err != nil {
-			return nil, fmt.Errorf("redisenv: migrate slot %d: GETKEYSINSLOT: %w", slot, err)
-		}
-		if len(keys) == 0 {
-			break
-		}
-		args := migrate(host, port, o.Timeout)
-		for _, k := range keys {
-			args = append(args, k)
-		}
-		if err := step("MIGRATE", sc, args...); err != nil {
-			return nil, err
-		}
+	if err := moveKeys(true); err != nil {
+		return nil, err
 	}
 	if o.Hold > 0 {
 		select {
@@ -641,18 +661,8 @@ func (e *Env) MigrateSlot(ctx context.Context, slot int, to Node, o MigrateOptio
 		}
 		// Keys written to the source meanwhile (by scripts whose keys all
 		// still lived there) must move too.
-		for {
-			keys, err := sc.ClusterGetKeysInSlot(ctx, slot, o.Batch).Result()
-			if err != nil || len(keys) == 0 {
-				break
-			}
-			args := migrate(host, port, o.Timeout)
-			for _, k := range keys {
-				args = append(args, k)
-			}
-			if err := step("MIGRATE", sc, args...); err != nil {
-				return nil, err
-			}
+		if err := moveKeys(false); err != nil {
+			return nil, err
 		}
 	}
 	// The target first, so that the source, once it lets go, redirects to

@@ -331,19 +331,7 @@ func (e *Env) startContainerCluster(ctx context.Context, cfg Config, api client.
 	}
 	e.opts = &redis.UniversalOptions{Addrs: seeds, IsClusterMode: true, Dialer: dial}
 
-	var plan clusterPlan
-	for i, p := range primaries {
-		sh := planShard{primary: p.Addr()}
-		for _, r := range reps[i] {
-			sh.replicas = append(sh.replicas, r.Addr())
-		}
-		plan.shards = append(plan.shards, sh)
-	}
-	for _, n := range all {
-		plan.all = append(plan.all, n.Addr())
-		plan.meet = append(plan.meet, n.clusterAddr())
-	}
-	return createCluster(ctx, plan, cfg.StartTimeout, dial)
+	return createCluster(ctx, planCluster(primaries, reps, (*containerNode).clusterAddr, ""), cfg.StartTimeout, dial)
 }
 
 // containerDialer dials a cluster node's address as the cluster knows it

@@ -46,11 +46,12 @@ type Input struct {
 	Runs      []*Run
 	Scenarios []*Scenario
 	Sweeps    []*Sweep
+	Matrices  []*results.Matrix
 }
 
 // Empty reports whether there is nothing to show.
 func (in *Input) Empty() bool {
-	return len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0
+	return len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0 && len(in.Matrices) == 0
 }
 
 // InputError is a path that is not something a report can show. It is
@@ -125,10 +126,16 @@ func Load(paths ...string) (*Input, error) {
 					return nil, err
 				}
 				in.Sweeps = append(in.Sweeps, &Sweep{Path: f, Sweep: s})
+			case results.KindMatrix:
+				m, err := results.ReadMatrix(f)
+				if err != nil {
+					return nil, err
+				}
+				in.Matrices = append(in.Matrices, m)
 			default:
 				found--
 				if !st.IsDir() {
-					return nil, inputErrorf("report: %s: schema %q is not a lockbench result, chaos report or sweep", f, kind)
+					return nil, inputErrorf("report: %s: schema %q is not a lockbench result, chaos report, sweep or matrix", f, kind)
 				}
 			}
 		}

@@ -71,6 +71,8 @@ func defaultTitle(in *Input) string {
 		return "lockbench chaos report"
 	case len(in.Sweeps) > 0 && len(in.Runs) == 0 && len(in.Scenarios) == 0:
 		return "lockbench capacity report: " + in.Sweeps[0].Sweep.Meta.Profile
+	case len(in.Matrices) > 0 && len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0:
+		return "Lock implementations side by side"
 	case len(in.Runs) == 1 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0:
 		return "lockbench report: " + in.Runs[0].Result.Meta.Profile
 	}
@@ -85,8 +87,11 @@ func build(in *Input, title string, o Options) []block {
 		gen += " by " + o.Generator
 	}
 	bl = append(bl, para{text: gen, class: "note"})
-	if n := len(in.Runs) + len(in.Scenarios) + len(in.Sweeps); n > 1 {
+	if n := len(in.Runs) + len(in.Scenarios) + len(in.Sweeps) + len(in.Matrices); n > 1 {
 		var items []string
+		if len(in.Matrices) > 0 {
+			items = append(items, fmt.Sprintf("%d side-by-side matrix(es)", len(in.Matrices)))
+		}
 		if len(in.Sweeps) > 0 {
 			items = append(items, fmt.Sprintf("%d capacity sweep(s)", len(in.Sweeps)))
 		}
@@ -97,6 +102,9 @@ func build(in *Input, title string, o Options) []block {
 			items = append(items, fmt.Sprintf("%d benchmark run(s)", len(in.Runs)))
 		}
 		bl = append(bl, para{text: "Contents: " + strings.Join(items, ", ") + "."})
+	}
+	for _, m := range in.Matrices {
+		bl = append(bl, matrixBlocks(m)...)
 	}
 	ch := &charts{}
 	for _, s := range in.Sweeps {

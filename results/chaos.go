@@ -120,17 +120,34 @@ func writeJSON(dir, name string, v any) (string, error) {
 
 // ReadChaosReport loads a chaos report, refusing other schemas.
 func ReadChaosReport(path string) (*ChaosReport, error) {
-	var rep ChaosReport
-	if err := readJSON(path, &rep); err != nil {
-		return nil, err
-	}
-	if rep.Schema != ChaosSchema && rep.Schema != chaosSchemaV1 {
-		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, rep.Schema, ChaosSchema)
-	}
-	return &rep, nil
+	return readVersioned(path, func(r *ChaosReport) string { return r.Schema }, ChaosSchema,
+		map[string]func(*ChaosReport){chaosSchemaV1: nil})
 }
 
 // readJSON decodes the JSON file at path into v.
+// readVersioned reads a lockbench file of type T whose schema (what
+// schemaOf returns) is current, or one of the older schemas in upgrades,
+// which brings such a file up to date (nil: nothing to change). Any other
+// schema is refused, naming the one wanted.
+func readVersioned[T any](path string, schemaOf func(*T) string, current string, upgrades map[string]func(*T)) (*T, error) {
+	var v T
+	if err := readJSON(path, &v); err != nil {
+		return nil, err
+	}
+	s := schemaOf(&v)
+	if s == current {
+		return &v, nil
+	}
+	up, ok := upgrades[s]
+	if !ok {
+		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, s, current)
+	}
+	if up != nil {
+		up(&v)
+	}
+	return &v, nil
+}
+
 func readJSON(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {

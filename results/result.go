@@ -414,18 +414,8 @@ func WriteAtomic(path string, data []byte) error {
 // throughput counted failed operations too) is upgraded: its successful
 // operations are its operations less its errors, and its rates follow.
 func ReadFile(path string) (*Result, error) {
-	var r Result
-	if err := readJSON(path, &r); err != nil {
-		return nil, err
-	}
-	switch r.Schema {
-	case Schema:
-	case schemaV1:
-		r.upgradeV1()
-	default:
-		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, r.Schema, Schema)
-	}
-	return &r, nil
+	return readVersioned(path, func(r *Result) string { return r.Schema }, Schema,
+		map[string]func(*Result){schemaV1: (*Result).upgradeV1})
 }
 
 // upgradeV1 recomputes a v1 result's throughput from successes only.
@@ -459,6 +449,7 @@ const (
 	KindResult = "result"
 	KindChaos  = "chaos"
 	KindSweep  = "sweep"
+	KindMatrix = "matrix"
 )
 
 // KindOf says which kind of lockbench file schema names, in its current
@@ -471,6 +462,8 @@ func KindOf(schema string) string {
 		return KindChaos
 	case SweepSchema, sweepSchemaV1:
 		return KindSweep
+	case MatrixSchema:
+		return KindMatrix
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // WriteSummary prints r as a human table, in the manner of wrk and
@@ -259,4 +260,113 @@ func WriteSweepSummary(w io.Writer, sw *Sweep) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// pass marks a target met or missed in terminal text.
+func pass(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "MISS"
+}
+
+// WriteMatrixSummary prints a side-by-side matrix for a terminal: one line
+// per cell with its medians, then the targets.
+func WriteMatrixSummary(w io.Writer, m *Matrix) {
+	fmt.Fprintf(w, "\nmatrix    %d rounds of %v (+%v warmup) per run, %v in all", m.Rounds, m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
+	if m.Partial {
+		fmt.Fprint(w, " [PARTIAL]")
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "          profile\towners\timpl\tops/s\t× raw\tacquire p50\tacquire p99\thandoff p50\terrors\tviolations")
+	for _, c := range m.Cells {
+		x := c.Median
+		fmt.Fprintf(tw, "          %s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%d\t%d\n", c.Profile, c.Owners, c.Impl, CommasFloat(x.OpsPerSec),
+			c.VsRaw.Ops, FormatUs(x.AcquireP50), FormatUs(x.AcquireP99), FormatUs(x.HandoffP50), x.Errors, x.Violations)
+	}
+	tw.Flush()
+	for _, t := range m.Targets {
+		fmt.Fprintf(w, "          %s: %s %s\n", t.Target, t.Value, pass(t.Met))
+	}
+}
+
+// WriteScaleSummary prints the harness's footprint at scale; saved is
+// where its result went.
+func WriteScaleSummary(w io.Writer, s Scale, clients, owners, locks int, saved string) {
+	r := s.Result
+	verdict := "OK"
+	if s.Grew() {
+		verdict = "GREW"
+	}
+	fmt.Fprintf(w, "\nscale     %d owners (%d clients × %d), %d locks, rw90 shape, %.0fs measured\n",
+		clients*owners, clients, owners, locks, r.Measured)
+	fmt.Fprintf(w, "          %.0f ops/s · peak RSS %.1f MiB · Go heap %.1f MiB early, %.1f MiB late · goroutines %d early, %d late, %d max: %s · safety violations %d\n",
+		r.Throughput.OpsPerSec, float64(r.Runtime.PeakRSSBytes)/(1<<20), float64(s.HeapEarly)/(1<<20), float64(s.HeapLate)/(1<<20),
+		s.GoroutinesEarly, s.GoroutinesLate, r.Runtime.GoroutinesMax, verdict, r.Safety.Violations)
+	fmt.Fprintf(w, "          %s\n", saved)
+}
+
+// WriteOverheadSummary prints the harness's overhead rounds and medians.
+func WriteOverheadSummary(w io.Writer, o Overhead) {
+	fmt.Fprintf(w, "\noverhead  uncontended, %d owners = redis-benchmark -c %d, %d rounds (median)\n", o.Owners, o.Owners, len(o.Rounds))
+	for i, r := range o.Rounds {
+		fmt.Fprintf(w, "          round %d: lockbench %.0f · bare go-redis %.0f · redis-benchmark %.0f cycles/s (lock %.0f/s, unlock %.0f/s)\n",
+			i+1, r.Lockbench, r.GoRedis, r.Baseline.CyclesPerSec(), r.Baseline.LockPerSec, r.Baseline.UnlockPerSec)
+	}
+	fmt.Fprintf(w, "          medians: lockbench %.0f · bare go-redis %.0f · redis-benchmark %.0f cycles/s\n", o.Lockbench, o.GoRedis, o.Baseline)
+	fmt.Fprintf(w, "          lockbench / redis-benchmark, median of rounds %.3f (rounds %.3f..%.3f; target >= %.1f) %s\n",
+		o.Ratio, o.RatioMin, o.RatioMax, OverheadTarget, pass(o.Ratio >= OverheadTarget))
+	fmt.Fprintf(w, "          lockbench / bare go-redis, median of rounds %.3f: the cost of lockimpl and recording over the Go client itself\n", o.GoRedisRatio)
+}
+
+// WriteHandoffSummary prints handoff latency against PING; saved is where
+// its result went.
+func WriteHandoffSummary(w io.Writer, h HandoffFigure, saved string) {
+	r := h.Result
+	hl := r.Latency[Handoff.String()]
+	fmt.Fprintf(w, "\nhandoff   mutex: %d owners, 1 lock, %.0fs measured, %d handoffs\n", r.Fairness.Owners, r.Measured, hl.Count)
+	fmt.Fprintf(w, "          handoff p50 %.1fµs (p99 %.1fµs) vs ping p50 %.1fµs: %.1f× (target <= %.0f×) %s\n",
+		h.HandoffUs, hl.P99, h.PingUs, h.Ratio, HandoffTarget, pass(h.Ratio > 0 && h.Ratio <= HandoffTarget))
+	fmt.Fprintf(w, "          %s\n", saved)
+}
+
+// WriteChaosSummary prints a chaos report for a terminal: the verdict line, the checks and
+// the figures.
+func WriteChaosSummary(w io.Writer, rep *ChaosReport) {
+	fmt.Fprintf(w, "%-20s %s", rep.Scenario, rep.Verdict)
+	if rep.Verdict != rep.Expected && rep.Verdict != Skipped {
+		fmt.Fprintf(w, " (expected %s)", rep.Expected)
+	}
+	fmt.Fprintf(w, "  [%.1fs]\n", rep.Seconds)
+	if rep.Reason != "" {
+		fmt.Fprintf(w, "  reason: %s\n", rep.Reason)
+	}
+	for _, c := range rep.Checks {
+		mark := "ok "
+		if !c.OK {
+			mark = "BAD"
+		}
+		fmt.Fprintf(w, "  %s %s: %s (want %s)\n", mark, c.Name, c.Got, c.Want)
+	}
+	for _, f := range rep.Figures {
+		fmt.Fprintf(w, "      %s: %s\n", f.Name, formatFigure(f))
+	}
+}
+
+func formatFigure(f Figure) string {
+	if f.Value == -1 && f.Unit == "s" {
+		return "never"
+	}
+	v := fmt.Sprintf("%.3f", f.Value)
+	if f.Value == float64(int64(f.Value)) {
+		v = fmt.Sprintf("%d", int64(f.Value))
+	}
+	if f.Unit == "" {
+		return v
+	}
+	if f.Unit == "%" || f.Unit == "×" {
+		return v + f.Unit
+	}
+	return v + " " + f.Unit
 }

@@ -310,31 +310,27 @@ func WriteSweep(dir string, s *Sweep) (string, error) {
 // points counted failed operations as throughput) is upgraded and judged
 // again.
 func ReadSweep(path string) (*Sweep, error) {
-	var s Sweep
-	if err := readJSON(path, &s); err != nil {
-		return nil, err
-	}
-	switch s.Schema {
-	case SweepSchema:
-	case sweepSchemaV1:
-		s.Schema = SweepSchema
-		s.MaxErrorRate = DefaultMaxErrorRate
-		for i := range s.Points {
-			p := &s.Points[i]
-			p.Attempts = p.Ops
-			p.Ops = max(p.Attempts-p.Errors, 0)
-			if p.Attempts > 0 {
-				p.OpsPerSec *= float64(p.Ops) / float64(p.Attempts)
-			}
-			if p.P99Us > 0 || p.P50Us > 0 {
-				p.Samples = max(p.Ops, 1)
-			}
+	return readVersioned(path, func(s *Sweep) string { return s.Schema }, SweepSchema,
+		map[string]func(*Sweep){sweepSchemaV1: (*Sweep).upgradeV1})
+}
+
+// upgradeV1 recomputes a v1 sweep's figures from successes only, as v1
+// results are.
+func (s *Sweep) upgradeV1() {
+	s.Schema = SweepSchema
+	s.MaxErrorRate = DefaultMaxErrorRate
+	for i := range s.Points {
+		p := &s.Points[i]
+		p.Attempts = p.Ops
+		p.Ops = max(p.Attempts-p.Errors, 0)
+		if p.Attempts > 0 {
+			p.OpsPerSec *= float64(p.Ops) / float64(p.Attempts)
 		}
-		s.Analyze()
-	default:
-		return nil, fmt.Errorf("results: %s: schema %q, want %q", path, s.Schema, SweepSchema)
+		if p.P99Us > 0 || p.P50Us > 0 {
+			p.Samples = max(p.Ops, 1)
+		}
 	}
-	return &s, nil
+	s.Analyze()
 }
 
 // Statement is what the curve says, in sentences for a terminal or a

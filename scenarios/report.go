@@ -3,53 +3,12 @@ package scenarios
 import (
 	"encoding/xml"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/lockbench/lockbench/results"
 )
-
-// WriteSummary prints rep for a terminal: the verdict line, the checks and
-// the figures.
-func WriteSummary(w io.Writer, rep *results.ChaosReport) {
-	fmt.Fprintf(w, "%-20s %s", rep.Scenario, rep.Verdict)
-	if rep.Verdict != rep.Expected && rep.Verdict != results.Skipped {
-		fmt.Fprintf(w, " (expected %s)", rep.Expected)
-	}
-	fmt.Fprintf(w, "  [%.1fs]\n", rep.Seconds)
-	if rep.Reason != "" {
-		fmt.Fprintf(w, "  reason: %s\n", rep.Reason)
-	}
-	for _, c := range rep.Checks {
-		mark := "ok "
-		if !c.OK {
-			mark = "BAD"
-		}
-		fmt.Fprintf(w, "  %s %s: %s (want %s)\n", mark, c.Name, c.Got, c.Want)
-	}
-	for _, f := range rep.Figures {
-		fmt.Fprintf(w, "      %s: %s\n", f.Name, formatFigure(f))
-	}
-}
-
-func formatFigure(f results.Figure) string {
-	if f.Value == -1 && f.Unit == "s" {
-		return "never"
-	}
-	v := fmt.Sprintf("%.3f", f.Value)
-	if f.Value == float64(int64(f.Value)) {
-		v = fmt.Sprintf("%d", int64(f.Value))
-	}
-	if f.Unit == "" {
-		return v
-	}
-	if f.Unit == "%" || f.Unit == "×" {
-		return v + f.Unit
-	}
-	return v + " " + f.Unit
-}
 
 // JUnit XML, the subset CI dashboards read (Jenkins, GitLab, GitHub
 // test-report actions): one testsuite, one testcase per scenario.
@@ -91,7 +50,7 @@ func WriteJUnit(path string, reps []*results.ChaosReport) error {
 	s := junitSuite{Name: "lockbench-chaos"}
 	for _, rep := range reps {
 		var out strings.Builder
-		WriteSummary(&out, rep)
+		results.WriteChaosSummary(&out, rep)
 		c := junitCase{Name: rep.Scenario, Classname: "chaos", Time: rep.Seconds, SystemOut: out.String()}
 		msg := &junitMessage{Message: string(rep.Verdict) + ": " + rep.Reason, Body: rep.Reason}
 		switch rep.Verdict {

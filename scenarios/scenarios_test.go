@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	// toxiproxy can leave a link's stage blocked on its output when the
 	// upstream dies under a toxic (a server killed during a partition):
 	// the embedded library's goroutine, not ours.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*NoopToxic).Pipe"))
+	redisenvtest.Main(m, goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*NoopToxic).Pipe"))
 }
 
 var bg = context.Background()
@@ -54,7 +54,7 @@ func run(t *testing.T, name string, o scenarios.Options) *results.ChaosReport {
 	}
 	rep := scenarios.Run(bg, s, o)
 	var b strings.Builder
-	scenarios.WriteSummary(&b, rep)
+	results.WriteChaosSummary(&b, rep)
 	t.Log("\n" + b.String())
 	return rep
 }

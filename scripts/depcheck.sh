@@ -5,7 +5,7 @@
 # faults -> redisenv, results; plots -> results;
 # report -> plots, results;
 # scenarios -> faults, lockimpl, redisenv, results, workloads;
-# harness -> what it orchestrates: workloads, redisenv, report (and below);
+# harness -> what it orchestrates: workloads, scenarios, redisenv, report (and below);
 # perf -> impls, workloads, lockimpl, results;
 # nothing imports cmd/*. Test-only imports (redisenvtest) are not counted.
 set -euo pipefail
@@ -23,7 +23,7 @@ allowed() {
     plots) echo "results" ;;
     report) echo "plots results" ;;
     scenarios) echo "faults lockimpl redisenv results workloads" ;;
-    harness) echo "lockimpl plots redisenv report results workloads" ;;
+    harness) echo "faults lockimpl plots redisenv report results scenarios workloads" ;;
     perf) echo "impls lockimpl results workloads" ;;
     internal/* | cmd/*) echo "*" ;;
     *) echo "?" ;;

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
@@ -107,7 +108,7 @@ func TestRunRedisKilledMidRun(t *testing.T) {
 	env := redisenvtest.Start(t, redisenv.Config{Backend: redisenv.BackendLocal})
 	p := short(t, "rw90", 2, 4, 0, 4*time.Second)
 	var once sync.Once
-	res, err := workloads.Run(runCtx(t), workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
+	res, err := workloads.Run(testkit.Context(t), workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
 		Progress: func(pr workloads.Progress) {
 			if pr.Elapsed >= time.Second {
 				once.Do(func() {
@@ -146,7 +147,7 @@ func TestRunRedisPausedEndsOnTime(t *testing.T) {
 	p := short(t, "rw90", 2, 4, 0, d)
 	var once sync.Once
 	start := time.Now()
-	res, err := workloads.Run(runCtx(t), workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
+	res, err := workloads.Run(testkit.Context(t), workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
 		Progress: func(pr workloads.Progress) {
 			if pr.Elapsed >= time.Second {
 				once.Do(func() {
@@ -192,7 +193,7 @@ func TestRunInterruptedDuringStall(t *testing.T) {
 	node := env.Nodes()[0]
 	t.Cleanup(func() { _ = node.Resume(context.Background()) })
 	p := short(t, "rw90", 2, 4, 0, 30*time.Second)
-	ctx, cancel := context.WithCancel(runCtx(t))
+	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()
 	var once sync.Once
 	var cancelled time.Time
@@ -229,8 +230,8 @@ func TestRunInterruptedDuringStall(t *testing.T) {
 // deadlines passed, and leaves a live run's alone.
 func TestRunClearsKilledRunsFairQueues(t *testing.T) {
 	env := redisenvtest.Start(t)
-	rdb := rawClient(t, env)
-	ctx := runCtx(t)
+	rdb := redisenvtest.Raw(t, env)
+	ctx := testkit.Context(t)
 	now := time.Now()
 	// As a killed run leaves it: registered, lapsed, one waiter queued on
 	// each of its names with a deadline that passed a minute ago.

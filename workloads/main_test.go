@@ -1,10 +1,8 @@
 package workloads_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,26 +11,18 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/internal/testkit"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
 
 func TestMain(m *testing.M) {
-	// redisenv may reach for testcontainers; its reaper (Ryuk) keeps
-	// goroutines past a test by design. The tests here only start local
-	// servers, which t.Cleanup stops, so goleak stays meaningful.
-	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
 	// go-redis probes a refused address once a second from a goroutine of
 	// its own, which exits at its next probe after the pool is closed: the
 	// library's, not ours, and bounded.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+	redisenvtest.Main(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
 }
-
-// patience bounds every wait on an event: a deadline, never a sleep.
-const patience = 30 * time.Second
 
 // keyPrefixSeq makes every run's lock names unique within the process.
 var keyPrefixSeq atomic.Int64
@@ -55,20 +45,11 @@ func short(t *testing.T, name string, clients, owners int, warmup, d time.Durati
 	return p
 }
 
-// runCtx is a context bounded by patience, so a hung run fails the test
-// instead of the whole binary.
-func runCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // runOK runs cfg and fails t unless it finished whole.
 func runOK(t *testing.T, cfg workloads.Config) *results.Result {
 	t.Helper()
 	start := time.Now()
-	res, err := workloads.Run(runCtx(t), cfg)
+	res, err := workloads.Run(testkit.Context(t), cfg)
 	if err != nil {
 		t.Fatalf("Run(%s): %v", cfg.Profile.Name, err)
 	}
@@ -154,19 +135,11 @@ func requireFieldError(t *testing.T, err error, field string) *workloads.FieldEr
 	return fe
 }
 
-// rawClient is a client of env's for inspecting Redis, closed by t.Cleanup.
-func rawClient(t *testing.T, env *redisenv.Env) redis.UniversalClient {
-	t.Helper()
-	rdb := env.NewClient()
-	t.Cleanup(func() { _ = rdb.Close() })
-	return rdb
-}
-
 // heldLocks lists the lock hashes whose names start with prefix: locks
 // someone still holds.
 func heldLocks(t *testing.T, rdb redis.UniversalClient, prefix string) []string {
 	t.Helper()
-	ctx := runCtx(t)
+	ctx := testkit.Context(t)
 	var held []string
 	iter := rdb.Scan(ctx, 0, "*"+prefix+"*", 1000).Iterator()
 	for iter.Next(ctx) {

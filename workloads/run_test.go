@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -119,7 +120,7 @@ func TestRunMutex(t *testing.T) {
 		t.Errorf("runtime %+v", res.Runtime)
 	}
 	requireNoLeakedGoroutines(t, res, 8)
-	if held := heldLocks(t, rawClient(t, env), prefix); len(held) != 0 {
+	if held := heldLocks(t, redisenvtest.Raw(t, env), prefix); len(held) != 0 {
 		t.Errorf("locks still held after the run: %v", held)
 	}
 }
@@ -283,11 +284,11 @@ func TestRunCancelFromProgress(t *testing.T) {
 	env := redisenvtest.Start(t)
 	p := short(t, "mutex", 2, 4, 200*time.Millisecond, 30*time.Second)
 	prefix := uniquePrefix(t)
-	ctx, cancel := context.WithCancel(runCtx(t))
+	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()
 	// Before cancelling, see the lock held in Redis at least once, so the
 	// check that none is left after the run means something.
-	rdb := rawClient(t, env)
+	rdb := redisenvtest.Raw(t, env)
 	var sawHeld atomic.Bool
 	var once sync.Once
 	start := time.Now()
@@ -351,7 +352,7 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 	if res.Throughput.Ops != 0 || res.Measured != 0 {
 		t.Errorf("nothing should be measured: %d ops in %.3fs", res.Throughput.Ops, res.Measured)
 	}
-	if held := heldLocks(t, rawClient(t, env), prefix); len(held) != 0 {
+	if held := heldLocks(t, redisenvtest.Raw(t, env), prefix); len(held) != 0 {
 		t.Errorf("locks held: %v", held)
 	}
 }

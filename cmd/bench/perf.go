@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/lockbench/lockbench/harness"
@@ -20,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -61,10 +61,10 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var cfg redisenv.Config
 	cfg.RegisterFlags(fs)
 	only := fs.String("only", "matrix", "which parts to run, comma-separated: matrix, overhead, scale, handoff")
-	mRounds := fs.Int("matrix-rounds", 3, "matrix: rounds (the order of implementations rotates each round)")
-	mD := fs.Duration("matrix-duration", 4*time.Second, "matrix: measured time of each run")
-	mWarm := fs.Duration("matrix-warmup", time.Second, "matrix: warmup of each run")
-	mImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs only those of lockimpl and raw listed)")
+	matrixRounds := fs.Int("matrix-rounds", 3, "matrix: rounds (the order of implementations rotates each round)")
+	matrixDuration := fs.Duration("matrix-duration", 4*time.Second, "matrix: measured time of each run")
+	matrixWarmup := fs.Duration("matrix-warmup", time.Second, "matrix: warmup of each run")
+	matrixImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs only those of lockimpl and raw listed)")
 	doc := fs.String("doc", "", "matrix: write the tables as Markdown to this file (make perf: docs/perf.md)")
 	rounds := fs.Int("rounds", 5, "overhead: alternating rounds")
 	overheadD := fs.Duration("overhead-duration", 3*time.Second, "overhead: measured time of each lockbench round")
@@ -84,16 +84,16 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return cli.Usagef("--only %q: unknown part %q; use matrix, overhead, scale and/or handoff", *only, p)
 		}
 	}
-	for name, d := range map[string]time.Duration{"overhead-duration": *overheadD, "scale-duration": *scaleD, "handoff-duration": *handoffD, "matrix-duration": *mD} {
+	for name, d := range map[string]time.Duration{"overhead-duration": *overheadD, "scale-duration": *scaleD, "handoff-duration": *handoffD, "matrix-duration": *matrixDuration} {
 		if d <= 0 {
 			return cli.Usagef("--%s %v: must be positive", name, d)
 		}
 	}
-	if *rounds < 1 || *scaleClients < 1 || *scaleOwners < 1 || *scaleLocks < 1 || *mRounds < 1 {
+	if *rounds < 1 || *scaleClients < 1 || *scaleOwners < 1 || *scaleLocks < 1 || *matrixRounds < 1 {
 		return cli.Usagef("--rounds, --matrix-rounds, --scale-clients, --scale-owners and --scale-locks must be at least 1")
 	}
-	if *mWarm < 0 {
-		return cli.Usagef("--matrix-warmup %v: must not be negative", *mWarm)
+	if *matrixWarmup < 0 {
+		return cli.Usagef("--matrix-warmup %v: must not be negative", *matrixWarmup)
 	}
 	if !slices.Contains(parts, "matrix") {
 		for _, name := range []string{"doc", "matrix-impls", "matrix-rounds", "matrix-duration", "matrix-warmup"} {
@@ -102,11 +102,11 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 	}
-	spec, err := matrixSpec(*mImpls)
+	spec, err := matrixSpec(*matrixImpls)
 	if err != nil {
 		return err
 	}
-	spec.Rounds, spec.Duration, spec.Warmup = *mRounds, *mD, *mWarm
+	spec.Rounds, spec.Duration, spec.Warmup = *matrixRounds, *matrixDuration, *matrixWarmup
 	if *doc != "" {
 		if err := os.MkdirAll(filepath.Dir(*doc), 0o755); err != nil {
 			return cli.Usagef("--doc %s: %v", *doc, err)
@@ -149,7 +149,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			Save:     save,
 		})
 		if m != nil {
-			if werr := writeMatrix(stdout, m, *doc, args); werr != nil {
+			if werr := writeMatrix(stdout, m, *out, *doc); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
@@ -167,17 +167,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "scale: %d clients × %d owners for %v...\n", *scaleClients, *scaleOwners, *scaleD)
 		s, err := perf.MeasureScale(ctx, base, *scaleClients, *scaleOwners, *scaleLocks, *scaleD)
 		if s.Result != nil {
-			r := s.Result
-			verdict := "OK"
-			if s.Grew() {
-				verdict = "GREW"
-			}
-			fmt.Fprintf(stdout, "\nscale     %d owners (%d clients × %d), %d locks, rw90 shape, %.0fs measured\n",
-				*scaleClients**scaleOwners, *scaleClients, *scaleOwners, *scaleLocks, r.Measured)
-			fmt.Fprintf(stdout, "          %.0f ops/s · peak RSS %.1f MiB · Go heap %.1f MiB early, %.1f MiB late · goroutines %d early, %d late, %d max: %s · safety violations %d\n",
-				r.Throughput.OpsPerSec, float64(r.Runtime.PeakRSSBytes)/(1<<20), float64(s.HeapEarly)/(1<<20), float64(s.HeapLate)/(1<<20),
-				s.GoroutinesEarly, s.GoroutinesLate, r.Runtime.GoroutinesMax, verdict, r.Safety.Violations)
-			fmt.Fprintf(stdout, "          %s\n", save(r))
+			results.WriteScaleSummary(stdout, s, *scaleClients, *scaleOwners, *scaleLocks, save(s.Result))
 		}
 		if err != nil {
 			return err
@@ -189,39 +179,19 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\noverhead  uncontended, %d owners = redis-benchmark -c %d, %d rounds (median)\n", o.Owners, o.Owners, len(o.Rounds))
-		for i, r := range o.Rounds {
-			fmt.Fprintf(stdout, "          round %d: lockbench %.0f · bare go-redis %.0f · redis-benchmark %.0f cycles/s (lock %.0f/s, unlock %.0f/s)\n",
-				i+1, r.Lockbench, r.GoRedis, r.Baseline.CyclesPerSec(), r.Baseline.LockPerSec, r.Baseline.UnlockPerSec)
-		}
-		fmt.Fprintf(stdout, "          medians: lockbench %.0f · bare go-redis %.0f · redis-benchmark %.0f cycles/s\n", o.Lockbench, o.GoRedis, o.Baseline)
-		fmt.Fprintf(stdout, "          lockbench / redis-benchmark, median of rounds %.3f (rounds %.3f..%.3f; target >= %.1f) %s\n",
-			o.Ratio, o.RatioMin, o.RatioMax, perf.OverheadTarget, pass(o.Ratio >= perf.OverheadTarget))
-		fmt.Fprintf(stdout, "          lockbench / bare go-redis, median of rounds %.3f: the cost of lockimpl and recording over the Go client itself\n", o.GoRedisRatio)
+		results.WriteOverheadSummary(stdout, o)
 	}
 	if slices.Contains(parts, "handoff") {
 		fmt.Fprintf(stderr, "handoff: mutex profile for %v...\n", *handoffD)
 		h, err := perf.MeasureHandoff(ctx, base, *handoffD)
 		if h.Result != nil {
-			r := h.Result
-			hl := r.Latency[results.Handoff.String()]
-			fmt.Fprintf(stdout, "\nhandoff   mutex: %d owners, 1 lock, %.0fs measured, %d handoffs\n", r.Fairness.Owners, r.Measured, hl.Count)
-			fmt.Fprintf(stdout, "          handoff p50 %.1fµs (p99 %.1fµs) vs ping p50 %.1fµs: %.1f× (target <= %.0f×) %s\n",
-				h.HandoffUs, hl.P99, h.PingUs, h.Ratio, perf.HandoffTarget, pass(h.Ratio > 0 && h.Ratio <= perf.HandoffTarget))
-			fmt.Fprintf(stdout, "          %s\n", save(r))
+			results.WriteHandoffSummary(stdout, h, save(h.Result))
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func pass(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "MISS"
 }
 
 // matrixSpec is the default matrix over the listed implementations.
@@ -255,33 +225,19 @@ func matrixSpec(list string) (perf.MatrixSpec, error) {
 	return spec, nil
 }
 
-// writeMatrix prints the targets and, with doc set, writes the Markdown.
-func writeMatrix(stdout io.Writer, m *perf.Matrix, doc string, args []string) error {
-	fmt.Fprintf(stdout, "\nmatrix    %d rounds of %v (+%v warmup) per run, %v in all", m.Rounds, m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
-	if m.Partial {
-		fmt.Fprint(stdout, " [PARTIAL]")
+// writeMatrix prints the matrix, saves it beside the runs' results and,
+// with doc set, renders it there as Markdown.
+func writeMatrix(stdout io.Writer, m *results.Matrix, out, doc string) error {
+	results.WriteMatrixSummary(stdout, m)
+	path, err := results.WriteMatrix(out, m)
+	if err != nil {
+		return fmt.Errorf("perf: %w", err)
 	}
-	fmt.Fprintln(stdout)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "          profile\towners\timpl\tops/s\t× raw\tacquire p50\tacquire p99\thandoff p50\terrors\tviolations")
-	for _, c := range m.Cells {
-		x := c.Median
-		fmt.Fprintf(tw, "          %s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%d\t%d\n", c.Profile, c.Owners, c.Impl, results.CommasFloat(x.OpsPerSec),
-			c.VsRaw.Ops, results.FormatUs(x.AcquireP50), results.FormatUs(x.AcquireP99), results.FormatUs(x.HandoffP50), x.Errors, x.Violations)
-	}
-	tw.Flush()
-	for _, t := range m.Targets() {
-		fmt.Fprintf(stdout, "          %s: %s %s\n", t.Target, t.Value, pass(t.Met))
-	}
+	fmt.Fprintf(stdout, "          matrix %s\n", path)
 	if doc == "" {
 		return nil
 	}
-	command := strings.TrimSpace("bench perf " + strings.Join(harness.RedactArgs(args), " "))
-	var b strings.Builder
-	if err := perf.WriteMatrixMarkdown(&b, m, command); err != nil {
-		return err
-	}
-	if err := os.WriteFile(doc, []byte(b.String()), 0o644); err != nil {
+	if err := report.Write(doc, &report.Input{Matrices: []*results.Matrix{m}}, report.Options{Format: report.Markdown, Generator: cli.VersionString()}); err != nil {
 		return fmt.Errorf("perf: --doc: %w", err)
 	}
 	fmt.Fprintf(stdout, "          written to %s\n", doc)

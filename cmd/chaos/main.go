@@ -9,16 +9,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
-	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
 )
@@ -254,51 +253,33 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	opts := scenarios.Options{Redis: rcfg, Toxiproxy: tp, Quick: *quick, Seed: seed, Out: *out, Logf: logf}
 	rcfg.Logf = logf
 	opts.Redis = rcfg
-	var reps []*results.ChaosReport
-	var paths []string
-	var failed []string
-	began := time.Now()
-	for i, s := range list {
-		if ctx.Err() != nil {
-			break
-		}
-		fmt.Fprintf(stderr, "chaos: [%d/%d] %s\n", i+1, len(list), s.Name)
-		rep := scenarios.Run(ctx, s, opts)
-		reps = append(reps, rep)
-		scenarios.WriteSummary(stdout, rep)
-		if *out != "" {
-			path, err := results.WriteChaosReport(*out, rep)
-			if err != nil {
-				return err
+	o, err := harness.Chaos(ctx, harness.ChaosOptions{
+		Scenarios: list, Run: opts, Out: *out, JUnit: *junit, Version: cli.VersionString(),
+		Starting: func(i int, s *scenarios.Scenario) { fmt.Fprintf(stderr, "chaos: [%d/%d] %s\n", i+1, len(list), s.Name) },
+		Done: func(rep *results.ChaosReport, path string) {
+			results.WriteChaosSummary(stdout, rep)
+			if path != "" {
+				fmt.Fprintf(stdout, "  report: %s\n", path)
 			}
-			fmt.Fprintf(stdout, "  report: %s\n", path)
-			paths = append(paths, path)
-		}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	reps := o.Reports
+	var failed []string
+	for _, rep := range reps {
 		if !rep.OK() {
-			failed = append(failed, fmt.Sprintf("%s (%s)", s.Name, rep.Verdict))
+			failed = append(failed, fmt.Sprintf("%s (%s)", rep.Scenario, rep.Verdict))
 		}
 	}
-	if *junit != "" {
-		if err := scenarios.WriteJUnit(*junit, reps); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "junit: %s\n", *junit)
+	if o.JUnit != "" {
+		fmt.Fprintf(stdout, "junit: %s\n", o.JUnit)
 	}
-	var reportErr error
-	if len(paths) > 0 {
-		// The suite's HTML report, drawn from the files just written; a
-		// failure to draw it loses no result.
-		html := filepath.Join(*out, "chaos-"+results.Stamp(began)+".html")
-		in, err := report.Load(paths...)
-		if err == nil {
-			err = report.Write(html, in, report.Options{Title: "lockbench chaos report", Generator: cli.VersionString()})
-		}
-		if err != nil {
-			reportErr = fmt.Errorf("report: %v", err) // never the run's bad input (exit 2)
-		} else {
-			fmt.Fprintf(stdout, "html report: %s\n", html)
-		}
+	if o.HTML != "" {
+		fmt.Fprintf(stdout, "html report: %s\n", o.HTML)
 	}
+	reportErr, began := o.HTMLErr, o.Began
 	cli.LoadEnded(ctx)
 	counts := map[results.Verdict]int{}
 	for _, r := range reps {

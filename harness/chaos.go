@@ -1,0 +1,90 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+// ChaosOptions is a chaos suite: the scenarios, how they run, and where
+// their files go.
+type ChaosOptions struct {
+	Scenarios []*scenarios.Scenario
+	Run       scenarios.Options
+	// Out, when set, gets each scenario's report and results, and the
+	// suite's HTML report.
+	Out string
+	// JUnit, when set, is where the suite's JUnit XML goes.
+	JUnit string
+	// Version names the program in the HTML report.
+	Version string
+	// Starting is told each scenario before it runs (index from 0), and
+	// Done its report and where it was written ("" without Out).
+	Starting func(i int, s *scenarios.Scenario)
+	Done     func(rep *results.ChaosReport, path string)
+}
+
+// ChaosOutput is what a suite produced.
+type ChaosOutput struct {
+	Reports []*results.ChaosReport
+	JUnit   string // "" when not written
+	HTML    string // "" when not written
+	// HTMLErr is why the HTML report could not be drawn: it loses no
+	// result, so it is not the suite's failure.
+	HTMLErr error
+	Began   time.Time
+}
+
+// Chaos runs the scenarios in order until they are done or ctx ends,
+// writing each report as soon as it is known, then the JUnit XML and the
+// HTML report. An error is a file that could not be written; verdicts are
+// in the reports.
+func Chaos(ctx context.Context, o ChaosOptions) (*ChaosOutput, error) {
+	out := &ChaosOutput{Began: time.Now()}
+	var paths []string
+	for i, s := range o.Scenarios {
+		if ctx.Err() != nil {
+			break
+		}
+		if o.Starting != nil {
+			o.Starting(i, s)
+		}
+		rep := scenarios.Run(ctx, s, o.Run)
+		out.Reports = append(out.Reports, rep)
+		path := ""
+		if o.Out != "" {
+			var err error
+			if path, err = results.WriteChaosReport(o.Out, rep); err != nil {
+				return out, err
+			}
+			paths = append(paths, path)
+		}
+		if o.Done != nil {
+			o.Done(rep, path)
+		}
+	}
+	if o.JUnit != "" {
+		if err := scenarios.WriteJUnit(o.JUnit, out.Reports); err != nil {
+			return out, err
+		}
+		out.JUnit = o.JUnit
+	}
+	if len(paths) > 0 {
+		html := filepath.Join(o.Out, "chaos-"+results.Stamp(out.Began)+".html")
+		in, err := report.Load(paths...)
+		if err == nil {
+			err = report.Write(html, in, report.Options{Title: "lockbench chaos report", Generator: o.Version})
+		}
+		if err != nil {
+			out.HTMLErr = fmt.Errorf("report: %v", err)
+		} else {
+			out.HTML = html
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,162 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// matrixBlocks lays out a side-by-side matrix: how it was measured, the
+// targets, the implementations, the redis-benchmark baseline, and one
+// table per workload and concurrency with every implementation's figures
+// and their ratios to raw and to redis-benchmark.
+func matrixBlocks(m *results.Matrix) []block {
+	md := m.Meta
+	intro := fmt.Sprintf("Measured by %q on %s: Redis %s (%s), %s, GOMAXPROCS %d, host %s, %s. %d rounds; each run %v measured after %v warmup; %v in all.",
+		strings.TrimSpace("bench "+strings.Join(md.Args, " ")), md.Start.UTC().Format("2006-01-02"), md.RedisVersion, md.RedisBackend,
+		md.Go, md.GOMAXPROCS, md.Host, md.Lockbench, m.Rounds, m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
+	bl := []block{para{text: intro}}
+	if m.Partial {
+		bl = append(bl, para{text: "Partial: interrupted before every round ran; the figures cover the rounds that finished.", class: "warn"})
+	}
+	bl = append(bl, para{text: "Every implementation runs the same workload through the same driver, recorder and safety " +
+		"checker, against one local redis-server. Within a round the implementations take turns, in an order that rotates " +
+		"from round to round, so that drift in the machine's load hits all alike. Figures are medians over the rounds; a " +
+		"ratio is the median of the rounds' ratios (each round's two runs are seconds apart). \"× raw\" compares with raw " +
+		"on the same workload. \"× rb\" compares with redis-benchmark at the same concurrency in the same round, driving the " +
+		"reentrant acquire script on fresh names and the unlock script (ops/s against its lock+unlock cycles/s, acquire " +
+		"latency against its acquire script's): the floor of one uncontended lock cycle at that concurrency, which contended " +
+		"workloads (mutex, rw90) stay far from by design. Latency ratios above 1 are slower."})
+	notes := []string{
+		"acquire is the call to the library's lock (all modes), waits included.",
+		"handoff: each time the lock falls free while owners wait for it, the time until the first of them acquires it. " +
+			"A waiter woken by pub/sub acquires a few round trips after the release; a polling waiter at its next poll that " +
+			"finds the lock free, however many times owners that never waited (barging) took it and gave it back in between: " +
+			"each of those releases counts.",
+		"wait is called → acquired for acquisitions that waited for a holder's release; \"waited\" is their share of all acquisitions.",
+		"errors are acquisitions that failed or timed out (the profile's 10 s wait, longer than these runs); cut are " +
+			"acquisitions still waiting when the run ended, all counted over the rounds.",
+		"raw retries a refused acquire after the TTL the script returns, up to the 30 s lease under a watchdog profile " +
+			"(capped by the 10 s wait): where owners contend, its waiters sleep while the holder takes the lock again and " +
+			"again (Jain near 1/owners), so raw is the protocol's floor only where nobody waits. Under contention it shows " +
+			"what pub/sub wake-up buys.",
+		"Redis, the load and the recorder share this machine's cores: absolute figures are this machine's; the ratios are the point.",
+	}
+	if m.TimerFloor > 0 {
+		notes = append(notes, fmt.Sprintf("Holds and think times use Go timers; here a 100 µs timer fired after %s on average, so "+
+			"holds and think times shorter than that (mutex: hold exp(100µs), think exp(200µs)) last about that long, for every "+
+			"implementation alike.", results.FormatUs(float64(m.TimerFloor)/1e3)))
+	}
+	bl = append(bl, bullets{items: notes})
+
+	if len(m.Targets) > 0 {
+		t := table{head: []string{"target", "measured", ""}}
+		for _, c := range m.Targets {
+			v := styled("met", "ok")
+			if !c.Met {
+				v = styled("missed", "bad")
+			}
+			t.rows = append(t.rows, []cell{plain(c.Target), plain(c.Value), v})
+		}
+		bl = append(bl, heading{level: 2, text: "Targets"}, t)
+	}
+
+	var impls []string
+	seen := map[string]bool{}
+	for _, c := range m.Cells {
+		if !seen[c.Impl] {
+			seen[c.Impl] = true
+			note := c.Note
+			if note == "" {
+				note = "the profile as written"
+			}
+			impls = append(impls, fmt.Sprintf("%s on %s: %s", c.Impl, c.Profile, note))
+		}
+	}
+	bl = append(bl, heading{level: 2, text: "Implementations"},
+		para{text: "How each met the first workload it ran (the result files hold each run's note)."}, bullets{items: impls})
+
+	if len(m.Baselines) > 0 {
+		t := table{head: []string{"concurrency", "acquire calls/s", "acquire p50", "acquire p99", "unlock calls/s", "lock+unlock cycles/s"}, right: true}
+		for _, b := range m.Baselines {
+			x := b.Median
+			t.rows = append(t.rows, []cell{plain(fmt.Sprint(b.Clients)), plain(results.CommasFloat(x.LockPerSec)), plain(usOrDash(x.LockP50Us)),
+				plain(usOrDash(x.LockP99Us)), plain(results.CommasFloat(x.UnlockPerSec)), plain(results.CommasFloat(x.CyclesPerSec()))})
+		}
+		bl = append(bl, heading{level: 2, text: "redis-benchmark baseline"},
+			para{text: "The acquire script on a fresh name per call (uncontended), then the unlock script, by redis-benchmark ... EVALSHA."}, t)
+	}
+
+	head := []string{"impl", "ops/s", "× raw", "× rb", "acquire p50", "× raw", "× rb", "acquire p99", "× raw", "× rb",
+		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "errors", "cut", "violations", "Jain"}
+	var t *table
+	for i, c := range m.Cells {
+		if i == 0 || m.Cells[i-1].Profile != c.Profile {
+			title := c.Profile
+			if c.Description != "" {
+				title += ": " + c.Description
+			}
+			bl = append(bl, heading{level: 2, text: title})
+		}
+		if i == 0 || m.Cells[i-1].Profile != c.Profile || m.Cells[i-1].Owners != c.Owners {
+			if t != nil {
+				bl = append(bl, *t)
+			}
+			bl = append(bl, heading{level: 3, text: fmt.Sprintf("%s (%s)", count(c.Owners, "owner"), count(c.Clients, "client"))})
+			t = &table{head: head, right: true}
+		}
+		x := c.Median
+		waited := "—"
+		if x.Ops > 0 && x.Waits > 0 {
+			waited = fmt.Sprintf("%.0f%%", 100*float64(x.Waits)/float64(x.Ops))
+		}
+		viol := plain(results.Commas(x.Violations))
+		if x.Violations > 0 {
+			viol = styled(viol.text, "bad")
+		}
+		t.rows = append(t.rows, []cell{plain(c.Impl), plain(results.CommasFloat(x.OpsPerSec)), plain(times(c.VsRaw.Ops)), plain(times(c.VsRedisBenchmark.Ops)),
+			plain(usOrDash(x.AcquireP50)), plain(times(c.VsRaw.AcquireP50)), plain(times(c.VsRedisBenchmark.AcquireP50)),
+			plain(usOrDash(x.AcquireP99)), plain(times(c.VsRaw.AcquireP99)), plain(times(c.VsRedisBenchmark.AcquireP99)),
+			plain(usOrDash(x.HandoffP50)), plain(times(c.VsRaw.HandoffP50)), plain(usOrDash(x.HandoffP99)), plain(usOrDash(x.WaitP50)),
+			plain(waited), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain))})
+	}
+	if t != nil {
+		bl = append(bl, *t)
+	}
+	bl = append(bl, para{text: "Each run's result (.json and .hlog) is in the directory bench perf --out named; bench report DIR draws them, and bench compare compares any two.", class: "note"})
+	return bl
+}
+
+func usOrDash(v float64) string {
+	if v <= 0 {
+		return "—"
+	}
+	return results.FormatUs(v)
+}
+
+func times(r float64) string {
+	if r <= 0 {
+		return "—"
+	}
+	if r >= 10 {
+		return fmt.Sprintf("%.0f×", r)
+	}
+	return fmt.Sprintf("%.2f×", r)
+}
+
+func jain(j float64) string {
+	if j <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", j)
+}
+
+// count is n things in words: "1 owner", "8 owners".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

@@ -1,0 +1,137 @@
+package results
+
+import (
+	"time"
+)
+
+// MatrixSchema names the side-by-side matrix file format.
+const MatrixSchema = "lockbench.matrix/v1"
+
+// Matrix is implementations measured side by side on the same profiles,
+// in rounds, with redis-benchmark driving the same scripts at each
+// concurrency (bench perf's matrix; make perf renders it as docs/perf.md).
+type Matrix struct {
+	Schema   string        `json:"schema"`
+	Meta     Meta          `json:"meta"`
+	Rounds   int           `json:"rounds"`
+	Duration time.Duration `json:"duration_ns"` // measured time of each run
+	Warmup   time.Duration `json:"warmup_ns"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	// TimerFloor is how long a 100 µs timer took to fire on this machine
+	// (mean of 200): holds and think times shorter than it last about it.
+	TimerFloor time.Duration    `json:"timer_floor_ns"`
+	Cells      []MatrixCell     `json:"cells"`
+	Baselines  []MatrixBaseline `json:"baselines"`
+	// Targets are the side-by-side targets as judged when it was measured.
+	Targets []TargetCheck `json:"targets"`
+	// Partial is set when the measuring was interrupted; the cells keep
+	// the rounds that finished.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// MatrixRound is one run of one cell.
+type MatrixRound struct {
+	Round      int     `json:"round"`
+	OpsPerSec  float64 `json:"ops_per_sec"`
+	AcquireP50 float64 `json:"acquire_p50_us"` // all modes
+	AcquireP99 float64 `json:"acquire_p99_us"`
+	HandoffP50 float64 `json:"handoff_p50_us"` // 0 when nothing waited
+	HandoffP99 float64 `json:"handoff_p99_us"`
+	WaitP50    float64 `json:"wait_p50_us"`
+	Handoffs   int64   `json:"handoffs"`
+	Waits      int64   `json:"waits"`
+	Ops        int64   `json:"ops"`
+	Errors     int64   `json:"errors"`
+	// Cut counts acquisitions still waiting when the run ended.
+	Cut        int64   `json:"cut"`
+	Violations int64   `json:"violations"`
+	Jain       float64 `json:"jain"`
+	Partial    bool    `json:"partial,omitempty"`
+	File       string  `json:"file,omitempty"` // where the result was saved
+}
+
+// Ratios are one implementation's figures over a reference's; 0 where
+// either is missing.
+type Ratios struct {
+	Ops        float64 `json:"ops"`
+	AcquireP50 float64 `json:"acquire_p50"`
+	AcquireP99 float64 `json:"acquire_p99"`
+	HandoffP50 float64 `json:"handoff_p50"`
+}
+
+// MatrixCell is one implementation on one workload: medians over rounds.
+type MatrixCell struct {
+	Profile string `json:"profile"`
+	// Description is the profile's, for a reader of the matrix alone.
+	Description string        `json:"description,omitempty"`
+	Clients     int           `json:"clients"`
+	Owners      int           `json:"owners"`
+	Impl        string        `json:"impl"`
+	Note        string        `json:"note,omitempty"` // the implementation's note on the profile
+	Rounds      []MatrixRound `json:"rounds"`
+	Median      MatrixRound   `json:"median"` // per-figure medians; counts are sums
+	// VsRaw compares with the raw scripts on the same workload, round by
+	// round; VsRedisBenchmark with redis-benchmark at the same concurrency
+	// in the same round.
+	VsRaw            Ratios `json:"vs_raw"`
+	VsRedisBenchmark Ratios `json:"vs_redis_benchmark"`
+}
+
+// Baseline is redis-benchmark driving the acquire script on fresh names
+// and the unlock script, at one concurrency.
+type Baseline struct {
+	Clients      int     `json:"clients"`
+	Requests     int     `json:"requests"`
+	LockPerSec   float64 `json:"lock_per_sec"`
+	UnlockPerSec float64 `json:"unlock_per_sec"`
+	// LockP50Us and LockP99Us are the acquire script's latency percentiles
+	// as redis-benchmark reports them (ms with 3 decimals: 1 µs resolution).
+	LockP50Us float64 `json:"lock_p50_us"`
+	LockP99Us float64 `json:"lock_p99_us"`
+}
+
+// CyclesPerSec is lock+unlock cycles per second when each connection
+// alternates the two: the harmonic combination of the two rates.
+func (b Baseline) CyclesPerSec() float64 {
+	if b.LockPerSec <= 0 || b.UnlockPerSec <= 0 {
+		return 0
+	}
+	return 1 / (1/b.LockPerSec + 1/b.UnlockPerSec)
+}
+
+// MatrixBaseline is redis-benchmark at one concurrency: medians over the
+// rounds.
+type MatrixBaseline struct {
+	Clients int        `json:"clients"`
+	Rounds  []Baseline `json:"rounds"`
+	Median  Baseline   `json:"median"`
+}
+
+// TargetCheck is one side-by-side target, judged on a matrix.
+type TargetCheck struct {
+	Target string `json:"target"`
+	Value  string `json:"value"`
+	Met    bool   `json:"met"`
+}
+
+// Cell returns the cell of impl on profile at owners, or nil.
+func (m *Matrix) Cell(profile string, owners int, impl string) *MatrixCell {
+	for i := range m.Cells {
+		if c := &m.Cells[i]; c.Profile == profile && c.Owners == owners && c.Impl == impl {
+			return c
+		}
+	}
+	return nil
+}
+
+// WriteMatrix writes m as <dir>/matrix-<time>.json (atomically) and
+// returns the path.
+func WriteMatrix(dir string, m *Matrix) (string, error) {
+	m.Schema = MatrixSchema
+	return writeJSON(dir, "matrix-"+Stamp(m.Meta.Start)+".json", m)
+}
+
+// ReadMatrix loads a matrix file, refusing other schemas.
+func ReadMatrix(path string) (*Matrix, error) {
+	return readVersioned(path, func(m *Matrix) string { return m.Schema }, MatrixSchema, nil)
+}
