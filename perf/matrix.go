@@ -246,51 +246,54 @@ func roundOf(res *results.Result, round int) results.MatrixRound {
 	}
 }
 
+// medianOf is the median of f over xs, leaving out values that are
+// missing (0 or less).
+func medianOf[T any](xs []T, f func(T) float64) float64 {
+	var vs []float64
+	for _, x := range xs {
+		if v := f(x); v > 0 {
+			vs = append(vs, v)
+		}
+	}
+	return median(vs)
+}
+
 // medianRound is the median of each figure, the sum of each count.
 func medianRound(rs []results.MatrixRound) results.MatrixRound {
-	var out results.MatrixRound
-	pick := func(f func(results.MatrixRound) float64) float64 {
-		var xs []float64
-		for _, r := range rs {
-			if v := f(r); v > 0 {
-				xs = append(xs, v)
-			}
-		}
-		return median(xs)
+	type r = results.MatrixRound
+	out := r{
+		OpsPerSec:  medianOf(rs, func(x r) float64 { return x.OpsPerSec }),
+		AcquireP50: medianOf(rs, func(x r) float64 { return x.AcquireP50 }),
+		AcquireP99: medianOf(rs, func(x r) float64 { return x.AcquireP99 }),
+		HandoffP50: medianOf(rs, func(x r) float64 { return x.HandoffP50 }),
+		HandoffP99: medianOf(rs, func(x r) float64 { return x.HandoffP99 }),
+		WaitP50:    medianOf(rs, func(x r) float64 { return x.WaitP50 }),
+		Jain:       medianOf(rs, func(x r) float64 { return x.Jain }),
 	}
-	out.OpsPerSec = pick(func(r results.MatrixRound) float64 { return r.OpsPerSec })
-	out.AcquireP50 = pick(func(r results.MatrixRound) float64 { return r.AcquireP50 })
-	out.AcquireP99 = pick(func(r results.MatrixRound) float64 { return r.AcquireP99 })
-	out.HandoffP50 = pick(func(r results.MatrixRound) float64 { return r.HandoffP50 })
-	out.HandoffP99 = pick(func(r results.MatrixRound) float64 { return r.HandoffP99 })
-	out.WaitP50 = pick(func(r results.MatrixRound) float64 { return r.WaitP50 })
-	out.Jain = pick(func(r results.MatrixRound) float64 { return r.Jain })
-	for _, r := range rs {
-		out.Handoffs += r.Handoffs
-		out.Waits += r.Waits
-		out.Cut += r.Cut
-		out.Ops += r.Ops
-		out.Errors += r.Errors
-		out.Violations += r.Violations
+	for _, x := range rs {
+		out.Handoffs += x.Handoffs
+		out.Waits += x.Waits
+		out.Cut += x.Cut
+		out.Ops += x.Ops
+		out.Errors += x.Errors
+		out.Violations += x.Violations
 	}
 	return out
 }
 
+// medianBaseline is the median of each rate and latency, the sum of the
+// requests.
 func medianBaseline(clients int, bs []results.Baseline) results.Baseline {
-	out := results.Baseline{Clients: clients}
-	pick := func(f func(results.Baseline) float64) float64 {
-		var xs []float64
-		for _, b := range bs {
-			xs = append(xs, f(b))
-		}
-		return median(xs)
+	type b = results.Baseline
+	out := b{
+		Clients:      clients,
+		LockPerSec:   medianOf(bs, func(x b) float64 { return x.LockPerSec }),
+		UnlockPerSec: medianOf(bs, func(x b) float64 { return x.UnlockPerSec }),
+		LockP50Us:    medianOf(bs, func(x b) float64 { return x.LockP50Us }),
+		LockP99Us:    medianOf(bs, func(x b) float64 { return x.LockP99Us }),
 	}
-	out.LockPerSec = pick(func(b results.Baseline) float64 { return b.LockPerSec })
-	out.UnlockPerSec = pick(func(b results.Baseline) float64 { return b.UnlockPerSec })
-	out.LockP50Us = pick(func(b results.Baseline) float64 { return b.LockP50Us })
-	out.LockP99Us = pick(func(b results.Baseline) float64 { return b.LockP99Us })
-	for _, b := range bs {
-		out.Requests += b.Requests
+	for _, x := range bs {
+		out.Requests += x.Requests
 	}
 	return out
 }

@@ -188,27 +188,9 @@ func clusterFailoverKillAndForce(t *testing.T, env *redisenv.Env) {
 func TestMigrateSlotMovesKeys(t *testing.T) {
 	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster, Replicas: redisenv.NoReplicas})
 	ctx := context.Background()
-	rdb := env.NewClient()
-	defer rdb.Close()
 	const tag = "{mig}"
-	for i := range 250 { // more than one MIGRATE batch
-		if err := rdb.Set(ctx, fmt.Sprintf("%s:%d", tag, i), i, time.Hour).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	slot := redisenv.KeySlot(tag)
-	src, err := env.ShardOf(ctx, slot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shards, _ := env.Shards(ctx)
-	var dst redisenv.Shard
-	for _, s := range shards {
-		if s.ID != src.ID {
-			dst = s
-			break
-		}
-	}
+	slot, src, dst := slotToMove(t, env, tag, 250) // more than one MIGRATE batch
+	rdb := redisenvtest.Raw(t, env)
 	from, err := env.MigrateSlot(ctx, slot, dst.Primary, redisenv.MigrateOptions{Hold: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -342,4 +324,33 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// slotToMove writes n keys under tag and returns their slot, the shard
+// serving it and another shard to move it to.
+func slotToMove(t *testing.T, env *redisenv.Env, tag string, n int) (slot int, src, dst redisenv.Shard) {
+	t.Helper()
+	ctx := context.Background()
+	rdb := redisenvtest.Raw(t, env)
+	for i := range n {
+		if err := rdb.Set(ctx, fmt.Sprintf("%s:%d", tag, i), i, time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slot = redisenv.KeySlot(tag)
+	src, err := env.ShardOf(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards, err := env.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range shards {
+		if s.ID != src.ID {
+			return slot, src, s
+		}
+	}
+	t.Fatalf("no shard but %s to move slot %d to", src.Primary.Name(), slot)
+	return
 }

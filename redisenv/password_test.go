@@ -2,9 +2,7 @@ package redisenv_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
@@ -50,33 +48,13 @@ func TestLocalRequirepass(t *testing.T) {
 		if err := env.WaitHealthy(ctx); err != nil {
 			t.Fatalf("WaitHealthy: %v", err)
 		}
-		rdb := env.NewClient()
-		defer rdb.Close()
 		const tag = "{pw}"
-		for i := range 3 {
-			if err := rdb.Set(ctx, fmt.Sprintf("%s:%d", tag, i), i, time.Hour).Err(); err != nil {
-				t.Fatal(err)
-			}
+		slot, _, dst := slotToMove(t, env, tag, 3)
+		// The source's MIGRATE authenticates to the target.
+		if _, err := env.MigrateSlot(ctx, slot, dst.Primary, redisenv.MigrateOptions{}); err != nil {
+			t.Fatalf("MigrateSlot: %v", err)
 		}
-		slot := redisenv.KeySlot(tag)
-		src, err := env.ShardOf(ctx, slot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shards, err := env.Shards(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range shards {
-			if s.ID == src.ID {
-				continue
-			}
-			// The source's MIGRATE authenticates to the target.
-			if _, err := env.MigrateSlot(ctx, slot, s.Primary, redisenv.MigrateOptions{}); err != nil {
-				t.Fatalf("MigrateSlot: %v", err)
-			}
-			break
-		}
+		rdb := redisenvtest.Raw(t, env)
 		if v, err := rdb.Get(ctx, tag+":2").Int(); err != nil || v != 2 {
 			t.Errorf("a migrated key: %d, %v", v, err)
 		}

@@ -236,22 +236,45 @@ func sameOwners(a, b map[string]int64) bool {
 // throughputs then add up as if the machines had loaded Redis together,
 // which they did not.
 func overlapNote(runs []*Result, label func(int) string) string {
-	var from, to time.Time
+	if from, to, _, _ := measuredSpans(runs); from.Before(to) {
+		return ""
+	}
 	var spans []string
 	for i, r := range runs {
 		f, t := measuredWindow(r)
-		if i == 0 || f.After(from) {
-			from = f
-		}
-		if i == 0 || t.Before(to) {
-			to = t
-		}
 		spans = append(spans, fmt.Sprintf("%s measured %s–%s", label(i), f.UTC().Format("15:04:05"), t.UTC().Format("15:04:05")))
 	}
-	if from.Before(to) {
-		return ""
-	}
 	return "the runs did not overlap in time (" + strings.Join(spans, ", ") + "): the merged throughput adds loads that never met"
+}
+
+// measuredSpans is where the runs' measured windows all overlap (from the
+// latest start to the earliest end: empty when to is not after from) and
+// the span that covers them all.
+func measuredSpans(runs []*Result) (overlapFrom, overlapTo, allFrom, allTo time.Time) {
+	for i, r := range runs {
+		f, t := measuredWindow(r)
+		if i == 0 {
+			overlapFrom, overlapTo, allFrom, allTo = f, t, f, t
+			continue
+		}
+		overlapFrom, overlapTo = later(overlapFrom, f), earlier(overlapTo, t)
+		allFrom, allTo = earlier(allFrom, f), later(allTo, t)
+	}
+	return
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // ownerPrefixes names each run's owners apart: "<host>/", or
@@ -444,16 +467,7 @@ func AcquireHistogram(hs map[string]*hdr.Histogram) *hdr.Histogram {
 // mergedLog writes the merged histograms as an interval log of one
 // interval per metric, spanning every run's measured window.
 func mergedLog(runs []*Result, start time.Time, hs map[string]*hdr.Histogram) ([]byte, error) {
-	var from, to time.Time
-	for i, r := range runs {
-		f, t := measuredWindow(r)
-		if i == 0 || f.Before(from) {
-			from = f
-		}
-		if i == 0 || t.After(to) {
-			to = t
-		}
-	}
+	_, _, from, to := measuredSpans(runs)
 	tags := make([]string, 0, len(hs))
 	for tag := range hs {
 		tags = append(tags, tag)

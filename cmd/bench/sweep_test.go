@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -74,27 +72,10 @@ func TestSweep(t *testing.T) {
 func TestSweepInterrupted(t *testing.T) {
 	t.Setenv("REDIS_URL", "")
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out bytes.Buffer
-	errOut := &clitest.LineWriter{OnLine: func(l string) {
-		if strings.Contains(l, "point 2 of 3") {
-			cancel()
-		}
-	}}
-	done := make(chan int, 1)
-	go func() {
-		done <- program().Main(ctx, []string{"sweep", "--redis", "local", "--profile", "mutex", "--clients", "1,2,4", "--owners", "1",
-			"--duration", "500ms", "--warmup", "0s", "--out", dir}, &out, errOut)
-	}()
-	var code int
-	select {
-	case code = <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("sweep did not stop after the interrupt")
-	}
+	code, out, errOut := clitest.Interrupt(t, program().Main, []string{"sweep", "--redis", "local", "--profile", "mutex", "--clients", "1,2,4", "--owners", "1",
+		"--duration", "500ms", "--warmup", "0s", "--out", dir}, "point 2 of 3", 2*time.Minute)
 	if code != cli.ExitInterrupted {
-		t.Fatalf("exit %d, want 130\n%s\n%s", code, out.String(), errOut.String())
+		t.Fatalf("exit %d, want 130\n%s\n%s", code, out, errOut)
 	}
 	sw, err := results.ReadSweep(filepath.Join(dir, "sweep.json"))
 	if err != nil {
@@ -110,8 +91,8 @@ func TestSweepInterrupted(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || !strings.Contains(string(b), "Partial sweep") {
 		t.Errorf("report: %v", err)
 	}
-	if !strings.Contains(out.String(), "PARTIAL") {
-		t.Errorf("stdout does not say partial:\n%s", out.String())
+	if !strings.Contains(out, "PARTIAL") {
+		t.Errorf("stdout does not say partial:\n%s", out)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,12 +21,7 @@ import (
 	"github.com/lockbench/lockbench/scenarios"
 )
 
-func main() {
-	ctx, stop := cli.NotifyContext(context.Background(), os.Stderr)
-	code := program().Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Exit(program()) }
 
 func program() cli.Program {
 	return cli.Program{

@@ -142,26 +142,9 @@ func TestRunWritesReportsAndJUnit(t *testing.T) {
 func TestRunInterrupted(t *testing.T) {
 	redisenvtest.Long(t, "a chaos scenario")
 	out := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout bytes.Buffer
-	stderr := &clitest.LineWriter{OnLine: func(l string) {
-		if strings.Contains(l, "injected") {
-			cancel()
-		}
-	}}
-	done := make(chan int, 1)
-	go func() {
-		done <- program().Main(ctx, []string{"run", "watchdog-loss", "--quick", "--redis", "local", "--out", out}, &stdout, stderr)
-	}()
-	var code int
-	select {
-	case code = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("chaos run did not stop after the interrupt")
-	}
+	code, stdout, stderr := clitest.Interrupt(t, program().Main, []string{"run", "watchdog-loss", "--quick", "--redis", "local", "--out", out}, "injected", 60*time.Second)
 	if code != cli.ExitInterrupted {
-		t.Fatalf("code %d, want 130\n%s\n%s", code, stdout.String(), stderr.String())
+		t.Fatalf("code %d, want 130\n%s\n%s", code, stdout, stderr)
 	}
 	reports, _ := filepath.Glob(filepath.Join(out, "watchdog-loss-*.chaos.json"))
 	if len(reports) != 1 {

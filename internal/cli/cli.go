@@ -80,6 +80,15 @@ func Usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
+// Exit runs p as the process: with this process's arguments and standard
+// streams, Ctrl-C handled as NotifyContext does, and p's exit code.
+func Exit(p Program) {
+	ctx, stop := NotifyContext(context.Background(), os.Stderr)
+	code := p.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
 // ExitCode maps an error to the process exit code. Any error in the chain
 // with an IsUsage() bool method that returns true is bad input: every
 // package's input errors carry one (UsageError, redisenv.ConfigError,

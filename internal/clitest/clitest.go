@@ -5,8 +5,12 @@ package clitest
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"strings"
 	"sync"
+	"testing"
+	"time"
 )
 
 // LineWriter keeps everything written and calls OnLine with each complete
@@ -41,4 +45,28 @@ func (w *LineWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.all.String()
+}
+
+// Interrupt runs main with args as Ctrl-C would stop it: its context is
+// cancelled at the first line on stderr that contains at. It waits at
+// most within for the command to return, failing t otherwise, and gives
+// the exit code and what was printed.
+func Interrupt(t testing.TB, main func(ctx context.Context, args []string, stdout, stderr io.Writer) int, args []string, at string, within time.Duration) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	errOut := &LineWriter{OnLine: func(l string) {
+		if strings.Contains(l, at) {
+			cancel()
+		}
+	}}
+	done := make(chan int, 1)
+	go func() { done <- main(ctx, args, &out, errOut) }()
+	select {
+	case code = <-done:
+	case <-time.After(within):
+		t.Fatalf("%s did not stop within %v of the interrupt at %q:\n%s", strings.Join(args, " "), within, at, errOut.String())
+	}
+	return code, out.String(), errOut.String()
 }
