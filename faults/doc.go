@@ -1,5 +1,6 @@
 // Package faults injects the faults chaos scenarios run under, each with a
-// start, a duration and a guaranteed revert.
+// start, a duration and a guaranteed revert. One file per kind: network.go
+// (toxiproxy), process.go, client.go and cluster.go.
 //
 // Network faults act on toxiproxy proxies, one per client, so a fault can
 // hit one client (the lock holder) or all: latency with jitter, bandwidth,

@@ -78,21 +78,11 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepOutput, error) {
 			if err != nil {
 				return nil, err
 			}
-			names, of, err := env.ShardMap(ctx)
-			if err != nil {
-				return nil, err
-			}
 			m := meta
 			m.Start = time.Now()
 			m.RedisTopology, m.RedisAddr = env.Shape(), env.Addr()
-			mark := redisenv.ClientLogMark()
-			res, err := workloads.Run(ctx, workloads.Config{Profile: pt.Profile, Impl: o.Impl, NewRedis: env.NewPool, MaxOps: o.MaxOps, Meta: m,
-				ShardNames: names, ShardOf: of, MaxErrorRate: o.Plan.MaxErrorRate,
+			return Run(ctx, env, RunOptions{Profile: pt.Profile, Impl: o.Impl, MaxOps: o.MaxOps, MaxErrorRate: o.Plan.MaxErrorRate, Meta: m,
 				Logf: func(format string, a ...any) { logf("  "+format, a...) }})
-			if res != nil {
-				res.ClientLog, res.ClientLogDropped = redisenv.ClientLogSince(mark)
-			}
-			return res, err
 		},
 		Record: func(r *results.Result, pt results.SweepPoint) (string, error) {
 			path, err := results.WriteFiles(pointsDir, r)

@@ -3,13 +3,15 @@
 // scripts or external fonts) or Markdown with its charts as PNG files
 // beside it.
 //
-// [Load] reads result files (lockbench.result/v1, with their HdrHistogram
-// logs), chaos reports (lockbench.chaos/v1, with the results of their
-// runs) and sweeps (lockbench.sweep/v1), given as files or directories.
+// [Load] reads result files (with their HdrHistogram logs), chaos reports
+// (with the results of their runs), sweeps and side-by-side matrices,
+// given as files or directories; [Scan] lists what a directory holds for
+// commands that pick files themselves.
 // [Write] renders them: run metadata, a summary table, latency spectra,
 // throughput over time with fault windows, fairness, holder timelines,
 // the safety verdict, verdict tables for chaos suites, capacity curves for
-// sweeps, and a comparison table when several runs are given.
+// sweeps, the implementations' tables for a matrix (docs/perf.md), and a
+// comparison table when several runs are given.
 //
 // Content is built once as a list of blocks (headings, paragraphs,
 // tables, charts) and rendered by each format, so HTML and Markdown never

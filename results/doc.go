@@ -30,7 +30,13 @@
 // nothing checked is NO DATA, never OK.
 //
 // [Result] is the versioned result file ([Schema]); [WriteFiles] writes it
-// and its interval log atomically, [WriteSummary] prints the human table.
+// and its interval log atomically. Chaos reports, sweeps and side-by-side
+// matrices ([ChaosReport], [Sweep], [Matrix]) are versioned files too, each
+// read by one reader that upgrades older versions it still accepts.
+//
+// Terminal text lives here, in one place: [WriteSummary] prints a run's
+// table, and WriteSweepSummary, WriteMatrixSummary, WriteChaosSummary and
+// the perf figures' writers the rest; [Compare] renders its own.
 // [Compare] gates a run against a baseline (throughput, success ratio,
 // acquire p99, new safety violations) and refuses a side with no success; [Merge] adds up runs of one profile on several
 // machines, latencies from their added histograms.

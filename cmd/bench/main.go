@@ -307,18 +307,11 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 	}
 	defer env.Close()
 	impl, _ := impls.Lookup(f.impl) // checked by load
-	shardNames, shardOf, err := env.ShardMap(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg := workloads.Config{
+	o := harness.RunOptions{
 		Profile:      p,
 		Impl:         impl,
-		NewRedis:     env.NewPool,
 		MaxOps:       f.maxOps,
 		MaxErrorRate: f.errorLimit(),
-		ShardNames:   shardNames,
-		ShardOf:      shardOf,
 		Logf:         func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) },
 		Meta:         harness.Meta(env, cli.VersionString(), args, impl.Name()),
 	}
@@ -330,24 +323,20 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 			}
 		}
 		if !f.json {
-			cfg.Progress = progressLine(stderr)
+			o.Progress = progressLine(stderr)
 		}
 	}
 	stopProf, err := startProfiles(f.cpuProf, f.memProf)
 	if err != nil {
 		return nil, err
 	}
-	logMark := redisenv.ClientLogMark()
-	res, err := workloads.Run(ctx, cfg)
+	res, err := harness.Run(ctx, env, o)
 	// From here on a Ctrl-C interrupts nothing: the files get written.
 	cli.LoadEnded(ctx)
 	if perr := stopProf(); perr != nil {
 		err = errors.Join(err, perr)
 	}
-	if res != nil {
-		res.ClientLog, res.ClientLogDropped = redisenv.ClientLogSince(logMark)
-	}
-	if cfg.Progress != nil {
+	if o.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	return res, err

@@ -1,0 +1,40 @@
+package harness
+
+import (
+	"context"
+
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// RunOptions is one benchmark run on a Redis already started.
+type RunOptions struct {
+	Profile      workloads.Profile
+	Impl         workloads.Impl
+	MaxOps       int
+	MaxErrorRate float64
+	// Meta describes the run in its result (see Meta).
+	Meta     results.Meta
+	Logf     func(format string, args ...any)
+	Progress func(workloads.Progress)
+}
+
+// Run drives o.Profile against env: the locks spread over the shards of a
+// cluster, and whatever go-redis logged meanwhile kept in the result
+// instead of on the terminal. It returns what workloads.Run returns.
+func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result, error) {
+	names, of, err := env.ShardMap(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mark := redisenv.ClientLogMark()
+	res, err := workloads.Run(ctx, workloads.Config{
+		Profile: o.Profile, Impl: o.Impl, NewRedis: env.NewPool, MaxOps: o.MaxOps, MaxErrorRate: o.MaxErrorRate,
+		ShardNames: names, ShardOf: of, Meta: o.Meta, Logf: o.Logf, Progress: o.Progress,
+	})
+	if res != nil {
+		res.ClientLog, res.ClientLogDropped = redisenv.ClientLogSince(mark)
+	}
+	return res, err
+}
