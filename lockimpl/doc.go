@@ -92,9 +92,10 @@
 // never the state peers see (checked by running Redisson's own scripts
 // side by side with these on thousands of random operation sequences): the
 // fair lock replies, to an already queued waiter while another heads the
-// queue of a free lock (or one without TTL), the time to the head's
-// deadline instead of 0 (Redisson's waiters spin there); a fair unlock of a lock that no longer exists is ErrNotHeld
-// (Redisson reports success); a write unlock that leaves this owner's read
+// queue of a free lock (or one without TTL), 50 ms at most instead of 0
+// (Redisson's waiters spin there until the head takes the lock); a fair
+// unlock of a lock that no longer exists is ErrNotHeld (Redisson reports
+// success); a write unlock that leaves this owner's read
 // holds also publishes, so waiting readers retry at once; a read unlock
 // that ends this owner's last read hold while the lock stays held replies 2
 // (Redisson 0); a waiter that leaves the fair queue from its head notifies

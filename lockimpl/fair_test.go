@@ -232,3 +232,49 @@ func TestPurgeFairQueue(t *testing.T) {
 	f.wantAbsent(queue, deadlines)
 	f.wantHash("L", map[string]string{"holder:1": "1"})
 }
+
+// TestFairLeaseTimeout is Redisson's RedissonFairLockTest.testLeaseTimeout,
+// scaled: 8 tasks 100 ms apart each take the fair lock with a 300 ms lease
+// and a wait of 8 s, and never unlock. Every lease runs out with no
+// message sent, so a queued waiter's only wake-up is its bound: each must
+// look again when a lease can have expired, and all 8 acquire, in order,
+// long before their wait runs out.
+func TestFairLeaseTimeout(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	const tasks = 8
+	lease, wait := 300*time.Millisecond, 8*time.Second
+	type got struct {
+		task int
+		at   time.Duration
+		err  error
+	}
+	results := make(chan got, tasks)
+	start := time.Now()
+	for i := range tasks {
+		o := c.NewOwner()
+		go func() {
+			_, err := o.FairLock("lease-timeout").TryLock(bg, lockimpl.TryLockOptions{Wait: wait, Lease: lease})
+			results <- got{i, time.Since(start), err}
+		}()
+		time.Sleep(100 * time.Millisecond) // the submission pace of Redisson's test, not a wait for an event
+	}
+	var order []int
+	for range tasks {
+		r := <-results
+		if r.err != nil {
+			t.Errorf("task %d after %v: %v", r.task, r.at.Round(time.Millisecond), r.err)
+			continue
+		}
+		order = append(order, r.task)
+		t.Logf("task %d acquired after %v", r.task, r.at.Round(time.Millisecond))
+	}
+	if !slices.IsSorted(order) || len(order) != tasks {
+		t.Errorf("acquisition order %v, want all %d in submission order", order, tasks)
+	}
+	// Eight leases back to back take 2.4 s; a waiter sleeping past a free
+	// lock takes until its 8 s wait runs out.
+	if took := time.Since(start); took > wait/2 {
+		t.Errorf("all %d took %v: waiters slept past free locks", tasks, took.Round(time.Millisecond))
+	}
+}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -117,6 +118,12 @@ if redis.call('hexists', lock, field) == 1 then
 end
 `
 
+// FairRetryMs bounds how long a queued fair-lock waiter sleeps while the
+// lock is free and another waiter, ahead of it, is about to take it.
+const FairRetryMs = 50
+
+var fairRetryMs = strconv.Itoa(FairRetryMs)
+
 // KEYS: lock, queue, deadlines. ARGV: lease ms, field, wait ms, now ms.
 // One attempt that never joins the queue (Redisson's tryLock()); replies
 // nil when acquired, else the lock's PTTL (Redisson replies 1).
@@ -132,10 +139,13 @@ return redis.call('pttl', lock)
 // (or the lock's PTTL) + wait" and replies how long to wait at most.
 //
 // Reply of an owner already queued: the lock's PTTL when it is held (as
-// Redisson); when the lock is free (or has no TTL) but another owner heads
-// the queue, Redisson replies 0, which makes its waiters spin; this replies
-// the time to the head's deadline instead, since the head either takes the lock and
-// its unlock notifies the next waiter, or is purged at that deadline.
+// Redisson), so that every queued waiter looks again when a lease can have
+// expired: nothing is published when a lease runs out. When the lock is
+// free (or has no TTL) but another owner heads the queue, Redisson replies
+// 0, which makes its waiters spin until the head takes the lock; this
+// replies FairRetryMs at most (less when the head's deadline comes
+// sooner), so they look again as soon, without spinning: the lease the head
+// takes is what they wait for next.
 var FairAcquire = redis.NewScript(`
 local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
 local lease, field, wait, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -145,7 +155,7 @@ if redis.call('zscore', deadlines, field) then
 	if ttl > 0 then return ttl end
 	local head = redis.call('lindex', queue, 0)
 	local due = head and redis.call('zscore', deadlines, head)
-	if due then return math.max(1, tonumber(due) - now) end
+	if due then return math.max(1, math.min(tonumber(due) - now, ` + fairRetryMs + `)) end
 	return 1
 end
 local last = redis.call('lindex', queue, -1)
