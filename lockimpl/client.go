@@ -35,8 +35,10 @@ type Client struct {
 	wd      *watchdog
 	latches *janitor
 
-	mu     sync.Mutex
-	active map[*hold]struct{} // holds not yet released or lost
+	mu      sync.Mutex
+	active  map[*hold]struct{} // holds not yet released or lost
+	closing bool               // Close has begun: no new background retries
+	retries sync.WaitGroup     // background retries of lost unlocks
 
 	base       context.Context // cancelled by Close: background calls use it
 	cancelBase context.CancelFunc
@@ -162,8 +164,12 @@ func (c *Client) NewOwner() *Owner {
 // It is idempotent.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closing = true
+		c.mu.Unlock()
 		close(c.closed)
 		c.cancelBase()
+		c.retries.Wait()
 		c.subs.close()
 		c.wg.Wait()
 		c.mu.Lock()
@@ -180,6 +186,22 @@ func (c *Client) Close() error {
 		}
 	})
 	return nil
+}
+
+// retryLater runs f in the background until it returns or the client
+// closes (Close waits for it).
+func (c *Client) retryLater(f func()) {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.retries.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.retries.Done()
+		f()
+	}()
 }
 
 func (c *Client) checkOpen() error {

@@ -72,7 +72,11 @@
 // outcome is unknown (an error or timeout) was the owner's last
 // acquisition: like Redisson, lockimpl then stops renewing, so a lock whose
 // unlock never arrived expires within its lease instead of being renewed
-// forever for an owner that has let go. A holder that stops its critical
+// forever for an owner that has let go. It also re-sends that unlock in the
+// background with the same latch (a repeat of one Redis already applied
+// changes nothing) for up to half the latch's lifetime, as Redisson's
+// command retries do, so such a lock is usually released at once rather
+// than left to its lease while every waiter sleeps out its bound. A holder that stops its critical
 // section on Lost never overlaps the next holder, unless it notices later
 // than the margin allows (a process frozen or starved of CPU longer than
 // that), clocks run at rates further apart, or Redis loses the write

@@ -282,7 +282,8 @@ func (l *Lock) unlock(ctx context.Context, h *hold) error {
 	h.unlocking(+1)
 	defer h.unlocking(-1)
 	send := time.Now()
-	n, err := l.unlockOnce(ctx, lease)
+	latch := wire.UnlockLatchKey(l.name, newRequestID())
+	n, err := l.unlockWith(ctx, lease, latch)
 	switch {
 	case errors.Is(err, ErrNotHeld):
 		h.lose()
@@ -291,6 +292,7 @@ func (l *Lock) unlock(ctx context.Context, h *hold) error {
 	case err != nil:
 		if h.unlockFailed() {
 			l.owner.drop(h)
+			l.owner.c.retryLater(func() { l.retryUnlock(lease, latch) })
 		}
 		return l.fail(ctx, "unlock", err)
 	case n == 0:
@@ -329,8 +331,40 @@ func (l *Lock) drainOrphans(ctx context.Context, lease time.Duration) {
 // n is its reply (0 still held, 1 released, 2 read holds over), ErrNotHeld
 // when this owner held nothing.
 func (l *Lock) unlockOnce(ctx context.Context, lease time.Duration) (int64, error) {
+	return l.unlockWith(ctx, lease, wire.UnlockLatchKey(l.name, newRequestID()))
+}
+
+// retryUnlock re-sends a last unlock whose outcome is unknown (a reset or
+// timeout swallowed its reply, or it never left), with the same latch, so
+// that one Redis already applied changes nothing, until Redis answers or
+// half the latch's lifetime has passed. Without it a lock whose unlock was
+// lost stays held, unrenewed, until its lease runs out, and every waiter
+// sleeps out its bound: the reset-storm stall.
+func (l *Lock) retryUnlock(lease time.Duration, latch string) {
 	c := l.owner.c
-	latch := wire.UnlockLatchKey(l.name, newRequestID())
+	deadline := time.Now().Add(c.opts.LatchTimeout / 2)
+	wait := 50 * time.Millisecond
+	for time.Now().Before(deadline) {
+		t := time.NewTimer(wait)
+		select {
+		case <-c.base.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+		ctx, cancel := context.WithTimeout(c.base, c.opts.SubscribeTimeout)
+		_, err := l.unlockWith(ctx, lease, latch)
+		cancel()
+		if err == nil || errors.Is(err, ErrNotHeld) {
+			return
+		}
+	}
+}
+
+// unlockWith runs the unlock script of l's kind once with latch.
+func (l *Lock) unlockWith(ctx context.Context, lease time.Duration, latch string) (int64, error) {
+	c := l.owner.c
 	latchMs := ms(c.opts.LatchTimeout)
 	var res any
 	var err error

@@ -240,3 +240,30 @@ func TestWatchdogAfterRestart(t *testing.T) {
 	}
 	observe(t, 2*w, "the lock across the restart", func() bool { return f.pttl("L") > 0 && !testkit.Closed(h.Lost()) })
 }
+
+// TestLostUnlockRetried: a last unlock that never reached Redis (its
+// context was over) is re-sent in the background with its latch, so the
+// lock is released and a waiter woken long before the minute-long lease
+// would have run out.
+func TestLostUnlockRetried(t *testing.T) {
+	f := setup(t)
+	opts := lockimpl.Options{WatchdogTimeout: time.Minute}
+	h := lock(t, f.client(opts).NewOwner().Lock("L"))
+	waiter := f.client(opts).NewOwner().Lock("L")
+	got := make(chan error, 1)
+	go func() {
+		held, err := waiter.TryLock(bg, lockimpl.TryLockOptions{Wait: testkit.Patience})
+		if err == nil {
+			err = held.Unlock(bg)
+		}
+		got <- err
+	}()
+	gone, cancel := context.WithCancel(bg)
+	cancel()
+	if err := h.Unlock(gone); err == nil {
+		t.Fatal("an unlock with a cancelled context succeeded")
+	}
+	start := time.Now()
+	recvOK(t, got, testkit.Patience, "the waiter to get the lock the retried unlock released")
+	t.Logf("the waiter acquired %v after the lost unlock (the lease was %v)", time.Since(start).Round(time.Millisecond), opts.WatchdogTimeout)
+}
