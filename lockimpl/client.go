@@ -34,6 +34,7 @@ type Client struct {
 	subs    *subscriber
 	wd      *watchdog
 	latches *janitor
+	repl    replicaCache
 
 	mu      sync.Mutex
 	active  map[*hold]struct{} // holds not yet released or lost
@@ -96,6 +97,15 @@ func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*C
 		c.acq = opts.AcquireClient
 	case c.own != nil:
 		c.acq = c.own
+	}
+
+	if !opts.SkipReplicaSync {
+		if _, ok := c.acq.(redis.Cmdable); !ok {
+			if c.own != nil {
+				_ = c.own.Close()
+			}
+			return nil, errNoPipeline
+		}
 	}
 
 	switch opts.PublishMode {
@@ -260,6 +270,42 @@ func (o *Owner) FairLock(name string) *Lock {
 	return &Lock{owner: o, kind: Fair, name: name, field: o.id, channel: wire.LockChannel(name) + ":" + o.id}
 }
 
+// FencedLock returns the owner's fenced lock (RFencedLock) named name: a
+// reentrant lock whose every acquisition, re-entries included, gets the
+// next fencing token of the name (Hold.Token). Guard a resource with it by
+// having the resource refuse writes carrying a token lower than the
+// highest it has seen. Like Redisson's, the token counter
+// (redisson_lock_token:{name}) never expires, so that tokens never go
+// backwards: a name used once costs one small key for ever. Delete the
+// counters of names retired for good, and only when no holder or
+// resource can still compare with their tokens.
+func (o *Owner) FencedLock(name string) *Lock {
+	return &Lock{owner: o, kind: Fenced, name: name, field: o.id, channel: wire.LockChannel(name)}
+}
+
+// SpinLock returns the owner's spin lock named name: the reentrant lock's
+// data, but its waiters poll with exponential backoff (Options.SpinInitialDelay
+// to SpinMaxDelay) instead of subscribing, and unlocks publish nothing.
+// It suits many short-lived names on a cluster, where every pub/sub
+// subscription and message costs each node; a waiter may sleep up to
+// SpinMaxDelay past an unlock.
+func (o *Owner) SpinLock(name string) *Lock {
+	return &Lock{owner: o, kind: Spin, name: name, field: o.id}
+}
+
+// NonReentrantLock returns the owner's non-reentrant lock named name:
+// the reentrant lock's data, but the holder asking for it again gets
+// ErrNonReentrant at once, as does Hold.Reenter.
+func (o *Owner) NonReentrantLock(name string) *Lock {
+	return &Lock{owner: o, kind: NonReentrant, name: name, field: o.id, channel: wire.LockChannel(name)}
+}
+
+// NonReentrantFairLock returns the owner's non-reentrant fair lock named
+// name: the fair lock, but the holder asking again gets ErrNonReentrant.
+func (o *Owner) NonReentrantFairLock(name string) *Lock {
+	return &Lock{owner: o, kind: NonReentrantFair, name: name, field: o.id, channel: wire.LockChannel(name) + ":" + o.id}
+}
+
 // ReadWriteLock returns the owner's read-write lock (RReadWriteLock) named name.
 func (o *Owner) ReadWriteLock(name string) *ReadWriteLock {
 	return &ReadWriteLock{owner: o, name: name}
@@ -325,8 +371,8 @@ func (o *Owner) hold(k holdKey) *hold {
 }
 
 // acquired records a successful acquisition sent at send with lease
-// (watchdog when lease <= 0) and returns the hold.
-func (o *Owner) acquired(l *Lock, send time.Time, lease time.Duration) *hold {
+// (watchdog when lease <= 0) and fencing token (0: none) and returns the hold.
+func (o *Owner) acquired(l *Lock, send time.Time, lease time.Duration, token int64) *hold {
 	k := holdKey{l.kind, l.name}
 	o.mu.Lock()
 	h := o.holds[k]
@@ -341,7 +387,7 @@ func (o *Owner) acquired(l *Lock, send time.Time, lease time.Duration) *hold {
 		o.c.active[h] = struct{}{}
 		o.c.mu.Unlock()
 	}
-	h.acquired(send, lease)
+	h.acquired(send, lease, token)
 	return h
 }
 

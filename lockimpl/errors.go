@@ -26,6 +26,14 @@ var (
 	// write lock of the same name: Redisson refuses read→write upgrades, so
 	// waiting would wait for itself forever.
 	ErrUpgrade = errors.New("lockimpl: read→write upgrade by the same owner is refused (release the read lock first)")
+	// ErrNonReentrant is returned when the holder of a non-reentrant lock
+	// (or an owner acquiring it) asks for it again, by Lock, TryLock or
+	// Hold.Reenter: Redisson's IllegalMonitorStateException.
+	ErrNonReentrant = errors.New("lockimpl: the lock is non-reentrant and this owner already holds or is acquiring it")
+	// ErrReplicaSync is returned when no replica acknowledged an
+	// acquisition within Options.ReplicaSyncTimeout while some were
+	// connected; the acquisition was given back (see Options.SkipReplicaSync).
+	ErrReplicaSync = errors.New("lockimpl: no replica acknowledged the acquisition")
 	// ErrSubscribeTimeout is returned when the pub/sub subscription a waiter
 	// needs is not confirmed within Options.SubscribeTimeout.
 	ErrSubscribeTimeout = errors.New("lockimpl: pub/sub subscription not confirmed in time")

@@ -42,13 +42,26 @@ func (hd *Hold) Count() int {
 	return hd.h.count
 }
 
+// Token is the fencing token of this hold's latest acquisition (the first
+// or the last Reenter) of a Fenced lock, and 0 for other kinds. The
+// resource the lock guards should refuse a write carrying a token lower
+// than one it has already seen.
+func (hd *Hold) Token() int64 {
+	hd.h.mu.Lock()
+	defer hd.h.mu.Unlock()
+	return hd.h.token
+}
+
 // Reenter acquires the lock once more for the same owner, as a second
 // lock() in the same Redisson thread does, with the lease the hold was
 // taken with; each Reenter needs its own Unlock. It never waits: the
 // owner already holds the lock. It returns ErrNotHeld when the hold has
-// ended (released or lost).
+// ended (released or lost), and ErrNonReentrant for a non-reentrant lock.
 func (hd *Hold) Reenter(ctx context.Context) error {
 	l, h := hd.lock, hd.h
+	if !l.kind.reentrant() {
+		return l.fail(ctx, "re-enter", ErrNonReentrant)
+	}
 	if !l.owner.current(h) || h.isDone() {
 		return l.fail(ctx, "re-enter", ErrNotHeld)
 	}
@@ -113,9 +126,11 @@ type hold struct {
 	lastSet  time.Time     // send time of the newest request applied to the deadline
 	unlocks  int           // unlocks in flight: a renewal finding the hold gone is theirs
 	count    int           // acquisitions not yet unlocked (re-entries included)
+	token    int64         // fencing token of the latest acquisition
 	timer    *time.Timer
 	done     bool // released or lost
 	lost     chan struct{}
+	onLost   []func() // run once lost closes (a multi-lock's own Lost)
 }
 
 func newHold(o *Owner, l *Lock) *hold {
@@ -131,10 +146,11 @@ func (h *hold) isDone() bool {
 }
 
 // acquired records an acquisition (first or re-entry) sent at send.
-func (h *hold) acquired(send time.Time, lease time.Duration) {
+func (h *hold) acquired(send time.Time, lease time.Duration, token int64) {
 	wd := h.owner.c.opts.WatchdogTimeout
 	h.mu.Lock()
 	h.count++
+	h.token = token
 	h.noteSet(send)
 	ttl := lease
 	if lease <= 0 {
@@ -144,9 +160,6 @@ func (h *hold) acquired(send time.Time, lease time.Duration) {
 	}
 	h.margin = drift(ttl)
 	switch h.key.kind {
-	case Reentrant, Fair:
-		// PEXPIRE ttl: the TTL is replaced, even by a shorter one.
-		h.deadline = send.Add(ttl)
 	case Write:
 		// Re-entry adds ttl to what is left.
 		if h.deadline.Before(send) {
@@ -157,6 +170,9 @@ func (h *hold) acquired(send time.Time, lease time.Duration) {
 	case Read:
 		h.reads = append(h.reads, send.Add(ttl))
 		h.deadline = latest(h.reads)
+	default:
+		// PEXPIRE ttl: the TTL is replaced, even by a shorter one.
+		h.deadline = send.Add(ttl)
 	}
 	register := lease <= 0 && !h.watchdog
 	if register {
@@ -337,6 +353,27 @@ func (h *hold) lose() {
 		return
 	}
 	close(h.lost)
+	h.mu.Lock()
+	fs := h.onLost
+	h.onLost = nil
+	h.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// whenLost runs f once the hold is lost (at once if it already is).
+func (h *hold) whenLost(f func()) {
+	h.mu.Lock()
+	select {
+	case <-h.lost:
+		h.mu.Unlock()
+		f()
+		return
+	default:
+	}
+	h.onLost = append(h.onLost, f)
+	h.mu.Unlock()
 }
 
 // release ends a hold that an unlock released.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockbench/lockbench/lockimpl/internal/wire"
+	"math/rand/v2"
+	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl/internal/wire"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -23,11 +26,25 @@ const (
 	Read
 	// Write is the write half of RReadWriteLock: exclusive.
 	Write
+	// Fenced is RFencedLock: a reentrant lock whose every acquisition,
+	// re-entries included, returns the next fencing token of its name.
+	Fenced
+	// Spin is Redisson's spin lock: a reentrant lock whose waiters poll
+	// with exponential backoff instead of subscribing, and whose unlocks
+	// publish nothing.
+	Spin
+	// NonReentrant is Redisson's non-reentrant lock: exclusive, and the
+	// holder asking again is refused with ErrNonReentrant.
+	NonReentrant
+	// NonReentrantFair is the non-reentrant fair lock: FIFO, and the
+	// holder asking again is refused with ErrNonReentrant.
+	NonReentrantFair
 )
 
-var kindNames = [...]string{"reentrant", "fair", "read", "write"}
+var kindNames = [...]string{"reentrant", "fair", "read", "write", "fenced", "spin", "non-reentrant", "non-reentrant-fair"}
 
-// String is the kind's name: "reentrant", "fair", "read" or "write".
+// String is the kind's name: "reentrant", "fair", "read", "write",
+// "fenced", "spin", "non-reentrant" or "non-reentrant-fair".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -35,16 +52,28 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// half is whose scripts a lock of kind k (not fair) runs.
-func (k Kind) half() wire.Half {
+// family is whose scripts a lock of kind k (not fair) runs.
+func (k Kind) family() wire.Family {
 	switch k {
 	case Read:
 		return wire.ReadHalf
 	case Write:
 		return wire.WriteHalf
+	case Fenced:
+		return wire.Fenced
+	case Spin:
+		return wire.Spin
+	case NonReentrant:
+		return wire.NonReentrant
 	}
 	return wire.Whole
 }
+
+// fair reports whether k queues its waiters.
+func (k Kind) fair() bool { return k == Fair || k == NonReentrantFair }
+
+// reentrant reports whether the holder of a lock of kind k may take it again.
+func (k Kind) reentrant() bool { return k != NonReentrant && k != NonReentrantFair }
 
 // Lock is one owner's handle on one named lock: reentrant, fair, or the
 // read or write half of a read-write lock. Handles are cheap. Acquiring
@@ -114,6 +143,9 @@ func (l *Lock) TryLock(ctx context.Context, opts TryLockOptions) (*Hold, error) 
 // then runs the acquisition loop.
 func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (*Hold, error) {
 	if err := l.owner.claim(l.key()); err != nil {
+		if !l.kind.reentrant() {
+			err = ErrNonReentrant
+		}
 		return nil, l.fail(ctx, "lock", err)
 	}
 	defer l.owner.unclaim(l.key())
@@ -152,7 +184,7 @@ func (l *Lock) acquireLoop(ctx context.Context, wait, lease time.Duration) (*hol
 	if wait > 0 {
 		queueWait = wait
 	}
-	queued := l.kind == Fair && wait != 0
+	queued := l.kind.fair() && wait != 0
 	giveUp := func() {
 		if queued {
 			l.leaveQueue(queueWait)
@@ -169,6 +201,9 @@ func (l *Lock) acquireLoop(ctx context.Context, wait, lease time.Duration) (*hol
 	if limited && remaining() <= 0 {
 		giveUp()
 		return nil, nil
+	}
+	if l.kind == Spin {
+		return l.spin(ctx, lease, wait, start)
 	}
 
 	e, err := c.subs.acquire(ctx, l.channel)
@@ -223,6 +258,44 @@ func (l *Lock) acquireLoop(ctx context.Context, wait, lease time.Duration) (*hol
 	}
 }
 
+// spin is the spin lock's wait (Redisson's RedissonSpinLock): no pub/sub,
+// attempts after sleeps that start at Options.SpinInitialDelay and double,
+// with a little jitter, up to Options.SpinMaxDelay, each cut short by the
+// TTL the last attempt replied and by what is left of wait (< 0: none).
+func (l *Lock) spin(ctx context.Context, lease, wait time.Duration, start time.Time) (*hold, error) {
+	c := l.owner.c
+	next, fails := c.opts.SpinInitialDelay, 0
+	for {
+		d := next
+		fails++
+		next = min(c.opts.SpinMaxDelay, 2*next+time.Duration(rand.Int64N(int64(fails)))*time.Millisecond)
+		if wait >= 0 {
+			r := wait - time.Since(start)
+			if r <= 0 {
+				return nil, nil
+			}
+			d = min(d, r)
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, l.fail(ctx, "lock", ctx.Err())
+		case <-c.closed:
+			t.Stop()
+			return nil, l.fail(ctx, "lock", ErrClosed)
+		case <-t.C:
+		}
+		ttl, h, err := l.attempt(ctx, lease, false, 0)
+		if h != nil || err != nil {
+			return h, err
+		}
+		if ttl > 0 && ttl < next {
+			next = ttl
+		}
+	}
+}
+
 // attempt runs the acquire script once. It returns the hold when
 // acquired, else the lock's remaining TTL (or the wait bound the fair
 // script replies).
@@ -232,29 +305,83 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 	if lease > 0 {
 		leaseMs = ms(lease)
 	}
-	send := time.Now()
-	var res any
-	var err error
+	var call wire.Call
 	switch l.kind {
-	case Fair:
+	case Fair, NonReentrantFair:
 		s := wire.FairTryOnce
-		if queued {
+		switch {
+		case l.kind == Fair && queued:
 			s = wire.FairAcquire
+		case l.kind == NonReentrantFair && queued:
+			s = wire.NonReentrantFairAcquire
+		case l.kind == NonReentrantFair:
+			s = wire.NonReentrantFairTryOnce
 		}
-		res, err = s.Run(ctx, c.acq, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name)},
-			leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli()).Result()
+		call = wire.Call{Script: wire.Script{Script: s}, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name)},
+			Args: []any{leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli(), wire.NonReentrantError}}
 	default:
-		a := wire.AcquireCall(l.kind.half(), l.name, l.field, leaseMs)
-		res, err = a.Run(ctx, c.acq).Result()
+		call = wire.AcquireCall(l.kind.family(), l.name, l.field, leaseMs)
 	}
+	send := time.Now()
+	res, sync, err := c.runAcquire(ctx, l.name, call)
+	acquired, token, ttl := errors.Is(err, redis.Nil), int64(0), int64(0)
+	switch {
+	case acquired:
+	case err != nil && strings.Contains(err.Error(), wire.NonReentrantError):
+		return 0, nil, l.fail(ctx, "lock", ErrNonReentrant)
+	case err != nil:
+		return 0, nil, l.fail(ctx, "lock", err)
+	default:
+		// The fenced acquire replies {-1, token} or {PTTL, -1}; the others
+		// nil (acquired) or the PTTL.
+		if r, ok := res.([]any); ok && len(r) == 2 {
+			ttl, _ = r[0].(int64)
+			token, _ = r[1].(int64)
+			acquired = ttl == -1
+		} else {
+			ttl, _ = res.(int64)
+		}
+	}
+	if !acquired {
+		return time.Duration(ttl) * time.Millisecond, nil, nil
+	}
+	if sync.failed() {
+		l.undoAcquire(lease)
+		return 0, nil, l.fail(ctx, "lock", sync.err(c.opts.ReplicaSyncTimeout))
+	}
+	return 0, l.owner.acquired(l, send, lease, token), nil
+}
+
+// undoAcquire gives back an acquisition that no replica acknowledged, as
+// Redisson does, so that a failover cannot hand the lock to a second
+// holder while this one believes it failed. It runs even when the
+// caller's context has ended.
+func (l *Lock) undoAcquire(lease time.Duration) {
+	c := l.owner.c
+	if lease <= 0 {
+		lease = c.opts.WatchdogTimeout
+	}
+	ctx, cancel := context.WithTimeout(c.base, c.opts.SubscribeTimeout)
+	defer cancel()
+	_, _ = l.unlockOnce(ctx, lease)
+}
+
+// Token reads the lock name's current fencing token: the one the latest
+// acquisition of a Fenced lock of that name got, 0 before the first. It is
+// the token to compare with a Hold's (Hold.Token) at the guarded resource.
+// Only a Fenced lock has tokens.
+func (l *Lock) Token(ctx context.Context) (int64, error) {
+	if l.kind != Fenced {
+		return 0, l.fail(ctx, "token", fmt.Errorf("%w: a %s lock has no fencing token (use Owner.FencedLock)", ErrInvalidOptions, l.kind))
+	}
+	n, err := l.owner.c.rdb.Get(ctx, wire.TokenKey(l.name)).Int64()
 	if errors.Is(err, redis.Nil) {
-		return 0, l.owner.acquired(l, send, lease), nil
+		return 0, nil
 	}
 	if err != nil {
-		return 0, nil, l.fail(ctx, "lock", err)
+		return 0, l.fail(ctx, "token", err)
 	}
-	n, _ := res.(int64)
-	return time.Duration(n) * time.Millisecond, nil, nil
+	return n, nil
 }
 
 // leaveQueue takes a fair-lock waiter that gives up out of the queue
@@ -368,11 +495,11 @@ func (l *Lock) unlockWith(ctx context.Context, lease time.Duration, latch string
 	latchMs := ms(c.opts.LatchTimeout)
 	var res any
 	var err error
-	if l.kind == Fair {
+	if l.kind.fair() {
 		res, err = wire.FairUnlock.Run(ctx, c.rdb, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name), latch},
 			wire.UnlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publish, latchMs).Result()
 	} else {
-		u := wire.UnlockCall(l.kind.half(), l.name, l.field, l.channel, c.publish, latch, ms(lease), latchMs)
+		u := wire.UnlockCall(l.kind.family(), l.name, l.field, l.channel, c.publish, latch, ms(lease), latchMs)
 		res, err = u.Run(ctx, c.rdb).Result()
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
@@ -402,9 +529,11 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	var n int64
 	var err error
 	switch l.kind {
-	case Reentrant:
+	case Reentrant, Fenced, NonReentrant:
 		n, err = wire.ReentrantForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, wire.UnlockMessage, c.publish).Int64()
-	case Fair:
+	case Spin:
+		n, err = c.rdb.Del(ctx, l.name).Result()
+	case Fair, NonReentrantFair:
 		n, err = wire.FairForceUnlock.Run(ctx, c.rdb, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name)},
 			wire.UnlockMessage, c.opts.Clock().UnixMilli(), c.publish).Int64()
 	case Read:

@@ -21,6 +21,13 @@ const (
 	// DefaultSubscribeTimeout bounds waiting for a pub/sub subscription to
 	// be confirmed (Redisson's subscriptionTimeout).
 	DefaultSubscribeTimeout = 7500 * time.Millisecond
+	// DefaultReplicaSyncTimeout bounds the WAIT after an acquisition
+	// (Redisson's slavesSyncTimeout).
+	DefaultReplicaSyncTimeout = time.Second
+	// DefaultSpinInitialDelay and DefaultSpinMaxDelay bound a spin lock's
+	// sleeps between attempts (Redisson's ExponentialBackOff defaults).
+	DefaultSpinInitialDelay = time.Millisecond
+	DefaultSpinMaxDelay     = 128 * time.Millisecond
 )
 
 // PublishMode says how unlock messages travel.
@@ -72,6 +79,28 @@ type Options struct {
 	// (MaxRetries -1) and must reach the same server as the Client's rdb.
 	// Default: rdb when it does not retry, else a no-retry copy of it.
 	AcquireClient redis.Scripter
+	// SkipReplicaSync turns off the replica check. By default, as in
+	// Redisson (checkLockSyncedSlaves), every acquisition on a primary with
+	// connected replicas is followed, in the same round trip, by WAIT
+	// (WAITAOF when the primary has AOF on), and an acquisition that no
+	// replica acknowledged within ReplicaSyncTimeout is given back and
+	// fails with ErrReplicaSync: a failover then cannot hand the lock to a
+	// second holder because the first one's write never left the primary.
+	// One acknowledging replica is enough; it narrows the failover window
+	// but does not close it (WAIT does not make Redis consistent). With
+	// SkipReplicaSync nothing is sent (Redisson still sends the WAIT and
+	// ignores its answer). Without replicas nothing is sent either; the
+	// count is read from INFO at most once a second.
+	SkipReplicaSync bool
+	// ReplicaSyncTimeout bounds the WAIT; keep it under the redis client's
+	// ReadTimeout. Default DefaultReplicaSyncTimeout.
+	ReplicaSyncTimeout time.Duration
+	// SpinInitialDelay and SpinMaxDelay bound a spin lock's sleeps between
+	// attempts: the first is SpinInitialDelay, each next one twice the last
+	// plus a little jitter, up to SpinMaxDelay. Defaults
+	// DefaultSpinInitialDelay and DefaultSpinMaxDelay.
+	SpinInitialDelay time.Duration
+	SpinMaxDelay     time.Duration
 	// ID is the client's UUID, the first half of every owner id. Empty
 	// means a new random UUID (as Redisson's ServiceManager id).
 	ID string
@@ -93,6 +122,16 @@ func (o Options) withDefaults() Options {
 	if o.SubscribeTimeout <= 0 {
 		o.SubscribeTimeout = DefaultSubscribeTimeout
 	}
+	if o.ReplicaSyncTimeout <= 0 {
+		o.ReplicaSyncTimeout = DefaultReplicaSyncTimeout
+	}
+	if o.SpinInitialDelay <= 0 {
+		o.SpinInitialDelay = DefaultSpinInitialDelay
+	}
+	if o.SpinMaxDelay <= 0 {
+		o.SpinMaxDelay = DefaultSpinMaxDelay
+	}
+	o.SpinMaxDelay = max(o.SpinMaxDelay, o.SpinInitialDelay)
 	return o
 }
 

@@ -280,7 +280,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 		return err
 	}
 	e.nodes = append(e.nodes, replica)
-	return waitReplicaLink(ctx, replica.Addr(), cfg.StartTimeout)
+	return waitReplicaReady(ctx, primary.Addr(), replica.Addr(), "", cfg.StartTimeout)
 }
 
 // startContainerCluster starts Shards×(1+Replicas) cluster-enabled

@@ -67,22 +67,38 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 		return err
 	}
 	e.nodes = append(e.nodes, replica)
-	return waitReplicaLinkAuth(ctx, replica.Addr(), password, cfg.StartTimeout)
+	return waitReplicaReady(ctx, primary.Addr(), replica.Addr(), password, cfg.StartTimeout)
 }
 
-// waitReplicaLink waits until the replica at addr has synced with its primary.
-func waitReplicaLink(ctx context.Context, addr string, timeout time.Duration) error {
-	return waitReplicaLinkAuth(ctx, addr, "", timeout)
-}
-
-// waitReplicaLinkAuth is waitReplicaLink for servers that require password.
-func waitReplicaLinkAuth(ctx context.Context, addr, password string, timeout time.Duration) error {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Password: password})
+// waitReplicaReady waits until the replica has synced with its primary
+// and acknowledges the primary's writes: for about a second after the link
+// comes up a replica may not answer WAIT yet, and a run that starts then
+// would see every replica-synced acquisition fail.
+func waitReplicaReady(ctx context.Context, primaryAddr, replicaAddr, password string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	rdb := redis.NewClient(&redis.Options{Addr: replicaAddr, MaxRetries: -1, Password: password})
 	defer rdb.Close()
 	if err := waitInfo(ctx, rdb, "replication", "master_link_status", "up", timeout); err != nil {
-		return fmt.Errorf("redisenv: replica at %s: %w", addr, err)
+		return fmt.Errorf("redisenv: replica at %s: %w", replicaAddr, err)
 	}
-	return nil
+	prim := redis.NewClient(&redis.Options{Addr: primaryAddr, MaxRetries: -1, Password: password})
+	defer prim.Close()
+	for {
+		// A PUBLISH is replicated and leaves no key behind.
+		var wait *redis.Cmd
+		_, err := prim.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Publish(ctx, "__lockbench:replica-probe", "1")
+			wait = p.Do(ctx, "WAIT", 1, 100)
+			return nil
+		})
+		if n, _ := wait.Int(); err == nil && n >= 1 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("redisenv: replica at %s does not acknowledge writes: %w", replicaAddr, ctx.Err())
+		}
+	}
 }
 
 func (e *Env) startLocalNode(ctx context.Context, cfg Config, bin, dir, name string, extra []string) (*localNode, error) {

@@ -42,28 +42,34 @@ func export(c wire.Call) ScriptCall {
 }
 
 // Calls returns the acquire and the unlock that a lock of kind k
-// (lockimpl.Reentrant, Read or Write) sends for one hold of lock name by
+// (lockimpl.Reentrant, Fenced, Spin, NonReentrant, Read or Write) sends for one hold of lock name by
 // the owner with id ownerID (Owner.ID), with lease and PUBLISH. The
 // unlock's last key is its latch, latch here (see LatchKey): a caller
 // sending several unlocks sets a fresh one in each, as lockimpl does, since
 // an unlock that finds its latch replays the first answer and changes
 // nothing.
 func Calls(k lockimpl.Kind, name, ownerID string, lease time.Duration, latch string) (acquire, unlock ScriptCall, err error) {
-	field, channel, half := ownerID, wire.RWLockChannel(name), wire.ReadHalf
+	field, channel, family := ownerID, wire.LockChannel(name), wire.Whole
 	switch k {
 	case lockimpl.Reentrant:
-		channel, half = wire.LockChannel(name), wire.Whole
+	case lockimpl.Fenced:
+		family = wire.Fenced
+	case lockimpl.Spin:
+		family = wire.Spin
+	case lockimpl.NonReentrant:
+		family = wire.NonReentrant
 	case lockimpl.Read:
+		channel, family = wire.RWLockChannel(name), wire.ReadHalf
 	case lockimpl.Write:
-		field, half = field+":write", wire.WriteHalf
+		field, channel, family = field+":write", wire.RWLockChannel(name), wire.WriteHalf
 	default:
-		return acquire, unlock, fmt.Errorf("protocol: Calls: kind %s: use reentrant, read or write", k)
+		return acquire, unlock, fmt.Errorf("protocol: Calls: kind %s: use reentrant, fenced, spin, non-reentrant, read or write", k)
 	}
 	if lease <= 0 {
 		return acquire, unlock, fmt.Errorf("protocol: Calls: lease %v must be positive", lease)
 	}
-	acquire = export(wire.AcquireCall(half, name, field, ms(lease)))
-	unlock = export(wire.UnlockCall(half, name, field, channel, "PUBLISH", latch, ms(lease), ms(lockimpl.DefaultLatchTimeout)))
+	acquire = export(wire.AcquireCall(family, name, field, ms(lease)))
+	unlock = export(wire.UnlockCall(family, name, field, channel, "PUBLISH", latch, ms(lease), ms(lockimpl.DefaultLatchTimeout)))
 	return acquire, unlock, nil
 }
 

@@ -31,6 +31,7 @@ func FairQueueKey(name string) string  { return prefixName("redisson_lock_queue"
 func FairTimeoutKey(name string) string {
 	return prefixName("redisson_lock_timeout", name)
 }
+func TokenKey(name string) string { return prefixName("redisson_lock_token", name) }
 func UnlockLatchKey(name, requestID string) string {
 	return prefixName("redisson_unlock_latch", name) + ":" + requestID
 }
@@ -54,3 +55,7 @@ const (
 	UnlockMessage     = "0" // wakes one waiter per client
 	ReadUnlockMessage = "1" // wakes every waiter (write unlock: all readers may go)
 )
+
+// NonReentrantError is the error reply of a non-reentrant lock's acquire
+// when the owner already holds it (Redisson's REENTRY_ERR).
+const NonReentrantError = "NON_REENTRANT_REACQUIRE"

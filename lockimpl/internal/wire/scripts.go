@@ -76,6 +76,54 @@ end
 return 0
 `)
 
+// --- the reentrant lock's variants ---
+
+// KEYS: lock, token. ARGV: lease ms, field. RFencedLock's acquire: the
+// reentrant acquire, and every acquisition (re-entry included) increments
+// the token counter, which never expires. Replies {-1, token} when
+// acquired, else {PTTL, -1}.
+var FencedAcquire = newScript(`
+local lock, token, lease, field = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+if redis.call('exists', lock) == 0 or redis.call('hexists', lock, field) == 1 then
+	local t = redis.call('incr', token)
+	redis.call('hincrby', lock, field, 1)
+	redis.call('pexpire', lock, lease)
+	return {-1, t}
+end
+return {redis.call('pttl', lock), -1}
+`)
+
+// KEYS: lock. ARGV: lease ms, field, NonReentrantError. The reentrant
+// acquire, except that the holder asking again gets an error reply.
+var NonReentrantAcquire = newScript(`
+local lock, lease, field, refusal = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+if redis.call('exists', lock) == 0 then
+	redis.call('hincrby', lock, field, 1)
+	redis.call('pexpire', lock, lease)
+	return nil
+end
+` + refuseReentry + `
+return redis.call('pttl', lock)
+`)
+
+// KEYS: lock, latch. ARGV: lease ms, field, latch ms. The spin lock's
+// unlock: the reentrant unlock without a message, since its waiters poll.
+var SpinUnlock = newScript(`
+local lock, latch = KEYS[1], KEYS[2]
+local lease, field, latchTTL = ARGV[1], ARGV[2], ARGV[3]
+` + latchReplay + `if redis.call('hexists', lock, field) == 0 then
+	return nil
+end
+if redis.call('hincrby', lock, field, -1) > 0 then
+	redis.call('pexpire', lock, lease)
+	redis.call('set', latch, 0, 'px', latchTTL)
+	return 0
+end
+redis.call('del', lock)
+redis.call('set', latch, 1, 'px', latchTTL)
+return 1
+`)
+
 // --- fair lock (RFairLock) ---
 
 // fairPurge drops queue heads whose deadline (zset score) has passed: the
@@ -95,11 +143,10 @@ while true do
 end
 `
 
-// fairTake takes a free lock when the queue is empty or this owner heads
+// fairFirst takes a free lock when the queue is empty or this owner heads
 // it: it leaves the queue, every remaining deadline moves wait ms earlier,
-// and the hold starts at 1. Then re-entry. Needs lock, queue, deadlines,
-// lease, field, wait.
-const fairTake = `
+// and the hold starts at 1. Needs lock, queue, deadlines, lease, field, wait.
+const fairFirst = `
 if redis.call('exists', lock) == 0 and
 	(redis.call('exists', queue) == 0 or redis.call('lindex', queue, 0) == field) then
 	redis.call('lpop', queue)
@@ -111,10 +158,23 @@ if redis.call('exists', lock) == 0 and
 	redis.call('pexpire', lock, lease)
 	return nil
 end
+`
+
+// fairReenter is the fair lock's re-entry by its holder.
+const fairReenter = `
 if redis.call('hexists', lock, field) == 1 then
 	redis.call('hincrby', lock, field, 1)
 	redis.call('pexpire', lock, lease)
 	return nil
+end
+`
+
+// refuseReentry is the non-reentrant locks' answer to their holder asking
+// again: an error reply carrying NonReentrantError, changing nothing. Needs
+// lock, field, refusal.
+const refuseReentry = `
+if redis.call('hexists', lock, field) == 1 then
+	return redis.error_reply(refusal)
 end
 `
 
@@ -124,17 +184,26 @@ const FairRetryMs = 50
 
 var fairRetryMs = strconv.Itoa(FairRetryMs)
 
-// KEYS: lock, queue, deadlines. ARGV: lease ms, field, wait ms, now ms.
-// One attempt that never joins the queue (Redisson's tryLock()); replies
-// nil when acquired, else the lock's PTTL (Redisson replies 1).
-var FairTryOnce = redis.NewScript(`
-local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
-local lease, field, wait, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-` + fairPurge + fairTake + `
-return redis.call('pttl', lock)
-`)
+// KEYS: lock, queue, deadlines. ARGV: lease ms, field, wait ms, now ms
+// (and NonReentrantError for the non-reentrant ones). One attempt that
+// never joins the queue (Redisson's tryLock()); replies nil when acquired,
+// else the lock's PTTL (Redisson replies 1).
+var (
+	FairTryOnce             = redis.NewScript(fairTryOnce(fairReenter))
+	NonReentrantFairTryOnce = redis.NewScript(fairTryOnce(refuseReentry))
+)
 
-// KEYS: lock, queue, deadlines. ARGV: lease ms, field, wait ms, now ms.
+func fairTryOnce(again string) string {
+	return `
+local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
+local lease, field, wait, now, refusal = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+` + fairPurge + fairFirst + again + `
+return redis.call('pttl', lock)
+`
+}
+
+// KEYS: lock, queue, deadlines. ARGV: lease ms, field, wait ms, now ms
+// (and NonReentrantError for the non-reentrant one).
 // Acquires, or queues this owner with the deadline "predecessor's deadline
 // (or the lock's PTTL) + wait" and replies how long to wait at most.
 //
@@ -146,10 +215,16 @@ return redis.call('pttl', lock)
 // replies FairRetryMs at most (less when the head's deadline comes
 // sooner), so they look again as soon, without spinning: the lease the head
 // takes is what they wait for next.
-var FairAcquire = redis.NewScript(`
+var (
+	FairAcquire             = redis.NewScript(fairAcquire(fairReenter))
+	NonReentrantFairAcquire = redis.NewScript(fairAcquire(refuseReentry))
+)
+
+func fairAcquire(again string) string {
+	return `
 local lock, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
-local lease, field, wait, now = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-` + fairPurge + fairTake + `
+local lease, field, wait, now, refusal = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+` + fairPurge + fairFirst + again + `
 if redis.call('zscore', deadlines, field) then
 	local ttl = redis.call('pttl', lock)
 	if ttl > 0 then return ttl end
@@ -169,7 +244,8 @@ if redis.call('zadd', deadlines, ttl + wait + now, field) == 1 then
 	redis.call('rpush', queue, field)
 end
 return ttl
-`)
+`
+}
 
 // KEYS: queue, deadlines, lock, channel. ARGV: field, wait ms, message,
 // publish command. A waiter that gives up leaves the queue; the waiters
@@ -427,8 +503,8 @@ type Script struct {
 func newScript(src string) Script { return Script{redis.NewScript(src), src} }
 
 // Call is one script invocation: the script, its keys and arguments.
-// AcquireCall and UnlockCall build the calls of the reentrant lock and of
-// both halves of the read-write lock; lockimpl sends them, and
+// AcquireCall and UnlockCall build the calls of the reentrant lock, its
+// variants, and both halves of the read-write lock; lockimpl sends them, and
 // lockimpl/protocol exports them, so the raw baseline and redis-benchmark
 // send exactly what a lock does.
 type Call struct {
@@ -442,21 +518,28 @@ func (c Call) Run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
 	return c.Script.Run(ctx, rdb, c.Keys, c.Args...)
 }
 
-// AcquireCall is the acquire of half h on name by field.
-func AcquireCall(h Half, name, field string, leaseMs int64) Call {
-	switch h {
+// AcquireCall is the acquire of family f on name by field.
+func AcquireCall(f Family, name, field string, leaseMs int64) Call {
+	switch f {
 	case ReadHalf:
 		return Call{ReadAcquire, []string{name, ReadTimeoutPrefix(name, field)}, []any{leaseMs, field, field + ":write"}}
 	case WriteHalf:
 		return Call{WriteAcquire, []string{name}, []any{leaseMs, field}}
+	case Fenced:
+		return Call{FencedAcquire, []string{name, TokenKey(name)}, []any{leaseMs, field}}
+	case NonReentrant:
+		return Call{NonReentrantAcquire, []string{name}, []any{leaseMs, field, NonReentrantError}}
 	}
 	return Call{ReentrantAcquire, []string{name}, []any{leaseMs, field}}
 }
 
-// UnlockCall is one unlock of half h on name by field,
-// waking waiters on channel, with its latch key last among the keys.
-func UnlockCall(h Half, name, field, channel, publish, latch string, leaseMs, latchMs int64) Call {
-	switch h {
+// UnlockCall is one unlock of family f on name by field,
+// waking waiters on channel (a spin lock wakes nobody), with its latch key
+// last among the keys.
+func UnlockCall(f Family, name, field, channel, publish, latch string, leaseMs, latchMs int64) Call {
+	switch f {
+	case Spin:
+		return Call{SpinUnlock, []string{name, latch}, []any{leaseMs, field, latchMs}}
 	case ReadHalf:
 		return Call{ReadUnlock, []string{name, channel, ReadTimeoutPrefix(name, field), ReadKeyPrefix(name, field), latch},
 			[]any{UnlockMessage, field, publish, latchMs}}

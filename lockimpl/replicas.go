@@ -1,0 +1,239 @@
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl/internal/wire"
+)
+
+// replicaRefresh is how long what INFO said about a primary's replicas is
+// trusted. A WAIT that acknowledges a different number rereads it sooner.
+const replicaRefresh = time.Second
+
+// replication is what INFO says about one primary.
+type replication struct {
+	replicas int  // connected_slaves
+	aof      bool // aof_enabled, and the server has WAITAOF (7.2+)
+	at       time.Time
+}
+
+// replicaCache holds a replication per primary address ("" for a client
+// that is not a cluster's), refreshed by one caller at a time while the
+// others use what is there.
+type replicaCache struct {
+	nodes sync.Map // addr -> *replicaEntry
+}
+
+type replicaEntry struct {
+	cur     atomic.Pointer[replication]
+	reading sync.Mutex
+}
+
+func (rc *replicaCache) entry(addr string) *replicaEntry {
+	if e, ok := rc.nodes.Load(addr); ok {
+		return e.(*replicaEntry)
+	}
+	e, _ := rc.nodes.LoadOrStore(addr, &replicaEntry{})
+	return e.(*replicaEntry)
+}
+
+// get returns the primary's replication, reading INFO when it is unknown
+// or older than replicaRefresh.
+func (e *replicaEntry) get(ctx context.Context, node redis.Cmdable) (replication, error) {
+	r := e.cur.Load()
+	if r != nil && time.Since(r.at) < replicaRefresh {
+		return *r, nil
+	}
+	if r != nil {
+		if !e.reading.TryLock() {
+			return *r, nil // another caller is reading it
+		}
+	} else {
+		e.reading.Lock()
+		if r = e.cur.Load(); r != nil {
+			e.reading.Unlock()
+			return *r, nil
+		}
+	}
+	defer e.reading.Unlock()
+	info, err := node.Info(ctx).Result()
+	var rerr redis.Error
+	switch {
+	case errors.As(err, &rerr):
+		// INFO refused (renamed or forbidden): replicas cannot be counted,
+		// so none is waited for, as on a server without replicas.
+		info = ""
+	case err != nil:
+		return replication{}, err
+	}
+	fresh := parseReplication(info)
+	fresh.at = time.Now()
+	e.cur.Store(&fresh)
+	return fresh, nil
+}
+
+// stale makes the next get read INFO again.
+func (e *replicaEntry) stale() {
+	if r := e.cur.Load(); r != nil {
+		old := *r
+		old.at = time.Time{}
+		e.cur.Store(&old)
+	}
+}
+
+// parseReplication reads connected_slaves, aof_enabled and redis_version
+// from an INFO reply.
+func parseReplication(info string) replication {
+	var r replication
+	var aof bool
+	var major, minor int
+	for line := range strings.Lines(info) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "connected_slaves":
+			r.replicas, _ = strconv.Atoi(v)
+		case "aof_enabled":
+			aof = v == "1"
+		case "redis_version":
+			parts := strings.SplitN(v, ".", 3)
+			if len(parts) >= 2 {
+				major, _ = strconv.Atoi(parts[0])
+				minor, _ = strconv.Atoi(parts[1])
+			}
+		}
+	}
+	r.aof = aof && (major > 7 || major == 7 && minor >= 2)
+	return r
+}
+
+// syncResult is what the WAIT after an acquisition found.
+type syncResult struct {
+	connected int // replicas connected when it was sent (0: no WAIT sent)
+	acked     int
+}
+
+// failed reports whether replicas were connected and none acknowledged.
+func (s syncResult) failed() bool { return s.connected > 0 && s.acked == 0 }
+
+func (s syncResult) err(timeout time.Duration) error {
+	return fmt.Errorf("%w within %v (%d connected); the acquisition was given back: raise Options.ReplicaSyncTimeout, or set Options.SkipReplicaSync",
+		ErrReplicaSync, timeout, s.connected)
+}
+
+// runAcquire sends an acquire call. On a primary with connected replicas,
+// and unless Options.SkipReplicaSync, the call is followed in the same
+// round trip, on the same connection, by WAIT <replicas> <timeout> (WAITAOF
+// 1 <replicas> <timeout> when the primary has AOF on), as Redisson's
+// checkLockSyncedSlaves does; the result says how many acknowledged.
+func (c *Client) runAcquire(ctx context.Context, name string, call wire.Call) (any, syncResult, error) {
+	if c.opts.SkipReplicaSync {
+		res, err := call.Run(ctx, c.acq).Result()
+		return res, syncResult{}, err
+	}
+	node, addr, err := c.primaryFor(ctx, name)
+	if err != nil {
+		return nil, syncResult{}, err
+	}
+	e := c.repl.entry(addr)
+	r, err := e.get(ctx, node)
+	if err != nil {
+		return nil, syncResult{}, err
+	}
+	if r.replicas == 0 {
+		// Through the client itself, which follows cluster redirects.
+		res, err := call.Run(ctx, c.acq).Result()
+		return res, syncResult{}, err
+	}
+	res, acked, err := c.evalThenWait(ctx, node, call, r, false)
+	if isNoScript(err) {
+		res, acked, err = c.evalThenWait(ctx, node, call, r, true)
+	}
+	if isRedirect(err) {
+		// The slot moved while this client's map still points at the
+		// old primary; the script did not run. Sent through the cluster
+		// client, which follows the redirect, it cannot be followed by a
+		// WAIT on its connection: during a slot move such an acquisition
+		// goes unchecked, and the map is reread for the next one.
+		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+			cc.ReloadState(c.base)
+		}
+		e.stale()
+		res, err := call.Run(ctx, c.acq).Result()
+		return res, syncResult{}, err
+	}
+	if err != nil && !errors.Is(err, redis.Nil) { // nil is an acquire's "acquired"
+		return res, syncResult{}, err
+	}
+	if acked != r.replicas {
+		e.stale() // replicas came or went: count them again
+	}
+	return res, syncResult{connected: r.replicas, acked: acked}, err
+}
+
+// isRedirect reports a cluster's MOVED or ASK reply.
+func isRedirect(err error) bool {
+	return err != nil && (strings.HasPrefix(err.Error(), "MOVED ") || strings.HasPrefix(err.Error(), "ASK "))
+}
+
+// evalThenWait pipelines the call (EVALSHA, or EVAL when load) and the
+// WAIT on one connection. err is the call's error (redis.Nil included);
+// a failed WAIT counts as no acknowledgement.
+func (c *Client) evalThenWait(ctx context.Context, node redis.Cmdable, call wire.Call, r replication, load bool) (any, int, error) {
+	timeout := ms(c.opts.ReplicaSyncTimeout)
+	pipe := node.Pipeline()
+	var cmd *redis.Cmd
+	if load {
+		cmd = call.Script.Eval(ctx, pipe, call.Keys, call.Args...)
+	} else {
+		cmd = call.Script.EvalSha(ctx, pipe, call.Keys, call.Args...)
+	}
+	var wait *redis.Cmd
+	if r.aof {
+		wait = pipe.Do(ctx, "WAITAOF", 1, r.replicas, timeout)
+	} else {
+		wait = pipe.Do(ctx, "WAIT", r.replicas, timeout)
+	}
+	_, _ = pipe.Exec(ctx)
+	res, err := cmd.Result()
+	acked := 0
+	switch v := wait.Val().(type) {
+	case int64:
+		acked = int(v)
+	case []any: // WAITAOF: {local, replicas}
+		if len(v) == 2 {
+			n, _ := v[1].(int64)
+			acked = int(n)
+		}
+	}
+	return res, acked, err
+}
+
+// primaryFor is the node an acquisition of name goes to, as a client that
+// can pipeline, and its address ("" when not a cluster).
+func (c *Client) primaryFor(ctx context.Context, name string) (redis.Cmdable, string, error) {
+	switch a := c.acq.(type) {
+	case *redis.ClusterClient:
+		m, err := a.MasterForKey(ctx, name)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, m.Options().Addr, nil
+	case redis.Cmdable:
+		return a, "", nil
+	}
+	return nil, "", errNoPipeline
+}
+
+var errNoPipeline = errors.New("lockimpl: replica sync needs Options.AcquireClient to be a go-redis client (redis.Cmdable), to send WAIT on the acquisition's connection; or set Options.SkipReplicaSync")

@@ -1,0 +1,112 @@
+package lockimpl_test
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/internal/testkit"
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/redisenv"
+)
+
+// waitCalls is how many WAIT commands the server has run.
+func waitCalls(t *testing.T, rdb redis.UniversalClient) int {
+	t.Helper()
+	info, err := rdb.Info(bg, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_wait:calls="); ok {
+			n, _ := strconv.Atoi(strings.Split(rest, ",")[0])
+			return n
+		}
+	}
+	return 0
+}
+
+// TestReplicaSync: on a primary with a replica, every acquisition is
+// followed by a WAIT; when the replica cannot acknowledge (frozen), the
+// acquisition is given back and fails with ErrReplicaSync, for the
+// reentrant and the fair lock alike; with SkipReplicaSync no WAIT is sent
+// and the acquisition stands.
+func TestReplicaSync(t *testing.T) {
+	f := setup(t, redisenv.Config{Topology: redisenv.TopologyReplica})
+	c := f.client(lockimpl.Options{ReplicaSyncTimeout: 300 * time.Millisecond})
+	skip := f.client(lockimpl.Options{SkipReplicaSync: true})
+	a := c.NewOwner()
+
+	before := waitCalls(t, f.raw)
+	h := lock(t, a.Lock("rs"))
+	reenter(t, h)
+	// The first EVALSHA finds no script and is sent again with EVAL,
+	// its WAIT too.
+	if n := waitCalls(t, f.raw) - before; n != 3 {
+		t.Errorf("%d WAITs for an acquisition (sent twice) and a re-entry, want 3", n)
+	}
+	unlock(t, h)
+	unlock(t, h)
+
+	replica := f.env.Replica()
+	if err := replica.Pause(bg); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			if err := replica.Resume(bg); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(resume)
+	for _, l := range []*lockimpl.Lock{a.Lock("rs"), a.FairLock("rsf"), a.FencedLock("rsx")} {
+		start := time.Now()
+		got, err := l.TryLock(bg, lockimpl.TryLockOptions{Wait: time.Second})
+		if got != nil || !errors.Is(err, lockimpl.ErrReplicaSync) {
+			t.Fatalf("%s with the replica frozen = %v, %v; want ErrReplicaSync", l, got, err)
+		}
+		if !strings.Contains(err.Error(), "Options.SkipReplicaSync") {
+			t.Errorf("error %q does not say how to turn the check off", err)
+		}
+		if d := time.Since(start); d < 300*time.Millisecond {
+			t.Errorf("%s failed after %v, before the 300ms WAIT", l, d)
+		}
+		f.wantAbsent(l.Name())
+	}
+	// Given back: another owner takes it at once.
+	before = waitCalls(t, f.raw)
+	hs := lock(t, skip.NewOwner().Lock("rs"))
+	if n := waitCalls(t, f.raw) - before; n != 0 {
+		t.Errorf("SkipReplicaSync sent %d WAITs", n)
+	}
+	unlock(t, hs)
+	resume()
+	// Once the replica is back, acquisitions are acknowledged again.
+	testkit.Eventually(t, "an acknowledged acquisition after resume", func() bool {
+		h, err := a.Lock("rs").TryLock(bg, lockimpl.TryLockOptions{})
+		if err != nil {
+			return false
+		}
+		unlock(t, h)
+		return true
+	})
+}
+
+// TestReplicaSyncWithoutReplicas: a primary without replicas gets no WAIT.
+func TestReplicaSyncWithoutReplicas(t *testing.T) {
+	f := setup(t)
+	c := f.client(lockimpl.Options{})
+	before := waitCalls(t, f.raw)
+	h := lock(t, c.NewOwner().Lock("nr"))
+	unlock(t, h)
+	if n := waitCalls(t, f.raw) - before; n != 0 {
+		t.Errorf("%d WAITs without replicas, want 0", n)
+	}
+}
