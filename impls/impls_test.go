@@ -113,6 +113,13 @@ func TestRefusals(t *testing.T) {
 		{"redsync", "fair", nil, "fair lock"},
 		{"raw", "fair", nil, "fair lock"},
 		{"redislock", "reentrant-deep", nil, "reentrancy"},
+		{"redsync", "fenced", nil, "fencing tokens"},
+		{"raw", "fenced", nil, "fencing tokens"},
+		{"redislock", "spin", nil, "spin lock"},
+		{"raw", "spin", nil, "spin lock"},
+		{"redsync", "mutex-nonreentrant", nil, "refuses its holder"},
+		{"redislock", "multi", nil, "multi-lock"},
+		{"raw", "multi", nil, "multi-lock"},
 		{"redsync", "", &longHolds, "watchdog lease"},
 		{"redislock", "", &longHolds, "outlive redislock's 8s expiry"},
 	}

@@ -435,7 +435,7 @@ func OwnerCounts(ops []Op, owners int) []int64 {
 	n := make([]int64, owners)
 	for i := range ops {
 		o := &ops[i]
-		if o.Held() && o.Flags&Warmup == 0 && int(o.Owner) < owners && o.Owner >= 0 {
+		if o.Held() && o.Flags&(Warmup|Part) == 0 && int(o.Owner) < owners && o.Owner >= 0 {
 			n[o.Owner]++
 		}
 	}

@@ -164,6 +164,23 @@ func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 	}
 }
 
+// RecordPart files a further name of a held multi-name operation (flag
+// Part) for the safety and handoff analyses only: the operation itself was
+// filed by Record and counts once.
+func (s *Shard) RecordPart(op Op) {
+	if !op.Held() {
+		return
+	}
+	op.Flags |= Part
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c.kept.Add(1) <= s.c.maxOps {
+		s.ops = append(s.ops, op)
+	} else {
+		s.c.dropped.Add(1)
+	}
+}
+
 // NoteError keeps the message of a failure of class c at time at (ns since
 // the collector's base), verbatim: the first few distinct messages of a run
 // tell a reader what went wrong (READONLY, NOAUTH, a refused connection)

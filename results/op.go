@@ -91,6 +91,10 @@ const (
 	// ReleaseFailed: the outermost unlock of a held lock got an error or no
 	// answer, so Redis may still hold it until its lease ends.
 	ReleaseFailed
+	// Part: one more name of an operation that took several at once (a
+	// multi-lock), with the operation's times. It counts for safety and
+	// handoffs on its name, never as an operation of its own.
+	Part
 )
 
 // Op is one operation of one owner: an outermost acquisition, its nested

@@ -49,6 +49,10 @@ const (
 	NeedFair       Feature = "a fair lock (kind: fair)"
 	NeedReentrancy Feature = "reentrancy (depth above 1)"
 	NeedWatchdog   Feature = "a watchdog lease (lease: watchdog)"
+	NeedFencing    Feature = "fencing tokens (kind: fenced)"
+	NeedSpin       Feature = "a spin lock that polls without pub/sub (kind: spin)"
+	NeedNonReentry Feature = "a lock that refuses its holder a second acquisition (kind: non-reentrant)"
+	NeedMulti      Feature = "a multi-lock taking several names all or none (kind: multi)"
 	// NeedLossSignal is needed by fixed-lease profiles whose holds could
 	// outlive the lease (see HoldsWithinLease).
 	NeedLossSignal Feature = "a loss signal (its holds can outlive the fixed lease)"
@@ -62,6 +66,14 @@ func (p Profile) Needs() []Feature {
 		f = append(f, NeedReadWrite)
 	case Fair:
 		f = append(f, NeedFair)
+	case Fenced:
+		f = append(f, NeedFencing)
+	case Spin:
+		f = append(f, NeedSpin)
+	case NonReentrant:
+		f = append(f, NeedNonReentry)
+	case Multi:
+		f = append(f, NeedMulti)
 	}
 	if p.Depth.Max() > 1 {
 		f = append(f, NeedReentrancy)

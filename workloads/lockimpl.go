@@ -33,6 +33,7 @@ func (li Lockimpl) NewClient(ctx context.Context, rdb redis.UniversalClient, p P
 	if li.OptionsFor != nil {
 		opts = li.OptionsFor(client)
 	}
+	opts.SkipReplicaSync = opts.SkipReplicaSync || !p.ReplicaSync
 	c, err := lockimpl.NewClient(ctx, rdb, opts)
 	if err != nil {
 		return nil, err
@@ -80,6 +81,12 @@ func (a *lockimplOwner) Locker(name string, m results.Mode) Locker {
 	switch {
 	case a.kind == Fair:
 		l = a.o.FairLock(name)
+	case a.kind == Fenced:
+		l = a.o.FencedLock(name)
+	case a.kind == Spin:
+		l = a.o.SpinLock(name)
+	case a.kind == NonReentrant:
+		l = a.o.NonReentrantLock(name)
 	case m == results.Read:
 		l = a.o.ReadWriteLock(name).ReadLock()
 	case m == results.Write:
@@ -138,6 +145,62 @@ var neverLost = make(chan struct{})
 func (l lockimplLocker) Lost() <-chan struct{} {
 	if held := l.own.holds[l.key]; held != nil {
 		return held.h.Lost()
+	}
+	return neverLost
+}
+
+// MultiLocker is the owner's handle on names taken as one multi-lock of
+// reentrant locks (kind multi).
+func (a *lockimplOwner) MultiLocker(names []string) Locker {
+	locks := make([]*lockimpl.Lock, len(names))
+	for i, n := range names {
+		locks[i] = a.o.Lock(n)
+	}
+	m, err := a.o.NewMultiLock(locks...)
+	return &lockimplMulti{m: m, err: err}
+}
+
+// lockimplMulti adapts a lockimpl multi-lock to Locker: one acquisition
+// and one release of all its names.
+type lockimplMulti struct {
+	m   *lockimpl.MultiLock
+	err error // from NewMultiLock: names repeated
+	h   *lockimpl.MultiHold
+}
+
+func (l *lockimplMulti) Acquire(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	if l.err != nil {
+		return false, l.err
+	}
+	var h *lockimpl.MultiHold
+	var err error
+	if wait > 0 {
+		h, err = l.m.TryLock(ctx, lockimpl.TryLockOptions{Wait: wait, Lease: lease})
+	} else {
+		h, err = l.m.Lock(ctx, lockimpl.LockOptions{Lease: lease})
+	}
+	switch {
+	case errors.Is(err, lockimpl.ErrNotAcquired):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	l.h = h
+	return true, nil
+}
+
+func (l *lockimplMulti) Release(ctx context.Context) error {
+	if l.h == nil {
+		return ErrNotHeld
+	}
+	h := l.h
+	l.h = nil
+	return h.Unlock(ctx)
+}
+
+func (l *lockimplMulti) Lost() <-chan struct{} {
+	if l.h != nil {
+		return l.h.Lost()
 	}
 	return neverLost
 }

@@ -30,7 +30,19 @@ const (
 	Reentrant Kind = "reentrant" // Redisson RLock: exclusive, reentrant
 	Fair      Kind = "fair"      // RedissonFairLock: exclusive, FIFO
 	RW        Kind = "rw"        // RReadWriteLock: shared reads, exclusive writes
+	// Fenced is RFencedLock: reentrant, each acquisition gets a fencing token.
+	Fenced Kind = "fenced"
+	// Spin is Redisson's spin lock: waiters poll with backoff, no pub/sub.
+	Spin Kind = "spin"
+	// NonReentrant is Redisson's non-reentrant lock (depth must be 1).
+	NonReentrant Kind = "non-reentrant"
+	// Multi is RedissonMultiLock: each operation takes Multi names (reentrant
+	// locks) all or none.
+	Multi Kind = "multi"
 )
+
+// kindList is the valid kinds, for error messages.
+const kindList = "reentrant, fair, rw, fenced, spin, non-reentrant or multi"
 
 // Popularity is how owners pick lock names.
 type Popularity string
@@ -87,12 +99,23 @@ type Profile struct {
 	// Seed makes the random choices (names, modes, depths, times)
 	// repeatable.
 	Seed uint64 `yaml:"seed" json:"seed"`
+	// Multi is how many names each operation of kind multi takes at once.
+	Multi int `yaml:"multi" json:"multi,omitempty"`
+	// ReplicaSync follows Redisson's checkLockSyncedSlaves (on by
+	// default): on a primary with replicas, every acquisition waits for a
+	// replica to acknowledge it (WAIT). false sends nothing.
+	ReplicaSync bool `yaml:"replica_sync" json:"replica_sync"`
+	// Topology is the Redis topology the profile is meant for (single,
+	// replica or cluster), started when --topology is not given; empty
+	// means single.
+	Topology string `yaml:"topology" json:"topology,omitempty"`
 }
 
 // Default is the base every profile starts from.
 func Default() Profile {
 	return Profile{
 		Kind:        Reentrant,
+		ReplicaSync: true,
 		Depth:       FixedInt(1),
 		ReadInWrite: 0.5,
 		Clients:     4,
@@ -107,6 +130,14 @@ func Default() Profile {
 		Warmup:      Duration(5 * time.Second),
 		Seed:        1,
 	}
+}
+
+// MultiNames is how many names an operation of kind multi takes.
+func (p Profile) MultiNames() int {
+	if p.Multi == 0 {
+		return 2
+	}
+	return p.Multi
 }
 
 // TotalOwners is Clients × Owners.
@@ -126,6 +157,12 @@ func (p Profile) Summary() string {
 	b.WriteString(string(p.Kind))
 	if p.Kind == RW {
 		fmt.Fprintf(&b, " %g%% reads", p.ReadRatio*100)
+	}
+	if p.Kind == Multi {
+		fmt.Fprintf(&b, " of %d names", p.MultiNames())
+	}
+	if !p.ReplicaSync {
+		b.WriteString(" · replica sync off")
 	}
 	if p.Depth.Max() > 1 {
 		fmt.Fprintf(&b, " · depth %s", p.Depth)
@@ -213,9 +250,26 @@ func (p Profile) Validate() error {
 		}
 	}
 	switch p.Kind {
-	case Reentrant, Fair, RW:
+	case Reentrant, Fair, RW, Fenced, Spin, NonReentrant, Multi:
 	default:
-		return bad("kind", string(p.Kind), "unknown lock kind; use reentrant, fair or rw")
+		return bad("kind", string(p.Kind), "unknown lock kind; use "+kindList)
+	}
+	if p.Multi != 0 && p.Kind != Multi {
+		return bad("multi", p.Multi, "applies to kind multi only; remove it or set kind: multi")
+	}
+	if p.Kind == Multi && (p.Multi < 0 || p.Multi == 1 || p.Multi > 16) {
+		return bad("multi", p.Multi, "names per multi-lock operation must be 2..16 (0: 2)")
+	}
+	if p.Kind == Multi && p.Popularity == PopPerOwner {
+		return bad("popularity", string(p.Popularity), "kind multi takes several names per operation; use uniform or zipf")
+	}
+	if p.Kind == Multi && p.MultiNames() > p.Locks {
+		return bad("multi", p.MultiNames(), "takes more names than the profile has (locks: %d); raise locks or lower multi", p.Locks)
+	}
+	switch p.Topology {
+	case "", "single", "replica", "cluster":
+	default:
+		return bad("topology", p.Topology, "use single, replica or cluster (or leave it out)")
 	}
 	if p.ReadRatio < 0 || p.ReadRatio > 1 {
 		return bad("read_ratio", p.ReadRatio, "must be between 0 and 1 (0.9 = 90%% reads)")
@@ -225,6 +279,9 @@ func (p Profile) Validate() error {
 	}
 	if msg := p.Depth.check(1, 32); msg != "" {
 		return bad("depth", p.Depth.String(), "%s; use e.g. 1, 5 or {1: 0.7, 2: 0.3} (values 1..32, weights adding up to 1)", msg)
+	}
+	if p.Depth.Max() > 1 && (p.Kind == NonReentrant || p.Kind == Multi) {
+		return bad("depth", p.Depth.String(), "a %s lock does not nest; set depth: 1", p.Kind)
 	}
 	if p.ReadInWrite < 0 || p.ReadInWrite > 1 {
 		return bad("read_in_write", p.ReadInWrite, "must be between 0 and 1")

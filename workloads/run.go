@@ -46,6 +46,13 @@ type Owner interface {
 	Locker(name string, m results.Mode) Locker
 }
 
+// MultiOwner is an Owner that can take several names as one multi-lock
+// (kind multi); implementations without one refuse such profiles.
+type MultiOwner interface {
+	// MultiLocker returns the owner's handle on names taken all or none.
+	MultiLocker(names []string) Locker
+}
+
 // Config is what Run needs beyond the profile.
 type Config struct {
 	Profile Profile
@@ -509,6 +516,10 @@ func setup(ctx context.Context, cfg Config) ([]Owner, results.Labels, *runClient
 				ow = cfg.NewOwner(c, o)
 			} else {
 				ow = ic.NewOwner()
+			}
+			if _, ok := ow.(MultiOwner); p.Kind == Multi && !ok {
+				cl.closeAll()
+				return nil, labels, nil, fmt.Errorf("%s: kind multi needs owners with MultiLocker", cfg.Impl.Name())
 			}
 			owners = append(owners, ow)
 			labels.Owners = append(labels.Owners, ow.ID())

@@ -216,7 +216,7 @@ func TestRunUncontended(t *testing.T) {
 // The other built-ins run safely too (hotkey covers zipf popularity).
 func TestRunOtherBuiltins(t *testing.T) {
 	env := redisenvtest.Start(t)
-	for _, name := range []string{"hotkey", "rw50", "rw10"} {
+	for _, name := range []string{"hotkey", "rw50", "rw10", "fenced", "spin", "mutex-nonreentrant", "multi"} {
 		t.Run(name, func(t *testing.T) {
 			p := short(t, name, 2, 3, 100*time.Millisecond, 500*time.Millisecond)
 			res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})

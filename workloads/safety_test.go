@@ -220,3 +220,43 @@ func TestSafetyReadsMayOverlap(t *testing.T) {
 		}
 	}
 }
+
+// multiOwner is a testOwner whose multi-lock handle the test supplies.
+type multiOwner struct {
+	testOwner
+	multi func(names []string) workloads.Locker
+}
+
+func (o multiOwner) MultiLocker(names []string) workloads.Locker { return o.multi(names) }
+
+// A multi-lock that takes only its first name: operations whose first
+// names differ run together on their other names, which only the parts
+// the driver files for those names can show.
+func TestSafetyCatchesMultiPartViolation(t *testing.T) {
+	p := plantedProfile(t, "multi")
+	p.Locks = 2
+	var locks memLocks
+	res := runOK(t, workloads.Config{
+		Profile:   p,
+		KeyPrefix: uniquePrefix(t),
+		NewOwner: func(c, o int) workloads.Owner {
+			lost := make(chan struct{})
+			return multiOwner{
+				testOwner: testOwner{id: ownerID(c, o)},
+				multi: func(names []string) workloads.Locker {
+					if len(names) != 2 || names[0] == names[1] {
+						t.Errorf("multi-lock names %v, want 2 distinct", names)
+					}
+					return memLocker{sem: locks.get(names[0]), lost: lost}
+				},
+			}
+		},
+	})
+	if res.Safety.Violations == 0 {
+		t.Fatalf("a multi-lock that ignores its second name passed the safety check: %+v", res.Safety)
+	}
+	// Each operation counts once, although it holds two names.
+	if got, want := res.Throughput.Acquisitions["exclusive"], res.Throughput.Ops; got != want {
+		t.Errorf("acquisitions %d for %d operations", got, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ type worker struct {
 	timer *time.Timer
 
 	handles        map[handleKey]Locker
+	parts          []int32 // further names of a multi-lock operation
 	nestedHandles  []Locker
 	nested, nestRl []int64
 
@@ -152,6 +154,33 @@ func (w *worker) handle(lock int, m results.Mode) Locker {
 	return h
 }
 
+// multiHandle picks the further names of a multi-lock operation on lock
+// (distinct, by the profile's popularity) into w.parts and returns the
+// owner's handle on all of them. A new handle per operation: the name sets
+// vary.
+func (w *worker) multiHandle(lock int) Locker {
+	w.parts = w.parts[:0]
+	names := []string{w.r.names[lock]}
+	taken := func(i int) bool {
+		if i == lock {
+			return true
+		}
+		return slices.Contains(w.parts, int32(i))
+	}
+	for len(names) < w.r.p.MultiNames() {
+		i := w.pick()
+		for tries := 0; taken(i) && tries < 8; tries++ {
+			i = w.pick()
+		}
+		for taken(i) { // a skewed pick keeps repeating: take the next free name
+			i = (i + 1) % len(w.r.names)
+		}
+		w.parts = append(w.parts, int32(i))
+		names = append(names, w.r.names[i])
+	}
+	return w.owner.(MultiOwner).MultiLocker(names)
+}
+
 // track publishes the worker's phase and the operation so far. It
 // reports false when the run has abandoned the worker (Redis stalled past
 // the run's bound): the worker then stops, recording nothing more, since
@@ -176,6 +205,11 @@ func (w *worker) record(op *results.Op, err error) bool {
 	}
 	w.phase = idle
 	w.shard.Record(*op, w.nested, w.nestRl)
+	for _, lock := range w.parts {
+		part := *op
+		part.Lock = lock
+		w.shard.RecordPart(part)
+	}
 	if err != nil && op.Err != results.NoErr {
 		w.shard.NoteError(op.Err, w.message(op.Lock, err), op.Done)
 	}
@@ -220,7 +254,13 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 		op.Flags |= results.Warmup
 	}
 	w.nestedHandles, w.nested, w.nestRl = w.nestedHandles[:0], w.nested[:0], w.nestRl[:0]
-	l := w.handle(lock, mode)
+	var l Locker
+	if p.Kind == Multi {
+		l = w.multiHandle(lock)
+	} else {
+		w.parts = w.parts[:0]
+		l = w.handle(lock, mode)
+	}
 	lease := p.Lease.Fixed
 	called := time.Now()
 	op.Called = w.since(called)

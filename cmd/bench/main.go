@@ -113,6 +113,7 @@ var overrides = []struct{ flag, field, usage string }{
 	{"popularity", "popularity", "uniform, zipf or per-owner"},
 	{"zipf-s", "zipf_s", "zipf exponent (> 1)"},
 	{"seed", "seed", "random seed"},
+	{"replica-sync", "replica_sync", "true: on a primary with replicas, WAIT for one after each acquisition (Redisson's default); false: send nothing"},
 }
 
 type runFlags struct {
@@ -195,6 +196,10 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	}
 	if _, err := impl.Check(p); err != nil {
 		return p, err
+	}
+	if f.redis.Topology == "" && p.Topology != "" && f.redis.Backend != redisenv.BackendExternal && f.redis.URL == "" {
+		// The profile's topology, unless the flags chose one or a Redis.
+		f.redis.Topology = redisenv.Topology(p.Topology)
 	}
 	if err := f.redis.Validate(); err != nil {
 		return p, err

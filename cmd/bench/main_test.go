@@ -92,7 +92,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--no-such-flag"}, "-no-such-flag"},
 		{[]string{"run", "--duration", "-1s"}, `duration "-1s": must not be negative`},
 		{[]string{"run", "--duration", "soon"}, "--duration"},
-		{[]string{"run", "--profile", "nope"}, "known: fair, hotkey, mutex"},
+		{[]string{"run", "--profile", "nope"}, "known: fair, fenced, hotkey"},
 		{[]string{"run", "--read-ratio", "1.5"}, "read_ratio 1.5: must be between 0 and 1"},
 		{[]string{"run", "--owners", "0"}, "owners 0"},
 		{[]string{"run", "--profile-file", unknownField}, "read_ration: unknown field (line 2)"},
