@@ -9,8 +9,12 @@
 // A Client is a RedissonClient: one per process, with a UUID. An Owner is a
 // Redisson thread, the unit of reentrancy, with id "<client UUID>:<n>":
 // give each goroutine its own. Owners get locks: Lock (RLock), FairLock
-// (RFairLock) and ReadWriteLock (RReadWriteLock, whose ReadLock and
-// WriteLock are Locks); Lock.Kind says which. Lock.Lock and Lock.TryLock
+// (RFairLock), ReadWriteLock (RReadWriteLock, whose ReadLock and WriteLock
+// are Locks), FencedLock (RFencedLock: every acquisition gets the next
+// fencing token, Hold.Token), SpinLock (waiters poll with backoff, no
+// pub/sub), NonReentrantLock and NonReentrantFairLock (the holder asking
+// again gets ErrNonReentrant); Lock.Kind says which. Owner.NewMultiLock
+// groups locks taken all or none (RedissonMultiLock). Lock.Lock and Lock.TryLock
 // return a Hold, the one handle that re-enters (Hold.Reenter), unlocks
 // (Hold.Unlock) and says the hold was lost (Hold.Lost). An owner asking
 // again for a lock it holds or is acquiring gets ErrHeld, so two
@@ -34,6 +38,7 @@
 //	redisson_lock__channel:{L}:<owner>  fair lock: only the head waiter is notified
 //	redisson_rwlock:{L}                 read unlock publishes "0", write unlock "1" (wakes all)
 //	redisson_unlock_latch:{L}:<req>     per-unlock latch: a re-sent unlock gets the first answer
+//	redisson_lock_token:{L}             fenced lock: the last token issued; never expires
 //
 // Locks taken without a lease (LockOptions.Lease or TryLockOptions.Lease
 // zero) get Options.WatchdogTimeout as TTL, and the client's watchdog
@@ -42,6 +47,29 @@
 // renewed; a re-entry keeps the lease its hold was taken with. Waiting uses pub/sub, one subscription per channel per
 // client shared by its waiting owners, and each wait is bounded by the TTL
 // the acquire script replied, so a lost message costs at most one TTL.
+//
+// # Replica sync
+//
+// As Redisson's checkLockSyncedSlaves (on by default), every acquisition
+// on a primary with connected replicas is followed in the same round trip
+// by WAIT (WAITAOF on a primary with AOF on, Redis 7.2+), bounded by
+// Options.ReplicaSyncTimeout (1 s); when no replica acknowledged, the
+// acquisition is given back and fails with ErrReplicaSync, so a failover
+// cannot promote a replica that never saw it. Options.SkipReplicaSync
+// sends nothing (Redisson still sends the WAIT and ignores it). One
+// acknowledging replica narrows the failover window; it does not close it.
+//
+// # Fencing tokens
+//
+// A fenced lock's token counter never expires, as in Redisson: were it to
+// expire or be deleted, tokens would start again at 1 and a resource that
+// checks them would refuse every new holder (or, if it forgot too, accept
+// a stale one). Each name ever fenced costs one small string key for
+// ever; an application with unbounded names should fence a bounded set
+// (for example one name per resource shard) or delete the counters of
+// names retired for good. Tokens also go backwards when Redis loses the
+// counter: a restart without persistence, or a failover to a replica that
+// had not received the latest INCR.
 //
 // # Redis Cluster
 //
@@ -94,7 +122,8 @@
 //
 // Only replies, two extra wake-up messages and client behaviour differ,
 // never the state peers see (checked by running Redisson's own scripts
-// side by side with these on thousands of random operation sequences): the
+// side by side with these on thousands of random operation sequences, for
+// every kind): the
 // fair lock replies, to an already queued waiter while another heads the
 // queue of a free lock (or one without TTL), 50 ms at most instead of 0
 // (Redisson's waiters spin there until the head takes the lock); a fair
@@ -105,7 +134,10 @@
 // (Redisson 0); a waiter that leaves the fair queue from its head notifies
 // the new head (Redisson does not, so the new head waits out its bound); a
 // read→write upgrade by the same owner fails with ErrUpgrade instead of
-// waiting for itself forever. Latch values are private to the unlock that
+// waiting for itself forever; a multi-lock takes its locks in name order,
+// not the order given; replica sync sends nothing when turned off, or
+// when the primary has no replicas. The fair locks' one-attempt TryLock
+// replies the lock's PTTL where Redisson replies 1. Latch values are private to the unlock that
 // wrote them (each has its own request id), so these replies never reach
 // a peer.
 //

@@ -67,6 +67,66 @@ func ExampleLock_TryLock() {
 	// second owner: true
 }
 
+// ExampleOwner_FencedLock guards a write with the fencing token: the store
+// keeps the highest token it has seen and refuses older ones, so a holder
+// that lost its lock without noticing cannot overwrite a newer holder's work.
+func ExampleOwner_FencedLock() {
+	ctx := context.Background()
+	client := exampleClient()
+	defer client.Close()
+
+	highest := int64(0) // what the guarded store remembers
+	write := func(token int64) bool {
+		if token < highest {
+			return false
+		}
+		highest = token
+		return true
+	}
+	first, err := client.NewOwner().FencedLock("ledger").Lock(ctx, lockimpl.LockOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	stale := first.Token()
+	_ = first.Unlock(ctx) // as if its lease had run out
+	second, err := client.NewOwner().FencedLock("ledger").Lock(ctx, lockimpl.LockOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("newer holder writes:", write(second.Token()))
+	fmt.Println("stale holder writes:", write(stale))
+	_ = second.Unlock(ctx)
+	// Output:
+	// newer holder writes: true
+	// stale holder writes: false
+}
+
+// ExampleOwner_NewMultiLock takes two accounts' locks all or none.
+func ExampleOwner_NewMultiLock() {
+	ctx := context.Background()
+	client := exampleClient()
+	defer client.Close()
+
+	owner := client.NewOwner()
+	both, err := owner.NewMultiLock(owner.Lock("account:7"), owner.Lock("account:3"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	hold, err := both.TryLock(ctx, lockimpl.TryLockOptions{Wait: time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, h := range hold.Holds() {
+		fmt.Println("holding", h.Lock().Name())
+	}
+	if err := hold.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// holding account:3
+	// holding account:7
+}
+
 // ExampleHold_Reenter re-enters through the hold, as a Redisson thread
 // calls lock() again; each acquisition needs its unlock.
 func ExampleHold_Reenter() {
