@@ -72,6 +72,11 @@ func (e *replicaEntry) get(ctx context.Context, node redis.Cmdable) (replication
 		// INFO refused (renamed or forbidden): replicas cannot be counted,
 		// so none is waited for, as on a server without replicas.
 		info = ""
+	case err != nil && r != nil:
+		// Unreachable for now: keep what was known, so that a flaky
+		// connection costs the acquisitions nothing they would not
+		// have failed on anyway.
+		return *r, nil
 	case err != nil:
 		return replication{}, err
 	}

@@ -27,7 +27,8 @@ type ScriptCall struct {
 
 // Run sends the call with EVALSHA (EVAL on NOSCRIPT), as lockimpl does. An
 // acquire replies nil (redis.Nil) when acquired, else the lock's TTL in
-// ms; an unlock replies nil when the owner held nothing. Only calls made
+// ms (a fenced acquire replies {-1, token} or {TTL, -1}); an unlock replies
+// nil when the owner held nothing. Only calls made
 // by Calls can Run.
 func (c ScriptCall) Run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
 	return c.call.Script.Run(ctx, rdb, c.Keys, c.call.Args...)
