@@ -431,3 +431,28 @@ func TestRunCluster(t *testing.T) {
 		t.Errorf("shards count %d ops of %d; safety %+v", ops, r.Throughput.Ops, r.Safety)
 	}
 }
+
+// TestRunProfileTopology: a profile that names a topology gets it when
+// --topology is not given (rw90-synced: a primary and a replica, every
+// acquisition acknowledged by the replica), and the flag still wins.
+func TestRunProfileTopology(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut := runBenchOK(t, "run", "--redis", "local", "--profile", "rw90-synced", "--clients", "2", "--owners", "2",
+		"--duration", "500ms", "--warmup", "0s", "--out", dir)
+	if !strings.Contains(errOut, "replica at 127.0.0.1:") {
+		t.Errorf("rw90-synced did not start a replica:\n%s\n%s", out, errOut)
+	}
+	r := readResult(t, dir)
+	if r.Meta.RedisTopology != "replica" || !r.Safety.OK() || r.Throughput.Ops == 0 {
+		t.Errorf("topology %q, safety %+v, ops %d", r.Meta.RedisTopology, r.Safety, r.Throughput.Ops)
+	}
+	dir = t.TempDir()
+	_, errOut = runBenchOK(t, "run", "--redis", "local", "--topology", "single", "--profile", "rw90-synced", "--replica-sync", "false",
+		"--clients", "1", "--owners", "2", "--duration", "300ms", "--warmup", "0s", "--out", dir)
+	if strings.Contains(errOut, "replica at") {
+		t.Errorf("--topology single still started a replica:\n%s", errOut)
+	}
+	if r := readResult(t, dir); r.Meta.RedisTopology != "single" {
+		t.Errorf("topology %q with --topology single", r.Meta.RedisTopology)
+	}
+}
