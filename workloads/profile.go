@@ -619,6 +619,8 @@ func fieldDecodeError(k, val string, f reflect.Value, err error) error {
 		msg = "want a number"
 	case reflect.String:
 		msg = "want text"
+	case reflect.Bool:
+		msg = "want true or false"
 	default:
 		if strings.Contains(msg, "cannot unmarshal") {
 			msg = "wrong type"

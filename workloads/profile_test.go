@@ -253,6 +253,7 @@ func TestBadInput(t *testing.T) {
 		{"nested non-reentrant", "kind: non-reentrant\ndepth: 2", ".yaml", "depth"},
 		{"multi per owner", "kind: multi\npopularity: per-owner", ".yaml", "popularity"},
 		{"topology", "topology: ring", ".yaml", "topology"},
+		{"replica_sync", "replica_sync: maybe", ".yaml", "replica_sync"},
 		{"kind spinning (JSON)", `{"kind": "spinning"}`, ".json", "kind"},
 		{"kind not text", "kind: [rw]", ".yaml", "kind"},
 		{"popularity hot", "popularity: hot", ".yaml", "popularity"},
@@ -515,5 +516,18 @@ func TestValidateInCode(t *testing.T) {
 	fe := requireFieldError(t, p.Validate(), "depth")
 	if !strings.Contains(fe.Fix, "weights add up to 4") {
 		t.Errorf("depth error %q does not give the sum", fe.Fix)
+	}
+}
+
+// A flag override of a yes/no field says what it takes.
+func TestSetBoolSaysTrueOrFalse(t *testing.T) {
+	p := workloads.Default()
+	err := p.Set("replica_sync", "maybe")
+	requireFieldError(t, err, "replica_sync")
+	if !strings.Contains(err.Error(), "want true or false") {
+		t.Errorf("error %q does not say true or false", err)
+	}
+	if err := p.Set("replica_sync", "false"); err != nil || p.ReplicaSync {
+		t.Errorf("Set replica_sync false: %v, ReplicaSync %v", err, p.ReplicaSync)
 	}
 }
