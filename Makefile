@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.Version=$(VERSION)
 TEST_TIMEOUT ?= 12m
 
-.PHONY: help setup build test test-short bench perf perf-harness gobench sweep sweep-shards chaos chaos-full lint fmt clean
+.PHONY: help setup redisson-driver build test test-short bench perf perf-harness gobench sweep sweep-shards chaos chaos-full lint fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -14,14 +14,19 @@ help: ## list the targets
 setup: ## install redis-server if missing (apt-get as root; else print the command)
 	@scripts/setup.sh
 
+redisson-driver: ## build the Redisson peer driver (Java 17 + Maven); without them the Redisson tests skip
+	@if command -v mvn >/dev/null && command -v java >/dev/null; then \
+	  cd redisson-driver && { mvn -q -B -o package 2>/dev/null || mvn -q -B package; }; \
+	else echo "redisson-driver: Java 17 and Maven are missing, so the Redisson interop tests will skip; install them with: apt-get install -y openjdk-17-jdk-headless maven"; fi
+
 build: ## build bin/bench and bin/chaos
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
 
-test: setup ## run every test with the race detector against real redis-server and real Redis containers
+test: setup redisson-driver ## run every test with the race detector against real redis-server and real Redis containers
 	@log=$$(mktemp); LOCKBENCH_ENGINE_LOG=$$log $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...; status=$$?; \
 	 sort $$log; rm -f $$log; exit $$status
 
-test-short: setup ## the quick loop: every test but chaos scenarios, clusters and containers (go test -short, race on)
+test-short: setup redisson-driver ## the quick loop: every test but chaos scenarios, clusters and containers (go test -short, race on)
 	$(GO) test -race -short -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 bench: setup ## run the rw90 profile on a local redis-server (about 40 s)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that packages import only what their room allows: lockimpl (with
-# its subpackages, one room) and results import no package of this module,
+# its subpackages, one room), results and redisson import no package of this module,
 # workloads -> lockimpl, results; impls -> lockimpl, results, workloads;
 # faults -> redisenv, results; plots -> results;
 # report -> plots, results;
@@ -15,7 +15,7 @@ mod=$(go list -m)
 # allowed PKG: the module packages PKG may depend on (transitively), "*" for any.
 allowed() {
   case "$1" in
-    lockimpl | lockimpl/* | results | redisenv) echo "" ;;
+    lockimpl | lockimpl/* | results | redisenv | redisson) echo "" ;;
     redisenv/redisenvtest) echo "redisenv" ;;
     workloads) echo "lockimpl results" ;;
     impls) echo "lockimpl results workloads" ;;

@@ -29,8 +29,15 @@ if [ "$engine" = 0 ]; then
   command -v runc >/dev/null 2>&1 || missing+=(runc)
 fi
 
+# Java 17+ and Maven build the Redisson driver for the interop tests.
+if ! command -v java >/dev/null 2>&1 || ! java -version 2>&1 | grep -qE 'version "(1[7-9]|[2-9][0-9])'; then
+  missing+=(openjdk-17-jdk-headless)
+fi
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: $("$server" --version | cut -d' ' -f1-3) at $(command -v "$server")"
+  echo "setup: $(java -version 2>&1 | head -1) and $(mvn -v 2>/dev/null | head -1 | sed 's/\x1b\[[0-9;]*m//g') for the Redisson driver"
   if [ "$engine" = 0 ]; then
     echo "setup: $(podman --version) and $(runc --version | head -1) for the container tests"
   fi
@@ -48,7 +55,7 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
     echo "or set REDIS_SERVER=/path/to/redis-server, or use your own Redis: REDIS_URL=redis://host:6379/0" >&2
     exit 1
   fi
-  echo "setup: the container tests will skip without a container engine" >&2
+  echo "setup: the container tests will skip without a container engine, the Redisson tests without Java 17 and Maven" >&2
   exit 0
 fi
 
@@ -68,7 +75,7 @@ if ! apt-get install -y -qq "${missing[@]}" >/dev/null; then
   if [ "$need_server" = 1 ]; then
     apt-get install -y -qq redis-server >/dev/null
   fi
-  echo "setup: could not install ${missing[*]}; the container tests will skip" >&2
+  echo "setup: could not install ${missing[*]}; the container or Redisson tests will skip" >&2
 fi
 command -v "$server" >/dev/null 2>&1 || { echo "setup: apt-get install ran, but $server is still not on PATH" >&2; exit 1; }
 echo "setup: $("$server" --version | cut -d' ' -f1-3)$(command -v podman >/dev/null && echo "; $(podman --version)")"

@@ -1,0 +1,12 @@
+// Package redisson runs real Redisson in a JVM beside the Go harness: the
+// driver in redisson-driver/ (a Maven project pinned to one Redisson
+// release) holds and releases Redisson's locks on behalf of named owners,
+// a Java thread each, and reports each call's start and end on the
+// machine's monotonic clock (System.nanoTime, CLOCK_MONOTONIC on Linux),
+// which Now reads on the Go side, so the two sides' critical sections can
+// be compared directly. The JVM dies with the harness: its standard input
+// is the harness's pipe (EOF stops it), and on Linux the kernel kills it
+// when the harness dies, SIGKILL included.
+//
+// It imports no package of this module.
+package redisson

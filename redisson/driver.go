@@ -1,0 +1,276 @@
+package redisson
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// JarEnv names the environment variable that points at the driver's jar.
+const JarEnv = "LOCKBENCH_REDISSON_JAR"
+
+// jarPath is where `make redisson-driver` builds the jar, from the module root.
+const jarPath = "redisson-driver/target/lockbench-redisson-driver.jar"
+
+// ErrUnavailable is returned by FindJar when Java or the driver's jar is
+// missing; its message says how to get them.
+var ErrUnavailable = errors.New("redisson: driver unavailable")
+
+// FindJar returns the driver's jar: $LOCKBENCH_REDISSON_JAR, or the one
+// `make redisson-driver` builds, looked for from the working directory
+// upwards. It also checks that java is on PATH.
+func FindJar() (string, error) {
+	if _, err := exec.LookPath("java"); err != nil {
+		return "", fmt.Errorf("%w: java is not on PATH (make setup installs a JDK when root)", ErrUnavailable)
+	}
+	if p := os.Getenv(JarEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w: $%s=%s: %v", ErrUnavailable, JarEnv, p, err)
+		}
+		return p, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, jarPath)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("%w: %s not found from the working directory up; build it with make redisson-driver (needs Java 17 and Maven), or set $%s", ErrUnavailable, jarPath, JarEnv)
+		}
+		dir = up
+	}
+}
+
+// Config says which Redis the driver's Redisson client uses.
+type Config struct {
+	// Addr is host:port of a single Redis server.
+	Addr string
+	// Password, when set, authenticates the connections.
+	Password string
+	// Jar is the driver's jar (FindJar when empty).
+	Jar string
+}
+
+// Driver is one running JVM with one RedissonClient: one process using
+// Redisson, whose owners are its threads.
+type Driver struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	version string
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan Reply
+	failed  error // the JVM is gone: every call fails with it
+
+	done   chan struct{}
+	stderr strings.Builder
+}
+
+// Reply is one call's outcome. Start and End are the JVM's
+// System.nanoTime around the Redisson call, comparable with Now.
+type Reply struct {
+	Start, End int64
+	// Value is the call's result: for lock, "1" acquired or "0" not (or
+	// the fencing token of a fenced lock); for unlock "1".
+	Value string
+}
+
+// Now reads CLOCK_MONOTONIC in nanoseconds: the clock System.nanoTime
+// reads in the driver.
+func Now() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// Start starts the driver and waits until its Redisson client is
+// connected, or ctx ends.
+func Start(ctx context.Context, cfg Config) (*Driver, error) {
+	if cfg.Jar == "" {
+		j, err := FindJar()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Jar = j
+	}
+	args := []string{"-XX:+UseSerialGC", "-Xss512k", "-jar", cfg.Jar, "--addr", cfg.Addr}
+	if cfg.Password != "" {
+		args = append(args, "--password", cfg.Password)
+	}
+	cmd := exec.Command("java", args...)
+	// The kernel kills the JVM when the thread that started it dies, even
+	// when the harness is SIGKILLed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	d := &Driver{cmd: cmd, pending: map[int64]chan Reply{}, done: make(chan struct{})}
+	cmd.Stderr = &lockedWriter{mu: &d.mu, b: &d.stderr}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	d.stdin = stdin
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("redisson: start the driver: %w", err)
+	}
+	ready := make(chan error, 1)
+	go d.read(stdout, ready)
+	select {
+	case err := <-ready:
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		return d, nil
+	case <-ctx.Done():
+		d.Close()
+		return nil, fmt.Errorf("redisson: driver not ready: %w", ctx.Err())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.b.Len() < 64<<10 {
+		w.b.Write(p)
+	}
+	return len(p), nil
+}
+
+// Version is the Redisson version the driver runs.
+func (d *Driver) Version() string { return d.version }
+
+// read delivers replies until the JVM's stdout closes; the first line is
+// the greeting.
+func (d *Driver) read(stdout io.Reader, ready chan<- error) {
+	defer close(d.done)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	greeted := false
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), "\t", 5)
+		if len(f) != 5 {
+			continue
+		}
+		if !greeted {
+			greeted = true
+			d.version = strings.TrimPrefix(f[4], "redisson ")
+			ready <- nil
+			continue
+		}
+		id, _ := strconv.ParseInt(f[0], 10, 64)
+		start, _ := strconv.ParseInt(f[2], 10, 64)
+		end, _ := strconv.ParseInt(f[3], 10, 64)
+		r := Reply{Start: start, End: end, Value: f[4]}
+		d.mu.Lock()
+		ch := d.pending[id]
+		delete(d.pending, id)
+		d.mu.Unlock()
+		if ch == nil {
+			continue
+		}
+		if f[1] != "ok" {
+			r.Value = "\x00" + f[4] // marks an error for Call
+		}
+		ch <- r
+	}
+	err := d.cmd.Wait()
+	d.mu.Lock()
+	d.failed = fmt.Errorf("redisson: driver exited (%v): %s", err, strings.TrimSpace(d.stderr.String()))
+	for id, ch := range d.pending {
+		close(ch)
+		delete(d.pending, id)
+	}
+	failed := d.failed
+	d.mu.Unlock()
+	if !greeted {
+		ready <- failed
+	}
+}
+
+// Call runs op for owner on the lock of kind and name: wait < 0 waits for
+// ever (lock), else tryLock within wait; lease 0 is the watchdog. An error
+// reply from Redisson (IllegalMonitorStateException and the like) is an
+// error carrying its message; a ctx that ends stops waiting for the reply,
+// not the call in the JVM.
+func (d *Driver) Call(ctx context.Context, op, owner, kind, name string, wait, lease time.Duration) (Reply, error) {
+	for _, s := range []string{op, owner, kind, name} {
+		if strings.ContainsAny(s, "\t\n") {
+			return Reply{}, fmt.Errorf("redisson: %q: no tabs or newlines in driver fields", s)
+		}
+	}
+	waitMs := int64(-1)
+	if wait >= 0 {
+		waitMs = wait.Milliseconds()
+	}
+	ch := make(chan Reply, 1)
+	d.mu.Lock()
+	if d.failed != nil {
+		err := d.failed
+		d.mu.Unlock()
+		return Reply{}, err
+	}
+	d.nextID++
+	id := d.nextID
+	d.pending[id] = ch
+	_, err := fmt.Fprintf(d.stdin, "%d\t%s\t%s\t%s\t%s\t%d\t%d\n", id, op, owner, kind, name, waitMs, lease.Milliseconds())
+	d.mu.Unlock()
+	if err != nil {
+		return Reply{}, fmt.Errorf("redisson: send to the driver: %w", err)
+	}
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return Reply{}, d.failed
+		}
+		if msg, isErr := strings.CutPrefix(r.Value, "\x00"); isErr {
+			return r, fmt.Errorf("redisson: %s %s %q for %s: %s", op, kind, name, owner, msg)
+		}
+		return r, nil
+	case <-ctx.Done():
+		d.mu.Lock()
+		delete(d.pending, id)
+		d.mu.Unlock()
+		return Reply{}, ctx.Err()
+	}
+}
+
+// Close stops the JVM (its input closes, it halts; killed after 5 s) and
+// waits for it.
+func (d *Driver) Close() error {
+	_ = d.stdin.Close()
+	select {
+	case <-d.done:
+	case <-time.After(5 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.done
+	}
+	return nil
+}
