@@ -162,6 +162,9 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// PID is the JVM's process id.
+func (d *Driver) PID() int { return d.cmd.Process.Pid }
+
 // Version is the Redisson version the driver runs.
 func (d *Driver) Version() string { return d.version }
 

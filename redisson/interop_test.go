@@ -1,9 +1,14 @@
 package redisson_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"slices"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -220,4 +225,44 @@ func TestInteropNonReentrantRefusal(t *testing.T) {
 	if err := h.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDriverDiesWithHarness: a harness process that is SIGKILLed (no
+// chance to close anything) takes its JVM with it.
+func TestDriverDiesWithHarness(t *testing.T) {
+	if os.Getenv("LOCKBENCH_DRIVER_CHILD") != "" {
+		d, err := redisson.Start(context.Background(), redisson.Config{Addr: os.Getenv("LOCKBENCH_DRIVER_CHILD")})
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println("jvm", d.PID())
+		select {} // until killed
+	}
+	env, _ := start(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDriverDiesWithHarness$")
+	cmd.Env = append(os.Environ(), "LOCKBENCH_DRIVER_CHILD="+env.Addr())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("child: %v", err)
+	}
+	var pid int
+	if _, err := fmt.Sscanf(line, "jvm %d", &pid); err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("child said %q", line)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("JVM %d not running before the kill: %v", pid, err)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	redisenvtest.WaitProcessGone(t, pid, 30*time.Second)
 }
