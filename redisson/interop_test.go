@@ -8,8 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"syscall"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
