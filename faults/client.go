@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -137,5 +138,37 @@ func (f *freezeFault) Inject(ctx context.Context) (func(context.Context) error, 
 		err := undoNet(ctx)
 		f.gate.reopen()
 		return err
+	}, nil
+}
+
+type stopFault struct {
+	target string
+	pid    func() int
+}
+
+// StopProcess freezes a client process whole (SIGSTOP) until reverted
+// (SIGCONT), as a long stop-the-world GC pause freezes a JVM: its threads,
+// its watchdog's timers and its sockets' readers all stand still while
+// the kernel keeps its connections open. pid is read at injection, so the
+// fault can be planned before the process starts.
+func StopProcess(target string, pid func() int) Fault { return &stopFault{target, pid} }
+
+func (f *stopFault) Kind() string   { return "freeze" }
+func (f *stopFault) Target() string { return f.target }
+func (f *stopFault) Detail() string { return "process stopped (SIGSTOP), SIGCONT on revert" }
+
+func (f *stopFault) Inject(context.Context) (func(context.Context) error, error) {
+	pid := f.pid()
+	if pid <= 0 {
+		return nil, fmt.Errorf("faults: freeze %s: no process to stop", f.target)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("faults: freeze %s: SIGSTOP %d: %w", f.target, pid, err)
+	}
+	return func(context.Context) error {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			return fmt.Errorf("faults: thaw %s: SIGCONT %d: %w", f.target, pid, err)
+		}
+		return nil
 	}, nil
 }

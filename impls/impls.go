@@ -30,6 +30,7 @@ func All() []Info {
 		{"raw", "lockimpl's Lua scripts by EVALSHA, no client logic: no watchdog, no pub/sub, retry after the returned TTL"},
 		{"redsync", "github.com/go-redsync/redsync/v4, one node, its defaults: 8s expiry, retry every 50-250ms; exclusive only"},
 		{"redislock", "github.com/bsm/redislock, retry every 50-250ms like redsync; exclusive only"},
+		{RedissonName, "real Redisson in one JVM, a RedissonClient per client (make redisson-driver; needs Java 17): every lock kind, no loss signal"},
 	}
 }
 
@@ -58,6 +59,8 @@ func Lookup(name string) (workloads.Impl, error) {
 		return Redsync{}, nil
 	case "redislock":
 		return Redislock{}, nil
+	case RedissonName:
+		return &Redisson{}, nil
 	}
 	return nil, &workloads.FieldError{Field: "--impl", Value: strconv.Quote(name),
 		Fix: "unknown implementation; use " + strings.Join(Names(), ", ")}

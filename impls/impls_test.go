@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -47,6 +48,7 @@ func TestEveryImplExcludes(t *testing.T) {
 	env := redisenvtest.Start(t)
 	for _, name := range impls.Names() {
 		t.Run(name, func(t *testing.T) {
+			needDriver(t, name)
 			p := builtin(t, "mutex")
 			p.Clients, p.Owners = 2, 3
 			p.Warmup, p.Duration = 0, workloads.Duration(1500*time.Millisecond)
@@ -165,6 +167,18 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// needDriver skips the Redisson subtest where Java or the driver's jar is
+// missing, with the reason.
+func needDriver(t *testing.T, name string) {
+	t.Helper()
+	if name != impls.RedissonName {
+		return
+	}
+	if _, err := redisson.FindJar(); err != nil {
+		t.Skip(err)
+	}
+}
+
 // TestLockerContract checks each peer's Locker against one Redis: a held
 // lock makes a bounded acquire report false without error, a release of a
 // lock not held matches ErrNotHeld, and raw retries after the TTL it was
@@ -175,8 +189,9 @@ func TestLockerContract(t *testing.T) {
 	defer rdb.Close()
 	p := builtin(t, "mutex")
 	p.Lease = workloads.Lease{Fixed: 400 * time.Millisecond}
-	for _, name := range []string{"raw", "redsync", "redislock"} {
+	for _, name := range []string{"raw", "redsync", "redislock", impls.RedissonName} {
 		t.Run(name, func(t *testing.T) {
+			needDriver(t, name)
 			impl := lookup(t, name)
 			c, err := impl.NewClient(bg, rdb, p, 0)
 			if err != nil {

@@ -20,7 +20,10 @@ import (
 // Unlike Redisson, which takes them in the order given, a MultiLock takes
 // them in one order by name (then kind), whatever order they were given
 // in: two multi-locks over overlapping names then never wait for each
-// other in a cycle.
+// other in a cycle. Beside Redisson clients, give Redisson's multi-locks
+// their names sorted too: a Java multi-lock holding b while waiting for a,
+// and a Go one holding a while waiting for b, both wait until a round's
+// per-lock wait (1.5 s) runs out, give back and try again.
 type MultiLock struct {
 	locks []*Lock
 }

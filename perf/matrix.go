@@ -38,8 +38,9 @@ type MatrixSpec struct {
 }
 
 // DefaultMatrix is make perf's: uncontended and mutex at 1, 8 and 64
-// owners on every implementation, rw90 on lockimpl and raw (the peers have
-// no read-write lock).
+// owners on every implementation; rw90 on lockimpl, raw and Redisson (the
+// Go peers have no read-write lock); fair and reentrant-deep on lockimpl
+// and Redisson, the two that have fair and reentrant locks.
 func DefaultMatrix(all []string) []MatrixGroup {
 	var g []MatrixGroup
 	for _, p := range []string{"uncontended", "mutex"} {
@@ -47,7 +48,11 @@ func DefaultMatrix(all []string) []MatrixGroup {
 			g = append(g, MatrixGroup{Profile: p, Owners: n, Impls: all})
 		}
 	}
-	return append(g, MatrixGroup{Profile: "rw90", Impls: []string{impls.Default, impls.Raw{}.Name()}})
+	rs := impls.RedissonName
+	return append(g,
+		MatrixGroup{Profile: "rw90", Impls: []string{impls.Default, impls.Raw{}.Name(), rs}},
+		MatrixGroup{Profile: "fair", Impls: []string{impls.Default, rs}},
+		MatrixGroup{Profile: "reentrant-deep", Impls: []string{impls.Default, rs}})
 }
 
 // MatrixHooks report progress and keep each run's result.

@@ -58,18 +58,33 @@ func FindJar() (string, error) {
 	}
 }
 
+// JarVersion is the Redisson version the driver's jar was built with, read
+// from the redisson-<version>.jar the build copies beside it ("" when not
+// found).
+func JarVersion(jar string) string {
+	m, _ := filepath.Glob(filepath.Join(filepath.Dir(jar), "lib", "redisson-[0-9]*.jar"))
+	if len(m) != 1 {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m[0]), "redisson-"), ".jar")
+}
+
 // Config says which Redis the driver's Redisson client uses.
 type Config struct {
-	// Addr is host:port of a single Redis server.
+	// Addr is host:port of a single Redis server for the first client,
+	// whose owners' names have no slash; empty: clients only by Connect.
 	Addr string
-	// Password, when set, authenticates the connections.
+	// Password, when set, authenticates every client's connections.
 	Password string
 	// Jar is the driver's jar (FindJar when empty).
 	Jar string
+	// Watchdog is Redisson's lockWatchdogTimeout (its 30 s default when
+	// zero): how long a watchdog hold lasts unrenewed.
+	Watchdog time.Duration
 }
 
-// Driver is one running JVM with one RedissonClient: one process using
-// Redisson, whose owners are its threads.
+// Driver is one running JVM with RedissonClients (Config.Addr's and
+// those of Connect), whose owners are its threads.
 type Driver struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
@@ -83,6 +98,24 @@ type Driver struct {
 	done   chan struct{}
 	stderr strings.Builder
 }
+
+// Error is an exception Redisson threw in the driver.
+type Error struct {
+	Op, Kind, Name, Owner string
+	// Class is the exception's simple class name, such as
+	// IllegalMonitorStateException (an unlock by an owner that does not
+	// hold the lock).
+	Class   string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("redisson: %s %s %q for %s: %s: %s", e.Op, e.Kind, e.Name, e.Owner, e.Class, e.Message)
+}
+
+// NotHeld reports whether the exception says the owner held nothing to
+// unlock.
+func (e *Error) NotHeld() bool { return e.Class == "IllegalMonitorStateException" }
 
 // Reply is one call's outcome. Start and End are the JVM's
 // System.nanoTime around the Redisson call, comparable with Now.
@@ -101,6 +134,17 @@ func Now() int64 {
 	return ts.Nano()
 }
 
+// monoBase and wallBase are one reading of CLOCK_MONOTONIC and of
+// time.Now taken together, so that Time can place a JVM timestamp on this
+// process's clock.
+var monoBase, wallBase = Now(), time.Now()
+
+// Time is the JVM's System.nanoTime reading ns as a time.Time of this
+// process, with a monotonic reading (Go's monotonic clock is
+// CLOCK_MONOTONIC too), so it orders and subtracts exactly against
+// time.Now.
+func Time(ns int64) time.Time { return wallBase.Add(time.Duration(ns - monoBase)) }
+
 // Start starts the driver and waits until its Redisson client is
 // connected, or ctx ends.
 func Start(ctx context.Context, cfg Config) (*Driver, error) {
@@ -111,9 +155,15 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		}
 		cfg.Jar = j
 	}
-	args := []string{"-XX:+UseSerialGC", "-Xss512k", "-jar", cfg.Jar, "--addr", cfg.Addr}
+	args := []string{"-XX:+UseSerialGC", "-Xss512k", "-jar", cfg.Jar}
+	if cfg.Addr != "" {
+		args = append(args, "--addr", cfg.Addr)
+	}
 	if cfg.Password != "" {
 		args = append(args, "--password", cfg.Password)
+	}
+	if cfg.Watchdog > 0 {
+		args = append(args, "--watchdog-ms", strconv.FormatInt(cfg.Watchdog.Milliseconds(), 10))
 	}
 	cmd := exec.Command("java", args...)
 	// The kernel kills the JVM when the thread that started it dies, even
@@ -222,10 +272,57 @@ func (d *Driver) read(stdout io.Reader, ready chan<- error) {
 // error carrying its message; a ctx that ends stops waiting for the reply,
 // not the call in the JVM.
 func (d *Driver) Call(ctx context.Context, op, owner, kind, name string, wait, lease time.Duration) (Reply, error) {
+	return d.call(ctx, op, owner, kind, name, wait, lease, -1)
+}
+
+// Section is one critical section run whole in the JVM.
+type Section struct {
+	// Start and End bound the whole call; Acquired is when the lock was
+	// taken (or the wait gave up), Released when the unlock was sent. All
+	// are the JVM's System.nanoTime.
+	Start, Acquired, Released, End int64
+	// Value is the acquisition's: "0" not acquired, else "1" or the
+	// fencing token.
+	Value string
+}
+
+// Section has owner take the lock (as Call's lock), hold it for hold and
+// unlock it, all in the owner's thread with no round trip to the harness
+// in between. An unlock that fails returns its *Error with the section's
+// times filled in.
+func (d *Driver) Section(ctx context.Context, owner, kind, name string, wait, lease, hold time.Duration) (Section, error) {
+	r, err := d.call(ctx, "section", owner, kind, name, wait, lease, max(hold, 0))
+	s := Section{Start: r.Start, End: r.End}
+	v := r.Value
+	var re *Error
+	if errors.As(err, &re) {
+		msg, times, ok := strings.Cut(re.Message, "\x01")
+		if !ok {
+			return s, err // the acquisition failed
+		}
+		re.Message, v = msg, times
+	} else if err != nil {
+		return s, err
+	}
+	f := strings.Fields(v)
+	if len(f) != 3 {
+		return s, fmt.Errorf("redisson: section reply %q: want value, acquired and released", v)
+	}
+	s.Value = f[0]
+	s.Acquired, _ = strconv.ParseInt(f[1], 10, 64)
+	s.Released, _ = strconv.ParseInt(f[2], 10, 64)
+	return s, err
+}
+
+// call sends one request; hold < 0 leaves the 8th field out.
+func (d *Driver) call(ctx context.Context, op, owner, kind, name string, wait, lease, hold time.Duration) (Reply, error) {
 	for _, s := range []string{op, owner, kind, name} {
 		if strings.ContainsAny(s, "\t\n") {
 			return Reply{}, fmt.Errorf("redisson: %q: no tabs or newlines in driver fields", s)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return Reply{}, err
 	}
 	waitMs := int64(-1)
 	if wait >= 0 {
@@ -241,7 +338,11 @@ func (d *Driver) Call(ctx context.Context, op, owner, kind, name string, wait, l
 	d.nextID++
 	id := d.nextID
 	d.pending[id] = ch
-	_, err := fmt.Fprintf(d.stdin, "%d\t%s\t%s\t%s\t%s\t%d\t%d\n", id, op, owner, kind, name, waitMs, lease.Milliseconds())
+	line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%d\t%d", id, op, owner, kind, name, waitMs, lease.Milliseconds())
+	if hold >= 0 {
+		line += "\t" + strconv.FormatInt(int64(hold), 10)
+	}
+	_, err := io.WriteString(d.stdin, line+"\n")
 	d.mu.Unlock()
 	if err != nil {
 		return Reply{}, fmt.Errorf("redisson: send to the driver: %w", err)
@@ -254,7 +355,8 @@ func (d *Driver) Call(ctx context.Context, op, owner, kind, name string, wait, l
 			return Reply{}, d.failed
 		}
 		if msg, isErr := strings.CutPrefix(r.Value, "\x00"); isErr {
-			return r, fmt.Errorf("redisson: %s %s %q for %s: %s", op, kind, name, owner, msg)
+			class, text, _ := strings.Cut(msg, ": ")
+			return r, &Error{Op: op, Kind: kind, Name: name, Owner: owner, Class: class, Message: text}
 		}
 		return r, nil
 	case <-ctx.Done():
@@ -263,6 +365,26 @@ func (d *Driver) Call(ctx context.Context, op, owner, kind, name string, wait, l
 		d.mu.Unlock()
 		return Reply{}, ctx.Err()
 	}
+}
+
+// Connect adds a RedissonClient called client on the single server at
+// addr: owners named "client/..." are its threads. Several clients in one
+// JVM are several Redisson processes in one runtime.
+func (d *Driver) Connect(ctx context.Context, client, addr string) error {
+	if client == "" || strings.Contains(client, "/") {
+		return fmt.Errorf("redisson: client name %q: want a non-empty name without a slash", client)
+	}
+	_, err := d.Call(ctx, "connect", client, "-", addr, 0, 0)
+	return err
+}
+
+// Warm runs cycles of lock and unlock of a reentrant lock on name for
+// owner inside the JVM, so that its JIT compiler has compiled the lock
+// path before a measurement (a JVM's first thousands of calls run
+// interpreted).
+func (d *Driver) Warm(ctx context.Context, owner, name string, cycles int) error {
+	_, err := d.Call(ctx, "warm", owner, "reentrant", name, time.Duration(cycles)*time.Millisecond, 0)
+	return err
 }
 
 // Close stops the JVM (its input closes, it halts; killed after 5 s) and

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,13 +25,20 @@ func TestMain(m *testing.M) { redisenvtest.Main(m) }
 // driver's jar the test is skipped with one line saying how to get them.
 func start(t *testing.T) (*redisenv.Env, *redisson.Driver) {
 	t.Helper()
+	return startWith(t, redisson.Config{})
+}
+
+// startWith is start with the driver's cfg (Addr is the Redis's).
+func startWith(t *testing.T, cfg redisson.Config) (*redisenv.Env, *redisson.Driver) {
+	t.Helper()
 	if _, err := redisson.FindJar(); errors.Is(err, redisson.ErrUnavailable) {
 		t.Skip(err)
 	}
 	env := redisenvtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	d, err := redisson.Start(ctx, redisson.Config{Addr: env.Addr()})
+	cfg.Addr = env.Addr()
+	d, err := redisson.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,113 +46,17 @@ func start(t *testing.T) (*redisenv.Env, *redisson.Driver) {
 	return env, d
 }
 
-// section is one critical section on CLOCK_MONOTONIC, by a Java or Go owner.
-type section struct {
-	from, to int64
-	java     bool
-}
-
-// TestInteropReentrantExclusion: two Redisson owners (Java threads) and two
-// lockimpl owners contend for one reentrant lock; their critical sections,
-// on one monotonic clock, never overlap, the lock passes between the
-// languages hundreds of times, and each side wakes the other's waiters by
-// pub/sub (no handoff waits for a lease).
-func TestInteropReentrantExclusion(t *testing.T) {
-	env, d := start(t)
-	ctx := testkit.Context(t)
+// goClient is a lockimpl client on env with opts.
+func goClient(t *testing.T, env *redisenv.Env, opts lockimpl.Options) *lockimpl.Client {
+	t.Helper()
 	rdb := env.NewClient()
-	defer rdb.Close()
-	c, err := lockimpl.NewClient(ctx, rdb, lockimpl.Options{})
+	t.Cleanup(func() { rdb.Close() })
+	c, err := lockimpl.NewClient(testkit.Context(t), rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	t.Logf("Redisson %s", d.Version())
-
-	const rounds = 300
-	var mu sync.Mutex
-	var secs []section
-	add := func(s section) {
-		mu.Lock()
-		secs = append(secs, s)
-		mu.Unlock()
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for _, owner := range []string{"j1", "j2"} {
-		wg.Go(func() {
-			for range rounds {
-				got, err := d.Call(ctx, "lock", owner, "reentrant", "x", -1, 0)
-				if err != nil {
-					errs <- err
-					return
-				}
-				time.Sleep(200 * time.Microsecond)
-				rel, err := d.Call(ctx, "unlock", owner, "reentrant", "x", 0, 0)
-				if err != nil {
-					errs <- err
-					return
-				}
-				add(section{got.End, rel.Start, true})
-			}
-		})
-	}
-	for range 2 {
-		o := c.NewOwner()
-		wg.Go(func() {
-			for range rounds {
-				h, err := o.Lock("x").Lock(ctx, lockimpl.LockOptions{})
-				if err != nil {
-					errs <- err
-					return
-				}
-				from := redisson.Now()
-				time.Sleep(200 * time.Microsecond)
-				to := redisson.Now()
-				if err := h.Unlock(ctx); err != nil {
-					errs <- err
-					return
-				}
-				add(section{from, to, false})
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	slices.SortFunc(secs, func(a, b section) int { return int(a.from - b.from) })
-	var overlaps, cross int
-	var gaps []time.Duration
-	for i := 1; i < len(secs); i++ {
-		prev, cur := secs[i-1], secs[i]
-		if cur.from < prev.to {
-			overlaps++
-			continue
-		}
-		if cur.java != prev.java {
-			cross++
-			gaps = append(gaps, time.Duration(cur.from-prev.to))
-		}
-	}
-	if len(secs) != 4*rounds {
-		t.Fatalf("%d critical sections, want %d", len(secs), 4*rounds)
-	}
-	if overlaps != 0 {
-		t.Fatalf("%d overlapping critical sections between owners", overlaps)
-	}
-	if cross < 50 {
-		t.Fatalf("only %d handoffs between the languages in %d sections: the test did not contend", cross, len(secs))
-	}
-	slices.Sort(gaps)
-	p50, worst := gaps[len(gaps)/2], gaps[len(gaps)-1]
-	t.Logf("%d sections, 0 overlaps, %d cross-language handoffs: p50 %v, max %v", len(secs), cross, p50, worst)
-	// A waiter woken by the other side's unlock message, not by its TTL
-	// (the watchdog's 30 s), takes the lock within milliseconds.
-	if p50 > 10*time.Millisecond || worst > 5*time.Second {
-		t.Errorf("cross-language handoff p50 %v, max %v: want p50 under 10ms and no wait for a lease", p50, worst)
-	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // TestInteropFencedTokens: Redisson's and lockimpl's fenced locks take

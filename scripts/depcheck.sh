@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks that packages import only what their room allows: lockimpl (with
 # its subpackages, one room), results and redisson import no package of this module,
-# workloads -> lockimpl, results; impls -> lockimpl, results, workloads;
+# workloads -> lockimpl, results; impls -> lockimpl, redisson, results, workloads;
 # faults -> redisenv, results; plots -> results;
 # report -> plots, results;
 # scenarios -> faults, lockimpl, redisenv, results, workloads;
@@ -18,13 +18,13 @@ allowed() {
     lockimpl | lockimpl/* | results | redisenv | redisson) echo "" ;;
     redisenv/redisenvtest) echo "redisenv" ;;
     workloads) echo "lockimpl results" ;;
-    impls) echo "lockimpl results workloads" ;;
+    impls) echo "lockimpl redisson results workloads" ;;
     faults) echo "redisenv results" ;;
     plots) echo "results" ;;
     report) echo "plots results" ;;
-    scenarios) echo "faults lockimpl redisenv results workloads" ;;
-    harness) echo "faults lockimpl plots redisenv report results scenarios workloads" ;;
-    perf) echo "impls lockimpl results workloads" ;;
+    scenarios) echo "faults lockimpl redisenv redisson results workloads" ;;
+    harness) echo "faults lockimpl plots redisenv redisson report results scenarios workloads" ;;
+    perf) echo "impls lockimpl redisson results workloads" ;;
     internal/* | cmd/*) echo "*" ;;
     *) echo "?" ;;
   esac

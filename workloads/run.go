@@ -38,6 +38,34 @@ type Locker interface {
 	Lost() <-chan struct{}
 }
 
+// Timed is a Locker whose calls run in another process that times them
+// itself (a JVM driving Redisson): LastCall is its latest Acquire's or
+// Release's start and end on that process's clock, placed on this one's,
+// or zero times when the call got no answer. The driver then measures the
+// lock's latencies and critical sections where the lock was taken and
+// given back, not where the harness heard of it.
+type Timed interface {
+	LastCall() (start, end time.Time)
+}
+
+// Sectioned is a Locker that can run a whole critical section in its own
+// process (acquire, hold, release) without the harness in between, whose
+// round trips would otherwise lengthen every hold. The driver uses it for
+// operations with no nested acquisitions; such a Locker has no loss
+// signal to listen to meanwhile. Section's times are on this process's
+// clock. Acquired false with a nil error means the wait ran out, with an
+// error that the acquisition failed; acquired true with an error means
+// the release failed (matching ErrNotHeld when nothing was held).
+type Sectioned interface {
+	Section(ctx context.Context, wait, lease, hold time.Duration) (SectionTimes, bool, error)
+}
+
+// SectionTimes are when a Sectioned call started, acquired (or gave up),
+// sent its release and ended; zero when it got no answer.
+type SectionTimes struct {
+	Start, Acquired, Released, End time.Time
+}
+
 // Owner is one lock owner (a thread in Redisson's terms).
 type Owner interface {
 	// ID names the owner in results.

@@ -267,8 +267,17 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	if !w.track(acquiring, &op, called) {
 		return false
 	}
+	if s, ok := l.(Sectioned); ok && depth == 1 {
+		return w.section(s, &op, lease)
+	}
 	ok, err := l.Acquire(w.r.ctx, time.Duration(p.Wait), lease)
 	now := time.Now()
+	if start, end := callTimes(l); !end.IsZero() {
+		op.Called, now = w.since(start), end
+		if p.Rate == 0 {
+			op.Start = op.Called // closed loop: the operation begins with the call
+		}
+	}
 	if !ok || err != nil {
 		switch {
 		case err == nil:
@@ -301,7 +310,7 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 			}
 			break
 		}
-		w.nested = append(w.nested, int64(time.Since(t0)))
+		w.nested = append(w.nested, int64(took(h, t0)))
 		w.nestedHandles = append(w.nestedHandles, h)
 	}
 	op.Depth = uint8(1 + len(w.nestedHandles))
@@ -336,7 +345,7 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	for i := len(w.nestedHandles) - 1; i >= 0; i-- {
 		t0 := time.Now()
 		if err := w.nestedHandles[i].Release(w.r.relCtx); err == nil {
-			w.nestRl = append(w.nestRl, int64(time.Since(t0)))
+			w.nestRl = append(w.nestRl, int64(took(w.nestedHandles[i], t0)))
 		}
 	}
 	relStart = time.Now()
@@ -358,6 +367,14 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	}
 	err = w.release(l)
 	op.Done = w.since(time.Now())
+	if start, end := callTimes(l); !end.IsZero() {
+		// The holder's critical section ran until its process sent the
+		// unlock, later than the harness asked for it.
+		if lostAt.IsZero() || w.r.cfg.IgnoreLost {
+			op.Released = w.since(start)
+		}
+		op.Done = w.since(end)
+	}
 	switch {
 	case err == nil:
 	case op.Flags&(results.Lost|results.LostIgnored) != 0 && errors.Is(err, lockimpl.ErrNotHeld):
@@ -372,6 +389,63 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 		op.Flags |= results.ReleaseFailed // Redis may still hold it
 	}
 	return w.record(&op, err)
+}
+
+// section runs op as one Sectioned call: the hold is sampled here and
+// spent in the implementation's process.
+func (w *worker) section(s Sectioned, op *results.Op, lease time.Duration) bool {
+	p := w.r.p
+	t, ok, err := s.Section(w.r.ctx, time.Duration(p.Wait), lease, p.Hold.Sample(w.rng))
+	now := time.Now()
+	if t.End.IsZero() { // no answer: the run's end, or the process gone
+		switch {
+		case w.r.stopped.Load() && w.r.ctx.Err() != nil:
+			op.Flags |= results.Cut
+		default:
+			op.Err = Classify(err)
+		}
+		op.Released, op.Done = op.Called, w.since(now)
+		return w.record(op, err)
+	}
+	op.Called = w.since(t.Start)
+	if p.Rate == 0 {
+		op.Start = op.Called
+	}
+	if !ok {
+		if err == nil {
+			op.Err = results.ErrTimeout
+		} else {
+			op.Err = Classify(err)
+		}
+		op.Released, op.Done = op.Called, w.since(t.End)
+		return w.record(op, err)
+	}
+	op.Acquired, op.Released, op.Done = w.since(t.Acquired), w.since(t.Released), w.since(t.End)
+	if err != nil {
+		op.Err = Classify(err)
+		if !errors.Is(err, lockimpl.ErrNotHeld) {
+			op.Flags |= results.ReleaseFailed
+		}
+	}
+	return w.record(op, err)
+}
+
+// callTimes is l's latest call's own start and end when l is Timed, zero
+// times otherwise.
+func callTimes(l Locker) (start, end time.Time) {
+	if t, ok := l.(Timed); ok {
+		return t.LastCall()
+	}
+	return time.Time{}, time.Time{}
+}
+
+// took is how long l's latest call took, by l's own times when it has
+// them, else since t0.
+func took(l Locker, t0 time.Time) time.Duration {
+	if start, end := callTimes(l); !end.IsZero() {
+		return end.Sub(start)
+	}
+	return time.Since(t0)
 }
 
 // release unlocks with a context that the run's end does not cancel, so a

@@ -19,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -64,7 +65,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	matrixRounds := fs.Int("matrix-rounds", 3, "matrix: rounds (the order of implementations rotates each round)")
 	matrixDuration := fs.Duration("matrix-duration", 4*time.Second, "matrix: measured time of each run")
 	matrixWarmup := fs.Duration("matrix-warmup", time.Second, "matrix: warmup of each run")
-	matrixImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs only those of lockimpl and raw listed)")
+	matrixImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs lockimpl, raw and redisson; fair and reentrant-deep lockimpl and redisson; redisson is left out of the default when its driver is not built)")
 	doc := fs.String("doc", "", "matrix: write the tables as Markdown to this file (make perf: docs/perf.md)")
 	rounds := fs.Int("rounds", 5, "overhead: alternating rounds")
 	overheadD := fs.Duration("overhead-duration", 3*time.Second, "overhead: measured time of each lockbench round")
@@ -100,6 +101,14 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			if flagSet(fs, name) {
 				return cli.Usagef("--%s applies to the matrix part; add matrix to --only (now %q)", name, *only)
 			}
+		}
+	}
+	if !flagSet(fs, "matrix-impls") {
+		if _, err := redisson.FindJar(); err != nil {
+			// The default lists every implementation; without the JVM
+			// driver the matrix runs the Go ones and says so.
+			*matrixImpls = strings.Join(slices.DeleteFunc(impls.Names(), func(n string) bool { return n == impls.RedissonName }), ",")
+			fmt.Fprintf(stderr, "perf: matrix without redisson: %v\n", err)
 		}
 	}
 	spec, err := matrixSpec(*matrixImpls)

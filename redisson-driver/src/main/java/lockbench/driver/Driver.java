@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import org.redisson.Redisson;
 import org.redisson.api.RFencedLock;
@@ -33,39 +34,63 @@ import org.redisson.config.Config;
  * means the watchdog; value 1 acquired, 0 not, or the token for a fenced
  * lock), unlock, force-unlock, is-locked, hold-count, ttl (remainTimeToLive in
  * ms), token (a fenced lock's current token), id (the hash field Redisson
- * writes for this owner).
+ * writes for this owner), section (lock, hold for an 8th field hold_ns,
+ * unlock, all in the owner's thread), warm (wait_ms cycles of lock and unlock, so the JIT
+ * has compiled the lock path before anything is measured). Kind multi takes comma-separated names: a
+ * RedissonMultiLock of reentrant locks.
+ *
+ * <p>An owner named {@code client/thread} belongs to the RedissonClient
+ * connected as client by op connect (owner field: the client's name, name
+ * field: its host:port); an owner without a slash to the one of --addr. A
+ * JVM with several clients is several Redisson processes in one runtime,
+ * as the harness's Go clients are.
+ *
+ * <p>Arguments: {@code --addr host:port} (a first client),
+ * {@code --password P} (every client's),
+ * {@code --watchdog-ms N} (Redisson's lockWatchdogTimeout; its 30 s default
+ * when left out).
  */
 public final class Driver {
     private static final PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
 
-    private final RedissonClient redisson;
+    private final String password;
+    private final long watchdogMs;
+    private final Map<String, RedissonClient> clients = new ConcurrentHashMap<>();
     private final Map<String, ExecutorService> owners = new ConcurrentHashMap<>();
 
-    private Driver(RedissonClient redisson) {
-        this.redisson = redisson;
+    private Driver(String password, long watchdogMs) {
+        this.password = password;
+        this.watchdogMs = watchdogMs;
+    }
+
+    private RedissonClient connect(String addr) {
+        Config cfg = new Config();
+        cfg.useSingleServer().setAddress("redis://" + addr).setPassword(password);
+        if (watchdogMs > 0) {
+            cfg.setLockWatchdogTimeout(watchdogMs);
+        }
+        return Redisson.create(cfg);
     }
 
     public static void main(String[] args) throws Exception {
         String addr = null;
         String password = null;
+        long watchdogMs = 0;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--addr" -> addr = args[i + 1];
                 case "--password" -> password = args[i + 1];
+                case "--watchdog-ms" -> watchdogMs = Long.parseLong(args[i + 1]);
                 default -> {
                     System.err.println("driver: unknown argument " + args[i]);
                     System.exit(2);
                 }
             }
         }
-        if (addr == null) {
-            System.err.println("driver: usage: --addr host:port [--password P]");
-            System.exit(2);
+        Driver d = new Driver(password, watchdogMs);
+        if (addr != null) {
+            d.clients.put("", d.connect(addr));
         }
-        Config cfg = new Config();
-        cfg.useSingleServer().setAddress("redis://" + addr).setPassword(password);
-        RedissonClient redisson = Redisson.create(cfg);
-        Driver d = new Driver(redisson);
         reply("0", "ready", 0, 0, "redisson " + Redisson.class.getPackage().getImplementationVersion());
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -76,19 +101,44 @@ public final class Driver {
         Runtime.getRuntime().halt(0);
     }
 
+    /** The client of an owner named client/thread; no slash: the --addr client. */
+    private RedissonClient clientOf(String owner) {
+        int slash = owner.indexOf('/');
+        String name = slash < 0 ? "" : owner.substring(0, slash);
+        RedissonClient c = clients.get(name);
+        if (c == null) {
+            throw new IllegalArgumentException("no client " + (name.isEmpty() ? "(--addr)" : name) + "; connect it first");
+        }
+        return c;
+    }
+
     private void dispatch(String line) {
         String[] f = line.split("\t", -1);
-        if (f.length != 7) {
-            reply(f[0], "err", 0, 0, "want 7 tab-separated fields, got " + f.length);
+        if (f.length != 7 && f.length != 8) {
+            reply(f[0], "err", 0, 0, "want 7 or 8 tab-separated fields, got " + f.length);
             return;
         }
         String id = f[0], op = f[1], owner = f[2], kind = f[3], name = f[4];
-        long waitMs, leaseMs;
+        long waitMs, leaseMs, holdNs;
         try {
             waitMs = Long.parseLong(f[5]);
             leaseMs = Long.parseLong(f[6]);
+            holdNs = f.length == 8 ? Long.parseLong(f[7]) : 0;
         } catch (NumberFormatException e) {
-            reply(id, "err", 0, 0, "wait_ms and lease_ms must be integers");
+            reply(id, "err", 0, 0, "wait_ms, lease_ms and hold_ns must be integers");
+            return;
+        }
+        if (op.equals("connect")) {
+            // Connecting takes a while: off the reader's thread.
+            new Thread(() -> {
+                long start = System.nanoTime();
+                try {
+                    clients.computeIfAbsent(owner, o -> connect(name));
+                    reply(id, "ok", start, System.nanoTime(), "1");
+                } catch (Throwable t) {
+                    reply(id, "err", start, System.nanoTime(), t.getClass().getSimpleName() + ": " + t.getMessage());
+                }
+            }, "connect-" + owner).start();
             return;
         }
         ExecutorService ex = owners.computeIfAbsent(owner, o -> Executors.newSingleThreadExecutor(r -> {
@@ -96,10 +146,16 @@ public final class Driver {
             t.setDaemon(true);
             return t;
         }));
-        ex.execute(() -> run(id, op, kind, name, waitMs, leaseMs));
+        ex.execute(() -> {
+            if (op.equals("section")) {
+                section(id, owner, kind, name, waitMs, leaseMs, holdNs);
+            } else {
+                run(id, op, owner, kind, name, waitMs, leaseMs);
+            }
+        });
     }
 
-    private RLock lock(String kind, String name) {
+    private static RLock lock(RedissonClient redisson, String kind, String name) {
         return switch (kind) {
             case "reentrant" -> redisson.getLock(name);
             case "fair" -> redisson.getFairLock(name);
@@ -109,14 +165,23 @@ public final class Driver {
             case "spin" -> redisson.getSpinLock(name);
             case "non-reentrant" -> redisson.getNonReentrantLock(name);
             case "non-reentrant-fair" -> redisson.getNonReentrantFairLock(name);
+            case "multi" -> {
+                String[] names = name.split(",");
+                RLock[] parts = new RLock[names.length];
+                for (int i = 0; i < names.length; i++) {
+                    parts[i] = redisson.getLock(names[i]);
+                }
+                yield redisson.getMultiLock(parts);
+            }
             default -> throw new IllegalArgumentException("unknown kind " + kind);
         };
     }
 
-    private void run(String id, String op, String kind, String name, long waitMs, long leaseMs) {
+    private void run(String id, String op, String owner, String kind, String name, long waitMs, long leaseMs) {
         long start = System.nanoTime();
         try {
-            RLock l = lock(kind, name);
+            RedissonClient redisson = clientOf(owner);
+            RLock l = lock(redisson, kind, name);
             String v = switch (op) {
                 case "lock" -> acquire(l, waitMs, leaseMs);
                 case "unlock" -> {
@@ -129,6 +194,13 @@ public final class Driver {
                 case "ttl" -> Long.toString(l.remainTimeToLive());
                 case "token" -> String.valueOf(((RFencedLock) l).getToken());
                 case "id" -> redisson.getId() + ":" + Thread.currentThread().getId();
+                case "warm" -> {
+                    for (long i = 0; i < waitMs; i++) {
+                        l.lock();
+                        l.unlock();
+                    }
+                    yield Long.toString(waitMs);
+                }
                 default -> throw new IllegalArgumentException("unknown op " + op);
             };
             reply(id, "ok", start, System.nanoTime(), v);
@@ -136,6 +208,43 @@ public final class Driver {
             String msg = t.getClass().getSimpleName() + ": " + t.getMessage();
             reply(id, "err", start, System.nanoTime(), msg);
         }
+    }
+
+    /**
+     * A whole critical section in the JVM: acquire, hold hold_ns, unlock,
+     * with no round trip to the harness in between (which would lengthen
+     * the hold). The reply's value is the acquire's value, then the
+     * acquisition's and the unlock's start on System.nanoTime; a failed
+     * unlock replies err with those times after its message.
+     */
+    private void section(String id, String owner, String kind, String name, long waitMs, long leaseMs, long holdNs) {
+        long start = System.nanoTime();
+        String got;
+        RLock l;
+        try {
+            l = lock(clientOf(owner), kind, name);
+            got = acquire(l, waitMs, leaseMs);
+        } catch (Throwable t) {
+            reply(id, "err", start, System.nanoTime(), t.getClass().getSimpleName() + ": " + t.getMessage());
+            return;
+        }
+        long acquired = System.nanoTime();
+        if (got.equals("0")) {
+            reply(id, "ok", start, acquired, "0 " + acquired + " " + acquired);
+            return;
+        }
+        long until = acquired + holdNs;
+        for (long left = holdNs; left > 0; left = until - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
+        long released = System.nanoTime();
+        try {
+            l.unlock();
+        } catch (Throwable t) {
+            reply(id, "err", start, System.nanoTime(), t.getClass().getSimpleName() + ": " + t.getMessage() + "\u0001" + got + " " + acquired + " " + released);
+            return;
+        }
+        reply(id, "ok", start, System.nanoTime(), got + " " + acquired + " " + released);
     }
 
     private static String acquire(RLock l, long waitMs, long leaseMs) throws InterruptedException {

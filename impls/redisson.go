@@ -1,0 +1,301 @@
+package impls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/redisson"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// RedissonName is what --impl calls the Redisson driver.
+const RedissonName = "redisson"
+
+// Redisson drives real Redisson: one JVM per run (package redisson's
+// driver), in which each profile client is a RedissonClient of its own
+// (Redisson's default connection pool and settings) and each owner one of
+// its threads, as the run's lockimpl clients share one Go process. Every
+// lock kind a profile names is Redisson's own (getLock, getFairLock,
+// getReadWriteLock, getFencedLock, getSpinLock, getNonReentrantLock,
+// getMultiLock), so nothing is emulated. Each call is timed inside the
+// JVM (System.nanoTime), and an operation without nested acquisitions
+// runs whole in its owner's thread, so latencies, holds and critical
+// sections exclude the pipe between the harness and the JVM. Redisson
+// tells a holder nothing when its hold is lost: its holders are measured
+// as applications on Redisson's API behave, working on to their planned
+// end. Use one Redisson value per run at a time.
+type Redisson struct {
+	// Watchdog is Redisson's lockWatchdogTimeout (0: its 30 s default).
+	Watchdog time.Duration
+
+	mu    sync.Mutex
+	jvm   *redisson.Driver
+	users int // open clients on jvm
+}
+
+// Name is "redisson".
+func (*Redisson) Name() string { return RedissonName }
+
+// Check needs Java and the driver's jar, and refuses a fixed-lease profile
+// whose holds could outlive the lease (Redisson has no loss signal).
+func (r *Redisson) Check(p workloads.Profile) (string, error) {
+	jar, err := redisson.FindJar()
+	if err != nil {
+		return "", &workloads.FieldError{Field: "--impl", Value: r.Name(), Fix: err.Error()}
+	}
+	if err := workloads.HoldsWithinLease(r.Name(), p); err != nil {
+		return "", err
+	}
+	v := redisson.JarVersion(jar)
+	if v == "" {
+		v = "(version unknown)"
+	}
+	return fmt.Sprintf("Redisson %s in one JVM, a RedissonClient per client with the default pool and settings; calls timed inside the JVM; no loss signal, so holders work on to their planned end", v), nil
+}
+
+// NewClient connects client number client on rdb's address, in the run's
+// JVM (started by the first client).
+func (r *Redisson) NewClient(ctx context.Context, rdb redis.UniversalClient, p workloads.Profile, client int) (workloads.ImplClient, error) {
+	c, ok := rdb.(*redis.Client)
+	if !ok {
+		return nil, &workloads.FieldError{Field: "--impl", Value: r.Name(),
+			Fix: "the Redisson driver connects to single servers; run it with --topology single or replica"}
+	}
+	o := c.Options()
+	d, first, err := r.acquireJVM(ctx, o.Password)
+	if err != nil {
+		return nil, err
+	}
+	rc := &redissonClient{r: r, d: d, name: fmt.Sprintf("c%d", client), ids: newOwnerIDs(r.Name()), kind: p.Kind}
+	if err := d.Connect(ctx, rc.name, o.Addr); err != nil {
+		_ = rc.Close()
+		return nil, err
+	}
+	if first { // the JIT's work is the JVM's, done once
+		if err := warm(ctx, d, rc.name); err != nil {
+			_ = rc.Close()
+			return nil, err
+		}
+	}
+	return rc, nil
+}
+
+// acquireJVM starts the JVM for the first client (first says so) and
+// counts its users.
+func (r *Redisson) acquireJVM(ctx context.Context, password string) (d *redisson.Driver, first bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.jvm == nil {
+		d, err := redisson.Start(ctx, redisson.Config{Password: password, Watchdog: r.Watchdog})
+		if err != nil {
+			return nil, false, err
+		}
+		r.jvm, first = d, true
+	}
+	r.users++
+	return r.jvm, first, nil
+}
+
+// releaseJVM stops the JVM when its last client closes.
+func (r *Redisson) releaseJVM() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.users--; r.users > 0 || r.jvm == nil {
+		return nil
+	}
+	d := r.jvm
+	r.jvm = nil
+	return d.Close()
+}
+
+// PID is the run's JVM's process id, 0 when none runs: the process a
+// freeze stops.
+func (r *Redisson) PID() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.jvm == nil {
+		return 0
+	}
+	return r.jvm.PID()
+}
+
+// warmCycles is each of warmOwners' lock-unlock cycles when the JVM's
+// first client connects: enough for the JIT to compile the lock path, which a
+// long-running service has long done, before the profile's own warmup.
+const warmCycles, warmOwners = 1500, 4
+
+// warm runs the JIT warmup on scratch names of this process and client,
+// which it leaves unlocked (so nothing is left in Redis).
+func warm(ctx context.Context, d *redisson.Driver, client string) error {
+	errs := make(chan error, warmOwners)
+	for i := range warmOwners {
+		go func() {
+			errs <- d.Warm(ctx, fmt.Sprintf("%s/warmup-%d", client, i), fmt.Sprintf("lockbench:redisson-warmup:%s:%s:%d", processID, client, i), warmCycles)
+		}()
+	}
+	var first error
+	for range warmOwners {
+		if err := <-errs; err != nil && first == nil {
+			first = fmt.Errorf("redisson: JIT warmup: %w", err)
+		}
+	}
+	return first
+}
+
+type redissonClient struct {
+	r    *Redisson
+	d    *redisson.Driver
+	name string // the RedissonClient's name in the JVM
+	ids  *ownerIDs
+	kind workloads.Kind
+	once sync.Once
+}
+
+func (c *redissonClient) NewOwner() workloads.Owner {
+	id := c.ids.next()
+	return &redissonOwner{c: c, id: id, thread: c.name + "/" + id}
+}
+
+// Close lets go of the JVM, which stops with the run's last client; holds
+// still open end with their leases.
+func (c *redissonClient) Close() error {
+	var err error
+	c.once.Do(func() { err = c.r.releaseJVM() })
+	return err
+}
+
+type redissonOwner struct {
+	c      *redissonClient
+	id     string
+	thread string // the owner's name in the JVM: client/id
+}
+
+func (o *redissonOwner) ID() string { return o.id }
+
+// Locker is the owner's handle on name in mode m: Redisson's lock of the
+// profile's kind.
+func (o *redissonOwner) Locker(name string, m results.Mode) workloads.Locker {
+	return &redissonLocker{o: o, kind: RedissonKind(o.c.kind, m), name: name}
+}
+
+// MultiLocker is the owner's handle on a RedissonMultiLock of reentrant
+// locks on names, sorted: Redisson takes them in the order given, and
+// callers that overlap must agree on one order (lockimpl sorts them itself)
+// or wait on each other until a round's per-lock wait runs out.
+func (o *redissonOwner) MultiLocker(names []string) workloads.Locker {
+	names = slices.Sorted(slices.Values(names))
+	l := &redissonLocker{o: o, kind: "multi", name: strings.Join(names, ",")}
+	for _, n := range names {
+		if strings.Contains(n, ",") {
+			l.err = fmt.Errorf("redisson: lock name %q: a multi-lock's names cannot contain commas", n)
+		}
+	}
+	return l
+}
+
+// RedissonKind is the driver's kind for a profile's kind and mode.
+func RedissonKind(k workloads.Kind, m results.Mode) string {
+	switch {
+	case k == workloads.Fair:
+		return "fair"
+	case k == workloads.Fenced:
+		return "fenced"
+	case k == workloads.Spin:
+		return "spin"
+	case k == workloads.NonReentrant:
+		return "non-reentrant"
+	case k == workloads.Multi:
+		return "multi"
+	case m == results.Read:
+		return "read"
+	case m == results.Write:
+		return "write"
+	}
+	return "reentrant"
+}
+
+type redissonLocker struct {
+	o          *redissonOwner
+	kind, name string
+	err        error
+	start, end int64 // the latest call's JVM times; 0 when it got no answer
+}
+
+func (l *redissonLocker) call(ctx context.Context, op string, wait, lease time.Duration) (redisson.Reply, error) {
+	r, err := l.o.c.d.Call(ctx, op, l.o.thread, l.kind, l.name, wait, lease)
+	l.start, l.end = r.Start, r.End
+	return r, err
+}
+
+// Acquire takes the lock: lock() when wait is 0, else tryLock(wait).
+func (l *redissonLocker) Acquire(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	if l.err != nil {
+		return false, l.err
+	}
+	if wait <= 0 {
+		wait = -1
+	}
+	r, err := l.call(ctx, "lock", wait, lease)
+	if err != nil {
+		return false, err
+	}
+	return r.Value != "0", nil
+}
+
+// Release unlocks once; Redisson's IllegalMonitorStateException (the
+// owner holds nothing) is workloads.ErrNotHeld.
+func (l *redissonLocker) Release(ctx context.Context) error {
+	_, err := l.call(ctx, "unlock", 0, 0)
+	var re *redisson.Error
+	if errors.As(err, &re) && re.NotHeld() {
+		return notHeld("redisson", err)
+	}
+	return err
+}
+
+// Section runs a whole critical section in the owner's JVM thread.
+func (l *redissonLocker) Section(ctx context.Context, wait, lease, hold time.Duration) (workloads.SectionTimes, bool, error) {
+	if l.err != nil {
+		return workloads.SectionTimes{}, false, l.err
+	}
+	if wait <= 0 {
+		wait = -1
+	}
+	s, err := l.o.c.d.Section(ctx, l.o.thread, l.kind, l.name, wait, lease, hold)
+	l.start, l.end = 0, 0
+	if s.End == 0 {
+		return workloads.SectionTimes{}, false, err
+	}
+	t := workloads.SectionTimes{Start: redisson.Time(s.Start), End: redisson.Time(s.End)}
+	if s.Acquired == 0 {
+		return t, false, err // the acquisition failed
+	}
+	t.Acquired, t.Released = redisson.Time(s.Acquired), redisson.Time(s.Released)
+	if s.Value == "0" {
+		return t, false, nil
+	}
+	var re *redisson.Error
+	if errors.As(err, &re) && re.NotHeld() {
+		err = notHeld("redisson", err)
+	}
+	return t, true, err
+}
+
+// Lost is never closed: Redisson has no loss signal.
+func (l *redissonLocker) Lost() <-chan struct{} { return nil }
+
+// LastCall is the latest call's start and end in the JVM.
+func (l *redissonLocker) LastCall() (start, end time.Time) {
+	if l.end == 0 {
+		return time.Time{}, time.Time{}
+	}
+	return redisson.Time(l.start), redisson.Time(l.end)
+}
