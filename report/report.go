@@ -489,6 +489,9 @@ func scenarioBlocks(s *Scenario, ch *charts) []block {
 	if len(r.Plan) > 0 {
 		bl = append(bl, heading{level: 4, text: "Fault plan"}, bullets{items: r.Plan})
 	}
+	if len(r.Skipped) > 0 {
+		bl = append(bl, heading{level: 4, text: "Variants skipped"}, bullets{items: r.Skipped})
+	}
 	if len(r.Checks) > 0 {
 		t := table{head: []string{"check", "want", "got", ""}}
 		for _, k := range r.Checks {

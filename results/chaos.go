@@ -72,24 +72,29 @@ type RunSummary struct {
 // ChaosReport is one scenario's outcome: the verdict, the checks behind
 // it, the figures, the fault plan and each variant's run.
 type ChaosReport struct {
-	Schema      string       `json:"schema"`
-	Scenario    string       `json:"scenario"`
-	Description string       `json:"description"`
-	Invariant   string       `json:"invariant"`
-	Expected    Verdict      `json:"expected"`
-	Verdict     Verdict      `json:"verdict"`
-	Reason      string       `json:"reason,omitempty"`
-	Partial     bool         `json:"partial,omitempty"`
-	Quick       bool         `json:"quick"`
-	Seed        uint64       `json:"seed"`
-	Start       time.Time    `json:"start"`
-	Seconds     float64      `json:"seconds"`
-	Redis       string       `json:"redis,omitempty"`
-	Toxiproxy   string       `json:"toxiproxy,omitempty"`
-	Plan        []string     `json:"plan"`
-	Checks      []Check      `json:"checks"`
-	Figures     []Figure     `json:"figures"`
-	Runs        []RunSummary `json:"runs"`
+	Schema      string    `json:"schema"`
+	Scenario    string    `json:"scenario"`
+	Description string    `json:"description"`
+	Invariant   string    `json:"invariant"`
+	Expected    Verdict   `json:"expected"`
+	Verdict     Verdict   `json:"verdict"`
+	Reason      string    `json:"reason,omitempty"`
+	Partial     bool      `json:"partial,omitempty"`
+	Quick       bool      `json:"quick"`
+	Seed        uint64    `json:"seed"`
+	Start       time.Time `json:"start"`
+	Seconds     float64   `json:"seconds"`
+	Redis       string    `json:"redis,omitempty"`
+	Toxiproxy   string    `json:"toxiproxy,omitempty"`
+	// Redisson is the Redisson version of variants with Redisson clients.
+	Redisson string   `json:"redisson,omitempty"`
+	Plan     []string `json:"plan"`
+	Checks   []Check  `json:"checks"`
+	Figures  []Figure `json:"figures"`
+	// Skipped are the variants not run here and why ("redisson: java is
+	// not on PATH ..."): the rest of the scenario still ran and counts.
+	Skipped []string     `json:"skipped,omitempty"`
+	Runs    []RunSummary `json:"runs"`
 }
 
 // OK reports whether the verdict is what the scenario expects (a skip is

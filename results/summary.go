@@ -342,6 +342,9 @@ func WriteChaosSummary(w io.Writer, rep *ChaosReport) {
 	if rep.Reason != "" {
 		fmt.Fprintf(w, "  reason: %s\n", rep.Reason)
 	}
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(w, "  skipped variant %s\n", s)
+	}
 	for _, c := range rep.Checks {
 		mark := "ok "
 		if !c.OK {

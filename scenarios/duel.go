@@ -1,12 +1,16 @@
 package scenarios
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // duel is the scripted shape most safety scenarios share: n holders, each
@@ -24,6 +28,7 @@ type duel struct {
 	poll      time.Duration   // contenders poll with TryLock(0) this often; 0 blocks
 	contHold  time.Duration   // contenders' hold per acquisition (they honour Lost)
 	after     <-chan struct{} // holders start once it closes (nil: at once)
+	redisson  bool            // holders are Redisson threads in the rig's JVM (startRedisson)
 }
 
 // duelOutcome is what the actors saw.
@@ -69,66 +74,75 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 		hc, cc := r.clients[i], r.clients[n]
 		hl := hc.lc.NewOwner().Lock(locks[i])
 		cl := cc.lc.NewOwner().Lock(locks[i])
-		go func() {
-			defer func() { hdone <- struct{}{} }()
-			spec := holdSpec{until: st.base.Add(d.holdUntil), slice: d.slice, honour: d.honour}
-			if d.frozen {
-				spec.gate = hc.gate
-			}
-			if d.after != nil {
-				select {
-				case <-d.after:
-				case <-r.ctx.Done():
-				}
-			}
-			var once bool
-			var held *lockimpl.Hold
-			try := func() (*lockimpl.Hold, error) {
-				defer func() {
-					if !once {
-						once = true
-						close(acquired[i])
-					}
-				}()
-				h, err := hl.Lock(r.ctx, lockimpl.LockOptions{Lease: d.lease})
-				held = h
-				return h, err
-			}
-			// Watch for the loss while holding, to time when it was
-			// noticed; the watch ends with the work, before the holder's
-			// own unlock (which may end the hold too).
-			watch, watched := make(chan struct{}), make(chan struct{})
-			var lostAt time.Time
+		if d.redisson {
 			go func() {
-				defer close(watched)
-				select {
-				case <-acquired[i]:
-				case <-watch:
-					return
-				}
-				if held == nil {
-					return // not acquired: nothing to lose
-				}
-				select {
-				case <-held.Lost():
-					lostAt = time.Now()
-				case <-watch:
+				defer func() { hdone <- struct{}{} }()
+				if err := st.redissonHolder(int32(i), locks[i], st.base.Add(d.holdUntil), d.lease, acquired[i]); err != nil {
+					out.holderAcqErrs[i] = fmt.Errorf("redisson holder %d: %v", i, err)
 				}
 			}()
-			var stopWatch sync.Once
-			spec.onEnd = func() { stopWatch.Do(func() { close(watch); <-watched }) }
-			ok, lost, err := st.sectionLost(int32(i), int32(i), try, spec)
-			spec.onEnd()
-			if lost {
-				out.holderLostAt[i] = lostAt
-				if lostAt.IsZero() { // told at the very end of the work
-					out.holderLostAt[i] = time.Now()
+		} else {
+			go func() {
+				defer func() { hdone <- struct{}{} }()
+				spec := holdSpec{until: st.base.Add(d.holdUntil), slice: d.slice, honour: d.honour}
+				if d.frozen {
+					spec.gate = hc.gate
 				}
-			}
-			if !ok {
-				out.holderAcqErrs[i] = fmt.Errorf("holder %d could not acquire: %v", i, err)
-			}
-		}()
+				if d.after != nil {
+					select {
+					case <-d.after:
+					case <-r.ctx.Done():
+					}
+				}
+				var once bool
+				var held *lockimpl.Hold
+				try := func() (*lockimpl.Hold, error) {
+					defer func() {
+						if !once {
+							once = true
+							close(acquired[i])
+						}
+					}()
+					h, err := hl.Lock(r.ctx, lockimpl.LockOptions{Lease: d.lease})
+					held = h
+					return h, err
+				}
+				// Watch for the loss while holding, to time when it was
+				// noticed; the watch ends with the work, before the holder's
+				// own unlock (which may end the hold too).
+				watch, watched := make(chan struct{}), make(chan struct{})
+				var lostAt time.Time
+				go func() {
+					defer close(watched)
+					select {
+					case <-acquired[i]:
+					case <-watch:
+						return
+					}
+					if held == nil {
+						return // not acquired: nothing to lose
+					}
+					select {
+					case <-held.Lost():
+						lostAt = time.Now()
+					case <-watch:
+					}
+				}()
+				var stopWatch sync.Once
+				spec.onEnd = func() { stopWatch.Do(func() { close(watch); <-watched }) }
+				ok, lost, err := st.sectionLost(int32(i), int32(i), try, spec)
+				spec.onEnd()
+				if lost {
+					out.holderLostAt[i] = lostAt
+					if lostAt.IsZero() { // told at the very end of the work
+						out.holderLostAt[i] = time.Now()
+					}
+				}
+				if !ok {
+					out.holderAcqErrs[i] = fmt.Errorf("holder %d could not acquire: %v", i, err)
+				}
+			}()
+		}
 		go func() {
 			c := cres{i: i}
 			defer func() { cdone <- c }()
@@ -198,6 +212,56 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 	return out, nil
 }
 
+// redissonHolder is duel holder i as a Redisson thread: it takes lock
+// with Redisson's lock() (lease 0: the watchdog), works until until with
+// no word from Redisson (which has no loss signal), and unlocks. Its
+// critical section is the JVM's own, from lock()'s return to unlock()'s
+// call; an unlock refused as not held marks the hold lost and ignored.
+// acquired closes once the lock call has answered.
+func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease time.Duration, acquired chan<- struct{}) error {
+	r := st.r
+	owner := fmt.Sprintf("%s/holder-%d", redissonClient, i)
+	called := time.Now()
+	got, err := r.jvm.Call(r.ctx, "lock", owner, "reentrant", lock, -1, lease)
+	close(acquired)
+	op := results.Op{Start: st.at(called), Called: st.at(called), Owner: i, Lock: i, Mode: results.Exclusive, Depth: 1}
+	if err != nil {
+		op.Err = workloads.Classify(err)
+		op.Released, op.Done = op.Called, st.at(time.Now())
+		st.record(op)
+		st.col.Shard(int(i)).NoteError(op.Err, err.Error(), op.Done)
+		return err
+	}
+	op.Start, op.Called, op.Acquired = st.at(redisson.Time(got.Start)), st.at(redisson.Time(got.Start)), st.at(redisson.Time(got.End))
+	t := time.NewTimer(time.Until(until))
+	select {
+	case <-t.C:
+	case <-r.ctx.Done():
+		t.Stop()
+		op.Flags |= results.Cut
+	}
+	asked := time.Now()
+	rel, uerr := r.jvm.Call(context.WithoutCancel(r.ctx), "unlock", owner, "reentrant", lock, 0, 0)
+	op.Released, op.Done = st.at(asked), st.at(time.Now())
+	if rel.End != 0 {
+		op.Released, op.Done = st.at(redisson.Time(rel.Start)), st.at(redisson.Time(rel.End))
+	}
+	var re *redisson.Error
+	switch {
+	case uerr == nil:
+	case errors.As(uerr, &re) && re.NotHeld():
+		op.Flags |= results.LostIgnored
+	default:
+		op.Err = workloads.Classify(uerr)
+		op.Flags |= results.ReleaseFailed
+	}
+	st.record(op)
+	if op.Err != results.NoErr {
+		st.col.Shard(int(i)).NoteError(op.Err, uerr.Error(), op.Done)
+	}
+	return nil
+}
+
 // since is t as seconds after base ("-" when t is zero).
 func since(base, t time.Time) string {
 	if t.IsZero() {
@@ -207,7 +271,8 @@ func since(base, t time.Time) string {
 }
 
 // holderVsContender judges watchdog-loss and client-freeze: the fault
-// (from..to) cut the holder off long enough for its key to expire.
+// (from..to) cut the holder off long enough for its key to expire. A
+// lockimpl holder is told of the loss; a Redisson holder (r.jvm) is not.
 func holderVsContender(r *rig, out *duelOutcome, honour bool, from, to time.Duration, what string) error {
 	res := out.res
 	r.safetyFigures(res)
@@ -216,7 +281,12 @@ func holderVsContender(r *rig, out *duelOutcome, honour bool, from, to time.Dura
 	first := out.firstContend[0]
 	during := !first.IsZero() && first.Sub(out.base) > from && first.Sub(out.base) < to
 	r.check("contender takes the expired lock during the "+what, fmt.Sprintf("between %v and %v", from, to), since(out.base, first), during)
-	r.check("holder told of the loss", "told", fmt.Sprintf("told: %v", out.holderLost == 1), out.holderLost == 1)
+	if r.jvm != nil {
+		r.check("Redisson holder told of the loss", "never (Redisson has no loss signal)", fmt.Sprintf("told: %v", out.holderLost == 1), out.holderLost == 0)
+		r.check("its unlock finds the lock gone", "≥ 1 lost", fmt.Sprint(res.Throughput.Lost, " lost"), res.Throughput.Lost >= 1)
+	} else {
+		r.check("holder told of the loss", "told", fmt.Sprintf("told: %v", out.holderLost == 1), out.holderLost == 1)
+	}
 	if honour {
 		r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
 	} else {

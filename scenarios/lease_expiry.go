@@ -3,6 +3,10 @@ package scenarios
 import (
 	"fmt"
 	"time"
+
+	"github.com/lockbench/lockbench/impls"
+	"github.com/lockbench/lockbench/redisson"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 var leaseExpiryScenario = &Scenario{
@@ -12,22 +16,40 @@ var leaseExpiryScenario = &Scenario{
 		"for 2.5 L. The lease runs out in the middle of every hold, the next owner takes the lock, and " +
 		"holders that do not check carry on. The checker counts the overlaps and sums how long the lock " +
 		"had two owners; holders that honour Lost stop at the lease's end instead.",
-	Invariant:       "ignore-lost: violations detected, counted and timed; honour-lost: zero violations",
+	Invariant:       "ignore-lost: violations detected, counted and timed; honour-lost: zero violations; redisson (the same owners as real Redisson threads): violations detected, counted and timed",
 	ExpectViolation: true,
 	Variants: []Variant{
 		{Name: "ignore-lost", Plan: noFaults, run: func(r *rig) error { return leaseExpiry(r, false) }},
 		{Name: "honour-lost", Plan: noFaults, run: func(r *rig) error { return leaseExpiry(r, true) }},
+		{Name: "redisson", Plan: noFaults, run: leaseExpiryRedisson},
 	},
 }
 
-func leaseExpiry(r *rig, honour bool) error {
+func leaseExpiry(r *rig, honour bool) error { return leaseExpiryOn(r, honour, nil) }
+
+// leaseExpiryRedisson runs the owners as Redisson threads, one JVM with a
+// RedissonClient per client through the client's proxy: they learn of the
+// lost lease only when their unlock finds the lock gone.
+func leaseExpiryRedisson(r *rig) error {
+	jar, err := redisson.FindJar()
+	if err != nil {
+		return &skipError{why: err.Error(), variant: true}
+	}
+	r.rep.Redisson = redisson.JarVersion(jar)
+	return leaseExpiryOn(r, false, &impls.Redisson{Watchdog: r.t.Watchdog, HoldsPastLease: true})
+}
+
+func leaseExpiryOn(r *rig, honour bool, impl workloads.Impl) error {
 	if err := r.start(2, nil); err != nil {
 		return err
+	}
+	if impl == nil {
+		impl = workloads.Lockimpl{OptionsFor: r.lockOptions}
 	}
 	lease := r.t.pick(2*time.Second, 500*time.Millisecond)
 	p := profile("mutex", "clients", "2", "owners", "2", "locks", "1", "hold", (lease * 5 / 2).String(), "think", "10ms",
 		"lease", lease.String(), "wait", "0", "warmup", "0", "duration", r.t.pick(30*time.Second, 5*time.Second).String())
-	res, err := r.workload(p, !honour)
+	res, err := r.workloadOn(p, !honour, impl)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -44,6 +45,7 @@ type rig struct {
 	ready   chan struct{}         // closed when the plan's first fault is in
 	raw     redis.UniversalClient // straight to the primary, for inspection
 	closers []func()
+	jvm     *redisson.Driver // Redisson's process, for variants with Redisson holders
 	prefix  string
 	base    time.Time // the current run's time base
 }
@@ -155,6 +157,41 @@ func (r *rig) newClients() error {
 	return nil
 }
 
+// redissonClient is the Redisson client of variants with Redisson
+// holders: a RedissonClient in its own JVM, on client 0's proxy.
+const redissonClient = "c0"
+
+// startRedisson starts the JVM of Redisson's holders, one RedissonClient
+// connected through client 0's proxy with the timing's watchdog, so that
+// client 0's faults hit it. Without Java or the driver's jar the variant
+// is skipped, and the scenario's other variants still run.
+func (r *rig) startRedisson() error {
+	if _, err := redisson.FindJar(); err != nil {
+		return &skipError{why: err.Error(), variant: true}
+	}
+	if len(r.proxies) == 0 {
+		return fmt.Errorf("redisson holders need client 0's proxy; start the rig first")
+	}
+	d, err := redisson.Start(r.ctx, redisson.Config{Watchdog: r.t.Watchdog})
+	if err != nil {
+		return err
+	}
+	r.jvm = d
+	r.closers = append(r.closers, func() { _ = d.Close() })
+	if r.rep.Redisson == "" {
+		r.rep.Redisson = d.Version()
+	}
+	return d.Connect(r.ctx, redissonClient, r.proxies[0].Addr())
+}
+
+// jvmPID is the Redisson JVM's process id (0 before it starts).
+func (r *rig) jvmPID() int {
+	if r.jvm == nil {
+		return 0
+	}
+	return r.jvm.PID()
+}
+
 // startFaults starts the plan's schedule against base.
 func (r *rig) startFaults(base time.Time) {
 	r.base = base
@@ -264,11 +301,16 @@ func (r *rig) safetyFigures(res *results.Result) {
 // workload runs profile p through the variant's proxies with the plan's
 // faults scheduled against the run's own clock.
 func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, error) {
+	return r.workloadOn(p, ignoreLost, workloads.Lockimpl{OptionsFor: r.lockOptions})
+}
+
+// workloadOn is workload on impl.
+func (r *rig) workloadOn(p workloads.Profile, ignoreLost bool, impl workloads.Impl) (*results.Result, error) {
 	p.Name = "chaos-" + r.name
 	cfg := workloads.Config{
 		Profile:     p,
 		ClientRedis: r.redisFor,
-		Impl:        workloads.Lockimpl{OptionsFor: r.lockOptions},
+		Impl:        impl,
 		IgnoreLost:  ignoreLost,
 		Timeline:    true,
 		KeyPrefix:   r.prefix,

@@ -137,6 +137,9 @@ func Run(ctx context.Context, s *Scenario, o Options) (rep *results.ChaosReport)
 		if err := runVariant(ctx, s, v, t, rng, o, rep, &kept); err != nil {
 			var skip *skipError
 			switch {
+			case errors.As(err, &skip) && skip.variant:
+				rep.Skipped = append(rep.Skipped, v.Name+": "+skip.why)
+				continue
 			case errors.As(err, &skip):
 				rep.Verdict, rep.Reason = results.Skipped, skip.why
 				return rep
@@ -166,7 +169,10 @@ func Run(ctx context.Context, s *Scenario, o Options) (rep *results.ChaosReport)
 	return rep
 }
 
-type skipError struct{ why string }
+type skipError struct {
+	why     string
+	variant bool // only this variant cannot run here; the others still do
+}
 
 func (e *skipError) Error() string { return e.why }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
 )
@@ -85,6 +86,9 @@ func TestWatchdogLoss(t *testing.T) {
 	if honour.Safety.Violations != 0 || honour.Lost != 1 {
 		t.Errorf("honour-lost: %d violations, %d lost; want 0 and 1", honour.Safety.Violations, honour.Lost)
 	}
+	if rs, ok := redissonRun(t, rep); ok && (rs.Safety.Violations < 1 || rs.Safety.UnsafeUs <= 0 || rs.Lost != 1) {
+		t.Errorf("redisson: %+v, lost %d; want a violation with an unsafe window and the hold lost", rs.Safety, rs.Lost)
+	}
 	// The fault timeline is kept with the result, and the files exist.
 	for _, r := range rep.Runs {
 		if len(r.Events) != 1 || r.Events[0].Kind != "blackhole" || r.Events[0].End-r.Events[0].Start < 5 {
@@ -120,6 +124,45 @@ func TestLeaseExpiry(t *testing.T) {
 	if honour.Safety.Violations != 0 || honour.Lost < 1 {
 		t.Errorf("honour-lost: %d violations, %d lost; want 0 and ≥ 1", honour.Safety.Violations, honour.Lost)
 	}
+	if rs, ok := redissonRun(t, rep); ok && (rs.Safety.Violations < 1 || rs.Lost < 1) {
+		t.Errorf("redisson: %+v, lost %d; want counted, timed violations", rs.Safety, rs.Lost)
+	}
+}
+
+// TestClientFreezeRedisson: a real Redisson holder whose JVM is stopped
+// (SIGSTOP) past its watchdog timeout overlaps the lockimpl contender
+// that took the expired lock, and the checker says so.
+func TestClientFreezeRedisson(t *testing.T) {
+	rep := run(t, "client-freeze", options(t))
+	if rep.Verdict != results.ExpectedViolation {
+		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, results.ExpectedViolation)
+	}
+	rs, ok := redissonRun(t, rep)
+	if !ok {
+		return
+	}
+	if rs.Safety.Violations < 1 || rs.Safety.UnsafeUs <= 0 || rs.Lost != 1 {
+		t.Errorf("redisson: %+v, lost %d; want a violation with an unsafe window and the hold lost", rs.Safety, rs.Lost)
+	}
+	if len(rs.Events) != 1 || rs.Events[0].Kind != "freeze" || rs.Events[0].Err != "" {
+		t.Errorf("redisson: events %+v; want one freeze (SIGSTOP of the JVM)", rs.Events)
+	}
+}
+
+// redissonRun is the run of rep's redisson variant; without Java or the
+// driver's jar the variant must be listed as skipped (and ok is false).
+func redissonRun(t *testing.T, rep *results.ChaosReport) (results.RunSummary, bool) {
+	t.Helper()
+	if _, err := redisson.FindJar(); err != nil {
+		if !slices.ContainsFunc(rep.Skipped, func(s string) bool { return strings.HasPrefix(s, "redisson: ") }) {
+			t.Errorf("no Redisson driver here (%v), but the redisson variant is not listed as skipped: %v", err, rep.Skipped)
+		}
+		return results.RunSummary{}, false
+	}
+	if rep.Redisson == "" {
+		t.Error("the report does not name the Redisson version")
+	}
+	return variant(t, rep, "redisson"), true
 }
 
 func TestPartitionHeal(t *testing.T) {

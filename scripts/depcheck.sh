@@ -4,7 +4,7 @@
 # workloads -> lockimpl, results; impls -> lockimpl, redisson, results, workloads;
 # faults -> redisenv, results; plots -> results;
 # report -> plots, results;
-# scenarios -> faults, lockimpl, redisenv, results, workloads;
+# scenarios -> faults, impls, lockimpl, redisenv, redisson, results, workloads;
 # harness -> what it orchestrates: workloads, scenarios, redisenv, report (and below);
 # perf -> impls, workloads, lockimpl, results;
 # nothing imports cmd/*. Test-only imports (redisenvtest) are not counted.
@@ -22,8 +22,8 @@ allowed() {
     faults) echo "redisenv results" ;;
     plots) echo "results" ;;
     report) echo "plots results" ;;
-    scenarios) echo "faults lockimpl redisenv redisson results workloads" ;;
-    harness) echo "faults lockimpl plots redisenv redisson report results scenarios workloads" ;;
+    scenarios) echo "faults impls lockimpl redisenv redisson results workloads" ;;
+    harness) echo "faults impls lockimpl plots redisenv redisson report results scenarios workloads" ;;
     perf) echo "impls lockimpl redisson results workloads" ;;
     internal/* | cmd/*) echo "*" ;;
     *) echo "?" ;;

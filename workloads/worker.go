@@ -380,6 +380,10 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	case op.Flags&(results.Lost|results.LostIgnored) != 0 && errors.Is(err, lockimpl.ErrNotHeld):
 		// Known lost: the unlock finding nothing is the expected answer.
 		err = nil
+	case w.r.cfg.IgnoreLost && l.Lost() == nil && errors.Is(err, lockimpl.ErrNotHeld):
+		// No loss signal to ignore: the unlock is where the holder learns.
+		op.Flags |= results.LostIgnored
+		err = nil
 	case errors.Is(err, lockimpl.ErrNotHeld):
 		// Gone without the holder being told: a failure, but there is
 		// nothing left in Redis to release.
@@ -421,11 +425,16 @@ func (w *worker) section(s Sectioned, op *results.Op, lease time.Duration) bool 
 		return w.record(op, err)
 	}
 	op.Acquired, op.Released, op.Done = w.since(t.Acquired), w.since(t.Released), w.since(t.End)
-	if err != nil {
+	switch {
+	case err == nil:
+	case w.r.cfg.IgnoreLost && errors.Is(err, lockimpl.ErrNotHeld):
+		op.Flags |= results.LostIgnored // learnt at the unlock, as in op
+		err = nil
+	case errors.Is(err, lockimpl.ErrNotHeld):
 		op.Err = Classify(err)
-		if !errors.Is(err, lockimpl.ErrNotHeld) {
-			op.Flags |= results.ReleaseFailed
-		}
+	default:
+		op.Err = Classify(err)
+		op.Flags |= results.ReleaseFailed
 	}
 	return w.record(op, err)
 }
