@@ -32,7 +32,7 @@ test-short: setup redisson-driver ## the quick loop: every test but chaos scenar
 bench: setup ## run the rw90 profile on a local redis-server (about 40 s)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench run --profile rw90
 
-perf: setup ## lockimpl, raw scripts, redsync and redislock side by side; writes docs/perf.md (about 8 min)
+perf: setup redisson-driver ## lockimpl, raw scripts, redsync, redislock and real Redisson side by side; writes docs/perf.md (about 12 min)
 	@command -v redis-benchmark >/dev/null || { echo "perf: redis-benchmark is missing; install it with: apt-get install -y redis-tools" >&2; exit 1; }
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench perf --only matrix --doc docs/perf.md --out bench-results/perf
 
