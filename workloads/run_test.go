@@ -239,10 +239,8 @@ func TestRunOpenLoop(t *testing.T) {
 		t.Errorf("target rate %g, want 400", th.TargetRate)
 	}
 	// The schedule issues 400 operations in the measured second; a few
-	// may be cut by the end.
-	if th.OpsPerSec < 300 || th.OpsPerSec > 500 {
-		t.Errorf("open loop at 400 ops/s achieved %.1f ops/s (%d ops in %.2fs)", th.OpsPerSec, th.Ops, res.Measured)
-	}
+	// may be cut by the end. (The count, not the rate: on a loaded machine
+	// the run's end can come late, stretching the measured time.)
 	if th.Ops < 300 || th.Ops > 420 {
 		t.Errorf("open loop at 400 ops/s for 1s: %d measured ops", th.Ops)
 	}
