@@ -18,6 +18,8 @@ type RunOptions struct {
 	Meta     results.Meta
 	Logf     func(format string, args ...any)
 	Progress func(workloads.Progress)
+	// Guard is the guarded store of a profile with guard on (StartGuard).
+	Guard *GuardStore
 }
 
 // Run drives o.Profile against env: the locks spread over the shards of a
@@ -32,6 +34,7 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 	res, err := workloads.Run(ctx, workloads.Config{
 		Profile: o.Profile, Impl: o.Impl, NewRedis: env.NewPool, MaxOps: o.MaxOps, MaxErrorRate: o.MaxErrorRate,
 		ShardNames: names, ShardOf: of, Meta: o.Meta, Logf: o.Logf, Progress: o.Progress,
+		Guard: o.Guard.store(), GuardStore: o.Guard.where(),
 	})
 	if res != nil {
 		res.ClientLog, res.ClientLogDropped = redisenv.ClientLogSince(mark)

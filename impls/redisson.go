@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -233,6 +234,7 @@ type redissonLocker struct {
 	kind, name string
 	err        error
 	start, end int64 // the latest call's JVM times; 0 when it got no answer
+	token      int64 // the latest acquisition's fencing token
 }
 
 func (l *redissonLocker) call(ctx context.Context, op string, wait, lease time.Duration) (redisson.Reply, error) {
@@ -253,8 +255,14 @@ func (l *redissonLocker) Acquire(ctx context.Context, wait, lease time.Duration)
 	if err != nil {
 		return false, err
 	}
+	if l.kind == "fenced" && r.Value != "0" {
+		l.token, _ = strconv.ParseInt(r.Value, 10, 64)
+	}
 	return r.Value != "0", nil
 }
+
+// Token is the fencing token of the latest acquisition (kind fenced).
+func (l *redissonLocker) Token() int64 { return l.token }
 
 // Release unlocks once; Redisson's IllegalMonitorStateException (the
 // owner holds nothing) is workloads.ErrNotHeld.

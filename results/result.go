@@ -56,8 +56,11 @@ type Result struct {
 	Latency  map[string]Latency `json:"latency_us"`
 	Fairness Fairness           `json:"fairness"`
 	Safety   Safety             `json:"safety"`
-	Series   []Point            `json:"series"`
-	Runtime  Runtime            `json:"runtime"`
+	// Guard is the guarded resource's outcome, when critical sections
+	// updated one (profile field guard).
+	Guard   *Guard  `json:"guard,omitempty"`
+	Series  []Point `json:"series"`
+	Runtime Runtime `json:"runtime"`
 	// Clamped counts latencies beyond the histograms' one-hour range,
 	// recorded as one hour.
 	Clamped int64 `json:"clamped,omitempty"`

@@ -113,6 +113,16 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if s.Incomplete != "" {
 		fmt.Fprintf(&b, "            incomplete: %s\n", s.Incomplete)
 	}
+	if g := r.Guard; g != nil {
+		fmt.Fprintf(&b, "guard       %s\n", g.Line())
+		for i, o := range g.Overwrites {
+			if i == 3 {
+				fmt.Fprintf(&b, "            … %d more in the result file\n", int64(len(g.Overwrites)-3)+g.OverwritesDropped)
+				break
+			}
+			fmt.Fprintf(&b, "            %s overwrote %s update(s) of %s at t=%.6fs\n", o.By, commas(o.Updates), o.Of, float64(o.At)/1e9)
+		}
+	}
 	var errs []string
 	for _, c := range errClassNames[1:] {
 		errs = append(errs, fmt.Sprintf("%s %s", c, commas(r.Errors[c])))

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Checks that packages import only what their room allows: lockimpl (with
-# its subpackages, one room), results and redisson import no package of this module,
-# workloads -> lockimpl, results; impls -> lockimpl, redisson, results, workloads;
+# its subpackages, one room), results, redisson and guard import no package of this module,
+# workloads -> guard, lockimpl, results; impls -> guard, lockimpl, redisson, results, workloads;
 # faults -> redisenv, results; plots -> results;
 # report -> plots, results;
-# scenarios -> faults, impls, lockimpl, redisenv, redisson, results, workloads;
+# scenarios -> faults, guard, impls, lockimpl, redisenv, redisson, results, workloads;
 # harness -> what it orchestrates: workloads, scenarios, redisenv, report (and below);
 # perf -> impls, workloads, lockimpl, results;
 # nothing imports cmd/*. Test-only imports (redisenvtest) are not counted.
@@ -15,16 +15,16 @@ mod=$(go list -m)
 # allowed PKG: the module packages PKG may depend on (transitively), "*" for any.
 allowed() {
   case "$1" in
-    lockimpl | lockimpl/* | results | redisenv | redisson) echo "" ;;
+    lockimpl | lockimpl/* | results | redisenv | redisson | guard) echo "" ;;
     redisenv/redisenvtest) echo "redisenv" ;;
-    workloads) echo "lockimpl results" ;;
-    impls) echo "lockimpl redisson results workloads" ;;
+    workloads) echo "guard lockimpl results" ;;
+    impls) echo "guard lockimpl redisson results workloads" ;;
     faults) echo "redisenv results" ;;
     plots) echo "results" ;;
     report) echo "plots results" ;;
-    scenarios) echo "faults impls lockimpl redisenv redisson results workloads" ;;
-    harness) echo "faults impls lockimpl plots redisenv redisson report results scenarios workloads" ;;
-    perf) echo "impls lockimpl redisson results workloads" ;;
+    scenarios) echo "faults guard impls lockimpl redisenv redisson results workloads" ;;
+    harness) echo "faults guard impls lockimpl plots redisenv redisson report results scenarios workloads" ;;
+    perf) echo "guard impls lockimpl redisson results workloads" ;;
     internal/* | cmd/*) echo "*" ;;
     *) echo "?" ;;
   esac

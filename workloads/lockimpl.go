@@ -139,6 +139,15 @@ func (l lockimplLocker) Release(ctx context.Context) error {
 	return held.h.Unlock(ctx)
 }
 
+// Token is the fencing token of the owner's hold (kind fenced), 0 when it
+// holds nothing.
+func (l lockimplLocker) Token() int64 {
+	if held := l.own.holds[l.key]; held != nil {
+		return held.h.Token()
+	}
+	return 0
+}
+
 // neverLost is the Lost of a lock the owner does not hold.
 var neverLost = make(chan struct{})
 

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/lockbench/lockbench/guard"
 )
 
 // Kind is the lock a profile drives.
@@ -109,6 +111,10 @@ type Profile struct {
 	// replica or cluster), started when --topology is not given; empty
 	// means single.
 	Topology string `yaml:"topology" json:"topology,omitempty"`
+	// Guard makes each critical section update a counter in a separate
+	// store (package guard): read, hold, write. off (the default), plain,
+	// or fenced (kind fenced: the store refuses stale tokens).
+	Guard string `yaml:"guard" json:"guard,omitempty"`
 }
 
 // Default is the base every profile starts from.
@@ -265,6 +271,14 @@ func (p Profile) Validate() error {
 	}
 	if p.Kind == Multi && p.MultiNames() > p.Locks {
 		return bad("multi", p.MultiNames(), "takes more names than the profile has (locks: %d); raise locks or lower multi", p.Locks)
+	}
+	switch gm, err := guard.ParseMode(p.Guard); {
+	case err != nil:
+		return bad("guard", p.Guard, "use off, plain or fenced")
+	case gm != guard.Off && p.Kind == RW:
+		return bad("guard", p.Guard, "readers write nothing: guard a kind with exclusive holds (reentrant, fair, fenced, spin, non-reentrant, multi)")
+	case gm == guard.Fenced && p.Kind != Fenced:
+		return bad("guard", p.Guard, "fenced writes carry the lock's fencing token, which only kind fenced has; set kind: fenced, or guard: plain")
 	}
 	switch p.Topology {
 	case "", "single", "replica", "cluster":

@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
@@ -139,6 +140,11 @@ type Config struct {
 	// the load starts: every time in the result is relative to it (chaos
 	// starts its fault schedule on it).
 	Started func(base time.Time)
+	// Guard, when set, is the counter critical sections update (read,
+	// hold, write): a profile with guard plain or fenced needs it, in that
+	// mode. GuardStore names where it is, for the result.
+	Guard      *guard.Store
+	GuardStore string
 	// Logf, when set, is told what the run does besides its load (stale
 	// fair-lock queues of killed runs cleared, bookkeeping that failed).
 	Logf func(format string, args ...any)
@@ -181,6 +187,7 @@ type run struct {
 	stopLoad context.CancelFunc
 	relCtx   context.Context // for releases: outlives the load
 	clients  *runClients
+	guard    guardTally
 	issued   atomic.Int64
 	stopped  atomic.Bool
 	// completed: the planned end came (duration or operation count), so a
@@ -217,6 +224,9 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		if implNote, err = cfg.Impl.Check(p); err != nil {
 			return nil, err
 		}
+	}
+	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off && (cfg.Guard == nil || cfg.Guard.Mode() != gm) {
+		return nil, &FieldError{Field: "guard", Value: p.Guard, Fix: "the run has no guarded store in that mode; bench and chaos start one (or give --guard-url)"}
 	}
 	if cfg.ClientRedis == nil && cfg.NewRedis != nil {
 		newRedis := cfg.NewRedis
@@ -356,6 +366,13 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		if err := fair.finish(r.relCtx); err != nil {
 			logf("fair-lock queue bookkeeping: %v (a later run clears them)", err)
 		}
+	}
+	if cfg.Guard != nil {
+		g, err := r.guard.result(r.relCtx, cfg.Guard, cfg.GuardStore)
+		if err != nil {
+			logf("guarded counter: %v", err)
+		}
+		res.Guard = g
 	}
 	res.Profile = p
 	res.Throughput.TargetRate = p.Rate

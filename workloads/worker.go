@@ -267,7 +267,7 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	if !w.track(acquiring, &op, called) {
 		return false
 	}
-	if s, ok := l.(Sectioned); ok && depth == 1 {
+	if s, ok := l.(Sectioned); ok && depth == 1 && w.r.cfg.Guard == nil {
 		return w.section(s, &op, lease)
 	}
 	ok, err := l.Acquire(w.r.ctx, time.Duration(p.Wait), lease)
@@ -315,8 +315,16 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	}
 	op.Depth = uint8(1 + len(w.nestedHandles))
 
+	// The guarded update reads before the hold and writes after it,
+	// unless the holder stopped at Lost (it would not write then).
+	store := w.r.cfg.Guard
+	var read int64
+	var mayWrite bool
+	if store != nil {
+		read, mayWrite = w.r.guard.read(w.r.relCtx, store, l)
+	}
 	var lostAt time.Time
-	if d := p.Hold.Sample(w.rng); d > 0 {
+	if d := p.Hold.Sample(w.rng); d > 0 && (store == nil || mayWrite) {
 		if !w.track(holding, &op, time.Now()) {
 			return false
 		}
@@ -336,6 +344,9 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 		if w.r.cfg.IgnoreLost {
 			lost = l.Lost()
 		}
+	}
+	if mayWrite && (lostAt.IsZero() || w.r.cfg.IgnoreLost) {
+		w.r.guard.write(w.r.relCtx, store, l, read, w.owner.ID(), func() int64 { return w.since(time.Now()) })
 	}
 	relStart := time.Now()
 	op.Released = w.since(relStart) // as far as the reaper knows, until the release is timed

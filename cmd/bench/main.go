@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/cli"
@@ -114,6 +115,7 @@ var overrides = []struct{ flag, field, usage string }{
 	{"zipf-s", "zipf_s", "zipf exponent (> 1)"},
 	{"seed", "seed", "random seed"},
 	{"replica-sync", "replica_sync", "true: on a primary with replicas, WAIT for one after each acquisition (Redisson's default); false: send nothing"},
+	{"guard", "guard", "critical sections update a counter in a second Redis (read, hold, write): off, plain, or fenced (kind fenced: stale tokens refused); lost updates are counted"},
 }
 
 type runFlags struct {
@@ -128,6 +130,7 @@ type runFlags struct {
 	maxOps   int
 	cpuProf  string
 	memProf  string
+	guardURL string
 	override map[string]string
 }
 
@@ -148,6 +151,7 @@ func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 		fs.BoolVar(&f.json, "json", false, "print the result JSON on stdout instead of the summary table")
 	}
 	fs.IntVar(&f.maxOps, "max-ops", results.DefaultMaxOps, "operations kept for the safety and fairness analyses")
+	fs.StringVar(&f.guardURL, "guard-url", "", "with guard plain or fenced: the guarded counter's Redis (redis://...; default: a redis-server of its own, never the lock's)")
 	f.maxErr = percent(100 * results.DefaultMaxErrorRate)
 	fs.Var(&f.maxErr, "max-error-rate", "fail the run when more than this `percentage` of its operations failed (timeouts, connection and Redis errors), e.g. 1% or 0 (none)")
 	if !slices.Contains(skip, "profiling") {
@@ -298,6 +302,9 @@ func runVerdict(res *results.Result, path string) error {
 	if res.Safety.Violations > 0 {
 		errs = append(errs, fmt.Errorf("%d mutual-exclusion violations (details in %s)", res.Safety.Violations, path))
 	}
+	if res.Guard != nil && res.Guard.Lost > 0 {
+		errs = append(errs, fmt.Errorf("%d lost updates of the guarded counter (details in %s)", res.Guard.Lost, path))
+	}
 	for _, f := range res.Failures() {
 		errs = append(errs, fmt.Errorf("run failed: %s", f))
 	}
@@ -312,7 +319,16 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 	}
 	defer env.Close()
 	impl, _ := impls.Lookup(f.impl) // checked by load
+	var gs *harness.GuardStore
+	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off {
+		if gs, err = harness.StartGuard(ctx, gm, f.guardURL); err != nil {
+			return nil, err
+		}
+		defer gs.Close()
+		fmt.Fprintf(stderr, "bench: guarded counter (%s) at %s\n", gm, gs.Where)
+	}
 	o := harness.RunOptions{
+		Guard:        gs,
 		Profile:      p,
 		Impl:         impl,
 		MaxOps:       f.maxOps,

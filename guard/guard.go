@@ -1,0 +1,209 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Mode is how critical sections write the guarded counter.
+type Mode string
+
+// The write modes.
+const (
+	// Off: critical sections touch no resource.
+	Off Mode = "off"
+	// Plain: read, hold, write what was read plus one.
+	Plain Mode = "plain"
+	// Fenced: as Plain, the read and the write carrying the lock's fencing
+	// token, which the store refuses when lower than the highest it saw.
+	Fenced Mode = "fenced"
+)
+
+// ParseMode reads a mode as profiles and flags spell it ("" is Off).
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "", Off:
+		return Off, nil
+	case Plain, Fenced:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("guard mode %q: use off, plain or fenced", s)
+}
+
+// ErrStale is what Read and Write return when the store refused a fenced
+// token lower than the highest it has seen: the holder's lock was taken
+// over, and the store kept the newer holder's state.
+var ErrStale = errors.New("guard: stale fencing token refused")
+
+// The store's hash fields beside the counter.
+const (
+	fValue    = "value"    // the counter
+	fToken    = "token"    // the highest fencing token seen
+	fAccepted = "accepted" // writes applied
+	fRejected = "rejected" // reads and writes refused for a stale token
+)
+
+// readScript returns the counter; with a token (ARGV[1] > 0) it first
+// refuses one lower than the highest seen (unless ARGV[2] is 0: the
+// planted bug of NewBroken), else records it as the highest.
+var readScript = redis.NewScript(`
+local tok = tonumber(ARGV[1])
+if tok > 0 then
+  local high = tonumber(redis.call('hget', KEYS[1], 'token') or '0')
+  if tok < high and ARGV[2] == '1' then
+    redis.call('hincrby', KEYS[1], 'rejected', 1)
+    return {0, high}
+  end
+  redis.call('hset', KEYS[1], 'token', math.max(tok, high))
+end
+return {1, tonumber(redis.call('hget', KEYS[1], 'value') or '0')}
+`)
+
+// writeScript sets the counter to ARGV[1] + 1 (the value read plus one)
+// for writer ARGV[2], token ARGV[3] checked as the read's (ARGV[4]); it returns
+// {1, value found, last writer} or {0, highest token} when refused.
+var writeScript = redis.NewScript(`
+local tok = tonumber(ARGV[3])
+if tok > 0 then
+  local high = tonumber(redis.call('hget', KEYS[1], 'token') or '0')
+  if tok < high and ARGV[4] == '1' then
+    redis.call('hincrby', KEYS[1], 'rejected', 1)
+    return {0, high}
+  end
+  redis.call('hset', KEYS[1], 'token', math.max(tok, high))
+end
+local cur = tonumber(redis.call('hget', KEYS[1], 'value') or '0')
+local last = redis.call('hget', KEYS[1], 'writer') or ''
+redis.call('hset', KEYS[1], 'value', tonumber(ARGV[1]) + 1, 'writer', ARGV[2])
+redis.call('hincrby', KEYS[1], 'accepted', 1)
+return {1, cur, last}
+`)
+
+// Store is one guarded counter.
+type Store struct {
+	rdb    redis.UniversalClient
+	key    string
+	mode   Mode
+	broken bool // accepts lower tokens
+}
+
+// New returns the counter at key on rdb, written in mode (Plain or
+// Fenced). Use a key no other run shares: Reset clears it.
+func New(rdb redis.UniversalClient, key string, mode Mode) *Store {
+	return &Store{rdb: rdb, key: key, mode: mode}
+}
+
+// NewBroken is a Fenced store with a planted bug: it accepts tokens lower
+// than the highest it has seen (and keeps the highest). It exists to show
+// that the lost-update checks catch a fencing store that does not fence.
+func NewBroken(rdb redis.UniversalClient, key string) *Store {
+	return &Store{rdb: rdb, key: key, mode: Fenced, broken: true}
+}
+
+// check is the scripts' flag for refusing lower tokens.
+func (s *Store) check() int {
+	if s.broken {
+		return 0
+	}
+	return 1
+}
+
+// Mode is how the store is written.
+func (s *Store) Mode() Mode { return s.mode }
+
+// Key is the counter's key.
+func (s *Store) Key() string { return s.key }
+
+// Reset clears the counter and its tallies.
+func (s *Store) Reset(ctx context.Context) error { return s.rdb.Del(ctx, s.key).Err() }
+
+// token is what a script gets: the holder's token in Fenced mode, else 0
+// (unchecked).
+func (s *Store) token(t int64) int64 {
+	if s.mode == Fenced {
+		return max(t, 1)
+	}
+	return 0
+}
+
+// Read returns the counter at the start of a critical section. In Fenced
+// mode token is the hold's fencing token: ErrStale when the store has
+// seen a higher one.
+func (s *Store) Read(ctx context.Context, token int64) (int64, error) {
+	v, err := readScript.Run(ctx, s.rdb, []string{s.key}, s.token(token), s.check()).Int64Slice()
+	if err != nil {
+		return 0, fmt.Errorf("guard: read %s: %w", s.key, err)
+	}
+	if len(v) != 2 {
+		return 0, fmt.Errorf("guard: read %s: reply %v", s.key, v)
+	}
+	if v[0] == 0 {
+		return 0, fmt.Errorf("%w: token %d, store has seen %d", ErrStale, token, v[1])
+	}
+	return v[1], nil
+}
+
+// Write is one write's outcome.
+type Write struct {
+	// Overwrote is how many updates the write undid: the counter had moved
+	// this far past what the writer read (negative: it had gone back).
+	Overwrote int64
+	// Overwritten is who wrote the counter last before this write, whose
+	// update (with any before it that the writer never saw) is lost when
+	// Overwrote > 0.
+	Overwritten string
+}
+
+// Write sets the counter to read plus one for writer, at the end of a
+// critical section. In Fenced mode token is the hold's fencing token:
+// ErrStale when the store has seen a higher one (nothing written).
+func (s *Store) Write(ctx context.Context, read int64, writer string, token int64) (Write, error) {
+	v, err := writeScript.Run(ctx, s.rdb, []string{s.key}, read, writer, s.token(token), s.check()).Slice()
+	if err != nil {
+		return Write{}, fmt.Errorf("guard: write %s: %w", s.key, err)
+	}
+	if len(v) < 2 {
+		return Write{}, fmt.Errorf("guard: write %s: reply %v", s.key, v)
+	}
+	n, _ := v[1].(int64)
+	if ok, _ := v[0].(int64); ok == 0 {
+		return Write{}, fmt.Errorf("%w: token %d, store has seen %d", ErrStale, token, n)
+	}
+	w := Write{Overwrote: n - read}
+	if len(v) > 2 {
+		w.Overwritten, _ = v[2].(string)
+	}
+	return w, nil
+}
+
+// Totals are the store's own tallies.
+type Totals struct {
+	// Value is the counter.
+	Value int64
+	// Accepted and Rejected are writes applied, and reads and writes
+	// refused for a stale token.
+	Accepted, Rejected int64
+	// Token is the highest fencing token seen.
+	Token int64
+}
+
+// Lost is the updates lost: writes applied that the counter does not
+// count.
+func (t Totals) Lost() int64 { return t.Accepted - t.Value }
+
+// Totals reads the store's tallies.
+func (s *Store) Totals(ctx context.Context) (Totals, error) {
+	m, err := s.rdb.HGetAll(ctx, s.key).Result()
+	if err != nil {
+		return Totals{}, fmt.Errorf("guard: totals of %s: %w", s.key, err)
+	}
+	num := func(f string) int64 {
+		n, _ := strconv.ParseInt(m[f], 10, 64)
+		return n
+	}
+	return Totals{Value: num(fValue), Accepted: num(fAccepted), Rejected: num(fRejected), Token: num(fToken)}, nil
+}

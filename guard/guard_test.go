@@ -1,0 +1,99 @@
+package guard_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+)
+
+func TestMain(m *testing.M) { redisenvtest.Main(m) }
+
+var bg = context.Background()
+
+func totals(t *testing.T, s *guard.Store) guard.Totals {
+	t.Helper()
+	tot, err := s.Totals(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tot
+}
+
+// TestPlainLostUpdate: two holders that read the same value both write;
+// the store counts two writes, the counter one, and the second write says
+// whose update it undid.
+func TestPlainLostUpdate(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s := guard.New(env.NewClient(), "g:plain", guard.Plain)
+	a, err := s.Read(bg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Read(bg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := s.Write(bg, a, "alice", 0); err != nil || w.Overwrote != 0 {
+		t.Fatalf("first write: %+v, %v; want nothing overwritten", w, err)
+	}
+	w, err := s.Write(bg, b, "bob", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Overwrote != 1 || w.Overwritten != "alice" {
+		t.Errorf("stale write: %+v; want 1 update of alice overwritten", w)
+	}
+	tot := totals(t, s)
+	if tot.Value != 1 || tot.Accepted != 2 || tot.Lost() != 1 {
+		t.Errorf("totals %+v (lost %d); want value 1, 2 accepted, 1 lost", tot, tot.Lost())
+	}
+}
+
+// TestFencedRefusesStale: a holder whose lock was taken over (a higher
+// token has read) is refused at its write; nothing is lost. A store with
+// the planted bug accepts it and loses the update.
+func TestFencedRefusesStale(t *testing.T) {
+	env := redisenvtest.Start(t)
+	for _, broken := range []bool{false, true} {
+		s := guard.New(env.NewClient(), "g:fenced", guard.Fenced)
+		if broken {
+			s = guard.NewBroken(env.NewClient(), "g:broken")
+		}
+		old, err := s.Read(bg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := s.Read(bg, 2) // the next holder
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Write(bg, cur, "new", 2); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Write(bg, old, "old", 1)
+		tot := totals(t, s)
+		switch {
+		case !broken && (!errors.Is(err, guard.ErrStale) || tot.Lost() != 0 || tot.Rejected != 1 || tot.Value != 1):
+			t.Errorf("fenced: stale write %v, totals %+v; want ErrStale, 0 lost, 1 rejected", err, tot)
+		case broken && (err != nil || tot.Lost() != 1 || tot.Token != 2):
+			t.Errorf("planted bug: stale write %v, totals %+v; want it accepted, 1 lost, highest token kept at 2", err, tot)
+		}
+		if _, err := s.Read(bg, 1); !broken && !errors.Is(err, guard.ErrStale) {
+			t.Errorf("fenced: read with a lower token: %v; want ErrStale", err)
+		}
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]guard.Mode{"": guard.Off, "off": guard.Off, "plain": guard.Plain, "fenced": guard.Fenced} {
+		if got, err := guard.ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := guard.ParseMode("fence"); err == nil {
+		t.Error(`ParseMode("fence") accepted`)
+	}
+}

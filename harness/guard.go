@@ -1,0 +1,72 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/redisenv"
+)
+
+// GuardStore is the guarded resource of a run: a counter in a Redis that
+// is not the lock's.
+type GuardStore struct {
+	Store *guard.Store
+	// Where names the store's Redis for the result.
+	Where string
+	env   *redisenv.Env
+	rdb   redis.UniversalClient
+}
+
+// StartGuard starts the store of a run whose profile has guard mode m: a
+// redis-server of its own on a free loopback port, or the Redis at url
+// (never the lock's: $REDIS_URL is not consulted). The counter's key is
+// fresh and cleared. Close stops what it started.
+func StartGuard(ctx context.Context, m guard.Mode, url string) (*GuardStore, error) {
+	cfg := redisenv.Config{Backend: redisenv.BackendLocal, Topology: redisenv.TopologySingle}
+	if url != "" {
+		cfg = redisenv.Config{Backend: redisenv.BackendExternal, URL: url}
+	}
+	env, err := redisenv.Start(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("guarded store: %w", err)
+	}
+	key := fmt.Sprintf("lockbench:guard:%d", time.Now().UnixNano())
+	// No retries: a re-sent write script would apply one update twice.
+	o := env.ClientOptions(16)
+	o.MaxRetries = -1
+	rdb := redisenv.NewUniversalClient(o)
+	s := guard.New(rdb, key, m)
+	if err := s.Reset(ctx); err != nil {
+		_ = rdb.Close()
+		_ = env.Close()
+		return nil, fmt.Errorf("guarded store: %w", err)
+	}
+	return &GuardStore{Store: s, Where: "redis://" + env.Addr() + " " + key, env: env, rdb: rdb}, nil
+}
+
+// Close stops the store's Redis when StartGuard started it.
+func (g *GuardStore) Close() error {
+	if g == nil {
+		return nil
+	}
+	_ = g.rdb.Close()
+	return g.env.Close()
+}
+
+func (g *GuardStore) store() *guard.Store {
+	if g == nil {
+		return nil
+	}
+	return g.Store
+}
+
+func (g *GuardStore) where() string {
+	if g == nil {
+		return ""
+	}
+	return g.Where
+}

@@ -1,0 +1,60 @@
+package results
+
+import "fmt"
+
+// Guard is what the guarded resource says about a run: critical sections
+// read a counter in a separate store, held, and wrote it back plus one.
+// Lost updates come from the store's own tallies (writes it applied minus
+// the counter's final value), so they need no clock and hold across
+// clients, processes and machines.
+type Guard struct {
+	Mode  string `json:"mode"` // plain or fenced
+	Store string `json:"store"`
+	// Sections are the critical sections that read the counter; Written
+	// those whose write the store applied, as their holders saw it.
+	Sections int64 `json:"sections"`
+	Written  int64 `json:"written"`
+	// Accepted and Final are the store's: writes applied, the counter's
+	// final value.
+	Accepted int64 `json:"accepted"`
+	Final    int64 `json:"final"`
+	// Lost is Accepted − Final: updates some stale holder overwrote.
+	Lost int64 `json:"lost_updates"`
+	// RejectedReads and RejectedWrites were refused for a stale fencing
+	// token (fenced mode): the store kept the newer holder's state.
+	// Rejected is the store's own count of both.
+	RejectedReads  int64 `json:"rejected_reads"`
+	RejectedWrites int64 `json:"rejected_writes"`
+	Rejected       int64 `json:"rejected"`
+	// Failed are reads and writes that failed otherwise (a write whose
+	// reply was lost may or may not have been applied: the store's counts
+	// are the truth).
+	Failed int64 `json:"failed"`
+	// Overwrites are examples of writes that undid others' updates: whose
+	// update, by whom, how many.
+	Overwrites        []Overwrite `json:"overwrites,omitempty"`
+	OverwritesDropped int64       `json:"overwrites_dropped,omitempty"`
+}
+
+// Overwrite is one write that undid updates it never read.
+type Overwrite struct {
+	By, Of  string // the writer, and who wrote the counter last before it
+	Updates int64  // updates undone
+	At      int64  // ns since the run's start, when the write returned
+}
+
+// OK reports whether no update was lost.
+func (g *Guard) OK() bool { return g.Lost == 0 }
+
+// Line is the guard's one-line summary.
+func (g *Guard) Line() string {
+	s := fmt.Sprintf("%s %s: %s lost updates · %s of %s sections written · counter %s of %s accepted",
+		g.Mode, g.Store, Commas(g.Lost), Commas(g.Written), Commas(g.Sections), Commas(g.Final), Commas(g.Accepted))
+	if g.Mode == "fenced" || g.Rejected > 0 {
+		s += fmt.Sprintf(" · stale refused: %s reads, %s writes", Commas(g.RejectedReads), Commas(g.RejectedWrites))
+	}
+	if g.Failed > 0 {
+		s += fmt.Sprintf(" · %s failed", Commas(g.Failed))
+	}
+	return s
+}

@@ -1,0 +1,94 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Tokened is a Locker whose holds carry a fencing token (kind fenced):
+// Token is the current hold's, 0 when it holds nothing.
+type Tokened interface {
+	Token() int64
+}
+
+// maxOverwrites bounds the overwrite examples a run keeps.
+const maxOverwrites = 20
+
+// guardTally is what the run's critical sections did to the guarded
+// counter, as their holders saw it.
+type guardTally struct {
+	mu                        sync.Mutex
+	sections, written         int64
+	rejReads, rejWrites, fail int64
+	overwrites                []results.Overwrite
+	dropped                   int64
+}
+
+// read starts a critical section's update: the counter's value, and
+// whether the section may write (false: refused as stale, or failed).
+func (g *guardTally) read(ctx context.Context, s *guard.Store, l Locker) (int64, bool) {
+	v, err := s.Read(ctx, tokenOf(l))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sections++
+	switch {
+	case err == nil:
+		return v, true
+	case errors.Is(err, guard.ErrStale):
+		g.rejReads++
+	default:
+		g.fail++
+	}
+	return 0, false
+}
+
+// write ends it: the value read plus one, by writer, at (ns since the
+// run's start) for the overwrite examples.
+func (g *guardTally) write(ctx context.Context, s *guard.Store, l Locker, read int64, writer string, at func() int64) {
+	w, err := s.Write(ctx, read, writer, tokenOf(l))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case err == nil:
+		g.written++
+		if w.Overwrote > 0 {
+			if len(g.overwrites) < maxOverwrites {
+				g.overwrites = append(g.overwrites, results.Overwrite{By: writer, Of: w.Overwritten, Updates: w.Overwrote, At: at()})
+			} else {
+				g.dropped++
+			}
+		}
+	case errors.Is(err, guard.ErrStale):
+		g.rejWrites++
+	default:
+		g.fail++
+	}
+}
+
+// result joins the holders' tallies with the store's own.
+func (g *guardTally) result(ctx context.Context, s *guard.Store, where string) (*results.Guard, error) {
+	t, err := s.Totals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return &results.Guard{
+		Mode: string(s.Mode()), Store: where,
+		Sections: g.sections, Written: g.written,
+		Accepted: t.Accepted, Final: t.Value, Lost: t.Lost(),
+		RejectedReads: g.rejReads, RejectedWrites: g.rejWrites, Rejected: t.Rejected,
+		Failed: g.fail, Overwrites: g.overwrites, OverwritesDropped: g.dropped,
+	}, nil
+}
+
+func tokenOf(l Locker) int64 {
+	if f, ok := l.(Tokened); ok {
+		return f.Token()
+	}
+	return 0
+}
