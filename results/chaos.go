@@ -67,6 +67,8 @@ type RunSummary struct {
 	Errors       int64   `json:"errors"`
 	Safety       Safety  `json:"safety"`
 	Events       []Event `json:"events,omitempty"`
+	// Guard is the guarded counter's outcome, when the run updated one.
+	Guard *Guard `json:"guard,omitempty"`
 }
 
 // ChaosReport is one scenario's outcome: the verdict, the checks behind

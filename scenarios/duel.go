@@ -72,8 +72,8 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 	for i := range n {
 		acquired[i] = make(chan struct{})
 		hc, cc := r.clients[i], r.clients[n]
-		hl := hc.lc.NewOwner().Lock(locks[i])
-		cl := cc.lc.NewOwner().Lock(locks[i])
+		hl := r.lockOf(hc.lc.NewOwner(), locks[i])
+		cl := r.lockOf(cc.lc.NewOwner(), locks[i])
 		if d.redisson {
 			go func() {
 				defer func() { hdone <- struct{}{} }()

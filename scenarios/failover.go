@@ -37,7 +37,9 @@ func failoverPlan(t Timing, _ *rand.Rand) []Planned {
 
 func failoverRun(t Timing) time.Duration { return killAt(t) + t.Watchdog }
 
-func failover(r *rig) error {
+func failover(r *rig) error { return failoverBy(r, true) }
+
+func failoverBy(r *rig, honour bool) error {
 	if err := r.start(2, nil); err != nil {
 		return err
 	}
@@ -48,7 +50,7 @@ func failover(r *rig) error {
 	if err := r.newClients(); err != nil {
 		return err
 	}
-	res, err := r.failoverDuel(true, "failover")
+	res, err := r.failoverDuel(honour, "failover")
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisson"
@@ -46,6 +47,12 @@ type rig struct {
 	raw     redis.UniversalClient // straight to the primary, for inspection
 	closers []func()
 	jvm     *redisson.Driver // Redisson's process, for variants with Redisson holders
+	// mit and store are set by the mitigation matrix: what the cell turns
+	// on, and the guarded counter critical sections update.
+	mit     *Mitigation
+	store   *guard.Store
+	storeAt string // where the store's Redis is, for results
+	gt      guardTally
 	prefix  string
 	base    time.Time // the current run's time base
 }
@@ -135,7 +142,19 @@ func (r *rig) redisFor(i, pool int) redis.UniversalClient {
 // lockOptions are client i's lockimpl options: the timing's watchdog and
 // the client's own (skewable) clock.
 func (r *rig) lockOptions(i int) lockimpl.Options {
-	return lockimpl.Options{WatchdogTimeout: r.t.Watchdog, Clock: r.clocks[i].Now}
+	o := lockimpl.Options{WatchdogTimeout: r.t.Watchdog, Clock: r.clocks[i].Now}
+	if r.mit != nil {
+		o.SkipReplicaSync = !r.mit.Sync
+	}
+	return o
+}
+
+// lockOf is owner o's lock on name: fenced when the cell fences.
+func (r *rig) lockOf(o *lockimpl.Owner, name string) *lockimpl.Lock {
+	if r.mit != nil && r.mit.Fencing {
+		return o.FencedLock(name)
+	}
+	return o.Lock(name)
 }
 
 // newClients makes one lockimpl client per proxy.
@@ -273,10 +292,13 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 	res.Meta.RedisBackend = string(r.env.Backend())
 	res.Meta.RedisTopology = r.env.Shape()
 	res.Meta.RedisAddr = r.env.Addr()
+	if r.store != nil && res.Guard == nil {
+		res.Guard = r.guardResult()
+	}
 	sum := results.RunSummary{
 		Variant: r.v.Name, Partial: res.Partial, Seconds: res.Measured, OpsPerSec: res.Throughput.OpsPerSec,
 		Attempts: res.Throughput.Attempts, SuccessRatio: res.Throughput.SuccessRatio,
-		Lost: res.Throughput.Lost, Safety: res.Safety, Events: events, Errors: res.ErrorCount(),
+		Lost: res.Throughput.Lost, Safety: res.Safety, Events: events, Errors: res.ErrorCount(), Guard: res.Guard,
 	}
 	if r.o.Out != "" {
 		path, err := results.WriteFiles(r.o.Out, res)
@@ -307,7 +329,17 @@ func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, e
 // workloadOn is workload on impl.
 func (r *rig) workloadOn(p workloads.Profile, ignoreLost bool, impl workloads.Impl) (*results.Result, error) {
 	p.Name = "chaos-" + r.name
+	var store *guard.Store
+	if _, isLockimpl := impl.(workloads.Lockimpl); isLockimpl && r.store != nil {
+		store = r.store
+		p.Guard = string(store.Mode())
+		if store.Mode() == guard.Fenced {
+			p.Kind = workloads.Fenced
+		}
+	}
 	cfg := workloads.Config{
+		Guard:       store,
+		GuardStore:  r.storeName(),
 		Profile:     p,
 		ClientRedis: r.redisFor,
 		Impl:        impl,
@@ -556,7 +588,17 @@ func (st *stage) sectionLost(owner, lock int32, try func() (*lockimpl.Hold, erro
 		return false, false, err
 	}
 	op.Acquired = st.at(now)
-	last, lost := hold(st.r.ctx, held, h)
+	read, mayWrite := st.r.guardRead(held)
+	var last time.Time
+	var lost bool
+	if mayWrite || st.r.store == nil {
+		last, lost = hold(st.r.ctx, held, h)
+	} else {
+		last, lost = now, isClosed(held.Lost()) // the store refused it: no work
+	}
+	if mayWrite && !(lost && h.honour) {
+		st.r.guardWrite(held, read, st.labels.Owners[owner])
+	}
 	if h.onEnd != nil {
 		h.onEnd()
 	}

@@ -201,12 +201,15 @@ func external(cfg redisenv.Config) bool {
 	return false
 }
 
-func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand.Rand, o Options, rep *results.ChaosReport, kept *[]*results.Result) (err error) {
+func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand.Rand, o Options, rep *results.ChaosReport, kept *[]*results.Result, prep ...func(*rig)) (err error) {
 	name := s.Name
 	if v.Name != "" {
 		name += "." + v.Name
 	}
 	r := &rig{ctx: ctx, s: s, v: v, name: name, t: t, o: o, rep: rep, kept: kept, plan: v.Plan(t, rng)}
+	for _, f := range prep {
+		f(r)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic in %s: %v\n%s", name, p, debug.Stack())

@@ -1,0 +1,154 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// MitigationSchema identifies mitigation matrix files.
+const MitigationSchema = "lockbench.mitigations/v1"
+
+// MitigationMatrix is what each mitigation against lost holds buys under
+// each fault, and what it costs on a healthy run: chaos matrix's output.
+type MitigationMatrix struct {
+	Schema  string    `json:"schema"`
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"`
+	Quick   bool      `json:"quick"`
+	Seed    uint64    `json:"seed"`
+	Store   string    `json:"store"`
+	// Planted names a bug planted on purpose (to show the gate catches
+	// it); empty in real runs.
+	Planted     string           `json:"planted,omitempty"`
+	Scenarios   []string         `json:"scenarios"`
+	Mitigations []string         `json:"mitigations"`
+	Cells       []MitigationCell `json:"cells"`
+	Costs       []MitigationCost `json:"costs"`
+	Partial     bool             `json:"partial,omitempty"`
+}
+
+// MitigationCell is one scenario under one mitigation.
+type MitigationCell struct {
+	Scenario   string  `json:"scenario"`
+	Mitigation string  `json:"mitigation"`
+	Violations int64   `json:"violations"`
+	UnsafeMs   float64 `json:"unsafe_ms"`
+	Lost       int64   `json:"lost_updates"`
+	Rejected   int64   `json:"rejected_stale"`
+	Written    int64   `json:"written"`
+	// Expect is the cell's expected lost updates, Why the reason.
+	Expect string `json:"expect"`
+	Why    string `json:"why"`
+	// OK: the expectation and the scenario's own checks held; Problem
+	// says what did not.
+	OK      bool   `json:"ok"`
+	Problem string `json:"problem,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
+	File    string `json:"file,omitempty"`
+}
+
+// MitigationCost is a mitigation on a healthy run (no fault).
+type MitigationCost struct {
+	Mitigation   string  `json:"mitigation"`
+	OpsPerSec    float64 `json:"ops_per_s"`
+	AcquireP50Us float64 `json:"acquire_p50_us"`
+	AcquireP99Us float64 `json:"acquire_p99_us"`
+	Lost         int64   `json:"lost_updates"`
+	Violations   int64   `json:"violations"`
+	Problem      string  `json:"problem,omitempty"`
+}
+
+// OK reports whether every cell met its expectation and every healthy run
+// was clean.
+func (m *MitigationMatrix) OK() bool {
+	for _, c := range m.Cells {
+		if !c.OK && c.Skipped == "" {
+			return false
+		}
+	}
+	for _, c := range m.Costs {
+		if c.Problem != "" {
+			return false
+		}
+	}
+	return !m.Partial
+}
+
+// Cell returns the cell of scenario and mitigation.
+func (m *MitigationMatrix) Cell(scenario, mitigation string) (MitigationCell, bool) {
+	for _, c := range m.Cells {
+		if c.Scenario == scenario && c.Mitigation == mitigation {
+			return c, true
+		}
+	}
+	return MitigationCell{}, false
+}
+
+// WriteMitigationMatrix writes m as <dir>/mitigations-<time>.json.
+func WriteMitigationMatrix(dir string, m *MitigationMatrix) (string, error) {
+	return writeJSON(dir, fmt.Sprintf("mitigations-%s.json", Stamp(m.Start)), m)
+}
+
+// WriteMitigationSummary prints the matrix as a terminal table: one row
+// per scenario, one column per mitigation, each cell "lost updates /
+// violations" with BAD where its expectation failed; then the costs.
+func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
+	if m.Planted != "" {
+		fmt.Fprintf(w, "PLANTED BUG: %s\n", m.Planted)
+	}
+	fmt.Fprintf(w, "lost updates · violations · unsafe window · stale writes refused, per scenario and mitigation\n")
+	fmt.Fprintf(w, "%-16s", "scenario")
+	for _, mi := range m.Mitigations {
+		fmt.Fprintf(w, " %-24s", mi)
+	}
+	fmt.Fprintln(w)
+	for _, s := range m.Scenarios {
+		fmt.Fprintf(w, "%-16s", s)
+		for _, mi := range m.Mitigations {
+			c, ok := m.Cell(s, mi)
+			txt := "-"
+			switch {
+			case !ok:
+			case c.Skipped != "":
+				txt = "skipped"
+			default:
+				txt = fmt.Sprintf("%d · %d · %.0fms · %d", c.Lost, c.Violations, c.UnsafeMs, c.Rejected)
+				if !c.OK {
+					txt += " BAD"
+				}
+			}
+			fmt.Fprintf(w, " %-24s", txt)
+		}
+		fmt.Fprintln(w)
+	}
+	var bad []string
+	for _, c := range m.Cells {
+		switch {
+		case c.Skipped != "":
+			bad = append(bad, fmt.Sprintf("  skipped %s × %s: %s", c.Scenario, c.Mitigation, c.Skipped))
+		case !c.OK:
+			bad = append(bad, fmt.Sprintf("  BAD %s × %s: want %s (%s); %s", c.Scenario, c.Mitigation, c.Expect, c.Why, c.Problem))
+		}
+	}
+	if len(bad) > 0 {
+		fmt.Fprintln(w, strings.Join(bad, "\n"))
+	}
+	if len(m.Costs) > 0 {
+		fmt.Fprintf(w, "cost on a healthy run (mutex, replica topology):\n")
+		fmt.Fprintf(w, "  %-16s %10s %12s %12s\n", "mitigation", "ops/s", "acquire p50", "acquire p99")
+		for _, c := range m.Costs {
+			line := fmt.Sprintf("  %-16s %10s %12s %12s", c.Mitigation, CommasFloat(c.OpsPerSec), FormatUs(c.AcquireP50Us), FormatUs(c.AcquireP99Us))
+			if c.Problem != "" {
+				line += "  BAD: " + c.Problem
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	verdict := "every cell as expected"
+	if !m.OK() {
+		verdict = "FAIL: some cell or healthy run is not as expected"
+	}
+	fmt.Fprintf(w, "matrix: %s [%.0fs]\n", verdict, m.Seconds)
+}

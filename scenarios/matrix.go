@@ -1,0 +1,274 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// Mitigation is what a matrix cell turns on against holds that are lost.
+type Mitigation struct {
+	Name string
+	// Honour: holders stop at Lost (and then do not write).
+	Honour bool
+	// Sync: replica sync (Redisson's checkLockSyncedSlaves, WAIT) on every
+	// acquisition; off, nothing is sent.
+	Sync bool
+	// Fencing: fenced locks, and a store that refuses stale tokens.
+	Fencing bool
+}
+
+// Mitigations are the matrix's columns.
+var Mitigations = []Mitigation{
+	{Name: "none"},
+	{Name: "honour", Honour: true},
+	{Name: "wait", Sync: true},
+	{Name: "fencing", Fencing: true},
+	{Name: "honour+fencing", Honour: true, Fencing: true},
+}
+
+// The cells' expectations of lost updates.
+const (
+	expectNone = "0 lost updates"
+	expectSome = "lost updates > 0"
+	expectAny  = "any (shown, not gated)"
+)
+
+// matrixRow is a scenario of the matrix: how to run it with or without
+// holders honouring Lost, and what each mitigation should give.
+type matrixRow struct {
+	s      *Scenario
+	plan   func(Timing, *rand.Rand) []Planned
+	run    func(r *rig, honour bool) error
+	expect func(m Mitigation) (want, why string)
+}
+
+// clientSide is the expectation where the fault is the holder's own (a
+// partition, a pause, a lease too short): the token counter survives.
+func clientSide(m Mitigation) (string, string) {
+	switch {
+	case m.Fencing:
+		return expectNone, "the store refuses the stale holder's token"
+	case m.Honour:
+		return expectNone, "the holder stops at Lost, before the lock can have expired, and does not write"
+	case m.Sync:
+		return expectSome, "WAIT replicates the acquisition; the holder still writes after losing the lock"
+	}
+	return expectSome, "the stale holder writes over the new holder's update"
+}
+
+// matrixRows are the matrix's scenarios.
+func matrixRows() []matrixRow {
+	return []matrixRow{
+		{s: watchdogLossScenario, plan: partitionHolder, run: func(r *rig, h bool) error { return watchdogLossBy(r, h, false) }, expect: clientSide},
+		{s: clientFreezeScenario, plan: freezePlan, run: func(r *rig, h bool) error { return clientFreezeBy(r, h, false) }, expect: clientSide},
+		{s: leaseExpiryScenario, plan: noFaults, run: func(r *rig, h bool) error { return leaseExpiryOn(r, h, nil) }, expect: clientSide},
+		{s: failoverScenario, plan: failoverPlan, run: failoverBy, expect: func(m Mitigation) (string, string) {
+			switch {
+			case m.Fencing:
+				return expectAny, "the fencing counter's INCR may not have replicated: the new primary can hand out a token already used"
+			case m.Honour:
+				return expectAny, "the holder learns of the loss at its next renewal; whether it wrote before depends on timing"
+			case m.Sync:
+				return expectAny, "replication is cut, so the replica is not counted and WAIT is not sent: it narrows only what it can see"
+			}
+			return expectSome, "the promoted replica never had the lock: the contender takes it and both write"
+		}},
+	}
+}
+
+// MatrixOptions is what RunMatrix needs beyond the scenarios' Options.
+type MatrixOptions struct {
+	// NewStore returns the guarded counter at key in mode (a second Redis
+	// the caller started); StoreAt names that Redis.
+	NewStore func(key string, mode guard.Mode) *guard.Store
+	StoreAt  string
+	// Planted, when set, says what bug NewStore plants (the report says so).
+	Planted string
+	// Only, when set, limits the scenarios (by name).
+	Only []string
+	// NoCosts skips the healthy runs.
+	NoCosts bool
+	// Progress, when set, is told when each cell starts.
+	Progress func(msg string)
+}
+
+// MatrixScenarios are the matrix's rows, by name.
+func MatrixScenarios() []string {
+	var n []string
+	for _, row := range matrixRows() {
+		n = append(n, row.s.Name)
+	}
+	return n
+}
+
+// RunMatrix runs every scenario of the matrix under every mitigation, each
+// cell a variant of its own (its own Redis, proxies and key), with
+// critical sections updating the guarded counter; then each mitigation
+// once on a healthy run, for its cost. Where a scenario has no topology of
+// its own the cells run on a primary and a replica, so that replica sync
+// has something to wait for.
+func RunMatrix(ctx context.Context, o Options, mo MatrixOptions) *results.MitigationMatrix {
+	t := TimingFor(o.Quick)
+	m := &results.MitigationMatrix{Schema: results.MitigationSchema, Start: time.Now(), Quick: o.Quick, Seed: o.Seed,
+		Store: mo.StoreAt, Planted: mo.Planted}
+	for _, mi := range Mitigations {
+		m.Mitigations = append(m.Mitigations, mi.Name)
+	}
+	say := func(format string, a ...any) {
+		if mo.Progress != nil {
+			mo.Progress(fmt.Sprintf(format, a...))
+		}
+	}
+	defer func() { m.Seconds = time.Since(m.Start).Seconds() }()
+	for _, row := range matrixRows() {
+		if len(mo.Only) > 0 && !slices.Contains(mo.Only, row.s.Name) {
+			continue
+		}
+		m.Scenarios = append(m.Scenarios, row.s.Name)
+		for _, mi := range Mitigations {
+			if ctx.Err() != nil {
+				m.Partial = true
+				return m
+			}
+			say("%s × %s", row.s.Name, mi.Name)
+			m.Cells = append(m.Cells, runCell(ctx, o, mo, t, row, mi))
+		}
+	}
+	for _, mi := range Mitigations {
+		if mo.NoCosts {
+			break
+		}
+		if ctx.Err() != nil {
+			m.Partial = true
+			return m
+		}
+		say("healthy run × %s", mi.Name)
+		m.Costs = append(m.Costs, runCost(ctx, o, mo, t, mi))
+	}
+	return m
+}
+
+// cellOptions are o for one cell: a replica topology where the scenario
+// has none, so that replica sync has a replica.
+func cellOptions(o Options, s *Scenario) Options {
+	if s.Topology == "" && o.Redis.Topology == "" {
+		o.Redis.Topology = redisenv.TopologyReplica
+	}
+	return o
+}
+
+// cellStore is the guarded counter of one cell.
+func cellStore(mo MatrixOptions, name string, mi Mitigation) *guard.Store {
+	mode := guard.Plain
+	if mi.Fencing {
+		mode = guard.Fenced
+	}
+	return mo.NewStore(fmt.Sprintf("lockbench:matrix:%s:%s:%d", name, mi.Name, time.Now().UnixNano()), mode)
+}
+
+// runCell runs one scenario under one mitigation and judges it.
+func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row matrixRow, mi Mitigation) results.MitigationCell {
+	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name}
+	c.Expect, c.Why = row.expect(mi)
+	o = cellOptions(o, row.s)
+	if why := Unsupported(row.s, o.Redis); why != "" {
+		c.Skipped = why
+		return c
+	}
+	rep := &results.ChaosReport{Schema: results.ChaosSchema, Scenario: row.s.Name, Start: time.Now()}
+	var kept []*results.Result
+	v := Variant{Name: "matrix-" + mi.Name, Plan: row.plan, run: func(r *rig) error { return row.run(r, mi.Honour) }}
+	mit := mi
+	err := runVariant(ctx, row.s, v, t, Rand(o.Seed, row.s.Name), o, rep, &kept, func(r *rig) {
+		r.mit, r.store, r.storeAt = &mit, cellStore(mo, row.s.Name, mi), mo.StoreAt
+	})
+	var problems []string
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for _, ch := range rep.Checks {
+		if !ch.OK {
+			problems = append(problems, fmt.Sprintf("%s: want %s, got %s", ch.Name, ch.Want, ch.Got))
+		}
+	}
+	if n := len(rep.Runs); n > 0 {
+		run := rep.Runs[n-1]
+		c.File = run.File
+		c.Violations, c.UnsafeMs = run.Safety.Violations, run.Safety.UnsafeUs/1e3
+		if g := run.Guard; g != nil {
+			c.Lost, c.Rejected, c.Written = g.Lost, g.RejectedReads+g.RejectedWrites, g.Written
+			if g.Failed > 0 {
+				problems = append(problems, fmt.Sprintf("%d reads or writes of the guarded counter failed", g.Failed))
+			}
+		} else {
+			problems = append(problems, "no guarded-counter figures")
+		}
+	} else {
+		problems = append(problems, "no run recorded")
+	}
+	switch {
+	case c.Expect == expectNone && c.Lost != 0:
+		problems = append(problems, fmt.Sprintf("%d lost updates", c.Lost))
+	case c.Expect == expectSome && c.Lost == 0:
+		problems = append(problems, "no lost update")
+	}
+	c.OK = len(problems) == 0
+	c.Problem = strings.Join(problems, "; ")
+	return c
+}
+
+// runCost runs mitigation mi on a healthy run: the mutex workload, guarded
+// counter on, no fault.
+func runCost(ctx context.Context, o Options, mo MatrixOptions, t Timing, mi Mitigation) results.MitigationCost {
+	c := results.MitigationCost{Mitigation: mi.Name}
+	s := &Scenario{Name: "healthy", Description: "no fault", Topology: redisenv.TopologyReplica}
+	rep := &results.ChaosReport{Schema: results.ChaosSchema, Scenario: s.Name, Start: time.Now()}
+	var kept []*results.Result
+	var res *results.Result
+	v := Variant{Name: mi.Name, Plan: noFaults, run: func(r *rig) error {
+		if err := r.start(2, nil); err != nil {
+			return err
+		}
+		p := profile("mutex", "clients", "2", "owners", "4", "warmup", "1s", "duration", t.pick(20*time.Second, 4*time.Second).String())
+		var err error
+		res, err = r.workloadOn(p, !mi.Honour, workloads.Lockimpl{OptionsFor: r.lockOptions})
+		return err
+	}}
+	mit := mi
+	err := runVariant(ctx, s, v, t, Rand(o.Seed, s.Name), o, rep, &kept, func(r *rig) {
+		r.mit, r.store, r.storeAt = &mit, cellStore(mo, s.Name, mi), mo.StoreAt
+	})
+	var problems []string
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for _, ch := range rep.Checks {
+		if !ch.OK {
+			problems = append(problems, fmt.Sprintf("%s: want %s, got %s", ch.Name, ch.Want, ch.Got))
+		}
+	}
+	if res != nil {
+		c.OpsPerSec = res.Throughput.OpsPerSec
+		if l, ok := res.Latency[results.AcquireAll]; ok {
+			c.AcquireP50Us, c.AcquireP99Us = l.P50, l.P99
+		}
+		c.Violations = res.Safety.Violations
+		if res.Guard != nil {
+			c.Lost = res.Guard.Lost
+		}
+		if c.Violations != 0 || c.Lost != 0 {
+			problems = append(problems, fmt.Sprintf("%d violations, %d lost updates on a healthy run", c.Violations, c.Lost))
+		}
+	}
+	c.Problem = strings.Join(problems, "; ")
+	return c
+}
