@@ -45,7 +45,7 @@ func StartGuard(ctx context.Context, m guard.Mode, url string) (*GuardStore, err
 		_ = env.Close()
 		return nil, fmt.Errorf("guarded store: %w", err)
 	}
-	return &GuardStore{Store: s, Where: "redis://" + env.Addr() + " " + key, env: env, rdb: rdb}, nil
+	return &GuardStore{Store: s, Where: "redis://" + env.Addr(), env: env, rdb: rdb}, nil
 }
 
 // Close stops the store's Redis when StartGuard started it.
@@ -68,5 +68,5 @@ func (g *GuardStore) where() string {
 	if g == nil {
 		return ""
 	}
-	return g.Where
+	return g.Where + " " + g.Store.Key()
 }

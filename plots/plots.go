@@ -221,3 +221,36 @@ func Fairness(title string, f results.Fairness) (*plot.Plot, error) {
 	p.Y.Min = 0
 	return p, nil
 }
+
+// Mitigations is a grouped bar chart of the mitigation matrix: one group
+// per scenario, one bar per mitigation, the lost updates of each cell.
+func Mitigations(title string, m *results.MitigationMatrix) (*plot.Plot, error) {
+	if len(m.Cells) == 0 {
+		return nil, ErrNoData
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = "lost updates"
+	w := (Width - vg.Inch) / vg.Length(max(1, len(m.Scenarios)*(len(m.Mitigations)+1)))
+	for i, mi := range m.Mitigations {
+		vals := make(plotter.Values, len(m.Scenarios))
+		for j, s := range m.Scenarios {
+			if c, ok := m.Cell(s, mi); ok {
+				vals[j] = float64(c.Lost)
+			}
+		}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		bars.Color = plotutil.Color(i)
+		bars.LineStyle.Width = 0
+		bars.Offset = w * vg.Length(i-len(m.Mitigations)/2)
+		p.Add(bars)
+		p.Legend.Add(mi, bars)
+	}
+	p.NominalX(m.Scenarios...)
+	p.Legend.Top = true
+	p.Y.Min = 0
+	return p, nil
+}

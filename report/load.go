@@ -47,11 +47,13 @@ type Input struct {
 	Scenarios []*Scenario
 	Sweeps    []*Sweep
 	Matrices  []*results.Matrix
+	// Mitigations are chaos matrix's mitigation matrices.
+	Mitigations []*results.MitigationMatrix
 }
 
 // Empty reports whether there is nothing to show.
 func (in *Input) Empty() bool {
-	return len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0 && len(in.Matrices) == 0
+	return len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0 && len(in.Matrices) == 0 && len(in.Mitigations) == 0
 }
 
 // InputError is a path that is not something a report can show. It is
@@ -132,6 +134,12 @@ func Load(paths ...string) (*Input, error) {
 					return nil, err
 				}
 				in.Matrices = append(in.Matrices, m)
+			case results.KindMitigations:
+				m, err := results.ReadMitigationMatrix(f)
+				if err != nil {
+					return nil, err
+				}
+				in.Mitigations = append(in.Mitigations, m)
 			default:
 				found--
 				if !st.IsDir() {

@@ -107,6 +107,9 @@ func build(in *Input, title string, o Options) []block {
 		bl = append(bl, matrixBlocks(m)...)
 	}
 	ch := &charts{}
+	for _, m := range in.Mitigations {
+		bl = append(bl, mitigationBlocks(m, ch)...)
+	}
 	for _, s := range in.Sweeps {
 		bl = append(bl, sweepBlocks(s, ch)...)
 	}

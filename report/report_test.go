@@ -323,3 +323,42 @@ func TestReportEscapes(t *testing.T) {
 		t.Error("markdown carries raw HTML from the result file")
 	}
 }
+
+// A mitigation matrix renders as its table (a failed cell marked), the
+// lost-updates chart and the costs.
+func TestMitigationReport(t *testing.T) {
+	dir := t.TempDir()
+	m := &results.MitigationMatrix{Schema: results.MitigationSchema, Start: t0, Quick: true, Store: "redis://store",
+		Scenarios: []string{"watchdog-loss"}, Mitigations: []string{"none", "fencing"},
+		Cells: []results.MitigationCell{
+			{Scenario: "watchdog-loss", Mitigation: "none", Lost: 3, Violations: 7, UnsafeMs: 4900, Expect: "lost updates > 0", OK: true},
+			{Scenario: "watchdog-loss", Mitigation: "fencing", Lost: 2, Violations: 7, Expect: "0 lost updates", Why: "the store refuses", Problem: "2 lost updates"},
+		},
+		Costs: []results.MitigationCost{{Mitigation: "none", OpsPerSec: 700, AcquireP50Us: 6000, AcquireP99Us: 48000}},
+	}
+	path, err := results.WriteMitigationMatrix(dir, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := report.Load(path)
+	if err != nil || len(in.Mitigations) != 1 {
+		t.Fatalf("load: %v, %d matrices", err, len(in.Mitigations))
+	}
+	out := filepath.Join(dir, "m.html")
+	if err := report.Write(out, in, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	page := string(b)
+	for _, want := range []string{"Mitigations under faults", "3 · 7 · 4900 ms · 0", `class="bad">2 · 7 · 0 ms · 0 (want 0 lost updates)`, "2 lost updates", "700.0"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("mitigation report lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "data:image/png"); n != 1 {
+		t.Errorf("%d charts, want the lost-updates chart", n)
+	}
+	if m.OK() {
+		t.Error("a matrix with a failed cell is OK")
+	}
+}

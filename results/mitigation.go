@@ -91,6 +91,11 @@ func WriteMitigationMatrix(dir string, m *MitigationMatrix) (string, error) {
 	return writeJSON(dir, fmt.Sprintf("mitigations-%s.json", Stamp(m.Start)), m)
 }
 
+// ReadMitigationMatrix reads a file WriteMitigationMatrix wrote.
+func ReadMitigationMatrix(path string) (*MitigationMatrix, error) {
+	return readVersioned(path, func(m *MitigationMatrix) string { return m.Schema }, MitigationSchema, nil)
+}
+
 // WriteMitigationSummary prints the matrix as a terminal table: one row
 // per scenario, one column per mitigation, each cell "lost updates /
 // violations" with BAD where its expectation failed; then the costs.

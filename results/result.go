@@ -453,6 +453,8 @@ const (
 	KindChaos  = "chaos"
 	KindSweep  = "sweep"
 	KindMatrix = "matrix"
+	// KindMitigations is chaos matrix's mitigation matrix.
+	KindMitigations = "mitigations"
 )
 
 // KindOf says which kind of lockbench file schema names, in its current
@@ -467,6 +469,8 @@ func KindOf(schema string) string {
 		return KindSweep
 	case MatrixSchema:
 		return KindMatrix
+	case MitigationSchema:
+		return KindMitigations
 	}
 	return ""
 }

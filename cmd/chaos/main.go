@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -34,11 +35,13 @@ and checks that each scenario's verdict matches its expected one.`,
   chaos run watchdog-loss lease-expiry --quick  # two scenarios, scaled down
   chaos run --all --quick --junit chaos.xml     # the suite as make chaos runs it
   chaos run --all --out nightly/                # full timings (Redisson's 30 s watchdog)
+  chaos matrix --quick                          # what honour, WAIT and fencing buy, and cost
 `,
 		Commands: map[string]cli.Command{
 			"list":     {Summary: "list the scenarios with their expected verdicts", Run: listCmd},
 			"describe": {Summary: "describe a scenario: what happens, the invariant, the fault plan", Run: describeCmd},
 			"run":      {Summary: "run scenarios and check their verdicts", Run: runCmd},
+			"matrix":   {Summary: "the mitigation matrix: lost updates per scenario and mitigation, and what each costs", Run: matrixCmd},
 			"env":      cli.EnvCommand("chaos"),
 		},
 	}
@@ -300,4 +303,96 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return errors.Join(fmt.Errorf("nothing ran: every scenario was skipped (%s)", strings.Join(why, "; ")), reportErr)
 	}
 	return reportErr
+}
+
+const matrixUsage = `
+Runs the mitigation matrix. Each scenario in which holds are lost runs once
+per mitigation, its critical sections updating a guarded counter in a
+second Redis (read, hold, write; started here unless --guard-url):
+
+  none            holders carry on after a loss (Redisson's API); no WAIT
+  honour          holders stop at Lost() and do not write
+  wait            replica sync (WAIT) after every acquisition
+  fencing         fenced locks; the store refuses a token lower than the
+                  highest it saw
+  honour+fencing  both
+
+Each cell gives lost updates (writes the store applied minus the counter's
+final value: no clocks needed), violations, the unsafe window and stale
+writes refused, and is judged against its expected verdict (fencing and
+honouring lose nothing on the holder's own faults; doing nothing and WAIT
+lose updates; on failover the token counter itself may be lost, so fencing
+is shown, not gated). Then each mitigation runs the mutex workload on a
+healthy primary and replica, for what it costs in acquire latency and
+throughput. Cells without a topology of their own run on a primary and a
+replica. Exit 1 when any cell misses its verdict.
+
+--plant-broken-fencing plants a bug (the fenced store accepts lower
+tokens): the fencing cells must then fail, which shows the gate works.`
+
+func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("chaos", "matrix", matrixUsage, stderr)
+	quick := fs.Bool("quick", false, "scaled-down timings (3 s watchdog): about 6 minutes")
+	seedFlag := fs.String("seed", "1", "seed of the fault schedules")
+	out := fs.String("out", "chaos-results", "directory for the matrix file and the cells' results (empty: write none)")
+	only := fs.String("only", "", "comma-separated scenarios (default: all of "+strings.Join(scenarios.MatrixScenarios(), ", ")+")")
+	noCosts := fs.Bool("no-costs", false, "skip the healthy runs that measure each mitigation's cost")
+	guardURL := fs.String("guard-url", "", "the guarded counter's Redis (default: a redis-server of its own)")
+	plant := fs.Bool("plant-broken-fencing", false, "plant a fenced store that accepts lower tokens (the matrix must fail)")
+	var rcfg redisenv.Config
+	rcfg.RegisterFlags(fs)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	seed, err := strconv.ParseUint(*seedFlag, 10, 64)
+	if err != nil {
+		return cli.Usagef("--seed %q: want a non-negative integer, e.g. 42", *seedFlag)
+	}
+	var list []string
+	if *only != "" {
+		for _, n := range strings.Split(*only, ",") {
+			if !slices.Contains(scenarios.MatrixScenarios(), n) {
+				return cli.Usagef("--only %q: %q is not a matrix scenario; use %s", *only, n, strings.Join(scenarios.MatrixScenarios(), ", "))
+			}
+			list = append(list, n)
+		}
+	}
+	if err := rcfg.Validate(); err != nil {
+		return err
+	}
+	if rcfg.Topology != "" {
+		return cli.Usagef("--topology %s: the matrix chooses its topologies (a primary and a replica); drop --topology", rcfg.Topology)
+	}
+	if *out != "" {
+		if err := cli.CheckOutDir("--out", *out); err != nil {
+			return err
+		}
+	}
+	tp := faults.NewEmbedded()
+	defer tp.Close()
+	logw := cli.Locked(stderr)
+	logf := func(f string, a ...any) { fmt.Fprintf(logw, "  "+f+"\n", a...) }
+	rcfg.Logf = logf
+	fmt.Fprintf(stderr, "chaos: mitigation matrix, %s timings, seed %d, %s\n", timingName(*quick), seed, tp)
+	m, path, err := harness.Matrix(ctx, harness.MatrixOptions{
+		Run:      scenarios.Options{Redis: rcfg, Toxiproxy: tp, Quick: *quick, Seed: seed, Out: *out, Logf: logf},
+		GuardURL: *guardURL, PlantBrokenFencing: *plant, Only: list, NoCosts: *noCosts, Out: *out, Version: cli.VersionString(),
+		Progress: func(s string) { fmt.Fprintf(logw, "chaos: matrix: %s\n", s) },
+	})
+	if m != nil {
+		results.WriteMitigationSummary(stdout, m)
+	}
+	if path != "" {
+		fmt.Fprintf(stdout, "matrix file: %s\nhtml report: %s\n", path, strings.TrimSuffix(path, ".json")+".html")
+	}
+	cli.LoadEnded(ctx)
+	switch {
+	case err != nil:
+		return err
+	case ctx.Err() != nil:
+		return fmt.Errorf("matrix interrupted: %w", context.Cause(ctx))
+	case !m.OK():
+		return errors.New("mitigation matrix: some cell missed its expected verdict")
+	}
+	return nil
 }

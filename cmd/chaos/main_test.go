@@ -70,6 +70,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "latency", "--junit", "/proc/nope/j.xml"}, "--junit"},
 		{[]string{"describe", "a", "b"}, "one scenario name"},
 		{[]string{"list", "extra"}, `unexpected argument "extra"`},
+		{[]string{"matrix", "--only", "latency"}, `"latency" is not a matrix scenario`},
+		{[]string{"matrix", "--topology", "cluster"}, "--topology cluster: the matrix chooses"},
+		{[]string{"matrix", "--seed", "x"}, "--seed"},
+		{[]string{"matrix", "extra"}, `unexpected argument "extra"`},
 		// Every scenario would be skipped: nothing would run, and a CI
 		// reading exit 0 would see green.
 		{[]string{"run", "redis-pause", "redis-restart", "--redis-url", "redis://127.0.0.1:1"}, "nothing to run: redis-pause: needs process faults"},

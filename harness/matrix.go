@@ -1,0 +1,68 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/scenarios"
+)
+
+// MatrixOptions is a mitigation matrix run.
+type MatrixOptions struct {
+	Run scenarios.Options
+	// GuardURL is the guarded counter's Redis; empty starts a redis-server
+	// of its own.
+	GuardURL string
+	// PlantBrokenFencing makes the fenced store accept lower tokens: the
+	// fencing cells must then fail, which shows the gate works.
+	PlantBrokenFencing bool
+	Only               []string
+	NoCosts            bool
+	Progress           func(string)
+	// Out, when set, gets the matrix file (and the cells' results).
+	Out string
+	// Version names the program in the HTML report.
+	Version string
+}
+
+// Matrix starts the guarded store and runs the mitigation matrix; it
+// returns the matrix and where it was written ("" without Out), with its
+// HTML report beside it (table and chart).
+func Matrix(ctx context.Context, o MatrixOptions) (*results.MitigationMatrix, string, error) {
+	gs, err := StartGuard(ctx, guard.Plain, o.GuardURL)
+	if err != nil {
+		return nil, "", err
+	}
+	defer gs.Close()
+	rdb := gs.rdb
+	mo := scenarios.MatrixOptions{StoreAt: gs.Where, Only: o.Only, NoCosts: o.NoCosts, Progress: o.Progress,
+		NewStore: func(key string, mode guard.Mode) *guard.Store {
+			if o.PlantBrokenFencing && mode == guard.Fenced {
+				return guard.NewBroken(rdb, key)
+			}
+			return guard.New(rdb, key, mode)
+		}}
+	if o.PlantBrokenFencing {
+		mo.Planted = "a fenced store that accepts tokens lower than the highest it saw"
+	}
+	m := scenarios.RunMatrix(ctx, o.Run, mo)
+	path := ""
+	if o.Out != "" {
+		if path, err = results.WriteMitigationMatrix(o.Out, m); err != nil {
+			return m, "", fmt.Errorf("matrix: %w", err)
+		}
+		html := strings.TrimSuffix(path, ".json") + ".html"
+		in, err := report.Load(path)
+		if err == nil {
+			err = report.Write(html, in, report.Options{Title: "lockbench mitigation matrix", Generator: o.Version})
+		}
+		if err != nil {
+			return m, path, fmt.Errorf("matrix report: %w", err)
+		}
+	}
+	return m, path, nil
+}
