@@ -47,43 +47,50 @@ const (
 	fRejected = "rejected" // reads and writes refused for a stale token
 )
 
-// readScript returns the counter; with a token (ARGV[1] > 0) it first
-// refuses one lower than the highest seen (unless ARGV[2] is 0: the
-// planted bug of NewBroken), else records it as the highest.
+// readScript returns the counter of one name (KEYS[1]); with a token
+// (ARGV[1] > 0) it first refuses one lower than the highest seen (unless
+// ARGV[2] is 0: the planted bug of NewBroken), else records it as the
+// highest. KEYS[2] holds the store's totals.
 var readScript = redis.NewScript(`
 local tok = tonumber(ARGV[1])
 if tok > 0 then
   local high = tonumber(redis.call('hget', KEYS[1], 'token') or '0')
   if tok < high and ARGV[2] == '1' then
-    redis.call('hincrby', KEYS[1], 'rejected', 1)
+    redis.call('hincrby', KEYS[2], 'rejected', 1)
     return {0, high}
   end
   redis.call('hset', KEYS[1], 'token', math.max(tok, high))
+  redis.call('hset', KEYS[2], 'token', math.max(tok, tonumber(redis.call('hget', KEYS[2], 'token') or '0')))
 end
 return {1, tonumber(redis.call('hget', KEYS[1], 'value') or '0')}
 `)
 
-// writeScript sets the counter to ARGV[1] + 1 (the value read plus one)
-// for writer ARGV[2], token ARGV[3] checked as the read's (ARGV[4]); it returns
-// {1, value found, last writer} or {0, highest token} when refused.
+// writeScript sets the counter of one name (KEYS[1]) to ARGV[1] + 1 (the
+// value read plus one) for writer ARGV[2], token ARGV[3] checked as the
+// read's (ARGV[4]), and keeps the totals (KEYS[2]): writes applied and the
+// sum of every name's counter. It returns {1, value found, last writer}
+// or {0, highest token} when refused.
 var writeScript = redis.NewScript(`
 local tok = tonumber(ARGV[3])
 if tok > 0 then
   local high = tonumber(redis.call('hget', KEYS[1], 'token') or '0')
   if tok < high and ARGV[4] == '1' then
-    redis.call('hincrby', KEYS[1], 'rejected', 1)
+    redis.call('hincrby', KEYS[2], 'rejected', 1)
     return {0, high}
   end
   redis.call('hset', KEYS[1], 'token', math.max(tok, high))
+  redis.call('hset', KEYS[2], 'token', math.max(tok, tonumber(redis.call('hget', KEYS[2], 'token') or '0')))
 end
 local cur = tonumber(redis.call('hget', KEYS[1], 'value') or '0')
 local last = redis.call('hget', KEYS[1], 'writer') or ''
-redis.call('hset', KEYS[1], 'value', tonumber(ARGV[1]) + 1, 'writer', ARGV[2])
-redis.call('hincrby', KEYS[1], 'accepted', 1)
+local new = tonumber(ARGV[1]) + 1
+redis.call('hset', KEYS[1], 'value', new, 'writer', ARGV[2])
+redis.call('hincrby', KEYS[2], 'value', new - cur)
+redis.call('hincrby', KEYS[2], 'accepted', 1)
 return {1, cur, last}
 `)
 
-// Store is one guarded counter.
+// Store is a guarded counter per lock name, with the totals of all.
 type Store struct {
 	rdb    redis.UniversalClient
 	key    string
@@ -91,8 +98,9 @@ type Store struct {
 	broken bool // accepts lower tokens
 }
 
-// New returns the counter at key on rdb, written in mode (Plain or
-// Fenced). Use a key no other run shares: Reset clears it.
+// New returns the counters under key on rdb (key holds the totals,
+// key:<name> each lock name's counter), written in mode (Plain or
+// Fenced). Use a key no other run shares.
 func New(rdb redis.UniversalClient, key string, mode Mode) *Store {
 	return &Store{rdb: rdb, key: key, mode: mode}
 }
@@ -115,11 +123,14 @@ func (s *Store) check() int {
 // Mode is how the store is written.
 func (s *Store) Mode() Mode { return s.mode }
 
-// Key is the counter's key.
+// Key is the totals' key; each name's counter is at Key():<name>.
 func (s *Store) Key() string { return s.key }
 
-// Reset clears the counter and its tallies.
+// Reset clears the totals (use a fresh key per run: the names' counters
+// are not listed anywhere to clear).
 func (s *Store) Reset(ctx context.Context) error { return s.rdb.Del(ctx, s.key).Err() }
+
+func (s *Store) keys(name string) []string { return []string{s.key + ":" + name, s.key} }
 
 // token is what a script gets: the holder's token in Fenced mode, else 0
 // (unchecked).
@@ -130,11 +141,11 @@ func (s *Store) token(t int64) int64 {
 	return 0
 }
 
-// Read returns the counter at the start of a critical section. In Fenced
-// mode token is the hold's fencing token: ErrStale when the store has
-// seen a higher one.
-func (s *Store) Read(ctx context.Context, token int64) (int64, error) {
-	v, err := readScript.Run(ctx, s.rdb, []string{s.key}, s.token(token), s.check()).Int64Slice()
+// Read returns the counter of lock name at the start of a critical
+// section. In Fenced mode token is the hold's fencing token: ErrStale when
+// the store has seen a higher one for name.
+func (s *Store) Read(ctx context.Context, name string, token int64) (int64, error) {
+	v, err := readScript.Run(ctx, s.rdb, s.keys(name), s.token(token), s.check()).Int64Slice()
 	if err != nil {
 		return 0, fmt.Errorf("guard: read %s: %w", s.key, err)
 	}
@@ -158,11 +169,11 @@ type Write struct {
 	Overwritten string
 }
 
-// Write sets the counter to read plus one for writer, at the end of a
-// critical section. In Fenced mode token is the hold's fencing token:
-// ErrStale when the store has seen a higher one (nothing written).
-func (s *Store) Write(ctx context.Context, read int64, writer string, token int64) (Write, error) {
-	v, err := writeScript.Run(ctx, s.rdb, []string{s.key}, read, writer, s.token(token), s.check()).Slice()
+// Write sets the counter of lock name to read plus one for writer, at the
+// end of a critical section. In Fenced mode token is the hold's fencing
+// token: ErrStale when the store has seen a higher one (nothing written).
+func (s *Store) Write(ctx context.Context, name string, read int64, writer string, token int64) (Write, error) {
+	v, err := writeScript.Run(ctx, s.rdb, s.keys(name), read, writer, s.token(token), s.check()).Slice()
 	if err != nil {
 		return Write{}, fmt.Errorf("guard: write %s: %w", s.key, err)
 	}
@@ -180,9 +191,9 @@ func (s *Store) Write(ctx context.Context, read int64, writer string, token int6
 	return w, nil
 }
 
-// Totals are the store's own tallies.
+// Totals are the store's own tallies over every name.
 type Totals struct {
-	// Value is the counter.
+	// Value is the sum of the names' counters.
 	Value int64
 	// Accepted and Rejected are writes applied, and reads and writes
 	// refused for a stale token.
@@ -191,7 +202,7 @@ type Totals struct {
 	Token int64
 }
 
-// Lost is the updates lost: writes applied that the counter does not
+// Lost is the updates lost: writes applied that the counters do not
 // count.
 func (t Totals) Lost() int64 { return t.Accepted - t.Value }
 

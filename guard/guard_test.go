@@ -28,18 +28,18 @@ func totals(t *testing.T, s *guard.Store) guard.Totals {
 func TestPlainLostUpdate(t *testing.T) {
 	env := redisenvtest.Start(t)
 	s := guard.New(env.NewClient(), "g:plain", guard.Plain)
-	a, err := s.Read(bg, 0)
+	a, err := s.Read(bg, "L", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.Read(bg, 0)
+	b, err := s.Read(bg, "L", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, err := s.Write(bg, a, "alice", 0); err != nil || w.Overwrote != 0 {
+	if w, err := s.Write(bg, "L", a, "alice", 0); err != nil || w.Overwrote != 0 {
 		t.Fatalf("first write: %+v, %v; want nothing overwritten", w, err)
 	}
-	w, err := s.Write(bg, b, "bob", 0)
+	w, err := s.Write(bg, "L", b, "bob", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,18 +62,18 @@ func TestFencedRefusesStale(t *testing.T) {
 		if broken {
 			s = guard.NewBroken(env.NewClient(), "g:broken")
 		}
-		old, err := s.Read(bg, 1)
+		old, err := s.Read(bg, "L", 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cur, err := s.Read(bg, 2) // the next holder
+		cur, err := s.Read(bg, "L", 2) // the next holder
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Write(bg, cur, "new", 2); err != nil {
+		if _, err := s.Write(bg, "L", cur, "new", 2); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.Write(bg, old, "old", 1)
+		_, err = s.Write(bg, "L", old, "old", 1)
 		tot := totals(t, s)
 		switch {
 		case !broken && (!errors.Is(err, guard.ErrStale) || tot.Lost() != 0 || tot.Rejected != 1 || tot.Value != 1):
@@ -81,7 +81,7 @@ func TestFencedRefusesStale(t *testing.T) {
 		case broken && (err != nil || tot.Lost() != 1 || tot.Token != 2):
 			t.Errorf("planted bug: stale write %v, totals %+v; want it accepted, 1 lost, highest token kept at 2", err, tot)
 		}
-		if _, err := s.Read(bg, 1); !broken && !errors.Is(err, guard.ErrStale) {
+		if _, err := s.Read(bg, "L", 1); !broken && !errors.Is(err, guard.ErrStale) {
 			t.Errorf("fenced: read with a lower token: %v; want ErrStale", err)
 		}
 	}

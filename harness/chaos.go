@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
@@ -23,6 +24,11 @@ type ChaosOptions struct {
 	JUnit string
 	// Version names the program in the HTML report.
 	Version string
+	// Guard, when plain or fenced, makes every scenario's critical
+	// sections update a guarded counter in a Redis of its own (or at
+	// GuardURL), and each run report its lost updates.
+	Guard    guard.Mode
+	GuardURL string
 	// Starting is told each scenario before it runs (index from 0), and
 	// Done its report and where it was written ("" without Out).
 	Starting func(i int, s *scenarios.Scenario)
@@ -46,6 +52,15 @@ type ChaosOutput struct {
 // in the reports.
 func Chaos(ctx context.Context, o ChaosOptions) (*ChaosOutput, error) {
 	out := &ChaosOutput{Began: time.Now()}
+	if o.Guard != "" && o.Guard != guard.Off {
+		gs, err := StartGuard(ctx, o.Guard, o.GuardURL)
+		if err != nil {
+			return out, err
+		}
+		defer gs.Close()
+		o.Run.Guard, o.Run.StoreAt = o.Guard, gs.Where
+		o.Run.NewStore = func(key string, mode guard.Mode) *guard.Store { return guard.New(gs.rdb, key, mode) }
+	}
 	var paths []string
 	for i, s := range o.Scenarios {
 		if ctx.Err() != nil {

@@ -389,3 +389,47 @@ func TestInteropCrossReads(t *testing.T) {
 		t.Errorf("Java isLocked after the Go holder's two unlocks: %s", got)
 	}
 }
+
+// TestRedissonFencedLeaseIgnored reproduces a Redisson 4.7.0 bug:
+// RFencedLock.lockAndGetToken(leaseTime, unit) drops the lease and locks
+// with the watchdog's (its body calls lockAndGetTokenAsync() without
+// arguments), so a lock meant to expire in 500 ms lives 30 s and is
+// renewed. Its async twin, which the driver uses, and lockimpl's
+// FencedLock honour the lease. When this test fails, Redisson has fixed
+// it: drop the workaround in the driver and this test.
+func TestRedissonFencedLeaseIgnored(t *testing.T) {
+	env, d := start(t)
+	ctx := testkit.Context(t)
+	c := goClient(t, env, lockimpl.Options{})
+	const lease = 500 * time.Millisecond
+	ttl := func(name string) time.Duration {
+		t.Helper()
+		r, err := d.Call(ctx, "ttl", "j", "fenced", name, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, _ := strconv.ParseInt(r.Value, 10, 64)
+		return time.Duration(ms) * time.Millisecond
+	}
+	if _, err := d.Call(ctx, "lock-and-get-token", "j", "fenced", "fl-sync", 0, lease); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttl("fl-sync"); got <= lease {
+		t.Errorf("Redisson's lockAndGetToken(500ms) left a TTL of %v: the bug is fixed; update the driver and this test", got)
+	} else {
+		t.Logf("Redisson 4.7.0 lockAndGetToken(500ms): TTL %v (the watchdog's), not 500ms", got)
+	}
+	if _, err := d.Call(ctx, "lock", "j", "fenced", "fl-async", -1, lease); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttl("fl-async"); got <= 0 || got > lease {
+		t.Errorf("lockAndGetTokenAsync(500ms): TTL %v, want at most the lease", got)
+	}
+	gl := c.NewOwner().FencedLock("fl-go")
+	if _, err := gl.Lock(ctx, lockimpl.LockOptions{Lease: lease}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := gl.RemainTTL(ctx); err != nil || got <= 0 || got > lease {
+		t.Errorf("lockimpl FencedLock with a 500ms lease: TTL %v, %v", got, err)
+	}
+}

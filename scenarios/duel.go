@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -221,8 +222,12 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease time.Duration, acquired chan<- struct{}) error {
 	r := st.r
 	owner := fmt.Sprintf("%s/holder-%d", redissonClient, i)
+	kind := "reentrant"
+	if r.mit != nil && r.mit.Fencing {
+		kind = "fenced"
+	}
 	called := time.Now()
-	got, err := r.jvm.Call(r.ctx, "lock", owner, "reentrant", lock, -1, lease)
+	got, err := r.jvm.Call(r.ctx, "lock", owner, kind, lock, -1, lease)
 	close(acquired)
 	op := results.Op{Start: st.at(called), Called: st.at(called), Owner: i, Lock: i, Mode: results.Exclusive, Depth: 1}
 	if err != nil {
@@ -233,6 +238,11 @@ func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease tim
 		return err
 	}
 	op.Start, op.Called, op.Acquired = st.at(redisson.Time(got.Start)), st.at(redisson.Time(got.Start)), st.at(redisson.Time(got.End))
+	var token int64
+	if kind == "fenced" {
+		token, _ = strconv.ParseInt(got.Value, 10, 64)
+	}
+	read, mayWrite := r.guardRead(lock, token)
 	t := time.NewTimer(time.Until(until))
 	select {
 	case <-t.C:
@@ -240,8 +250,11 @@ func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease tim
 		t.Stop()
 		op.Flags |= results.Cut
 	}
+	if mayWrite { // Redisson tells it nothing: it always writes
+		r.guardWrite(lock, token, read, owner)
+	}
 	asked := time.Now()
-	rel, uerr := r.jvm.Call(context.WithoutCancel(r.ctx), "unlock", owner, "reentrant", lock, 0, 0)
+	rel, uerr := r.jvm.Call(context.WithoutCancel(r.ctx), "unlock", owner, kind, lock, 0, 0)
 	op.Released, op.Done = st.at(asked), st.at(time.Now())
 	if rel.End != 0 {
 		op.Released, op.Done = st.at(redisson.Time(rel.Start)), st.at(redisson.Time(rel.End))

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/guard"
-	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -24,15 +23,16 @@ type guardTally struct {
 // faulted, so a slow answer is a broken store.
 const guardTimeout = 5 * time.Second
 
-// guardRead starts a scripted critical section's update: the counter's
-// value, and whether the holder may go on to write it.
-func (r *rig) guardRead(held *lockimpl.Hold) (int64, bool) {
+// guardRead starts a scripted critical section's update of lock name's
+// counter, with the hold's fencing token: the value, and whether the
+// holder may go on to write it.
+func (r *rig) guardRead(name string, token int64) (int64, bool) {
 	if r.store == nil {
 		return 0, false
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), guardTimeout)
 	defer cancel()
-	v, err := r.store.Read(ctx, held.Token())
+	v, err := r.store.Read(ctx, name, token)
 	r.gt.mu.Lock()
 	defer r.gt.mu.Unlock()
 	r.gt.sections++
@@ -48,10 +48,10 @@ func (r *rig) guardRead(held *lockimpl.Hold) (int64, bool) {
 }
 
 // guardWrite ends it: the value read plus one, by writer.
-func (r *rig) guardWrite(held *lockimpl.Hold, read int64, writer string) {
+func (r *rig) guardWrite(name string, token, read int64, writer string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), guardTimeout)
 	defer cancel()
-	w, err := r.store.Write(ctx, read, writer, held.Token())
+	w, err := r.store.Write(ctx, name, read, writer, token)
 	r.gt.mu.Lock()
 	defer r.gt.mu.Unlock()
 	switch {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -24,6 +25,9 @@ type Mitigation struct {
 	Sync bool
 	// Fencing: fenced locks, and a store that refuses stale tokens.
 	Fencing bool
+	// Redisson: the holder is a real Redisson thread (no loss signal), in
+	// the scenarios that have a Redisson variant.
+	Redisson bool
 }
 
 // Mitigations are the matrix's columns.
@@ -33,6 +37,8 @@ var Mitigations = []Mitigation{
 	{Name: "wait", Sync: true},
 	{Name: "fencing", Fencing: true},
 	{Name: "honour+fencing", Honour: true, Fencing: true},
+	{Name: "redisson", Redisson: true},
+	{Name: "redisson+fencing", Redisson: true, Fencing: true},
 }
 
 // The cells' expectations of lost updates.
@@ -48,40 +54,79 @@ type matrixRow struct {
 	s      *Scenario
 	plan   func(Timing, *rand.Rand) []Planned
 	run    func(r *rig, honour bool) error
-	expect func(m Mitigation) (want, why string)
+	expect expectations
+	// redisson runs the scenario with a Redisson holder on redissonPlan;
+	// nil where the scenario has none.
+	redisson     func(r *rig) error
+	redissonPlan func(Timing, *rand.Rand) []Planned
 }
 
-// clientSide is the expectation where the fault is the holder's own (a
-// partition, a pause, a lease too short): the token counter survives.
-func clientSide(m Mitigation) (string, string) {
+// verdict is a cell's expected lost updates and why.
+type verdict struct{ want, why string }
+
+// expectations are a row's verdicts by mitigation; the first that applies
+// wins, in the order of the fields.
+type expectations struct {
+	redissonFencing, redisson, fencing, honour, sync, none verdict
+}
+
+func (e expectations) of(m Mitigation) verdict {
 	switch {
+	case m.Redisson && m.Fencing:
+		return e.redissonFencing
+	case m.Redisson:
+		return e.redisson
 	case m.Fencing:
-		return expectNone, "the store refuses the stale holder's token"
+		return e.fencing
 	case m.Honour:
-		return expectNone, "the holder stops at Lost, before the lock can have expired, and does not write"
+		return e.honour
 	case m.Sync:
-		return expectSome, "WAIT replicates the acquisition; the holder still writes after losing the lock"
+		return e.sync
 	}
-	return expectSome, "the stale holder writes over the new holder's update"
+	return e.none
+}
+
+// clientSide is where the fault is the holder's own (a partition, a
+// pause, a lease too short): the token counter survives.
+var clientSide = expectations{
+	redissonFencing: verdict{expectNone, "the store refuses the Redisson holder's stale token (its fenced lock shares lockimpl's counter)"},
+	redisson:        verdict{expectSome, "Redisson tells the holder nothing: it writes over the new holder's update"},
+	fencing:         verdict{expectNone, "the store refuses the stale holder's token"},
+	honour:          verdict{expectNone, "the holder stops at Lost, before the lock can have expired, and does not write"},
+	sync:            verdict{expectSome, "WAIT replicates the acquisition; the holder still writes after losing the lock"},
+	none:            verdict{expectSome, "the stale holder writes over the new holder's update"},
+}
+
+// restart is a restart without persistence: the locks and the token
+// counters are gone.
+var restart = expectations{
+	fencing: verdict{expectAny, "the restart without persistence loses the token counter too: tokens start again and can repeat"},
+	honour:  verdict{expectNone, "the holders learn of the loss at their next renewal, before their write at the end of the hold"},
+	sync:    verdict{expectSome, "the restarted primary is empty and its replica resyncs from it: what WAIT replicated is gone too"},
+	none:    verdict{expectSome, "the restart forgets the locks: contenders take them while the holders work on and write"},
+}
+
+// serverFailover is where the lock's primary dies before the lock
+// replicated and its replica is promoted.
+var serverFailover = expectations{
+	fencing: verdict{expectAny, "the fencing counter's INCR may not have replicated: the new primary can hand out a token already used"},
+	honour:  verdict{expectAny, "the holder learns of the loss at its next renewal; whether it wrote before depends on timing"},
+	sync:    verdict{expectAny, "replication is cut, so the replica is not counted and WAIT is not sent: it narrows only what it can see"},
+	none:    verdict{expectSome, "the promoted replica never had the lock: the contender takes it and both write"},
 }
 
 // matrixRows are the matrix's scenarios.
 func matrixRows() []matrixRow {
 	return []matrixRow{
-		{s: watchdogLossScenario, plan: partitionHolder, run: func(r *rig, h bool) error { return watchdogLossBy(r, h, false) }, expect: clientSide},
-		{s: clientFreezeScenario, plan: freezePlan, run: func(r *rig, h bool) error { return clientFreezeBy(r, h, false) }, expect: clientSide},
-		{s: leaseExpiryScenario, plan: noFaults, run: func(r *rig, h bool) error { return leaseExpiryOn(r, h, nil) }, expect: clientSide},
-		{s: failoverScenario, plan: failoverPlan, run: failoverBy, expect: func(m Mitigation) (string, string) {
-			switch {
-			case m.Fencing:
-				return expectAny, "the fencing counter's INCR may not have replicated: the new primary can hand out a token already used"
-			case m.Honour:
-				return expectAny, "the holder learns of the loss at its next renewal; whether it wrote before depends on timing"
-			case m.Sync:
-				return expectAny, "replication is cut, so the replica is not counted and WAIT is not sent: it narrows only what it can see"
-			}
-			return expectSome, "the promoted replica never had the lock: the contender takes it and both write"
-		}},
+		{s: watchdogLossScenario, plan: partitionHolder, run: func(r *rig, h bool) error { return watchdogLossBy(r, h, false) }, expect: clientSide,
+			redisson: watchdogLossRedisson, redissonPlan: partitionHolder},
+		{s: clientFreezeScenario, plan: freezePlan, run: func(r *rig, h bool) error { return clientFreezeBy(r, h, false) }, expect: clientSide,
+			redisson: func(r *rig) error { return clientFreezeBy(r, false, true) }, redissonPlan: freezeJVMPlan},
+		{s: leaseExpiryScenario, plan: noFaults, run: func(r *rig, h bool) error { return leaseExpiryOn(r, h, nil) }, expect: clientSide,
+			redisson: leaseExpiryRedisson, redissonPlan: noFaults},
+		{s: redisRestartScenario, plan: killPlan, run: func(r *rig, h bool) error { return redisRestartBy(r, false, h) }, expect: restart},
+		{s: failoverScenario, plan: failoverPlan, run: failoverBy, expect: serverFailover},
+		{s: clusterFailoverScenario, plan: clusterFailoverPlan, run: clusterFailover, expect: serverFailover},
 	}
 }
 
@@ -147,6 +192,9 @@ func RunMatrix(ctx context.Context, o Options, mo MatrixOptions) *results.Mitiga
 		if mo.NoCosts {
 			break
 		}
+		if mi.Redisson {
+			continue // Redisson's costs are bench perf's (docs/perf.md)
+		}
 		if ctx.Err() != nil {
 			m.Partial = true
 			return m
@@ -178,7 +226,8 @@ func cellStore(mo MatrixOptions, name string, mi Mitigation) *guard.Store {
 // runCell runs one scenario under one mitigation and judges it.
 func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row matrixRow, mi Mitigation) results.MitigationCell {
 	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name}
-	c.Expect, c.Why = row.expect(mi)
+	want := row.expect.of(mi)
+	c.Expect, c.Why = want.want, want.why
 	o = cellOptions(o, row.s)
 	if why := Unsupported(row.s, o.Redis); why != "" {
 		c.Skipped = why
@@ -187,11 +236,23 @@ func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row mat
 	rep := &results.ChaosReport{Schema: results.ChaosSchema, Scenario: row.s.Name, Start: time.Now()}
 	var kept []*results.Result
 	v := Variant{Name: "matrix-" + mi.Name, Plan: row.plan, run: func(r *rig) error { return row.run(r, mi.Honour) }}
+	if mi.Redisson {
+		if row.redisson == nil {
+			c.Skipped = "no Redisson variant of this scenario"
+			return c
+		}
+		v.Plan, v.run = row.redissonPlan, row.redisson
+	}
 	mit := mi
 	err := runVariant(ctx, row.s, v, t, Rand(o.Seed, row.s.Name), o, rep, &kept, func(r *rig) {
 		r.mit, r.store, r.storeAt = &mit, cellStore(mo, row.s.Name, mi), mo.StoreAt
 	})
 	var problems []string
+	var skip *skipError
+	if errors.As(err, &skip) {
+		c.Skipped = skip.why
+		return c
+	}
 	if err != nil {
 		problems = append(problems, err.Error())
 	}

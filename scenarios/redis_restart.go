@@ -39,7 +39,9 @@ func killPlan(t Timing, _ *rand.Rand) []Planned {
 		}}}
 }
 
-func redisRestart(r *rig, aof bool) error {
+func redisRestart(r *rig, aof bool) error { return redisRestartBy(r, aof, true) }
+
+func redisRestartBy(r *rig, aof, honour bool) error {
 	if err := r.start(3, func(c *redisenv.Config) {
 		c.AppendOnly = aof
 		if aof {
@@ -53,7 +55,7 @@ func redisRestart(r *rig, aof bool) error {
 	}
 	w := r.t.Watchdog
 	end := restartKillAt(r.t) + w
-	out, err := r.runDuel(duel{pairs: 2, holdUntil: end, honour: true, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond})
+	out, err := r.runDuel(duel{pairs: 2, holdUntil: end, honour: honour, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond})
 	if err != nil {
 		return err
 	}

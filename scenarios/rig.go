@@ -295,6 +295,10 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 	if r.store != nil && res.Guard == nil {
 		res.Guard = r.guardResult()
 	}
+	if g := res.Guard; g != nil {
+		r.figure("lost updates", float64(g.Lost), "")
+		r.figure("stale reads and writes refused", float64(g.RejectedReads+g.RejectedWrites), "")
+	}
 	sum := results.RunSummary{
 		Variant: r.v.Name, Partial: res.Partial, Seconds: res.Measured, OpsPerSec: res.Throughput.OpsPerSec,
 		Attempts: res.Throughput.Attempts, SuccessRatio: res.Throughput.SuccessRatio,
@@ -330,7 +334,7 @@ func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, e
 func (r *rig) workloadOn(p workloads.Profile, ignoreLost bool, impl workloads.Impl) (*results.Result, error) {
 	p.Name = "chaos-" + r.name
 	var store *guard.Store
-	if _, isLockimpl := impl.(workloads.Lockimpl); isLockimpl && r.store != nil {
+	if r.store != nil {
 		store = r.store
 		p.Guard = string(store.Mode())
 		if store.Mode() == guard.Fenced {
@@ -588,7 +592,7 @@ func (st *stage) sectionLost(owner, lock int32, try func() (*lockimpl.Hold, erro
 		return false, false, err
 	}
 	op.Acquired = st.at(now)
-	read, mayWrite := st.r.guardRead(held)
+	read, mayWrite := st.r.guardRead(st.labels.Locks[lock], held.Token())
 	var last time.Time
 	var lost bool
 	if mayWrite || st.r.store == nil {
@@ -597,7 +601,7 @@ func (st *stage) sectionLost(owner, lock int32, try func() (*lockimpl.Hold, erro
 		last, lost = now, isClosed(held.Lost()) // the store refused it: no work
 	}
 	if mayWrite && !(lost && h.honour) {
-		st.r.guardWrite(held, read, st.labels.Owners[owner])
+		st.r.guardWrite(st.labels.Locks[lock], held.Token(), read, st.labels.Owners[owner])
 	}
 	if h.onEnd != nil {
 		h.onEnd()

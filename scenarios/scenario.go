@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/results"
 )
@@ -109,6 +110,13 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// Out, when set, receives each variant's result files.
 	Out string
+	// Guard, with NewStore, makes every variant's critical sections update
+	// a guarded counter (read, hold, write) in that mode, and its runs
+	// report lost updates; fenced mode fences the locks too. StoreAt names
+	// the store's Redis.
+	Guard    guard.Mode
+	NewStore func(key string, mode guard.Mode) *guard.Store
+	StoreAt  string
 }
 
 // Run runs every variant of s and decides its verdict. It never returns
@@ -207,6 +215,12 @@ func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand
 		name += "." + v.Name
 	}
 	r := &rig{ctx: ctx, s: s, v: v, name: name, t: t, o: o, rep: rep, kept: kept, plan: v.Plan(t, rng)}
+	if o.NewStore != nil && o.Guard != "" && o.Guard != guard.Off {
+		r.store, r.storeAt = o.NewStore(fmt.Sprintf("lockbench:chaos:%s:%d", name, time.Now().UnixNano()), o.Guard), o.StoreAt
+		if o.Guard == guard.Fenced {
+			r.mit = &Mitigation{Name: "fencing", Fencing: true, Sync: true}
+		}
+	}
 	for _, f := range prep {
 		f(r)
 	}

@@ -28,10 +28,11 @@ type guardTally struct {
 	dropped                   int64
 }
 
-// read starts a critical section's update: the counter's value, and
-// whether the section may write (false: refused as stale, or failed).
-func (g *guardTally) read(ctx context.Context, s *guard.Store, l Locker) (int64, bool) {
-	v, err := s.Read(ctx, tokenOf(l))
+// read starts a critical section's update of lock name's counter: its
+// value, and whether the section may write (false: refused as stale, or
+// failed).
+func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Locker) (int64, bool) {
+	v, err := s.Read(ctx, name, tokenOf(l))
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.sections++
@@ -48,8 +49,8 @@ func (g *guardTally) read(ctx context.Context, s *guard.Store, l Locker) (int64,
 
 // write ends it: the value read plus one, by writer, at (ns since the
 // run's start) for the overwrite examples.
-func (g *guardTally) write(ctx context.Context, s *guard.Store, l Locker, read int64, writer string, at func() int64) {
-	w, err := s.Write(ctx, read, writer, tokenOf(l))
+func (g *guardTally) write(ctx context.Context, s *guard.Store, name string, l Locker, read int64, writer string, at func() int64) {
+	w, err := s.Write(ctx, name, read, writer, tokenOf(l))
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {

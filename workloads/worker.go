@@ -321,7 +321,7 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	var read int64
 	var mayWrite bool
 	if store != nil {
-		read, mayWrite = w.r.guard.read(w.r.relCtx, store, l)
+		read, mayWrite = w.r.guard.read(w.r.relCtx, store, w.r.names[lock], l)
 	}
 	var lostAt time.Time
 	if d := p.Hold.Sample(w.rng); d > 0 && (store == nil || mayWrite) {
@@ -346,7 +346,7 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 		}
 	}
 	if mayWrite && (lostAt.IsZero() || w.r.cfg.IgnoreLost) {
-		w.r.guard.write(w.r.relCtx, store, l, read, w.owner.ID(), func() int64 { return w.since(time.Now()) })
+		w.r.guard.write(w.r.relCtx, store, w.r.names[lock], l, read, w.owner.ID(), func() int64 { return w.since(time.Now()) })
 	}
 	relStart := time.Now()
 	op.Released = w.since(relStart) // as far as the reaper knows, until the release is timed

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
@@ -183,11 +184,20 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "chaos-results", "directory for reports and results (empty: write none)")
 	junit := fs.String("junit", "", "also write JUnit XML to this file")
 	toxi := fs.String("toxiproxy", "", "external toxiproxy HTTP API, e.g. http://127.0.0.1:8474 (default: embedded in-process)")
+	guardFlag := fs.String("guard", "off", "critical sections update a guarded counter in a second Redis and runs report lost updates: off, plain, or fenced (fenced locks, stale tokens refused)")
+	guardURL := fs.String("guard-url", "", "with --guard: the counter's Redis (default: a redis-server of its own)")
 	var rcfg redisenv.Config
 	rcfg.RegisterFlags(fs)
 	names, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	gm, err := guard.ParseMode(*guardFlag)
+	if err != nil {
+		return cli.Usagef("--guard %q: use off, plain or fenced", *guardFlag)
+	}
+	if *guardURL != "" && gm == guard.Off {
+		return cli.Usagef("--guard-url applies with --guard plain or fenced")
 	}
 	seed, err := strconv.ParseUint(*seedFlag, 10, 64)
 	if err != nil {
@@ -251,7 +261,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rcfg.Logf = logf
 	opts.Redis = rcfg
 	o, err := harness.Chaos(ctx, harness.ChaosOptions{
-		Scenarios: list, Run: opts, Out: *out, JUnit: *junit, Version: cli.VersionString(),
+		Scenarios: list, Run: opts, Out: *out, JUnit: *junit, Version: cli.VersionString(), Guard: gm, GuardURL: *guardURL,
 		Starting: func(i int, s *scenarios.Scenario) { fmt.Fprintf(stderr, "chaos: [%d/%d] %s\n", i+1, len(list), s.Name) },
 		Done: func(rep *results.ChaosReport, path string) {
 			results.WriteChaosSummary(stdout, rep)

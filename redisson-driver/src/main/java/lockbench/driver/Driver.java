@@ -6,6 +6,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -13,6 +14,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.redisson.Redisson;
 import org.redisson.api.RFencedLock;
+import org.redisson.api.RFuture;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -32,7 +34,9 @@ import org.redisson.config.Config;
  *
  * <p>Ops: lock (wait_ms &lt; 0 waits for ever, else tryLock; lease_ms &lt;= 0
  * means the watchdog; value 1 acquired, 0 not, or the token for a fenced
- * lock), unlock, force-unlock, is-locked, hold-count, ttl (remainTimeToLive in
+ * lock), lock-and-get-token (a fenced lock's synchronous lockAndGetToken with
+ * lease_ms, as an application calls it), unlock, force-unlock, is-locked,
+ * hold-count, ttl (remainTimeToLive in
  * ms), token (a fenced lock's current token), id (the hash field Redisson
  * writes for this owner), section (lock, hold for an 8th field hold_ns,
  * unlock, all in the owner's thread), warm (wait_ms cycles of lock and unlock, so the JIT
@@ -193,6 +197,7 @@ public final class Driver {
                 case "hold-count" -> Integer.toString(l.getHoldCount());
                 case "ttl" -> Long.toString(l.remainTimeToLive());
                 case "token" -> String.valueOf(((RFencedLock) l).getToken());
+                case "lock-and-get-token" -> String.valueOf(((RFencedLock) l).lockAndGetToken(leaseMs, TimeUnit.MILLISECONDS));
                 case "id" -> redisson.getId() + ":" + Thread.currentThread().getId();
                 case "warm" -> {
                     for (long i = 0; i < waitMs; i++) {
@@ -251,7 +256,10 @@ public final class Driver {
         if (l instanceof RFencedLock fl) {
             Long token;
             if (waitMs < 0) {
-                token = leaseMs > 0 ? fl.lockAndGetToken(leaseMs, TimeUnit.MILLISECONDS) : fl.lockAndGetToken();
+                // Redisson 4.7.0's lockAndGetToken(leaseTime, unit) drops the
+                // lease and takes a watchdog one (op lock-and-get-token shows
+                // it); its async twin passes the lease on.
+                token = leaseMs > 0 ? await(fl.lockAndGetTokenAsync(leaseMs, TimeUnit.MILLISECONDS)) : fl.lockAndGetToken();
             } else {
                 token = fl.tryLockAndGetToken(waitMs, leaseMs > 0 ? leaseMs : -1, TimeUnit.MILLISECONDS);
             }
@@ -266,6 +274,17 @@ public final class Driver {
             return "1";
         }
         return l.tryLock(waitMs, leaseMs > 0 ? leaseMs : -1, TimeUnit.MILLISECONDS) ? "1" : "0";
+    }
+
+    private static <T> T await(RFuture<T> f) throws InterruptedException {
+        try {
+            return f.toCompletableFuture().get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
     }
 
     private static void reply(String id, String status, long start, long end, String value) {
