@@ -52,11 +52,11 @@ sweep-shards: setup ## lock throughput against Redis Cluster shard count (1, 3, 
 
 CHAOS_OUT ?= chaos-results
 
-chaos: setup redisson-driver ## every chaos scenario and the mitigation matrix, scaled down (--quick, about 9 min); reports and JUnit in chaos-results/
+chaos: setup redisson-driver ## every chaos scenario and the mitigation matrix, scaled down (--quick, about 8 min); reports and JUnit in chaos-results/
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos run --all --quick --out $(CHAOS_OUT) --junit $(CHAOS_OUT)/junit.xml
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos matrix --quick --out $(CHAOS_OUT)
 
-chaos-full: setup redisson-driver ## every chaos scenario and the mitigation matrix at full timings (Redisson's 30 s watchdog; about 50 min), as the nightly job runs it
+chaos-full: setup redisson-driver ## every chaos scenario and the mitigation matrix at full timings (Redisson's 30 s watchdog; about 75 min), as the nightly job runs it
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos run --all --out $(CHAOS_OUT) --junit $(CHAOS_OUT)/junit.xml
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos matrix --out $(CHAOS_OUT)
 
