@@ -18,7 +18,9 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 	}
 	bl = append(bl, para{text: fmt.Sprintf("Measured %s (%s, seed %d, %.0f s). Critical sections read a counter in a second Redis (%s), "+
 		"hold, and write it plus one; lost updates are the writes the store applied minus the counter's final value, "+
-		"counted by the store itself. Each cell: lost updates · violations · unsafe window · stale reads and writes refused.",
+		"counted by the store itself. Each cell: lost updates · violations · unsafe window · stale reads and writes refused "+
+		"(and where fencing failed: writes accepted from holders that knew they had lost the lock, and reads or writes "+
+		"refused from rightful holders, after the token counter went backwards).",
 		m.Start.UTC().Format("2006-01-02 15:04"), timing, m.Seed, m.Seconds, m.Store)})
 	if m.Planted != "" {
 		bl = append(bl, para{class: "bad", text: "Planted bug: " + m.Planted + "."})
@@ -35,6 +37,12 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 				row = append(row, plain("skipped: "+c.Skipped))
 			default:
 				txt := fmt.Sprintf("%d · %d · %.0f ms · %d", c.Lost, c.Violations, c.UnsafeMs, c.Rejected)
+				if c.StaleAccepted > 0 {
+					txt += fmt.Sprintf(" · %d stale accepted", c.StaleAccepted)
+				}
+				if c.RightfulRefused > 0 {
+					txt += fmt.Sprintf(" · %d rightful refused", c.RightfulRefused)
+				}
 				class := "ok"
 				if !c.OK {
 					txt += " (want " + c.Expect + ")"

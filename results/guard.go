@@ -26,6 +26,15 @@ type Guard struct {
 	RejectedReads  int64 `json:"rejected_reads"`
 	RejectedWrites int64 `json:"rejected_writes"`
 	Rejected       int64 `json:"rejected"`
+	// StaleAccepted are writes the store applied from holders that knew
+	// their hold was lost: a fencing store must refuse these, and accepts
+	// them when the token counter went backwards (lost in a restart or a
+	// failover).
+	StaleAccepted int64 `json:"stale_accepted"`
+	// RightfulRefused are reads and writes refused from holders that knew
+	// of no loss: a fencing store refusing the lock's rightful holder,
+	// because the token counter went backwards.
+	RightfulRefused int64 `json:"rightful_refused"`
 	// Failed are reads and writes that failed otherwise (a write whose
 	// reply was lost may or may not have been applied: the store's counts
 	// are the truth).
@@ -52,6 +61,12 @@ func (g *Guard) Line() string {
 		g.Mode, g.Store, Commas(g.Lost), Commas(g.Written), Commas(g.Sections), Commas(g.Final), Commas(g.Accepted))
 	if g.Mode == "fenced" || g.Rejected > 0 {
 		s += fmt.Sprintf(" · stale refused: %s reads, %s writes", Commas(g.RejectedReads), Commas(g.RejectedWrites))
+	}
+	if g.RightfulRefused > 0 {
+		s += fmt.Sprintf(" · rightful holders refused: %s", Commas(g.RightfulRefused))
+	}
+	if g.StaleAccepted > 0 {
+		s += fmt.Sprintf(" · stale writes accepted: %s", Commas(g.StaleAccepted))
 	}
 	if g.Failed > 0 {
 		s += fmt.Sprintf(" · %s failed", Commas(g.Failed))

@@ -37,7 +37,14 @@ type MitigationCell struct {
 	UnsafeMs   float64 `json:"unsafe_ms"`
 	Lost       int64   `json:"lost_updates"`
 	Rejected   int64   `json:"rejected_stale"`
-	Written    int64   `json:"written"`
+	// StaleAccepted are writes applied from holders that knew their lock
+	// was lost: where fencing is on, its failure (the token counter went
+	// backwards).
+	StaleAccepted int64 `json:"stale_accepted"`
+	// RightfulRefused are reads and writes refused from holders that knew
+	// of no loss: fencing refusing the rightful holder.
+	RightfulRefused int64 `json:"rightful_refused"`
+	Written         int64 `json:"written"`
 	// Expect is the cell's expected lost updates, Why the reason.
 	Expect string `json:"expect"`
 	Why    string `json:"why"`
@@ -103,7 +110,7 @@ func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
 	if m.Planted != "" {
 		fmt.Fprintf(w, "PLANTED BUG: %s\n", m.Planted)
 	}
-	fmt.Fprintf(w, "lost updates · violations · unsafe window · stale writes refused, per scenario and mitigation\n")
+	fmt.Fprintf(w, "lost updates · violations · unsafe window · refused (· N! stale writes accepted · N? rightful holders refused), per scenario and mitigation\n")
 	fmt.Fprintf(w, "%-16s", "scenario")
 	for _, mi := range m.Mitigations {
 		fmt.Fprintf(w, " %-24s", mi)
@@ -120,6 +127,12 @@ func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
 				txt = "skipped"
 			default:
 				txt = fmt.Sprintf("%d · %d · %.0fms · %d", c.Lost, c.Violations, c.UnsafeMs, c.Rejected)
+				if c.StaleAccepted > 0 {
+					txt += fmt.Sprintf(" · %d!", c.StaleAccepted)
+				}
+				if c.RightfulRefused > 0 {
+					txt += fmt.Sprintf(" · %d?", c.RightfulRefused)
+				}
 				if !c.OK {
 					txt += " BAD"
 				}

@@ -15,6 +15,8 @@ type guardTally struct {
 	mu                          sync.Mutex
 	sections, written           int64
 	rejReads, rejWrites, failed int64
+	staleAccepted               int64 // writes applied from holders that knew they had lost the lock
+	rightfulRefused             int64 // refusals of holders that knew of no loss
 	overwrites                  []results.Overwrite
 	overwritesDropped           int64
 }
@@ -24,9 +26,9 @@ type guardTally struct {
 const guardTimeout = 5 * time.Second
 
 // guardRead starts a scripted critical section's update of lock name's
-// counter, with the hold's fencing token: the value, and whether the
-// holder may go on to write it.
-func (r *rig) guardRead(name string, token int64) (int64, bool) {
+// counter, with the hold's fencing token (stale: the holder knows it lost
+// the lock): the value, and whether the holder may go on to write it.
+func (r *rig) guardRead(name string, token int64, stale bool) (int64, bool) {
 	if r.store == nil {
 		return 0, false
 	}
@@ -41,14 +43,18 @@ func (r *rig) guardRead(name string, token int64) (int64, bool) {
 		return v, true
 	case errors.Is(err, guard.ErrStale):
 		r.gt.rejReads++
+		if !stale {
+			r.gt.rightfulRefused++
+		}
 	default:
 		r.gt.failed++
 	}
 	return 0, false
 }
 
-// guardWrite ends it: the value read plus one, by writer.
-func (r *rig) guardWrite(name string, token, read int64, writer string) {
+// guardWrite ends it: the value read plus one, by writer; stale says the
+// writer knew its hold was lost.
+func (r *rig) guardWrite(name string, token, read int64, writer string, stale bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), guardTimeout)
 	defer cancel()
 	w, err := r.store.Write(ctx, name, read, writer, token)
@@ -57,6 +63,9 @@ func (r *rig) guardWrite(name string, token, read int64, writer string) {
 	switch {
 	case err == nil:
 		r.gt.written++
+		if stale {
+			r.gt.staleAccepted++
+		}
 		if w.Overwrote > 0 {
 			if len(r.gt.overwrites) < 20 {
 				r.gt.overwrites = append(r.gt.overwrites, results.Overwrite{By: writer, Of: w.Overwritten, Updates: w.Overwrote, At: int64(time.Since(r.base))})
@@ -66,6 +75,9 @@ func (r *rig) guardWrite(name string, token, read int64, writer string) {
 		}
 	case errors.Is(err, guard.ErrStale):
 		r.gt.rejWrites++
+		if !stale {
+			r.gt.rightfulRefused++
+		}
 	default:
 		r.gt.failed++
 	}
@@ -97,5 +109,6 @@ func (r *rig) guardResult() *results.Guard {
 		Accepted: t.Accepted, Final: t.Value, Lost: t.Lost(),
 		RejectedReads: r.gt.rejReads, RejectedWrites: r.gt.rejWrites, Rejected: t.Rejected,
 		Failed: r.gt.failed, Overwrites: r.gt.overwrites, OverwritesDropped: r.gt.overwritesDropped,
+		StaleAccepted: r.gt.staleAccepted, RightfulRefused: r.gt.rightfulRefused,
 	}
 }

@@ -267,6 +267,7 @@ func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row mat
 		c.Violations, c.UnsafeMs = run.Safety.Violations, run.Safety.UnsafeUs/1e3
 		if g := run.Guard; g != nil {
 			c.Lost, c.Rejected, c.Written = g.Lost, g.RejectedReads+g.RejectedWrites, g.Written
+			c.StaleAccepted, c.RightfulRefused = g.StaleAccepted, g.RightfulRefused
 			if g.Failed > 0 {
 				problems = append(problems, fmt.Sprintf("%d reads or writes of the guarded counter failed", g.Failed))
 			}

@@ -24,6 +24,8 @@ type guardTally struct {
 	mu                        sync.Mutex
 	sections, written         int64
 	rejReads, rejWrites, fail int64
+	staleAccepted             int64 // applied from holders that knew they had lost the lock
+	rightfulRefused           int64 // refusals of holders that knew of no loss
 	overwrites                []results.Overwrite
 	dropped                   int64
 }
@@ -32,6 +34,7 @@ type guardTally struct {
 // value, and whether the section may write (false: refused as stale, or
 // failed).
 func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Locker) (int64, bool) {
+	stale := knowsLost(l)
 	v, err := s.Read(ctx, name, tokenOf(l))
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -41,6 +44,9 @@ func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Lo
 		return v, true
 	case errors.Is(err, guard.ErrStale):
 		g.rejReads++
+		if !stale {
+			g.rightfulRefused++
+		}
 	default:
 		g.fail++
 	}
@@ -50,12 +56,16 @@ func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Lo
 // write ends it: the value read plus one, by writer, at (ns since the
 // run's start) for the overwrite examples.
 func (g *guardTally) write(ctx context.Context, s *guard.Store, name string, l Locker, read int64, writer string, at func() int64) {
+	stale := knowsLost(l)
 	w, err := s.Write(ctx, name, read, writer, tokenOf(l))
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case err == nil:
 		g.written++
+		if stale {
+			g.staleAccepted++
+		}
 		if w.Overwrote > 0 {
 			if len(g.overwrites) < maxOverwrites {
 				g.overwrites = append(g.overwrites, results.Overwrite{By: writer, Of: w.Overwritten, Updates: w.Overwrote, At: at()})
@@ -65,6 +75,9 @@ func (g *guardTally) write(ctx context.Context, s *guard.Store, name string, l L
 		}
 	case errors.Is(err, guard.ErrStale):
 		g.rejWrites++
+		if !stale {
+			g.rightfulRefused++
+		}
 	default:
 		g.fail++
 	}
@@ -83,8 +96,22 @@ func (g *guardTally) result(ctx context.Context, s *guard.Store, where string) (
 		Sections: g.sections, Written: g.written,
 		Accepted: t.Accepted, Final: t.Value, Lost: t.Lost(),
 		RejectedReads: g.rejReads, RejectedWrites: g.rejWrites, Rejected: t.Rejected,
-		Failed: g.fail, Overwrites: g.overwrites, OverwritesDropped: g.dropped,
+		Failed: g.fail, Overwrites: g.overwrites, OverwritesDropped: g.dropped, StaleAccepted: g.staleAccepted, RightfulRefused: g.rightfulRefused,
 	}, nil
+}
+
+// knowsLost reports whether l's holder has been told its hold is lost.
+func knowsLost(l Locker) bool {
+	ch := l.Lost()
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 func tokenOf(l Locker) int64 {
