@@ -23,9 +23,11 @@ type GuardStore struct {
 
 // StartGuard starts the store of a run whose profile has guard mode m: a
 // redis-server of its own on a free loopback port, or the Redis at url
-// (never the lock's: $REDIS_URL is not consulted). The counter's key is
-// fresh and cleared. Close stops what it started.
-func StartGuard(ctx context.Context, m guard.Mode, url string) (*GuardStore, error) {
+// (never the lock's: $REDIS_URL is not consulted). key names the counters:
+// empty is a fresh key, cleared; machines of one run give the same key
+// (and url), so that one store counts every machine's updates. Close
+// stops what it started.
+func StartGuard(ctx context.Context, m guard.Mode, url, key string) (*GuardStore, error) {
 	cfg := redisenv.Config{Backend: redisenv.BackendLocal, Topology: redisenv.TopologySingle}
 	if url != "" {
 		cfg = redisenv.Config{Backend: redisenv.BackendExternal, URL: url}
@@ -34,12 +36,18 @@ func StartGuard(ctx context.Context, m guard.Mode, url string) (*GuardStore, err
 	if err != nil {
 		return nil, fmt.Errorf("guarded store: %w", err)
 	}
-	key := fmt.Sprintf("lockbench:guard:%d", time.Now().UnixNano())
+	fresh := key == ""
+	if fresh {
+		key = fmt.Sprintf("lockbench:guard:%d", time.Now().UnixNano())
+	}
 	// No retries: a re-sent write script would apply one update twice.
 	o := env.ClientOptions(16)
 	o.MaxRetries = -1
 	rdb := redisenv.NewUniversalClient(o)
 	s := guard.New(rdb, key, m)
+	if !fresh {
+		return &GuardStore{Store: s, Where: "redis://" + env.Addr(), env: env, rdb: rdb}, nil
+	}
 	if err := s.Reset(ctx); err != nil {
 		_ = rdb.Close()
 		_ = env.Close()

@@ -33,7 +33,7 @@ type MatrixOptions struct {
 // returns the matrix and where it was written ("" without Out), with its
 // HTML report beside it (table and chart).
 func Matrix(ctx context.Context, o MatrixOptions) (*results.MitigationMatrix, string, error) {
-	gs, err := StartGuard(ctx, guard.Plain, o.GuardURL)
+	gs, err := StartGuard(ctx, guard.Plain, o.GuardURL, "")
 	if err != nil {
 		return nil, "", err
 	}

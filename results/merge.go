@@ -180,6 +180,7 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	m.Safety.Incomplete = strings.Join(append([]string{MergeIncomplete}, incomplete...), "; ")
 	sort.SliceStable(m.Events, func(i, j int) bool { return m.Events[i].Start < m.Events[j].Start })
 
+	m.Guard = mergeGuard(runs, &m.MergeNotes)
 	m.Fairness = mergeFairness(runs, prefix, &m.MergeNotes, label)
 	m.Series = mergeSeries(runs)
 	m.MergeNotes = append(m.MergeNotes, metaDifferences(runs, label)...)
@@ -492,3 +493,52 @@ func measuredWindow(r *Result) (from, to time.Time) {
 
 // seconds2d converts a result file's seconds to a duration.
 func seconds2d(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// mergeGuard merges the guarded counter's figures of runs that shared one
+// store (the same Redis and key): the holders' tallies add up, and the
+// store's own counts, which only grow, are the latest any run read, so
+// the lost updates cover every machine with no clock involved. Runs on
+// different stores are not merged (a note says why).
+func mergeGuard(runs []*Result, notes *[]string) *Guard {
+	var with int
+	for _, r := range runs {
+		if r.Guard != nil {
+			with++
+		}
+	}
+	if with == 0 {
+		return nil
+	}
+	if with < len(runs) {
+		*notes = append(*notes, fmt.Sprintf("guard: only %d of %d runs updated a guarded counter; lost updates not merged", with, len(runs)))
+		return nil
+	}
+	g := *runs[0].Guard
+	g.Overwrites = slices.Clone(g.Overwrites)
+	for _, r := range runs[1:] {
+		o := r.Guard
+		if o.Store != g.Store || o.Mode != g.Mode {
+			*notes = append(*notes, fmt.Sprintf("guard: runs used different counters (%s, %s); lost updates not merged: give every machine the same --guard-url and --guard-key", g.Store, o.Store))
+			return nil
+		}
+		g.Sections += o.Sections
+		g.Written += o.Written
+		g.RejectedReads += o.RejectedReads
+		g.RejectedWrites += o.RejectedWrites
+		g.StaleAccepted += o.StaleAccepted
+		g.RightfulRefused += o.RightfulRefused
+		g.Failed += o.Failed
+		g.Overwrites = append(g.Overwrites, o.Overwrites...)
+		g.OverwritesDropped += o.OverwritesDropped
+		if o.Accepted > g.Accepted { // the later reading of the store
+			g.Accepted, g.Final, g.Rejected = o.Accepted, o.Final, o.Rejected
+		}
+	}
+	g.Lost = g.Accepted - g.Final
+	if len(g.Overwrites) > 20 {
+		g.OverwritesDropped += int64(len(g.Overwrites) - 20)
+		g.Overwrites = g.Overwrites[:20]
+	}
+	*notes = append(*notes, "guard: lost updates are counted by the shared store across every machine, with no clock: complete where the overlap check is not")
+	return &g
+}

@@ -395,3 +395,29 @@ func TestMergeIntervalLog(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestMergeGuard: two machines sharing one guarded counter merge into the
+// store's latest reading and the holders' summed tallies, so the lost
+// updates cover both with no clock; different counters are not merged.
+func TestMergeGuard(t *testing.T) {
+	a, ha := collect(t, hostA)
+	b, hb := collect(t, hostB)
+	a.Guard = &results.Guard{Mode: "plain", Store: "redis://s k", Sections: 50, Written: 50, Accepted: 50, Final: 48, Lost: 2}
+	b.Guard = &results.Guard{Mode: "plain", Store: "redis://s k", Sections: 40, Written: 39, Accepted: 89, Final: 80, Lost: 9, Failed: 1}
+	m, err := results.Merge([]*results.Result{a, b}, []map[string]*hdr.Histogram{ha, hb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Guard
+	if g == nil || g.Sections != 90 || g.Written != 89 || g.Accepted != 89 || g.Final != 80 || g.Lost != 9 || g.Failed != 1 {
+		t.Fatalf("merged guard %+v; want 90 sections, 89 written, the later store reading (89 accepted, 80 final, 9 lost)", g)
+	}
+	b.Guard.Store = "redis://other k"
+	m, err = results.Merge([]*results.Result{a, b}, []map[string]*hdr.Histogram{ha, hb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Guard != nil || !strings.Contains(strings.Join(m.MergeNotes, " "), "different counters") {
+		t.Errorf("runs on different counters merged: %+v, notes %v", m.Guard, m.MergeNotes)
+	}
+}

@@ -131,6 +131,7 @@ type runFlags struct {
 	cpuProf  string
 	memProf  string
 	guardURL string
+	guardKey string
 	override map[string]string
 }
 
@@ -152,6 +153,7 @@ func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	}
 	fs.IntVar(&f.maxOps, "max-ops", results.DefaultMaxOps, "operations kept for the safety and fairness analyses")
 	fs.StringVar(&f.guardURL, "guard-url", "", "with guard plain or fenced: the guarded counter's Redis (redis://...; default: a redis-server of its own, never the lock's)")
+	fs.StringVar(&f.guardKey, "guard-key", "", "with --guard-url: the counters' key, the same on every machine of one run so that one store counts them all (bench merge then merges the lost updates); default: a fresh key")
 	f.maxErr = percent(100 * results.DefaultMaxErrorRate)
 	fs.Var(&f.maxErr, "max-error-rate", "fail the run when more than this `percentage` of its operations failed (timeouts, connection and Redis errors), e.g. 1% or 0 (none)")
 	if !slices.Contains(skip, "profiling") {
@@ -213,6 +215,12 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	}
 	if f.maxErr > 100 {
 		return p, cli.Usagef("--max-error-rate %s: must be between 0%% and 100%%, e.g. 1%%", f.maxErr.String())
+	}
+	if gm, _ := guard.ParseMode(p.Guard); gm == guard.Off && (f.guardURL != "" || f.guardKey != "") {
+		return p, cli.Usagef("--guard-url and --guard-key apply with guard plain or fenced (--guard or the profile's guard field)")
+	}
+	if f.guardKey != "" && f.guardURL == "" {
+		return p, cli.Usagef("--guard-key %q: a shared key needs a shared store; give --guard-url too", f.guardKey)
 	}
 	return p, nil
 }
@@ -321,11 +329,11 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 	impl, _ := impls.Lookup(f.impl) // checked by load
 	var gs *harness.GuardStore
 	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off {
-		if gs, err = harness.StartGuard(ctx, gm, f.guardURL); err != nil {
+		if gs, err = harness.StartGuard(ctx, gm, f.guardURL, f.guardKey); err != nil {
 			return nil, err
 		}
 		defer gs.Close()
-		fmt.Fprintf(stderr, "bench: guarded counter (%s) at %s\n", gm, gs.Where)
+		fmt.Fprintf(stderr, "bench: guarded counters (%s) at %s, key %s\n", gm, gs.Where, gs.Store.Key())
 	}
 	o := harness.RunOptions{
 		Guard:        gs,
