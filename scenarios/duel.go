@@ -247,7 +247,7 @@ func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease tim
 	if kind == "fenced" {
 		token, _ = strconv.ParseInt(got.Value, 10, 64)
 	}
-	read, mayWrite := r.guardRead(lock, token, false)
+	read, mayWrite := r.guardRead(lock, token, cannotKnow)
 	t := time.NewTimer(time.Until(until))
 	select {
 	case <-t.C:
@@ -256,7 +256,7 @@ func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease tim
 		op.Flags |= results.Cut
 	}
 	if mayWrite { // Redisson tells it nothing: it always writes
-		r.guardWrite(lock, token, read, owner, false)
+		r.guardWrite(lock, token, read, owner, cannotKnow)
 	}
 	asked := time.Now()
 	rel, uerr := r.jvm.Call(context.WithoutCancel(r.ctx), "unlock", owner, kind, lock, 0, 0)

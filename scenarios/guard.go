@@ -21,14 +21,30 @@ type guardTally struct {
 	overwritesDropped           int64
 }
 
+// lossView is what a holder knows of its hold when it reads or writes.
+type lossView uint8
+
+const (
+	knowsHeld  lossView = iota // it believes it holds the lock
+	knowsLost                  // it was told the hold is lost
+	cannotKnow                 // it has no loss signal (Redisson)
+)
+
+func viewOf(lost bool) lossView {
+	if lost {
+		return knowsLost
+	}
+	return knowsHeld
+}
+
 // guardTimeout bounds one read or write of the counter: the store is not
 // faulted, so a slow answer is a broken store.
 const guardTimeout = 5 * time.Second
 
 // guardRead starts a scripted critical section's update of lock name's
-// counter, with the hold's fencing token (stale: the holder knows it lost
-// the lock): the value, and whether the holder may go on to write it.
-func (r *rig) guardRead(name string, token int64, stale bool) (int64, bool) {
+// counter, with the hold's fencing token and what the holder knows of its
+// hold: the value, and whether the holder may go on to write it.
+func (r *rig) guardRead(name string, token int64, view lossView) (int64, bool) {
 	if r.store == nil {
 		return 0, false
 	}
@@ -43,7 +59,7 @@ func (r *rig) guardRead(name string, token int64, stale bool) (int64, bool) {
 		return v, true
 	case errors.Is(err, guard.ErrStale):
 		r.gt.rejReads++
-		if !stale {
+		if view == knowsHeld {
 			r.gt.rightfulRefused++
 		}
 	default:
@@ -52,9 +68,8 @@ func (r *rig) guardRead(name string, token int64, stale bool) (int64, bool) {
 	return 0, false
 }
 
-// guardWrite ends it: the value read plus one, by writer; stale says the
-// writer knew its hold was lost.
-func (r *rig) guardWrite(name string, token, read int64, writer string, stale bool) {
+// guardWrite ends it: the value read plus one, by writer.
+func (r *rig) guardWrite(name string, token, read int64, writer string, view lossView) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), guardTimeout)
 	defer cancel()
 	w, err := r.store.Write(ctx, name, read, writer, token)
@@ -63,7 +78,7 @@ func (r *rig) guardWrite(name string, token, read int64, writer string, stale bo
 	switch {
 	case err == nil:
 		r.gt.written++
-		if stale {
+		if view == knowsLost {
 			r.gt.staleAccepted++
 		}
 		if w.Overwrote > 0 {
@@ -75,7 +90,7 @@ func (r *rig) guardWrite(name string, token, read int64, writer string, stale bo
 		}
 	case errors.Is(err, guard.ErrStale):
 		r.gt.rejWrites++
-		if !stale {
+		if view == knowsHeld {
 			r.gt.rightfulRefused++
 		}
 	default:

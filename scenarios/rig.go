@@ -592,7 +592,7 @@ func (st *stage) sectionLost(owner, lock int32, try func() (*lockimpl.Hold, erro
 		return false, false, err
 	}
 	op.Acquired = st.at(now)
-	read, mayWrite := st.r.guardRead(st.labels.Locks[lock], held.Token(), isClosed(held.Lost()))
+	read, mayWrite := st.r.guardRead(st.labels.Locks[lock], held.Token(), viewOf(isClosed(held.Lost())))
 	var last time.Time
 	var lost bool
 	if mayWrite || st.r.store == nil {
@@ -601,7 +601,7 @@ func (st *stage) sectionLost(owner, lock int32, try func() (*lockimpl.Hold, erro
 		last, lost = now, isClosed(held.Lost()) // the store refused it: no work
 	}
 	if mayWrite && !(lost && h.honour) {
-		st.r.guardWrite(st.labels.Locks[lock], held.Token(), read, st.labels.Owners[owner], lost || isClosed(held.Lost()))
+		st.r.guardWrite(st.labels.Locks[lock], held.Token(), read, st.labels.Owners[owner], viewOf(lost || isClosed(held.Lost())))
 	}
 	if h.onEnd != nil {
 		h.onEnd()

@@ -34,7 +34,7 @@ type guardTally struct {
 // value, and whether the section may write (false: refused as stale, or
 // failed).
 func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Locker) (int64, bool) {
-	stale := knowsLost(l)
+	signal, lost := lossOf(l)
 	v, err := s.Read(ctx, name, tokenOf(l))
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -44,7 +44,7 @@ func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Lo
 		return v, true
 	case errors.Is(err, guard.ErrStale):
 		g.rejReads++
-		if !stale {
+		if signal && !lost {
 			g.rightfulRefused++
 		}
 	default:
@@ -56,14 +56,14 @@ func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Lo
 // write ends it: the value read plus one, by writer, at (ns since the
 // run's start) for the overwrite examples.
 func (g *guardTally) write(ctx context.Context, s *guard.Store, name string, l Locker, read int64, writer string, at func() int64) {
-	stale := knowsLost(l)
+	signal, lost := lossOf(l)
 	w, err := s.Write(ctx, name, read, writer, tokenOf(l))
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case err == nil:
 		g.written++
-		if stale {
+		if lost {
 			g.staleAccepted++
 		}
 		if w.Overwrote > 0 {
@@ -75,7 +75,7 @@ func (g *guardTally) write(ctx context.Context, s *guard.Store, name string, l L
 		}
 	case errors.Is(err, guard.ErrStale):
 		g.rejWrites++
-		if !stale {
+		if signal && !lost {
 			g.rightfulRefused++
 		}
 	default:
@@ -100,17 +100,18 @@ func (g *guardTally) result(ctx context.Context, s *guard.Store, where string) (
 	}, nil
 }
 
-// knowsLost reports whether l's holder has been told its hold is lost.
-func knowsLost(l Locker) bool {
+// lossOf is what l's holder knows of its hold: whether it has a loss
+// signal at all (Redisson has none), and whether it was told of a loss.
+func lossOf(l Locker) (signal, lost bool) {
 	ch := l.Lost()
 	if ch == nil {
-		return false
+		return false, false
 	}
 	select {
 	case <-ch:
-		return true
+		return true, true
 	default:
-		return false
+		return true, false
 	}
 }
 
