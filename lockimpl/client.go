@@ -200,11 +200,11 @@ func (c *Client) Close() error {
 
 // retryLater runs f in the background until it returns or the client
 // closes (Close waits for it).
-func (c *Client) retryLater(f func()) {
+func (c *Client) retryLater(f func()) bool {
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
-		return
+		return false
 	}
 	c.retries.Add(1)
 	c.mu.Unlock()
@@ -212,6 +212,7 @@ func (c *Client) retryLater(f func()) {
 		defer c.retries.Done()
 		f()
 	}()
+	return true
 }
 
 func (c *Client) checkOpen() error {
@@ -251,6 +252,38 @@ type Owner struct {
 	mu        sync.Mutex
 	holds     map[holdKey]*hold
 	acquiring map[holdKey]bool
+	// resending are the locks whose last unlock is being re-sent in the
+	// background (its outcome unknown), each closed when that ends. The
+	// unlock script knows the owner, not the hold: a re-sent unlock that
+	// arrived after a new acquisition would give that one back.
+	resending map[holdKey]chan struct{}
+}
+
+// startResend records that k's last unlock is being re-sent; the returned
+// func records its end.
+func (o *Owner) startResend(k holdKey) (done func()) {
+	ch := make(chan struct{})
+	o.mu.Lock()
+	if o.resending == nil {
+		o.resending = map[holdKey]chan struct{}{}
+	}
+	o.resending[k] = ch
+	o.mu.Unlock()
+	return func() {
+		o.mu.Lock()
+		if o.resending[k] == ch {
+			delete(o.resending, k)
+		}
+		o.mu.Unlock()
+		close(ch)
+	}
+}
+
+// resendOf is the re-send of k's last unlock in progress, nil for none.
+func (o *Owner) resendOf(k holdKey) <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.resending[k]
 }
 
 // ID is "<client id>:<n>", the hash field Redisson would write for a thread.

@@ -149,6 +149,19 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (*Hold, e
 		return nil, l.fail(ctx, "lock", err)
 	}
 	defer l.owner.unclaim(l.key())
+	if resend := l.owner.resendOf(l.key()); resend != nil {
+		// This owner's last unlock of the lock is still being re-sent: it
+		// must land (or give up) first, or it would release the hold about
+		// to be taken, another owner would take the lock, and both would
+		// hold it.
+		start := time.Now()
+		if err := waitResend(ctx, resend, wait); err != nil {
+			return nil, l.fail(ctx, "lock", err)
+		}
+		if wait >= 0 {
+			wait = max(0, wait-time.Since(start))
+		}
+	}
 	h, err := l.acquireLoop(ctx, wait, lease)
 	if err != nil {
 		return nil, err
@@ -160,6 +173,25 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (*Hold, e
 }
 
 func (l *Lock) key() holdKey { return holdKey{l.kind, l.name} }
+
+// waitResend waits for a re-sent unlock to end, within ctx and wait (wait
+// < 0: no bound; the time it takes comes out of the acquisition's wait).
+func waitResend(ctx context.Context, resend <-chan struct{}, wait time.Duration) error {
+	var bound <-chan time.Time
+	if wait >= 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		bound = t.C
+	}
+	select {
+	case <-resend:
+		return nil
+	case <-bound:
+		return ErrNotAcquired
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // acquireLoop is Redisson's tryLock/lock loop: an attempt; if refused,
 // subscribe to the lock's channel (confirmed before the next attempt, so no
@@ -419,7 +451,10 @@ func (l *Lock) unlock(ctx context.Context, h *hold) error {
 	case err != nil:
 		if h.unlockFailed() {
 			l.owner.drop(h)
-			l.owner.c.retryLater(func() { l.retryUnlock(lease, latch) })
+			done := l.owner.startResend(l.key())
+			if !l.owner.c.retryLater(func() { defer done(); l.retryUnlock(lease, latch) }) {
+				done()
+			}
 		}
 		return l.fail(ctx, "unlock", err)
 	case n == 0:

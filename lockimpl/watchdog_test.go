@@ -2,6 +2,7 @@ package lockimpl_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -266,4 +267,38 @@ func TestLostUnlockRetried(t *testing.T) {
 	start := time.Now()
 	recvOK(t, got, testkit.Patience, "the waiter to get the lock the retried unlock released")
 	t.Logf("the waiter acquired %v after the lost unlock (the lease was %v)", time.Since(start).Round(time.Millisecond), opts.WatchdogTimeout)
+}
+
+// TestResentUnlockSparesANewHold: an unlock whose outcome is unknown is
+// re-sent in the background, and the unlock script knows the owner, not
+// the hold. Here the lost unlock's hold has expired meanwhile (the key is
+// gone) and the same owner takes the lock again at once: the re-sent
+// unlock must land before that acquisition, not release it after, or
+// another owner would take the lock while this one holds it.
+func TestResentUnlockSparesANewHold(t *testing.T) {
+	f := setup(t)
+	opts := lockimpl.Options{WatchdogTimeout: time.Minute}
+	l := f.client(opts).NewOwner().Lock("L")
+	h := lock(t, l)
+	gone, cancel := context.WithCancel(bg)
+	cancel()
+	if err := h.Unlock(gone); err == nil {
+		t.Fatal("an unlock with a cancelled context succeeded")
+	}
+	if err := f.raw.Del(bg, "L").Err(); err != nil { // the lost hold expires
+		t.Fatal(err)
+	}
+	again := lock(t, l)
+	defer again.Unlock(bg)
+	other, err := f.client(opts).NewOwner().Lock("L").TryLock(bg, lockimpl.TryLockOptions{Wait: time.Second})
+	if err == nil {
+		other.Unlock(bg)
+		t.Fatal("another owner took the lock while this owner held it again: the re-sent unlock released the new hold")
+	}
+	if !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Fatal(err)
+	}
+	if held, err := l.IsHeldByOwner(bg); err != nil || !held {
+		t.Errorf("the new hold: held %v, %v", held, err)
+	}
 }
