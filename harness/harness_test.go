@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,8 +67,11 @@ func TestSweepInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sweep: %v (logged %q)", err, lines)
 	}
-	if len(o.Sweep.Points) != 2 || o.Report == "" || len(o.Charts) != 2 {
+	if len(o.Sweep.Points) != 2 || o.Report == "" || len(o.Charts) != 3 {
 		t.Fatalf("output %+v", o)
+	}
+	if !slices.ContainsFunc(o.Charts, func(p string) bool { return filepath.Base(p) == "capacity-cpu.png" }) {
+		t.Errorf("charts %v: no capacity-cpu.png, though every point measured its CPU", o.Charts)
 	}
 	for _, pt := range o.Sweep.Points {
 		r, err := results.ReadFile(filepath.Join(out, pt.File))

@@ -105,6 +105,8 @@ func exclusiveOnly(impl string, p workloads.Profile, expiry time.Duration, expir
 			return "", workloads.Refuse(impl, p, f, impl+" has exclusive mutexes only; run this profile with --impl lockimpl (or raw for kind rw)")
 		case workloads.NeedReentrancy:
 			return "", workloads.Refuse(impl, p, f, impl+"'s mutexes are not reentrant; set --depth 1 or use --impl lockimpl")
+		case workloads.NeedAutoPipeline:
+			return "", workloads.Refuse(impl, p, f, "it sends its own commands; drop --auto-pipeline or use --impl lockimpl")
 		case workloads.NeedWatchdog:
 			n, err := workloads.FixedForWatchdog(impl, p, expiry, expirySource)
 			if err != nil {

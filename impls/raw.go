@@ -42,6 +42,8 @@ func (r Raw) Check(p workloads.Profile) (string, error) {
 			return "", workloads.Refuse(r.Name(), p, f, "the fair queue needs client bookkeeping (leaving the queue on timeout) that raw leaves out; use --impl lockimpl")
 		case workloads.NeedFencing, workloads.NeedSpin, workloads.NeedNonReentry, workloads.NeedMulti:
 			return "", workloads.Refuse(r.Name(), p, f, "raw runs the reentrant and read-write scripts only; use --impl lockimpl")
+		case workloads.NeedAutoPipeline:
+			return "", workloads.Refuse(r.Name(), p, f, "raw is the plain client's floor; drop --auto-pipeline (bench perf measures bare go-redis on the autopipeliner)")
 		case workloads.NeedWatchdog:
 			n, err := workloads.FixedForWatchdog(r.Name(), p, lockimpl.DefaultWatchdogTimeout, "the lease Redisson's scripts get under a watchdog")
 			if err != nil {

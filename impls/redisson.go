@@ -61,6 +61,9 @@ func (r *Redisson) Check(p workloads.Profile) (string, error) {
 			return "", err
 		}
 	}
+	if p.AutoPipeline {
+		return "", workloads.Refuse(r.Name(), p, workloads.NeedAutoPipeline, "Redisson multiplexes its commands over its own connections; drop --auto-pipeline")
+	}
 	v := redisson.JarVersion(jar)
 	if v == "" {
 		v = "(version unknown)"
@@ -132,6 +135,15 @@ func (r *Redisson) PID() int {
 		return 0
 	}
 	return r.jvm.PID()
+}
+
+// PIDs is the run's JVM, whose CPU is the load generator's as much as
+// this process's (workloads.Processes).
+func (r *Redisson) PIDs() []int {
+	if pid := r.PID(); pid > 0 {
+		return []int{pid}
+	}
+	return nil
 }
 
 // warmCycles is each of warmOwners' lock-unlock cycles when the JVM's

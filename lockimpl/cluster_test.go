@@ -310,7 +310,7 @@ func TestClusterClientRereadsSlotMapAfterFailover(t *testing.T) {
 	// A plain go-redis cluster client: the default one-minute reload.
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, Protocol: 2})
 	defer rdb.Close()
-	c, err := lockimpl.NewClient(bg, rdb, lockimpl.Options{})
+	c, err := lockimpl.NewClient(bg, rdb, testOptions(lockimpl.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

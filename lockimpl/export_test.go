@@ -34,7 +34,7 @@ var (
 	FairQueueKey      = wire.FairQueueKey
 	FairTimeoutKey    = wire.FairTimeoutKey
 	ReadTimeoutPrefix = wire.ReadTimeoutPrefix
-	UnlockLatchKey    = wire.UnlockLatchKey
+	UnlockLatchKey    = func(name, id string) string { return wire.UnlockLatchKey(name, []byte(id)) }
 )
 
 // LeaveQueue takes the owner out of a fair lock's queue, as a waiter that

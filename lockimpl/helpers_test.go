@@ -3,9 +3,11 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"slices"
 	"sync"
 	"testing"
@@ -20,6 +22,13 @@ import (
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
 
+// pipelineEnv, set, makes every fixture client ride go-redis's
+// autopipeliner (Options.AutoPipeline). TestMain sets it to run the tests a
+// second time, so that each correctness test holds in both modes.
+const pipelineEnv = "LOCKIMPL_TEST_AUTOPIPELINE"
+
+var autoPipelined = os.Getenv(pipelineEnv) != ""
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopExamples()
@@ -29,7 +38,47 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	if code == 0 && !autoPipelined && rerunPipelined() {
+		code = runPipelined()
+	}
 	os.Exit(code)
+}
+
+// rerunPipelined reports whether this run's tests are to run again on the
+// autopipeliner: not for benchmarks (they measure both modes themselves),
+// a test list, or a coverage profile the second run would overwrite.
+func rerunPipelined() bool {
+	for _, name := range []string{"test.bench", "test.list", "test.coverprofile"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// runPipelined runs this test binary again, with the same flags, in the
+// autopipelined mode, and returns its exit code.
+func runPipelined() int {
+	fmt.Fprintf(os.Stderr, "lockimpl: the tests again, every client on go-redis's autopipeliner (%s=1)\n", pipelineEnv)
+	cmd := exec.Command(os.Args[0], os.Args[1:]...)
+	cmd.Env = append(os.Environ(), pipelineEnv+"=1")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return max(ee.ExitCode(), 1)
+		}
+		fmt.Fprintln(os.Stderr, "lockimpl: running the autopipelined tests:", err)
+		return 1
+	}
+	return 0
+}
+
+// testOptions is opts as this run's mode has them: on the autopipeliner
+// when pipelineEnv is set.
+func testOptions(opts lockimpl.Options) lockimpl.Options {
+	opts.AutoPipeline = opts.AutoPipeline || autoPipelined
+	return opts
 }
 
 var bg = context.Background()
@@ -54,7 +103,7 @@ func setup(t *testing.T, cfg ...redisenv.Config) *fixture {
 func (f *fixture) client(opts lockimpl.Options) *lockimpl.Client {
 	f.t.Helper()
 	rdb := f.env.NewClient()
-	c, err := lockimpl.NewClient(bg, rdb, opts)
+	c, err := lockimpl.NewClient(bg, rdb, testOptions(opts))
 	if err != nil {
 		f.t.Fatal(err)
 	}

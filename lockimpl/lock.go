@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/lockimpl/internal/wire"
@@ -85,6 +86,18 @@ type Lock struct {
 	name    string
 	field   string // the owner's hash field
 	channel string // where this lock's waiters are woken
+
+	// The commands of a watchdog-lease acquisition and unlock (its latch
+	// left out), made on first use: a handle serves many acquisitions, and
+	// each string argument boxed anew would cost an allocation per call.
+	acquireCmd, unlockCmd atomic.Pointer[command]
+}
+
+// command is a script call as EVALSHA arguments (wire.Call.Command).
+type command struct {
+	script wire.Script
+	args   []any
+	latch  int // where an unlock's latch key goes in args
 }
 
 // Name is the lock's name, which is also its Redis key.
@@ -337,7 +350,7 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 	if lease > 0 {
 		leaseMs = ms(lease)
 	}
-	var call wire.Call
+	var cmd *command
 	switch l.kind {
 	case Fair, NonReentrantFair:
 		s := wire.FairTryOnce
@@ -349,13 +362,15 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		case l.kind == NonReentrantFair:
 			s = wire.NonReentrantFairTryOnce
 		}
-		call = wire.Call{Script: wire.Script{Script: s}, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name)},
-			Args: []any{leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli(), wire.NonReentrantError}}
+		cmd = newCommand(wire.Call{Script: s, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name)},
+			Args: []any{leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli(), wire.NonReentrantError}})
 	default:
-		call = wire.AcquireCall(l.kind.family(), l.name, l.field, leaseMs)
+		cmd = l.cached(&l.acquireCmd, lease, func(leaseMs any) wire.Call {
+			return wire.AcquireCall(l.kind.family(), l.name, l.field, leaseMs)
+		})
 	}
 	send := time.Now()
-	res, sync, err := c.runAcquire(ctx, l.name, call)
+	res, sync, err := c.runAcquire(ctx, l.name, cmd)
 	acquired, token, ttl := errors.Is(err, redis.Nil), int64(0), int64(0)
 	switch {
 	case acquired:
@@ -384,6 +399,25 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 	return 0, l.owner.acquired(l, send, lease, token), nil
 }
 
+func newCommand(call wire.Call) *command {
+	return &command{script: call.Script, args: call.Command(), latch: wire.KeyIndex(len(call.Keys) - 1)}
+}
+
+// cached is the command build makes for this lock with lease (0: the
+// watchdog's), kept in slot when it is the watchdog's. build gets the
+// lease in ms, boxed once per client for the watchdog's.
+func (l *Lock) cached(slot *atomic.Pointer[command], lease time.Duration, build func(leaseMs any) wire.Call) *command {
+	if lease > 0 {
+		return newCommand(build(ms(lease)))
+	}
+	if cmd := slot.Load(); cmd != nil {
+		return cmd
+	}
+	cmd := newCommand(build(l.owner.c.leaseArg))
+	slot.Store(cmd)
+	return cmd
+}
+
 // undoAcquire gives back an acquisition that no replica acknowledged, as
 // Redisson does, so that a failover cannot hand the lock to a second
 // holder while this one believes it failed. It runs even when the
@@ -406,7 +440,7 @@ func (l *Lock) Token(ctx context.Context) (int64, error) {
 	if l.kind != Fenced {
 		return 0, l.fail(ctx, "token", fmt.Errorf("%w: a %s lock has no fencing token (use Owner.FencedLock)", ErrInvalidOptions, l.kind))
 	}
-	n, err := l.owner.c.rdb.Get(ctx, wire.TokenKey(l.name)).Int64()
+	n, err := l.owner.c.cmds.Get(ctx, wire.TokenKey(l.name)).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -423,7 +457,7 @@ func (l *Lock) leaveQueue(queueWait time.Duration) {
 	c := l.owner.c
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.SubscribeTimeout)
 	defer cancel()
-	_ = wire.FairLeave.Run(ctx, c.rdb, []string{wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), l.name, wire.LockChannel(l.name)},
+	_ = wire.FairLeave.Run(ctx, c.cmds, []string{wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), l.name, wire.LockChannel(l.name)},
 		l.field, ms(queueWait), wire.UnlockMessage, c.publish).Err()
 }
 
@@ -441,7 +475,7 @@ func (l *Lock) unlock(ctx context.Context, h *hold) error {
 	h.unlocking(+1)
 	defer h.unlocking(-1)
 	send := time.Now()
-	latch := wire.UnlockLatchKey(l.name, newRequestID())
+	latch := l.owner.c.reqIDs.latchKey(l.name)
 	n, err := l.unlockWith(ctx, lease, latch)
 	switch {
 	case errors.Is(err, ErrNotHeld):
@@ -493,7 +527,7 @@ func (l *Lock) drainOrphans(ctx context.Context, lease time.Duration) {
 // n is its reply (0 still held, 1 released, 2 read holds over), ErrNotHeld
 // when this owner held nothing.
 func (l *Lock) unlockOnce(ctx context.Context, lease time.Duration) (int64, error) {
-	return l.unlockWith(ctx, lease, wire.UnlockLatchKey(l.name, newRequestID()))
+	return l.unlockWith(ctx, lease, l.owner.c.reqIDs.latchKey(l.name))
 }
 
 // retryUnlock re-sends a last unlock whose outcome is unknown (a reset or
@@ -524,18 +558,33 @@ func (l *Lock) retryUnlock(lease time.Duration, latch string) {
 	}
 }
 
-// unlockWith runs the unlock script of l's kind once with latch.
+// unlockWith runs the unlock script of l's kind with latch: once, or on
+// an autopipeliner, where go-redis resends nothing lockimpl sends, again
+// after a connection failure (the latch makes a repeat harmless), as
+// go-redis would have.
 func (l *Lock) unlockWith(ctx context.Context, lease time.Duration, latch string) (int64, error) {
 	c := l.owner.c
-	latchMs := ms(c.opts.LatchTimeout)
-	var res any
-	var err error
+	var cmd *command
 	if l.kind.fair() {
-		res, err = wire.FairUnlock.Run(ctx, c.rdb, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name), latch},
-			wire.UnlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publish, latchMs).Result()
+		cmd = newCommand(wire.Call{Script: wire.FairUnlock, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name), latch},
+			Args: []any{wire.UnlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publish, c.latchArg}})
 	} else {
-		u := wire.UnlockCall(l.kind.family(), l.name, l.field, l.channel, c.publish, latch, ms(lease), latchMs)
-		res, err = u.Run(ctx, c.rdb).Result()
+		if lease == c.opts.WatchdogTimeout {
+			lease = 0 // the cached command's
+		}
+		tpl := l.cached(&l.unlockCmd, lease, func(leaseMs any) wire.Call {
+			return wire.UnlockCall(l.kind.family(), l.name, l.field, l.channel, c.publish, "", leaseMs, c.latchArg)
+		})
+		cmd = &command{script: tpl.script, args: make([]any, len(tpl.args))}
+		copy(cmd.args, tpl.args)
+		cmd.args[tpl.latch] = latch
+	}
+	res, err := c.eval(ctx, c.cmds, cmd.script, cmd.args, c.pipelined)
+	for n := 1; c.pipelined && n <= unlockRetries && resendable(err); n++ {
+		if sleepCtx(ctx, retryBackoff(n)) != nil {
+			break
+		}
+		res, err = c.eval(ctx, c.cmds, cmd.script, cmd.args, true)
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
 		c.dropLatch(latch)
@@ -565,16 +614,16 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	var err error
 	switch l.kind {
 	case Reentrant, Fenced, NonReentrant:
-		n, err = wire.ReentrantForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, wire.UnlockMessage, c.publish).Int64()
+		n, err = wire.ReentrantForceUnlock.Run(ctx, c.cmds, []string{l.name, l.channel}, wire.UnlockMessage, c.publish).Int64()
 	case Spin:
-		n, err = c.rdb.Del(ctx, l.name).Result()
+		n, err = c.cmds.Del(ctx, l.name).Result()
 	case Fair, NonReentrantFair:
-		n, err = wire.FairForceUnlock.Run(ctx, c.rdb, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name)},
+		n, err = wire.FairForceUnlock.Run(ctx, c.cmds, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name)},
 			wire.UnlockMessage, c.opts.Clock().UnixMilli(), c.publish).Int64()
 	case Read:
-		n, err = wire.RwForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, wire.UnlockMessage, c.publish, "read").Int64()
+		n, err = wire.RwForceUnlock.Run(ctx, c.cmds, []string{l.name, l.channel}, wire.UnlockMessage, c.publish, "read").Int64()
 	case Write:
-		n, err = wire.RwForceUnlock.Run(ctx, c.rdb, []string{l.name, l.channel}, wire.ReadUnlockMessage, c.publish, "write").Int64()
+		n, err = wire.RwForceUnlock.Run(ctx, c.cmds, []string{l.name, l.channel}, wire.ReadUnlockMessage, c.publish, "write").Int64()
 	}
 	if err != nil {
 		return false, l.fail(ctx, "force unlock", err)
@@ -590,7 +639,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 // IsLocked reports whether anyone holds the lock (for a read lock: any
 // read hold; for a write lock: the write hold).
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
-	rdb := l.owner.c.rdb
+	rdb := l.owner.c.cmds
 	var locked bool
 	var err error
 	switch l.kind {
@@ -618,7 +667,7 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 
 // IsHeldByOwner reports whether this owner holds the lock.
 func (l *Lock) IsHeldByOwner(ctx context.Context) (bool, error) {
-	ok, err := l.owner.c.rdb.HExists(ctx, l.name, l.field).Result()
+	ok, err := l.owner.c.cmds.HExists(ctx, l.name, l.field).Result()
 	if err != nil {
 		return false, l.fail(ctx, "is held", err)
 	}
@@ -627,7 +676,7 @@ func (l *Lock) IsHeldByOwner(ctx context.Context) (bool, error) {
 
 // HoldCount is how many times this owner holds the lock (0 when it does not).
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
-	n, err := l.owner.c.rdb.HGet(ctx, l.name, l.field).Int()
+	n, err := l.owner.c.cmds.HGet(ctx, l.name, l.field).Int()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -640,7 +689,7 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 // RemainTTL is the lock key's remaining time to live: 0 when the lock does
 // not exist, -1ms when it exists without expiry.
 func (l *Lock) RemainTTL(ctx context.Context) (time.Duration, error) {
-	d, err := l.owner.c.rdb.PTTL(ctx, l.name).Result()
+	d, err := l.owner.c.cmds.PTTL(ctx, l.name).Result()
 	if err != nil {
 		return 0, l.fail(ctx, "remain ttl", err)
 	}

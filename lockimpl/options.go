@@ -77,8 +77,28 @@ type Options struct {
 	SubscribeTimeout time.Duration
 	// AcquireClient, when set, runs the acquire scripts; it must not retry
 	// (MaxRetries -1) and must reach the same server as the Client's rdb.
-	// Default: rdb when it does not retry, else a no-retry copy of it.
+	// Default: rdb itself, sending each acquisition as a command go-redis
+	// never resends (Cmder.NoRetry), whatever its MaxRetries.
 	AcquireClient redis.Scripter
+	// AutoPipeline sends the lock commands through go-redis's autopipeliner
+	// of rdb (rdb.AsyncAutoPipelineWithOptions): concurrent acquisitions
+	// and unlocks of all owners share batches, one write and one read per
+	// batch instead of per command, which lifts throughput where the
+	// client's round trips, not Redis, are the limit. It is configured by
+	// rdb's redis.Options.AutoPipelineOptions when set, else by go-redis's
+	// defaults without their coalescing wait (see pipelineOptions), and
+	// it belongs to rdb, which closes it. Passing a *redis.AutoPipeliner
+	// as rdb does the same with that autopipeliner; a blocking one
+	// (AutoPipeline) ignores contexts once a command is queued, a deferred
+	// one (AsyncAutoPipeline, as NewClient makes) stops waiting when the
+	// context ends. Either way acquisitions are never resent (an
+	// acquisition applied twice counts twice, and an autopipeliner retries
+	// whole batches) and no lock command is resent by go-redis, so that
+	// batches stay uniform; an unlock whose connection failed is re-sent
+	// by lockimpl with its latch, so a repeat changes nothing. Pub/sub,
+	// watchdog renewals (already pipelined) and the WAIT of replica sync
+	// use rdb's own connections.
+	AutoPipeline bool
 	// SkipReplicaSync turns off the replica check. By default, as in
 	// Redisson (checkLockSyncedSlaves), every acquisition on a primary with
 	// connected replicas is followed, in the same round trip, by WAIT

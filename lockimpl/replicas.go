@@ -23,6 +23,7 @@ const replicaRefresh = time.Second
 type replication struct {
 	replicas int  // connected_slaves
 	aof      bool // aof_enabled, and the server has WAITAOF (7.2+)
+	cluster  bool // cluster_enabled
 	at       time.Time
 }
 
@@ -48,7 +49,7 @@ func (rc *replicaCache) entry(addr string) *replicaEntry {
 
 // get returns the primary's replication, reading INFO when it is unknown
 // or older than replicaRefresh.
-func (e *replicaEntry) get(ctx context.Context, node redis.Cmdable) (replication, error) {
+func (e *replicaEntry) get(ctx context.Context, node node) (replication, error) {
 	r := e.cur.Load()
 	if r != nil && time.Since(r.at) < replicaRefresh {
 		return *r, nil
@@ -65,7 +66,12 @@ func (e *replicaEntry) get(ctx context.Context, node redis.Cmdable) (replication
 		}
 	}
 	defer e.reading.Unlock()
-	info, err := node.Info(ctx).Result()
+	// Sent once, like the acquisition waiting on it: go-redis's retries
+	// would make an acquisition against a dead server fail four times
+	// slower than one that found it dead itself.
+	cmd := redis.NewCmd(ctx, "info")
+	_ = node.Process(ctx, once{cmd})
+	info, err := cmd.Text()
 	var rerr redis.Error
 	switch {
 	case errors.As(err, &rerr):
@@ -111,6 +117,8 @@ func parseReplication(info string) replication {
 			r.replicas, _ = strconv.Atoi(v)
 		case "aof_enabled":
 			aof = v == "1"
+		case "cluster_enabled":
+			r.cluster = v == "1"
 		case "redis_version":
 			parts := strings.SplitN(v, ".", 3)
 			if len(parts) >= 2 {
@@ -137,14 +145,15 @@ func (s syncResult) err(timeout time.Duration) error {
 		ErrReplicaSync, timeout, s.connected)
 }
 
-// runAcquire sends an acquire call. On a primary with connected replicas,
-// and unless Options.SkipReplicaSync, the call is followed in the same
-// round trip, on the same connection, by WAIT <replicas> <timeout> (WAITAOF
-// 1 <replicas> <timeout> when the primary has AOF on), as Redisson's
-// checkLockSyncedSlaves does; the result says how many acknowledged.
-func (c *Client) runAcquire(ctx context.Context, name string, call wire.Call) (any, syncResult, error) {
+// runAcquire sends an acquire command, never resent. On a primary with
+// connected replicas, and unless Options.SkipReplicaSync, it is followed in
+// the same round trip, on the same connection, by WAIT <replicas> <timeout>
+// (WAITAOF 1 <replicas> <timeout> when the primary has AOF on), as
+// Redisson's checkLockSyncedSlaves does; the result says how many
+// acknowledged.
+func (c *Client) runAcquire(ctx context.Context, name string, cmd *command) (any, syncResult, error) {
 	if c.opts.SkipReplicaSync {
-		res, err := call.Run(ctx, c.acq).Result()
+		res, err := c.acquireOnce(ctx, cmd)
 		return res, syncResult{}, err
 	}
 	node, addr, err := c.primaryFor(ctx, name)
@@ -156,14 +165,17 @@ func (c *Client) runAcquire(ctx context.Context, name string, call wire.Call) (a
 	if err != nil {
 		return nil, syncResult{}, err
 	}
+	if r.cluster && c.direct == nil && c.acq == nil {
+		return nil, syncResult{}, errClusterPipeliner
+	}
 	if r.replicas == 0 {
 		// Through the client itself, which follows cluster redirects.
-		res, err := call.Run(ctx, c.acq).Result()
+		res, err := c.acquireOnce(ctx, cmd)
 		return res, syncResult{}, err
 	}
-	res, acked, err := c.evalThenWait(ctx, node, call, r, false)
+	res, acked, err := c.evalThenWait(ctx, node, cmd, r, false)
 	if isNoScript(err) {
-		res, acked, err = c.evalThenWait(ctx, node, call, r, true)
+		res, acked, err = c.evalThenWait(ctx, node, cmd, r, true)
 	}
 	if isRedirect(err) {
 		// The slot moved while this client's map still points at the
@@ -171,11 +183,11 @@ func (c *Client) runAcquire(ctx context.Context, name string, call wire.Call) (a
 		// client, which follows the redirect, it cannot be followed by a
 		// WAIT on its connection: during a slot move such an acquisition
 		// goes unchecked, and the map is reread for the next one.
-		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+		if cc, ok := c.direct.(*redis.ClusterClient); ok {
 			cc.ReloadState(c.base)
 		}
 		e.stale()
-		res, err := call.Run(ctx, c.acq).Result()
+		res, err := c.acquireOnce(ctx, cmd)
 		return res, syncResult{}, err
 	}
 	if err != nil && !errors.Is(err, redis.Nil) { // nil is an acquire's "acquired"
@@ -187,23 +199,39 @@ func (c *Client) runAcquire(ctx context.Context, name string, call wire.Call) (a
 	return res, syncResult{connected: r.replicas, acked: acked}, err
 }
 
+// acquireOnce sends an acquire command: through Options.AcquireClient when
+// set, else through cmds as a command go-redis never resends.
+func (c *Client) acquireOnce(ctx context.Context, cmd *command) (any, error) {
+	if c.acq == nil {
+		return c.eval(ctx, c.cmds, cmd.script, cmd.args, true)
+	}
+	n := cmd.args[2].(int)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = cmd.args[wire.KeyIndex(i)].(string)
+	}
+	return cmd.script.Run(ctx, c.acq, keys, cmd.args[wire.KeyIndex(n):]...).Result()
+}
+
 // isRedirect reports a cluster's MOVED or ASK reply.
 func isRedirect(err error) bool {
 	return err != nil && (strings.HasPrefix(err.Error(), "MOVED ") || strings.HasPrefix(err.Error(), "ASK "))
 }
 
-// evalThenWait pipelines the call (EVALSHA, or EVAL when load) and the
-// WAIT on one connection. err is the call's error (redis.Nil included);
+// evalThenWait pipelines the command (EVALSHA, or EVAL when load) and the
+// WAIT on one connection. err is the command's error (redis.Nil included);
 // a failed WAIT counts as no acknowledgement.
-func (c *Client) evalThenWait(ctx context.Context, node redis.Cmdable, call wire.Call, r replication, load bool) (any, int, error) {
+func (c *Client) evalThenWait(ctx context.Context, node node, cmd *command, r replication, load bool) (any, int, error) {
 	timeout := ms(c.opts.ReplicaSyncTimeout)
 	pipe := node.Pipeline()
-	var cmd *redis.Cmd
+	args := cmd.args
 	if load {
-		cmd = call.Script.Eval(ctx, pipe, call.Keys, call.Args...)
-	} else {
-		cmd = call.Script.EvalSha(ctx, pipe, call.Keys, call.Args...)
+		args = make([]any, len(cmd.args))
+		copy(args, cmd.args)
+		args[0], args[1] = "eval", cmd.script.Source
 	}
+	acquire := redis.NewCmd(ctx, args...)
+	_ = pipe.Process(ctx, once{acquire})
 	var wait *redis.Cmd
 	if r.aof {
 		wait = pipe.Do(ctx, "WAITAOF", 1, r.replicas, timeout)
@@ -211,7 +239,7 @@ func (c *Client) evalThenWait(ctx context.Context, node redis.Cmdable, call wire
 		wait = pipe.Do(ctx, "WAIT", r.replicas, timeout)
 	}
 	_, _ = pipe.Exec(ctx)
-	res, err := cmd.Result()
+	res, err := acquire.Result()
 	acked := 0
 	switch v := wait.Val().(type) {
 	case int64:
@@ -225,20 +253,37 @@ func (c *Client) evalThenWait(ctx context.Context, node redis.Cmdable, call wire
 	return res, acked, err
 }
 
-// primaryFor is the node an acquisition of name goes to, as a client that
-// can pipeline, and its address ("" when not a cluster).
-func (c *Client) primaryFor(ctx context.Context, name string) (redis.Cmdable, string, error) {
-	switch a := c.acq.(type) {
+// node is a client of one server (or an autopipeliner over one) that can
+// pipeline and send any command.
+type node interface {
+	redis.Cmdable
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// primaryFor is the node an acquisition of name goes to, and its address
+// ("" when not a cluster). An autopipeliner given as rdb pipelines through
+// the client under it.
+func (c *Client) primaryFor(ctx context.Context, name string) (node, string, error) {
+	var via any = c.cmds
+	switch {
+	case c.acq != nil:
+		via = c.acq
+	case c.direct != nil:
+		via = c.direct
+	}
+	switch a := via.(type) {
 	case *redis.ClusterClient:
 		m, err := a.MasterForKey(ctx, name)
 		if err != nil {
 			return nil, "", err
 		}
 		return m, m.Options().Addr, nil
-	case redis.Cmdable:
+	case node:
 		return a, "", nil
 	}
 	return nil, "", errNoPipeline
 }
 
 var errNoPipeline = errors.New("lockimpl: replica sync needs Options.AcquireClient to be a go-redis client (redis.Cmdable), to send WAIT on the acquisition's connection; or set Options.SkipReplicaSync")
+
+var errClusterPipeliner = errors.New("lockimpl: replica sync on a Redis Cluster cannot send WAIT on an acquisition's connection through an AutoPipeliner: give NewClient the *redis.ClusterClient with Options.AutoPipeline, or set Options.SkipReplicaSync")

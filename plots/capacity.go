@@ -582,3 +582,81 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ts
 }
+
+// CapacityCPU draws where a sweep's CPU went at each point: the busiest
+// Redis server's command thread and the load generator, in top's
+// percentages (100% is one core busy), one solid (Redis) and one dashed
+// (lockbench) line per series, with a rule at one core: the server's
+// ceiling. It says at a glance which side ran out as the load grew.
+func CapacityCPU(title string, s *results.Sweep) (*plot.Plot, error) {
+	if s == nil {
+		return nil, ErrNoData
+	}
+	curves := sweepCurves(s)
+	var measured bool
+	top := 100.0
+	for _, c := range curves {
+		for _, pt := range c.pts {
+			if pt.RedisCPU > 0 || pt.LoadCPU > 0 {
+				measured = true
+				top = max(top, 100*pt.RedisCPU, 100*pt.LoadCPU)
+			}
+		}
+	}
+	if !measured {
+		return nil, ErrNoData
+	}
+	if s.Partial {
+		title += " (partial sweep)"
+	}
+	p := plot.New()
+	xname, xm := sweepXAxis(p, s, curves)
+	setTitle(p, fmt.Sprintf("%s — CPU vs %s", title, xname))
+	p.Y.Label.Text = "CPU (% of one core)"
+	p.Y.Min, p.Y.Max = 0, top*1.15
+	p.Y.Tick.Marker = niceTicks{}
+	p.Add(grid())
+	leg := &legendRow{}
+	drawn := 0
+	for _, c := range curves {
+		var redis, load plotter.XYs
+		for _, pt := range c.pts {
+			if !xm.ok(pt.X) || pt.RedisCPU == 0 && pt.LoadCPU == 0 {
+				continue
+			}
+			redis = append(redis, plotter.XY{X: xm.at(pt.X), Y: 100 * pt.RedisCPU})
+			load = append(load, plotter.XY{X: xm.at(pt.X), Y: 100 * pt.LoadCPU})
+		}
+		if len(redis) == 0 {
+			continue
+		}
+		for i, xys := range []plotter.XYs{redis, load} {
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %w", err)
+			}
+			l.Color, l.Width = c.color, vg.Points(1.5)
+			name := "redis (command thread)"
+			if i == 1 {
+				l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+				name = "lockbench"
+			}
+			dots := scatter(xys, draw.GlyphStyle{Color: c.color, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}})
+			p.Add(l, dots)
+			if c.label != "" {
+				name = c.label + ": " + name
+			}
+			leg.add(name, l, dots)
+		}
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, ErrNoData
+	}
+	core := &rule{at: 100, style: draw.LineStyle{Color: sloColor, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}},
+		label: "one core: the Redis ceiling", text: labelStyle(10, sloColor)}
+	p.Add(core)
+	leg.add(core.label, core)
+	leg.attach(p)
+	return p, nil
+}

@@ -136,3 +136,30 @@ func TestCapacityNoData(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityCPU: the CPU chart draws each series' Redis command thread
+// and lockbench against the axis with the one-core rule, and a sweep that
+// measured no CPU has no chart.
+func TestCapacityCPU(t *testing.T) {
+	s := concurrencySweep()
+	if _, err := plots.CapacityCPU("read-heavy", s); !errors.Is(err, plots.ErrNoData) {
+		t.Fatalf("CapacityCPU of a sweep without CPU figures: %v, want ErrNoData", err)
+	}
+	for i := range s.Points {
+		x := s.Points[i].X
+		s.Points[i].RedisCPU = min(0.97, 0.15*x)
+		s.Points[i].LoadCPU = min(1.4, 0.2*x)
+	}
+	p, err := plots.CapacityCPU("read-heavy", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	img, svg := render(t, p, dir, "cpu")
+	checkFiles(t, dir, "cpu")
+	mustContain(t, "cpu", svg, "read-heavy — CPU vs concurrency", "CPU (% of one core)",
+		"read_ratio 0.9: redis (command thread)", "read_ratio 0.5: lockbench", "one core: the Redis ceiling", ">100<")
+	if n := count(img, red); n < 100 {
+		t.Errorf("cpu: %d red pixels: the one-core rule should be drawn", n)
+	}
+}

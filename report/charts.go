@@ -86,19 +86,28 @@ func (ch *charts) capacity(s *Sweep) []block {
 	if err != nil {
 		return ch.add("capacity", "Capacity curves", nil, err)
 	}
-	return append(ch.add("capacity-throughput", "Throughput vs "+s.Sweep.Axis, tp, nil),
+	bl := append(ch.add("capacity-throughput", "Throughput vs "+s.Sweep.Axis, tp, nil),
 		ch.add("capacity-p99", "p99 acquire latency vs "+s.Sweep.Axis, lat, nil)...)
+	if cpu, err := plots.CapacityCPU(s.Sweep.Meta.Profile, s.Sweep); !errors.Is(err, plots.ErrNoData) {
+		bl = append(bl, ch.add("capacity-cpu", "CPU vs "+s.Sweep.Axis+": which side ran out", cpu, err)...)
+	}
+	return bl
 }
 
 // WriteCapacityCharts writes a sweep's curves into dir as
-// capacity-throughput.png and capacity-p99.png, returning their paths.
+// capacity-throughput.png, capacity-p99.png and, when its points measured
+// CPU, capacity-cpu.png, returning their paths.
 func WriteCapacityCharts(dir string, s *results.Sweep) ([]string, error) {
 	tp, lat, err := plots.Capacity(s.Meta.Profile, s)
 	if err != nil {
 		return nil, err
 	}
+	charts := map[string]*plot.Plot{"capacity-throughput.png": tp, "capacity-p99.png": lat}
+	if cpu, err := plots.CapacityCPU(s.Meta.Profile, s); err == nil {
+		charts["capacity-cpu.png"] = cpu
+	}
 	var paths []string
-	for name, p := range map[string]*plot.Plot{"capacity-throughput.png": tp, "capacity-p99.png": lat} {
+	for name, p := range charts {
 		path := filepath.Join(dir, name)
 		if err := plots.Save(p, path); err != nil {
 			return paths, err

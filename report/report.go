@@ -276,6 +276,9 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 		line += " Acquired: " + strings.Join(acq, ", ") + "."
 	}
 	bl = append(bl, para{text: line})
+	if res.CPU != nil {
+		bl = append(bl, para{text: "CPU: " + res.CPU.Line() + "."})
+	}
 	if len(res.PerShard) > 0 {
 		st := table{right: true, head: []string{"shard", "locks", "ops/s", "acquisitions", "share"}}
 		for _, sh := range res.PerShard {

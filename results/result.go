@@ -61,6 +61,10 @@ type Result struct {
 	Guard   *Guard  `json:"guard,omitempty"`
 	Series  []Point `json:"series"`
 	Runtime Runtime `json:"runtime"`
+	// CPU is where the CPU time went, Redis's and the load generator's,
+	// and which side saturated; nil in results of tests that drive no
+	// Redis, and of versions before it was measured.
+	CPU *CPU `json:"cpu,omitempty"`
 	// Clamped counts latencies beyond the histograms' one-hour range,
 	// recorded as one hour.
 	Clamped int64 `json:"clamped,omitempty"`

@@ -59,6 +59,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 	for _, sh := range r.PerShard {
 		fmt.Fprintf(&b, "  %-40s %s ops/s · %s locks · %.1f%% of acquisitions\n", sh.Name, commasFloat(sh.OpsPerSec), commas(int64(sh.Locks)), 100*sh.Share)
 	}
+	if r.CPU != nil {
+		fmt.Fprintf(&b, "cpu         %s\n", r.CPU.Line())
+	}
 	b.WriteString("\n")
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -221,8 +224,15 @@ func SweepPointLine(pt SweepPoint) string {
 	case !pt.MeetsSLO:
 		mark = "BREAKS the SLO"
 	}
-	return fmt.Sprintf("%s ops/s, acquire p99 %s, %s of %s operations failed: %s",
-		CommasFloat(pt.OpsPerSec), pt.Percentile(pt.P99Us), Commas(pt.Errors), Commas(pt.Attempts), mark)
+	cpu := ""
+	if pt.RedisCPU > 0 || pt.LoadCPU > 0 {
+		cpu = fmt.Sprintf(", cpu redis %s lockbench %s", cores(pt.RedisCPU), cores(pt.LoadCPU))
+		if pt.CPULimit != LimitNone {
+			cpu += " (" + pt.CPULimit + " saturated)"
+		}
+	}
+	return fmt.Sprintf("%s ops/s, acquire p99 %s, %s of %s operations failed%s: %s",
+		CommasFloat(pt.OpsPerSec), pt.Percentile(pt.P99Us), Commas(pt.Errors), Commas(pt.Attempts), cpu, mark)
 }
 
 // failedShare is a point's failed operations and their share: "12 (0.4%)".

@@ -237,3 +237,36 @@ func TestWriteSummaryPropagatesWriterError(t *testing.T) {
 type failWriter struct{ err error }
 
 func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// TestCPULimit: each way a run can run out of CPU is named, and a run
+// that ran out of nothing is called latency-bound.
+func TestCPULimit(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		cpu   results.CPU
+		limit string
+		says  string
+	}{
+		{"server", results.CPU{Redis: 0.97, RedisTotal: 1.0, Load: 1.2, LoadLimit: 2, HostCores: 4, SharedHost: true},
+			results.LimitRedis, "redis 97% of a core · lockbench 120% (of 200%) · host 220% (of 400%): the server is the limit"},
+		{"load", results.CPU{Redis: 0.4, RedisTotal: 0.4, Load: 1.85, LoadLimit: 2, HostCores: 8, SharedHost: true},
+			results.LimitLoad, "lockbench is the limit (the load generator's CPUs)"},
+		{"shared host", results.CPU{Redis: 0.8, RedisTotal: 0.85, Load: 1.0, LoadLimit: 2, HostCores: 2, SharedHost: true},
+			results.LimitHost, "host 185% (of 200%): the host's CPUs are the limit (Redis and lockbench share them)"},
+		{"remote server", results.CPU{Redis: 0.8, RedisTotal: 0.85, Load: 1.0, LoadLimit: 2, HostCores: 2},
+			results.LimitNone, "redis 80% of a core · lockbench 100% (of 200%): neither is saturated: round trips and lock waits are the limit"},
+		{"latency", results.CPU{Redis: 0.3, RedisTotal: 0.3, Load: 0.5, LoadLimit: 2, HostCores: 2, SharedHost: true},
+			results.LimitNone, "neither is saturated"},
+		{"unread", results.CPU{Load: 0.5, LoadLimit: 2, HostCores: 2, SharedHost: true, Unread: "INFO cpu: NOPERM"},
+			results.LimitNone, "redis unread (INFO cpu: NOPERM) · lockbench 50% (of 200%): lockbench is not saturated; the server's share is unknown"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.cpu.Limit(); got != c.limit {
+				t.Errorf("Limit() = %q, want %q", got, c.limit)
+			}
+			if got := c.cpu.Line(); !strings.Contains(got, c.says) {
+				t.Errorf("Line() = %q, want it to say %q", got, c.says)
+			}
+		})
+	}
+}

@@ -60,6 +60,12 @@ type SweepPoint struct {
 	// stalled, no success, too many failed operations). A failed point
 	// breaks the SLO, and no knee is named on a curve that has one.
 	Failure string `json:"failure,omitempty"`
+	// RedisCPU and LoadCPU are the busiest server's command thread and the
+	// load generator, in cores (Result.CPU); CPULimit names the side that
+	// saturated ("" none; see CPU.Limit).
+	RedisCPU float64 `json:"redis_cpu,omitempty"`
+	LoadCPU  float64 `json:"load_cpu,omitempty"`
+	CPULimit string  `json:"cpu_limit,omitempty"`
 	// Interpolated marks a point drawn between two swept ones.
 	Interpolated bool `json:"interpolated,omitempty"`
 	// File is the point's result file, relative to the sweep file.
@@ -105,6 +111,9 @@ func PointFrom(r *Result) SweepPoint {
 		Partial: r.Partial && r.Stall == nil, Failure: strings.Join(r.Failures(), "; ")}
 	l := r.Latency[AcquireAll]
 	p.P50Us, p.P99Us, p.Samples = l.P50, l.P99, l.Count
+	if c := r.CPU; c != nil {
+		p.RedisCPU, p.LoadCPU, p.CPULimit = c.Redis, c.Load, c.Limit()
+	}
 	return p
 }
 

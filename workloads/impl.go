@@ -53,6 +53,9 @@ const (
 	NeedSpin       Feature = "a spin lock that polls without pub/sub (kind: spin)"
 	NeedNonReentry Feature = "a lock that refuses its holder a second acquisition (kind: non-reentrant)"
 	NeedMulti      Feature = "a multi-lock taking several names all or none (kind: multi)"
+	// NeedAutoPipeline is go-redis's autopipeliner under the lock's
+	// commands (auto_pipeline: true).
+	NeedAutoPipeline Feature = "lock commands on go-redis's autopipeliner (auto_pipeline: true)"
 	// NeedLossSignal is needed by fixed-lease profiles whose holds could
 	// outlive the lease (see HoldsWithinLease).
 	NeedLossSignal Feature = "a loss signal (its holds can outlive the fixed lease)"
@@ -80,6 +83,9 @@ func (p Profile) Needs() []Feature {
 	}
 	if p.Lease.Fixed == 0 {
 		f = append(f, NeedWatchdog)
+	}
+	if p.AutoPipeline {
+		f = append(f, NeedAutoPipeline)
 	}
 	return f
 }

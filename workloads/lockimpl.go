@@ -34,6 +34,7 @@ func (li Lockimpl) NewClient(ctx context.Context, rdb redis.UniversalClient, p P
 		opts = li.OptionsFor(client)
 	}
 	opts.SkipReplicaSync = opts.SkipReplicaSync || !p.ReplicaSync
+	opts.AutoPipeline = opts.AutoPipeline || p.AutoPipeline
 	c, err := lockimpl.NewClient(ctx, rdb, opts)
 	if err != nil {
 		return nil, err

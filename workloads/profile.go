@@ -107,6 +107,10 @@ type Profile struct {
 	// default): on a primary with replicas, every acquisition waits for a
 	// replica to acknowledge it (WAIT). false sends nothing.
 	ReplicaSync bool `yaml:"replica_sync" json:"replica_sync"`
+	// AutoPipeline sends the lock commands of each client through
+	// go-redis's autopipeliner (lockimpl.Options.AutoPipeline): concurrent
+	// owners' commands share batches. lockimpl only.
+	AutoPipeline bool `yaml:"auto_pipeline" json:"auto_pipeline,omitempty"`
 	// Topology is the Redis topology the profile is meant for (single,
 	// replica or cluster), started when --topology is not given; empty
 	// means single.
@@ -169,6 +173,9 @@ func (p Profile) Summary() string {
 	}
 	if !p.ReplicaSync {
 		b.WriteString(" · replica sync off")
+	}
+	if p.AutoPipeline {
+		b.WriteString(" · auto-pipelined")
 	}
 	if p.Depth.Max() > 1 {
 		fmt.Fprintf(&b, " · depth %s", p.Depth)

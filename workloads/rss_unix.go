@@ -18,3 +18,13 @@ func peakRSS() int64 {
 	}
 	return ru.Maxrss * 1024 // KiB on Linux and the BSDs
 }
+
+// processCPU is the CPU time this process has used, user and system, in
+// seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}

@@ -331,6 +331,13 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	}
 	var gMax atomic.Int64
 	aux.Go(func() { r.tick(total, &gMax, fair) })
+	var cpuRdb redis.UniversalClient
+	if cfg.ClientRedis != nil {
+		cpuRdb = cfg.ClientRedis(-1, 1)
+		clients.rdbs = append(clients.rdbs, cpuRdb)
+	}
+	cpu := newCPUMeter(cpuRdb, cfg.Impl, start)
+	aux.Go(func() { cpu.run(r.ctx, r.warmEnd) })
 
 	stall := r.wait(&wg, workers, interrupted.Load)
 	r.stop()
@@ -348,6 +355,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	}
 	stopOnCtx()
 	end := time.Now()
+	cpu.sample(r.relCtx)
 
 	g := runtime.NumGoroutine()
 	gMax.Store(max(gMax.Load(), int64(g)))
@@ -375,6 +383,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		res.Guard = g
 	}
 	res.Profile = p
+	res.CPU = cpu.result(r.warmEnd, loadCores(cfg.Impl), sharedHost(cfg.Meta))
 	res.Throughput.TargetRate = p.Rate
 	limit := errorLimit(cfg.MaxErrorRate)
 	res.MaxErrorRate = &limit

@@ -213,6 +213,36 @@ func TestRunUncontended(t *testing.T) {
 	requireLatency(t, res, "acquire_exclusive", "release", "ping")
 }
 
+// TestRunRecordsCPU: a run reads Redis's CPU (INFO) and its own, over the
+// measured time and per second, and names what saturated; both sides did
+// work, so neither reads 0.
+func TestRunRecordsCPU(t *testing.T) {
+	env := redisenvtest.Start(t)
+	p := short(t, "uncontended", 2, 3, 500*time.Millisecond, 2*time.Second)
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
+		Meta: results.Meta{RedisBackend: "local", RedisAddr: env.Addr()}})
+	c := res.CPU
+	if c == nil {
+		t.Fatal("no CPU in the result")
+	}
+	if c.Unread != "" || c.Redis <= 0 || c.RedisTotal < 0.99*c.Redis || c.RedisNode != env.Addr() {
+		t.Errorf("Redis CPU %+v: want a positive reading of %s", c, env.Addr())
+	}
+	if c.Load <= 0 || c.LoadLimit != float64(runtime.GOMAXPROCS(0)) || c.HostCores != runtime.NumCPU() || !c.SharedHost {
+		t.Errorf("load CPU %+v: want a positive reading, GOMAXPROCS as its limit, a shared host", c)
+	}
+	if len(c.Series) < 2 {
+		t.Errorf("CPU series %v: want a point per second at least", c.Series)
+	}
+	var b strings.Builder
+	if err := results.WriteSummary(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "cpu         redis ") {
+		t.Errorf("summary has no cpu line:\n%s", b.String())
+	}
+}
+
 // The other built-ins run safely too (hotkey covers zipf popularity).
 func TestRunOtherBuiltins(t *testing.T) {
 	env := redisenvtest.Start(t)

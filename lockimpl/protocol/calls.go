@@ -76,7 +76,7 @@ func Calls(k lockimpl.Kind, name, ownerID string, lease time.Duration, latch str
 
 // LatchKey is the key of an unlock's latch for lock name and request id
 // (Redisson's redisson_unlock_latch:{name}:id).
-func LatchKey(name, requestID string) string { return wire.UnlockLatchKey(name, requestID) }
+func LatchKey(name, requestID string) string { return wire.UnlockLatchKey(name, []byte(requestID)) }
 
 // ms is a duration as integer milliseconds, at least 1, as lockimpl sends it.
 func ms(d time.Duration) int64 { return max(1, d.Milliseconds()) }

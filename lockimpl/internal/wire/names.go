@@ -32,8 +32,14 @@ func FairTimeoutKey(name string) string {
 	return prefixName("redisson_lock_timeout", name)
 }
 func TokenKey(name string) string { return prefixName("redisson_lock_token", name) }
-func UnlockLatchKey(name, requestID string) string {
-	return prefixName("redisson_unlock_latch", name) + ":" + requestID
+
+// UnlockLatchKey is "redisson_unlock_latch:{name}:<requestID>", made in
+// one allocation: every unlock makes one.
+func UnlockLatchKey(name string, requestID []byte) string {
+	if strings.Contains(name, "{") {
+		return "redisson_unlock_latch:" + name + ":" + string(requestID)
+	}
+	return "redisson_unlock_latch:{" + name + "}:" + string(requestID)
 }
 
 // ReadTimeoutPrefix is "{name}:<field>:rwlock_timeout"; the n-th read hold

@@ -189,8 +189,8 @@ var fairRetryMs = strconv.Itoa(FairRetryMs)
 // never joins the queue (Redisson's tryLock()); replies nil when acquired,
 // else the lock's PTTL (Redisson replies 1).
 var (
-	FairTryOnce             = redis.NewScript(fairTryOnce(fairReenter))
-	NonReentrantFairTryOnce = redis.NewScript(fairTryOnce(refuseReentry))
+	FairTryOnce             = newScript(fairTryOnce(fairReenter))
+	NonReentrantFairTryOnce = newScript(fairTryOnce(refuseReentry))
 )
 
 func fairTryOnce(again string) string {
@@ -216,8 +216,8 @@ return redis.call('pttl', lock)
 // sooner), so they look again as soon, without spinning: the lease the head
 // takes is what they wait for next.
 var (
-	FairAcquire             = redis.NewScript(fairAcquire(fairReenter))
-	NonReentrantFairAcquire = redis.NewScript(fairAcquire(refuseReentry))
+	FairAcquire             = newScript(fairAcquire(fairReenter))
+	NonReentrantFairAcquire = newScript(fairAcquire(refuseReentry))
 )
 
 func fairAcquire(again string) string {
@@ -279,7 +279,7 @@ end
 // waiter, on its own channel "<channel>:<field>". Replies as
 // ReentrantUnlock, and -1 when the lock did not exist (Redisson replies 1
 // there; the head is notified either way).
-var FairUnlock = redis.NewScript(`
+var FairUnlock = newScript(`
 local lock, queue, deadlines, channel, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local msg, lease, field, now, publish, latchTTL = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
 ` + latchReplay + `` + fairPurge + `
@@ -518,8 +518,23 @@ func (c Call) Run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
 	return c.Script.Run(ctx, rdb, c.Keys, c.Args...)
 }
 
+// Command is the call as one command's arguments: "evalsha", the
+// script's SHA1, the key count, the keys, then the arguments. Key i is at
+// KeyIndex(i).
+func (c Call) Command() []any {
+	cmd := make([]any, 0, 3+len(c.Keys)+len(c.Args))
+	cmd = append(cmd, "evalsha", c.Script.Hash(), len(c.Keys))
+	for _, k := range c.Keys {
+		cmd = append(cmd, k)
+	}
+	return append(cmd, c.Args...)
+}
+
+// KeyIndex is where key i of a call is in its Command.
+func KeyIndex(i int) int { return 3 + i }
+
 // AcquireCall is the acquire of family f on name by field.
-func AcquireCall(f Family, name, field string, leaseMs int64) Call {
+func AcquireCall(f Family, name, field string, leaseMs any) Call {
 	switch f {
 	case ReadHalf:
 		return Call{ReadAcquire, []string{name, ReadTimeoutPrefix(name, field)}, []any{leaseMs, field, field + ":write"}}
@@ -536,7 +551,7 @@ func AcquireCall(f Family, name, field string, leaseMs int64) Call {
 // UnlockCall is one unlock of family f on name by field,
 // waking waiters on channel (a spin lock wakes nobody), with its latch key
 // last among the keys.
-func UnlockCall(f Family, name, field, channel, publish, latch string, leaseMs, latchMs int64) Call {
+func UnlockCall(f Family, name, field, channel, publish, latch string, leaseMs, latchMs any) Call {
 	switch f {
 	case Spin:
 		return Call{SpinUnlock, []string{name, latch}, []any{leaseMs, field, latchMs}}

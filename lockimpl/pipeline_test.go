@@ -1,0 +1,237 @@
+package lockimpl_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// The ways a lockimpl client meets Redis: a plain go-redis client,
+// Options.AutoPipeline (lockimpl makes the autopipeliner), and an
+// autopipeliner the application made and passes as the client.
+var sendModes = []string{"plain", "option", "given"}
+
+// modeClient returns a lockimpl client on rdb in mode.
+func modeClient(t *testing.T, rdb *redis.Client, mode string, opts lockimpl.Options) *lockimpl.Client {
+	t.Helper()
+	var via redis.UniversalClient = rdb
+	switch mode {
+	case "option":
+		opts.AutoPipeline = true
+	case "given":
+		ap, err := rdb.AutoPipeline()
+		if err != nil {
+			t.Fatal(err)
+		}
+		via = ap
+	}
+	c, err := lockimpl.NewClient(bg, via, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// dropReplies returns a client of f's Redis (go-redis's default of 3
+// retries) whose connections lose the reply to the next n script calls:
+// the command reaches Redis and runs, then its connection reads a reset
+// instead of the reply, so its sender cannot know the outcome. Other
+// commands, such as a new connection's HELLO, pass, so a resent command
+// does reach Redis.
+func dropReplies(t *testing.T, f *fixture) (*redis.Client, func(n int64)) {
+	t.Helper()
+	d := &replyDropper{}
+	rdb := redis.NewClient(&redis.Options{Addr: f.env.Addr(), Protocol: 2, Dialer: d.dial})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb, d.left.Store
+}
+
+type replyDropper struct {
+	left atomic.Int64 // script replies still to drop
+}
+
+func (d *replyDropper) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &dropConn{Conn: c, d: d}, nil
+}
+
+// dropConn resets itself when a script call it sent is answered.
+type dropConn struct {
+	net.Conn
+	d    *replyDropper
+	drop atomic.Bool
+}
+
+func (c *dropConn) Write(b []byte) (int, error) {
+	if bytes.Contains(bytes.ToLower(b), []byte("evalsha")) && c.d.left.Add(-1) >= 0 {
+		c.drop.Store(true)
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *dropConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err == nil && c.drop.Swap(false) {
+		_ = c.Conn.Close() // the reply came: the script ran
+		return 0, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	}
+	return n, err
+}
+
+// evalshaCalls is how many EVALSHA commands the server has run.
+func evalshaCalls(t *testing.T, f *fixture) int {
+	t.Helper()
+	info, err := f.raw.Info(bg, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:calls="); ok {
+			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			return n
+		}
+	}
+	return 0
+}
+
+// TestAcquireNeverResent: an acquisition that Redis applied but whose
+// reply was lost is not sent again, on a client that retries, plain or
+// autopipelined (an autopipeliner retries whole batches): a resent
+// acquire would count the hold twice, and the owner's single unlock
+// would leave the lock held.
+func TestAcquireNeverResent(t *testing.T) {
+	for _, mode := range sendModes {
+		t.Run(mode, func(t *testing.T) {
+			f := setup(t)
+			rdb, drop := dropReplies(t, f)
+			c := modeClient(t, rdb, mode, lockimpl.Options{SkipReplicaSync: true})
+			l := c.NewOwner().Lock("once")
+			unlock(t, lock(t, l)) // scripts loaded
+
+			before := evalshaCalls(t, f)
+			drop(1)
+			_, err := l.TryLock(bg, lockimpl.TryLockOptions{})
+			if err == nil || errors.Is(err, lockimpl.ErrNotAcquired) {
+				t.Fatalf("TryLock with its reply reset = %v, want a connection error", err)
+			}
+			if n := evalshaCalls(t, f) - before; n != 1 {
+				t.Errorf("the acquire script ran %d times, want 1 (never resent)", n)
+			}
+			if got := f.raw.HGet(bg, "once", l.Owner().ID()).Val(); got != "1" {
+				t.Errorf("hold count in Redis = %q, want 1", got)
+			}
+		})
+	}
+}
+
+// TestUnlockResentWithLatch: an unlock whose reply was lost is sent again
+// with its latch (by go-redis on a plain client, by lockimpl on an
+// autopipeliner, where nothing lockimpl sends is resent by go-redis), and
+// the latch makes the repeats change nothing: one unlock of a hold of
+// count 2 leaves 1.
+func TestUnlockResentWithLatch(t *testing.T) {
+	for _, mode := range sendModes {
+		t.Run(mode, func(t *testing.T) {
+			f := setup(t)
+			rdb, drop := dropReplies(t, f)
+			c := modeClient(t, rdb, mode, lockimpl.Options{SkipReplicaSync: true})
+			l := c.NewOwner().Lock("latched")
+			unlock(t, lock(t, l)) // scripts loaded
+			h := lock(t, l)
+			reenter(t, h)
+
+			before := evalshaCalls(t, f)
+			drop(100)
+			err := h.Unlock(bg)
+			drop(0)
+			if err == nil {
+				t.Fatal("Unlock with every reply reset succeeded, want a connection error")
+			}
+			if n := evalshaCalls(t, f) - before; n != 4 {
+				t.Errorf("the unlock script ran %d times, want 4 (the unlock and 3 re-sends)", n)
+			}
+			if got := f.raw.HGet(bg, "latched", l.Owner().ID()).Val(); got != "1" {
+				t.Errorf("hold count in Redis after one unlock = %q, want 1 (the latch absorbed the re-sends)", got)
+			}
+			unlock(t, h)
+			if n := f.raw.Exists(bg, "latched").Val(); n != 0 {
+				t.Errorf("lock still exists after the last unlock")
+			}
+		})
+	}
+}
+
+// TestGivenAutoPipelinerExcludes: owners of two clients, each on an
+// autopipeliner the application made (the blocking face), contend for one
+// name; waiters are woken by pub/sub and no two critical sections overlap.
+func TestGivenAutoPipelinerExcludes(t *testing.T) {
+	f := setup(t)
+	const clients, owners, rounds = 2, 4, 50
+	var inside, overlaps, sections atomic.Int64
+	var wg sync.WaitGroup
+	for range clients {
+		rdb := f.env.NewClient().(*redis.Client)
+		t.Cleanup(func() { rdb.Close() })
+		c := modeClient(t, rdb, "given", lockimpl.Options{})
+		for range owners {
+			l := c.NewOwner().Lock("contended")
+			wg.Go(func() {
+				for range rounds {
+					h, err := l.Lock(bg, lockimpl.LockOptions{})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if inside.Add(1) > 1 {
+						overlaps.Add(1)
+					}
+					sections.Add(1)
+					time.Sleep(200 * time.Microsecond) // a critical section another holder could overlap
+					inside.Add(-1)
+					if err := h.Unlock(bg); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if n := overlaps.Load(); n > 0 {
+		t.Errorf("%d critical sections overlapped", n)
+	}
+	if n, want := sections.Load(), int64(clients*owners*rounds); n != want {
+		t.Errorf("%d critical sections, want %d", n, want)
+	}
+	if n := f.raw.Exists(bg, "contended").Val(); n != 0 {
+		t.Errorf("lock left held after every unlock")
+	}
+}
+
+// TestAutoPipelineNeedsAClient: Options.AutoPipeline on a client type
+// that has no autopipeliner of its own is refused, naming the fix.
+func TestAutoPipelineNeedsAClient(t *testing.T) {
+	f := setup(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": f.env.Addr()}})
+	defer ring.Close()
+	_, err := lockimpl.NewClient(bg, ring, lockimpl.Options{AutoPipeline: true})
+	if !errors.Is(err, lockimpl.ErrInvalidOptions) || !strings.Contains(err.Error(), "*redis.Client") {
+		t.Fatalf("NewClient(ring, AutoPipeline) = %v, want ErrInvalidOptions naming *redis.Client", err)
+	}
+}

@@ -1,0 +1,134 @@
+package lockimpl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl/internal/wire"
+)
+
+// once is a command go-redis must not send a second time (Cmder.NoRetry):
+// an acquire script applied twice counts its acquisition twice. Wrapping
+// the *redis.Cmd keeps its reply where the caller reads it.
+type once struct{ *redis.Cmd }
+
+// NoRetry tells go-redis, and its autopipeliner, never to resend it.
+func (once) NoRetry() bool { return true }
+
+// eval sends a script call, given as EVALSHA arguments (wire.Call.Command),
+// through via and returns its reply; on NOSCRIPT (a restarted or flushed
+// server) it sends the source by EVAL. noRetry sends it as a command
+// go-redis never resends. redis.Nil is an acquire's "acquired" and an
+// unlock's "not held", as in Redisson.
+func (c *Client) eval(ctx context.Context, via redis.UniversalClient, s wire.Script, args []any, noRetry bool) (any, error) {
+	res, err := c.send(ctx, via, args, noRetry)
+	if isNoScript(err) {
+		src := make([]any, len(args))
+		copy(src, args)
+		src[0], src[1] = "eval", s.Source
+		res, err = c.send(ctx, via, src, noRetry)
+	}
+	return res, err
+}
+
+// send runs one command through via. On a deferred autopipeliner the wait
+// ends with ctx; the command may still run afterwards, as a command whose
+// reply a plain client stopped reading for a deadline may have run.
+func (c *Client) send(ctx context.Context, via redis.UniversalClient, args []any, noRetry bool) (any, error) {
+	cmd := redis.NewCmd(ctx, args...)
+	var cm redis.Cmder = cmd
+	if noRetry {
+		cm = once{cmd}
+	}
+	if ap, ok := via.(*redis.AutoPipeliner); ok && !ap.IsBlocking() {
+		if err := ap.Submit(ctx, cm).WaitContext(ctx); err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, err // the command is still in flight: its fields are not ours to read
+		}
+	} else {
+		_ = via.Process(ctx, cm)
+	}
+	return cmd.Result()
+}
+
+// unlockRetries bounds how often lockimpl itself re-sends an unlock whose
+// connection failed, when commands ride an autopipeliner and go-redis
+// therefore does not (see Client.pipelined); go-redis's own default is 3.
+const unlockRetries = 3
+
+// resendable reports whether err leaves an unlock's outcome unknown for a
+// reason a re-send may cure: the connection, not Redis, failed.
+func resendable(err error) bool {
+	var ne net.Error
+	var re redis.Error
+	switch {
+	case err == nil, errors.Is(err, redis.Nil), errors.As(err, &re):
+		return false
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return true
+	}
+	return false
+}
+
+// retryBackoff is the pause before re-send n (from 1): 8 ms doubling, as
+// go-redis's MinRetryBackoff, to at most 512 ms.
+func retryBackoff(n int) time.Duration {
+	return min(8*time.Millisecond<<(n-1), 512*time.Millisecond)
+}
+
+// sleepCtx waits d, or until ctx ends (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// requestIDs makes the request ids of unlock latches: 16 random hex
+// digits per client, then 16 of a counter, 32 in all like Redisson's
+// random ids. A latch only has to differ from every other unlock's of the
+// same lock within its lifetime; a counter does that without a random
+// read per unlock.
+type requestIDs struct {
+	prefix [16]byte
+	n      atomic.Uint64
+}
+
+// init draws the client's random prefix.
+func (r *requestIDs) init() {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	hexTo(r.prefix[:], binary.BigEndian.Uint64(b[:]))
+}
+
+// latchKey is the key of a fresh unlock latch for lock name.
+func (r *requestIDs) latchKey(name string) string {
+	var id [32]byte
+	copy(id[:16], r.prefix[:])
+	hexTo(id[16:], r.n.Add(1))
+	return wire.UnlockLatchKey(name, id[:])
+}
+
+// hexTo writes v as 16 lower-case hex digits into dst.
+func hexTo(dst []byte, v uint64) {
+	var buf [16]byte
+	s := strconv.AppendUint(buf[:0], v, 16)
+	n := copy(dst[16-len(s):], s)
+	for i := range 16 - n {
+		dst[i] = '0'
+	}
+}

@@ -1,0 +1,107 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// CPU is where a run's CPU time went over its measured time, in cores (1
+// is one core busy all the time), and which side of the run saturated. A
+// benchmark that does not say who ran out of CPU cannot say whether it
+// measured the lock, the server or itself.
+type CPU struct {
+	// Redis is the busiest server's main thread: Redis runs commands on
+	// one thread, so near 1 the server is the limit. From INFO
+	// used_cpu_*_main_thread, or the process's used_cpu_* where the
+	// server has no per-thread figures.
+	Redis float64 `json:"redis_cores"`
+	// RedisNode is that server's address.
+	RedisNode string `json:"redis_node,omitempty"`
+	// RedisTotal is the CPU of every server read, processes whole
+	// (background threads and forks' parents included).
+	RedisTotal float64 `json:"redis_total_cores"`
+	// Load is the load generator's: this process (driver, lock client,
+	// Go client) and its helper processes (Redisson's JVM).
+	Load float64 `json:"load_cores"`
+	// LoadLimit is how many cores the load generator can use: GOMAXPROCS,
+	// or every core of the host where a helper process runs beside it.
+	LoadLimit float64 `json:"load_limit_cores"`
+	// HostCores is this host's CPUs; SharedHost says Redis runs on the
+	// same host (local or container backend) and competes for them.
+	HostCores  int  `json:"host_cores"`
+	SharedHost bool `json:"shared_host"`
+	// Unread says why Redis's CPU could not be read (INFO refused or not
+	// answered); Redis and RedisTotal are then 0.
+	Unread string `json:"unread,omitempty"`
+	// Series is the same per interval, over the whole run.
+	Series []CPUPoint `json:"series,omitempty"`
+}
+
+// CPUPoint is one interval's CPU, in cores.
+type CPUPoint struct {
+	T     float64 `json:"t_s"` // end of the interval, seconds since the run started
+	Redis float64 `json:"redis_cores"`
+	Load  float64 `json:"load_cores"`
+}
+
+// Saturated is the share of a core (or of a set of cores) above which it
+// counts as used up: sampling and the scheduler keep a busy one a few per
+// cent short of full.
+const Saturated = 0.9
+
+// The limits Limit names.
+const (
+	LimitRedis = "redis" // the server's command thread
+	LimitLoad  = "load"  // the load generator's CPUs
+	LimitHost  = "host"  // a host shared by both ran out of cores
+	LimitNone  = ""      // nothing saturated: round trips and lock waits
+)
+
+// Limit names what saturated: the server's command thread, the load
+// generator's CPUs, the CPUs of a host both share, or nothing.
+func (c *CPU) Limit() string {
+	switch {
+	case c.Unread == "" && c.Redis >= Saturated:
+		return LimitRedis
+	case c.LoadLimit > 0 && c.Load >= Saturated*c.LoadLimit:
+		return LimitLoad
+	case c.SharedHost && c.Unread == "" && c.HostCores > 0 && c.RedisTotal+c.Load >= Saturated*float64(c.HostCores):
+		return LimitHost
+	}
+	return LimitNone
+}
+
+// Line is the reading in one line, in top's percentages (100% is one
+// core busy), e.g. "redis 97% of a core · lockbench 120% (of 200%): the
+// server is the limit".
+func (c *CPU) Line() string {
+	var parts []string
+	if c.Unread != "" {
+		parts = append(parts, "redis unread ("+c.Unread+")")
+	} else {
+		parts = append(parts, "redis "+cores(c.Redis)+" of a core")
+	}
+	parts = append(parts, "lockbench "+cores(c.Load)+" (of "+cores(c.LoadLimit)+")")
+	if c.SharedHost && c.Unread == "" && c.HostCores > 0 {
+		parts = append(parts, fmt.Sprintf("host %s (of %s)", cores(c.RedisTotal+c.Load), cores(float64(c.HostCores))))
+	}
+	var verdict string
+	switch c.Limit() {
+	case LimitRedis:
+		verdict = "the server is the limit"
+	case LimitLoad:
+		verdict = "lockbench is the limit (the load generator's CPUs)"
+	case LimitHost:
+		verdict = "the host's CPUs are the limit (Redis and lockbench share them)"
+	default:
+		verdict = "neither is saturated: round trips and lock waits are the limit"
+		if c.Unread != "" {
+			verdict = "lockbench is not saturated; the server's share is unknown"
+		}
+	}
+	return strings.Join(parts, " · ") + ": " + verdict
+}
+
+// cores is a core count as top prints it: 0.97 is "97%", 2 is "200%".
+func cores(v float64) string { return strconv.Itoa(int(v*100+0.5)) + "%" }
