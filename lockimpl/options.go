@@ -81,23 +81,27 @@ type Options struct {
 	// never resends (Cmder.NoRetry), whatever its MaxRetries.
 	AcquireClient redis.Scripter
 	// AutoPipeline sends the lock commands through go-redis's autopipeliner
-	// of rdb (rdb.AsyncAutoPipelineWithOptions): concurrent acquisitions
-	// and unlocks of all owners share batches, one write and one read per
-	// batch instead of per command, which lifts throughput where the
-	// client's round trips, not Redis, are the limit. It is configured by
-	// rdb's redis.Options.AutoPipelineOptions when set, else by go-redis's
-	// defaults without their coalescing wait (see pipelineOptions), and
-	// it belongs to rdb, which closes it. Passing a *redis.AutoPipeliner
-	// as rdb does the same with that autopipeliner; a blocking one
-	// (AutoPipeline) ignores contexts once a command is queued, a deferred
-	// one (AsyncAutoPipeline, as NewClient makes) stops waiting when the
-	// context ends. Either way acquisitions are never resent (an
-	// acquisition applied twice counts twice, and an autopipeliner retries
-	// whole batches) and no lock command is resent by go-redis, so that
-	// batches stay uniform; an unlock whose connection failed is re-sent
-	// by lockimpl with its latch, so a repeat changes nothing. Pub/sub,
-	// watchdog renewals (already pipelined) and the WAIT of replica sync
-	// use rdb's own connections.
+	// of rdb: concurrent acquisitions and unlocks of all owners share
+	// batches, one write and one read per batch instead of per command,
+	// which lifts throughput where the client's round trips, not Redis,
+	// are the limit. NewClient makes the deferred one
+	// (rdb.AsyncAutoPipelineWithOptions), configured by rdb's
+	// redis.Options.AutoPipelineOptions when set; else with
+	// DefaultAutoPipelineOptions (no wait for more commands), and beside
+	// it go-redis's default blocking one (rdb.AutoPipeline), which a
+	// command rides while more than 3 others of this client are in flight:
+	// a crowd of owners fills a batch worth waiting for, a lone command
+	// does not (see DefaultAutoPipelineOptions). Both belong to rdb, which
+	// closes them; later calls of rdb's getters return these. Passing a
+	// *redis.AutoPipeliner as rdb sends every command through that one; a
+	// blocking one ignores contexts once a command is queued, as a plain
+	// go-redis client ignores them during a read. Either way acquisitions
+	// are never resent (an acquisition applied twice counts twice, and an
+	// autopipeliner retries whole batches) and no lock command is resent by
+	// go-redis, so that batches stay uniform; an unlock whose connection
+	// failed is re-sent by lockimpl with its latch, so a repeat changes
+	// nothing. Pub/sub, watchdog renewals (already pipelined) and the WAIT
+	// of replica sync use rdb's own connections.
 	AutoPipeline bool
 	// SkipReplicaSync turns off the replica check. By default, as in
 	// Redisson (checkLockSyncedSlaves), every acquisition on a primary with

@@ -70,7 +70,7 @@ func (e *replicaEntry) get(ctx context.Context, node node) (replication, error) 
 	// would make an acquisition against a dead server fail four times
 	// slower than one that found it dead itself.
 	cmd := redis.NewCmd(ctx, "info")
-	_ = node.Process(ctx, once{cmd})
+	_ = node.Process(ctx, wire.Once(cmd))
 	info, err := cmd.Text()
 	var rerr redis.Error
 	switch {
@@ -174,7 +174,7 @@ func (c *Client) runAcquire(ctx context.Context, name string, cmd *command) (any
 		return res, syncResult{}, err
 	}
 	res, acked, err := c.evalThenWait(ctx, node, cmd, r, false)
-	if isNoScript(err) {
+	if wire.IsNoScript(err) {
 		res, acked, err = c.evalThenWait(ctx, node, cmd, r, true)
 	}
 	if isRedirect(err) {
@@ -231,7 +231,7 @@ func (c *Client) evalThenWait(ctx context.Context, node node, cmd *command, r re
 		args[0], args[1] = "eval", cmd.script.Source
 	}
 	acquire := redis.NewCmd(ctx, args...)
-	_ = pipe.Process(ctx, once{acquire})
+	_ = pipe.Process(ctx, wire.Once(acquire))
 	var wait *redis.Cmd
 	if r.aof {
 		wait = pipe.Do(ctx, "WAITAOF", 1, r.replicas, timeout)

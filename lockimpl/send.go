@@ -16,47 +16,18 @@ import (
 	"github.com/lockbench/lockbench/lockimpl/internal/wire"
 )
 
-// once is a command go-redis must not send a second time (Cmder.NoRetry):
-// an acquire script applied twice counts its acquisition twice. Wrapping
-// the *redis.Cmd keeps its reply where the caller reads it.
-type once struct{ *redis.Cmd }
-
-// NoRetry tells go-redis, and its autopipeliner, never to resend it.
-func (once) NoRetry() bool { return true }
-
-// eval sends a script call, given as EVALSHA arguments (wire.Call.Command),
-// through via and returns its reply; on NOSCRIPT (a restarted or flushed
-// server) it sends the source by EVAL. noRetry sends it as a command
-// go-redis never resends. redis.Nil is an acquire's "acquired" and an
-// unlock's "not held", as in Redisson.
+// eval sends a script call through via (wire.Eval). A command for cmds,
+// the autopipeliner lockimpl made, rides its crowd autopipeliner instead
+// when more than crowdSize commands of this client are in flight.
 func (c *Client) eval(ctx context.Context, via redis.UniversalClient, s wire.Script, args []any, noRetry bool) (any, error) {
-	res, err := c.send(ctx, via, args, noRetry)
-	if isNoScript(err) {
-		src := make([]any, len(args))
-		copy(src, args)
-		src[0], src[1] = "eval", s.Source
-		res, err = c.send(ctx, via, src, noRetry)
-	}
-	return res, err
-}
-
-// send runs one command through via. On a deferred autopipeliner the wait
-// ends with ctx; the command may still run afterwards, as a command whose
-// reply a plain client stopped reading for a deadline may have run.
-func (c *Client) send(ctx context.Context, via redis.UniversalClient, args []any, noRetry bool) (any, error) {
-	cmd := redis.NewCmd(ctx, args...)
-	var cm redis.Cmder = cmd
-	if noRetry {
-		cm = once{cmd}
-	}
-	if ap, ok := via.(*redis.AutoPipeliner); ok && !ap.IsBlocking() {
-		if err := ap.Submit(ctx, cm).WaitContext(ctx); err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, err // the command is still in flight: its fields are not ours to read
+	if c.crowd != nil && via == c.cmds {
+		n := c.inflight.Add(1)
+		defer c.inflight.Add(-1)
+		if n > crowdSize {
+			via = c.crowd
 		}
-	} else {
-		_ = via.Process(ctx, cm)
 	}
-	return cmd.Result()
+	return wire.Eval(ctx, via, s, args, noRetry)
 }
 
 // unlockRetries bounds how often lockimpl itself re-sends an unlock whose

@@ -3,7 +3,6 @@ package lockimpl
 import (
 	"context"
 	"github.com/lockbench/lockbench/lockimpl/internal/wire"
-	"strings"
 	"sync"
 	"time"
 
@@ -115,7 +114,7 @@ func (w *watchdog) renew(ctx context.Context, holds []*hold) {
 	// Per-command errors carry the outcome; a restarted Redis has lost
 	// its script cache, so a NOSCRIPT round is resent with the source.
 	cmds, err := w.pipeline(ctx, holds, ttl, false)
-	if isNoScript(err) {
+	if wire.IsNoScript(err) {
 		cmds, _ = w.pipeline(ctx, holds, ttl, true)
 	}
 	for i, cmd := range cmds {
@@ -150,8 +149,4 @@ func (w *watchdog) pipeline(ctx context.Context, holds []*hold, ttl time.Duratio
 	}
 	_, err := pipe.Exec(ctx)
 	return cmds, err
-}
-
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -37,22 +39,65 @@ type MatrixSpec struct {
 	Duration, Warmup time.Duration
 }
 
-// DefaultMatrix is make perf's: uncontended and mutex at 1, 8 and 64
+// PipelinedName is lockimpl with each client's lock commands on go-redis's
+// autopipeliner (bench run --auto-pipeline true): a column of the matrix
+// beside plain lockimpl wherever lockimpl runs.
+const PipelinedName = "lockimpl+ap"
+
+// Pipelined is lockimpl on go-redis's autopipeliner, named PipelinedName
+// so that its cells stand beside plain lockimpl's.
+type Pipelined struct{ workloads.Lockimpl }
+
+// Name is PipelinedName.
+func (Pipelined) Name() string { return PipelinedName }
+
+// Check accepts what lockimpl accepts, and says how it runs.
+func (Pipelined) Check(workloads.Profile) (string, error) {
+	return "lockimpl with each client's lock commands on go-redis's autopipeliner (bench run --auto-pipeline true)", nil
+}
+
+// NewClient is lockimpl's client with the profile's auto_pipeline set.
+func (p Pipelined) NewClient(ctx context.Context, rdb redis.UniversalClient, prof workloads.Profile, client int) (workloads.ImplClient, error) {
+	prof.AutoPipeline = true
+	return p.Lockimpl.NewClient(ctx, rdb, prof, client)
+}
+
+// WithPipelined is impls with PipelinedName placed right after lockimpl,
+// when lockimpl is among them.
+func WithPipelined(names []string) []string {
+	i := slices.Index(names, impls.Default)
+	if i < 0 || slices.Contains(names, PipelinedName) {
+		return names
+	}
+	return slices.Insert(slices.Clone(names), i+1, PipelinedName)
+}
+
+// DefaultMatrix is make perf's: uncontended and mutex at 1, 8, 32 and 64
 // owners on every implementation; rw90 on lockimpl, raw and Redisson (the
 // Go peers have no read-write lock); fair and reentrant-deep on lockimpl
-// and Redisson, the two that have fair and reentrant locks.
+// and Redisson, the two that have fair and reentrant locks. lockimpl runs
+// plain and on the autopipeliner (PipelinedName) where it runs.
 func DefaultMatrix(all []string) []MatrixGroup {
 	var g []MatrixGroup
 	for _, p := range []string{"uncontended", "mutex"} {
-		for _, n := range []int{1, 8, 64} {
-			g = append(g, MatrixGroup{Profile: p, Owners: n, Impls: all})
+		for _, n := range []int{1, 8, 32, 64} {
+			g = append(g, MatrixGroup{Profile: p, Owners: n, Impls: WithPipelined(all)})
 		}
 	}
 	rs := impls.RedissonName
 	return append(g,
-		MatrixGroup{Profile: "rw90", Impls: []string{impls.Default, impls.Raw{}.Name(), rs}},
+		MatrixGroup{Profile: "rw90", Impls: WithPipelined([]string{impls.Default, impls.Raw{}.Name(), rs})},
 		MatrixGroup{Profile: "fair", Impls: []string{impls.Default, rs}},
 		MatrixGroup{Profile: "reentrant-deep", Impls: []string{impls.Default, rs}})
+}
+
+// OverheadMatrix is bench perf --only overhead: lockimpl plain and on the
+// autopipeliner, on uncontended and mutex at 32 owners (4 clients × 8),
+// beside redis-benchmark (plain and -P 16) and bare go-redis loops (plain
+// and autopipelined): the pipelining targets, in a few minutes.
+func OverheadMatrix() []MatrixGroup {
+	both := []string{impls.Default, PipelinedName}
+	return []MatrixGroup{{Profile: "uncontended", Owners: 32, Impls: both}, {Profile: "mutex", Owners: 32, Impls: both}}
 }
 
 // MatrixHooks report progress and keep each run's result.
@@ -126,8 +171,10 @@ func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, 
 	}
 	runs *= spec.Rounds
 	perRun := spec.Duration + spec.Warmup
-	say("matrix: %d runs of %v + %v warmup in %d rounds, plus redis-benchmark: about %v",
-		runs, spec.Duration, spec.Warmup, spec.Rounds, (time.Duration(runs)*perRun + time.Duration(spec.Rounds*len(baselines))*spec.Duration).Round(time.Minute))
+	// Each baseline: redis-benchmark plain and -P 16 (about a duration
+	// each) and the two bare go-redis loops (a duration each).
+	say("matrix: %d runs of %v + %v warmup in %d rounds, plus redis-benchmark and bare go-redis at each concurrency: about %v",
+		runs, spec.Duration, spec.Warmup, spec.Rounds, (time.Duration(runs)*perRun + 4*time.Duration(spec.Rounds*len(baselines))*spec.Duration).Round(time.Minute))
 
 	m.TimerFloor = timerFloor(100*time.Microsecond, 200)
 	rdb := base.NewRedis(2)
@@ -174,8 +221,15 @@ rounds:
 			// Each cycle is two scripts, each about twice the cycle rate:
 			// fastest × duration requests take about the duration for both.
 			reqs := max(5000, int(fastest*spec.Duration.Seconds()))
-			say("round %d/%d · redis-benchmark -c %d, %d requests per script", round+1, spec.Rounds, n, reqs)
+			say("round %d/%d · redis-benchmark -c %d (and -P %d), %d requests per script; bare go-redis %d×%d, plain and autopipelined",
+				round+1, spec.Rounds, n, ceilingPipeline, reqs, p.Clients, p.Owners)
 			b, err := RedisBenchmark(ctx, bin, srv, rdb, n, reqs)
+			if err == nil {
+				b.GoRedis, err = GoRedisCycles(ctx, base.NewRedis, p.Clients, p.Owners, spec.Duration, false)
+			}
+			if err == nil {
+				b.GoRedisPipelined, err = GoRedisCycles(ctx, base.NewRedis, p.Clients, p.Owners, spec.Duration, true)
+			}
 			if err != nil {
 				runErr = err
 				break rounds
@@ -206,7 +260,7 @@ rounds:
 		m.Baselines = append(m.Baselines, *b)
 	}
 	slices.SortFunc(m.Baselines, func(a, b results.MatrixBaseline) int { return a.Clients - b.Clients })
-	ratios(m)
+	Ratios(m)
 	m.Targets = Targets(m)
 	return m, runErr
 }
@@ -242,13 +296,17 @@ func roundOf(res *results.Result, round int) results.MatrixRound {
 	acq := res.Latency["acquire"]
 	h := res.Latency[results.Handoff.String()]
 	w := res.Latency[results.Wait.String()]
-	return results.MatrixRound{
+	r := results.MatrixRound{
 		Round: round, OpsPerSec: res.Throughput.OpsPerSec,
 		AcquireP50: acq.P50, AcquireP99: acq.P99,
 		HandoffP50: h.P50, HandoffP99: h.P99, WaitP50: w.P50,
 		Handoffs: h.Count, Waits: w.Count, Cut: res.Throughput.Cut, Ops: res.Throughput.Ops, Errors: res.ErrorCount(),
 		Violations: res.Safety.Violations, Jain: res.Fairness.Jain, Partial: res.Partial,
 	}
+	if c := res.CPU; c != nil {
+		r.RedisCPU, r.LoadCPU, r.CPULimit = c.Redis, c.Load, c.Limit()
+	}
+	return r
 }
 
 // medianOf is the median of f over xs, leaving out values that are
@@ -274,6 +332,9 @@ func medianRound(rs []results.MatrixRound) results.MatrixRound {
 		HandoffP99: medianOf(rs, func(x r) float64 { return x.HandoffP99 }),
 		WaitP50:    medianOf(rs, func(x r) float64 { return x.WaitP50 }),
 		Jain:       medianOf(rs, func(x r) float64 { return x.Jain }),
+		RedisCPU:   medianOf(rs, func(x r) float64 { return x.RedisCPU }),
+		LoadCPU:    medianOf(rs, func(x r) float64 { return x.LoadCPU }),
+		CPULimit:   mostCommon(rs, func(x r) string { return x.CPULimit }),
 	}
 	for _, x := range rs {
 		out.Handoffs += x.Handoffs
@@ -286,16 +347,44 @@ func medianRound(rs []results.MatrixRound) results.MatrixRound {
 	return out
 }
 
-// medianBaseline is the median of each rate and latency, the sum of the
-// requests.
+// mostCommon is the value of f seen in most of xs (the first of a tie).
+func mostCommon[T any](xs []T, f func(T) string) string {
+	n := map[string]int{}
+	best := ""
+	for _, x := range xs {
+		v := f(x)
+		if n[v]++; n[v] > n[best] {
+			best = v
+		}
+	}
+	return best
+}
+
+// medianDrive is the median of each figure of a baseline driver.
+func medianDrive(bs []results.Baseline, d func(results.Baseline) results.Drive) results.Drive {
+	type b = results.Baseline
+	return results.Drive{
+		CyclesPerSec: medianOf(bs, func(x b) float64 { return d(x).CyclesPerSec }),
+		RedisCPU:     medianOf(bs, func(x b) float64 { return d(x).RedisCPU }),
+		LoadCPU:      medianOf(bs, func(x b) float64 { return d(x).LoadCPU }),
+	}
+}
+
+// medianBaseline is the median of each rate, latency and CPU, the sum of
+// the requests.
 func medianBaseline(clients int, bs []results.Baseline) results.Baseline {
 	type b = results.Baseline
 	out := b{
-		Clients:      clients,
-		LockPerSec:   medianOf(bs, func(x b) float64 { return x.LockPerSec }),
-		UnlockPerSec: medianOf(bs, func(x b) float64 { return x.UnlockPerSec }),
-		LockP50Us:    medianOf(bs, func(x b) float64 { return x.LockP50Us }),
-		LockP99Us:    medianOf(bs, func(x b) float64 { return x.LockP99Us }),
+		Clients:          clients,
+		LockPerSec:       medianOf(bs, func(x b) float64 { return x.LockPerSec }),
+		UnlockPerSec:     medianOf(bs, func(x b) float64 { return x.UnlockPerSec }),
+		LockP50Us:        medianOf(bs, func(x b) float64 { return x.LockP50Us }),
+		LockP99Us:        medianOf(bs, func(x b) float64 { return x.LockP99Us }),
+		RedisCPU:         medianOf(bs, func(x b) float64 { return x.RedisCPU }),
+		LoadCPU:          medianOf(bs, func(x b) float64 { return x.LoadCPU }),
+		Ceiling:          medianDrive(bs, func(x b) results.Drive { return x.Ceiling }),
+		GoRedis:          medianDrive(bs, func(x b) results.Drive { return x.GoRedis }),
+		GoRedisPipelined: medianDrive(bs, func(x b) results.Drive { return x.GoRedisPipelined }),
 	}
 	for _, x := range bs {
 		out.Requests += x.Requests
@@ -311,30 +400,27 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// ratios fills each cell's VsRaw (against raw on the same group, round by
-// round) and VsRedisBenchmark (against redis-benchmark at the same concurrency
-// in the same round: cycles/s, and the acquire script's latency).
-func ratios(m *results.Matrix) {
+// Ratios fills each cell's VsRaw (against raw on the same group, round by
+// round), VsRedisBenchmark (against redis-benchmark at the same
+// concurrency in the same round: cycles/s, and the acquire script's
+// latency), VsGoRedis and VsCeiling (against the same round's bare go-redis
+// loop and redis-benchmark -P 16).
+func Ratios(m *results.Matrix) {
 	rawOf := map[string]*results.MatrixCell{}
 	for i := range m.Cells {
 		if c := &m.Cells[i]; c.Impl == (impls.Raw{}).Name() {
 			rawOf[fmt.Sprintf("%s/%d", c.Profile, c.Owners)] = c
 		}
 	}
-	baseOf := map[int]*results.MatrixBaseline{}
-	for i := range m.Baselines {
-		baseOf[m.Baselines[i].Clients] = &m.Baselines[i]
-	}
 	for i := range m.Cells {
 		c := &m.Cells[i]
-		var ops, p50, p99, hp50, bOps, bP50, bP99 []float64
+		var ops, p50, p99, hp50, bOps, bP50, bP99, gOps, cOps []float64
 		add := func(xs *[]float64, v float64) {
 			if v > 0 {
 				*xs = append(*xs, v)
 			}
 		}
 		raw := rawOf[fmt.Sprintf("%s/%d", c.Profile, c.Owners)]
-		base := baseOf[c.Owners]
 		for _, r := range c.Rounds {
 			if raw != nil {
 				if rr, ok := roundNo(raw.Rounds, r.Round); ok {
@@ -344,15 +430,21 @@ func ratios(m *results.Matrix) {
 					add(&hp50, ratio(r.HandoffP50, rr.HandoffP50))
 				}
 			}
-			if base != nil && r.Round < len(base.Rounds) {
-				b := base.Rounds[r.Round]
+			if b := m.BaselineAt(c.Owners, r.Round); b != nil {
 				add(&bOps, ratio(r.OpsPerSec, b.CyclesPerSec()))
 				add(&bP50, ratio(r.AcquireP50, b.LockP50Us))
 				add(&bP99, ratio(r.AcquireP99, b.LockP99Us))
+				g := b.GoRedis
+				if c.Impl == PipelinedName {
+					g = b.GoRedisPipelined
+				}
+				add(&gOps, ratio(r.OpsPerSec, g.CyclesPerSec))
+				add(&cOps, ratio(r.OpsPerSec, b.Ceiling.CyclesPerSec))
 			}
 		}
 		c.VsRaw = results.Ratios{Ops: median(ops), AcquireP50: median(p50), AcquireP99: median(p99), HandoffP50: median(hp50)}
 		c.VsRedisBenchmark = results.Ratios{Ops: median(bOps), AcquireP50: median(bP50), AcquireP99: median(bP99)}
+		c.VsGoRedis, c.VsCeiling = median(gOps), median(cOps)
 	}
 }
 
@@ -367,8 +459,9 @@ func roundNo(rs []results.MatrixRound, n int) (results.MatrixRound, bool) {
 
 // Targets judges the matrix against the side-by-side targets: lockimpl at
 // least 0.9× raw's throughput on uncontended; lockimpl's handoff p50 on
-// mutex at least 10× lower than each polling peer's; no safety violation
-// anywhere. A target whose cells did not run is left out.
+// mutex at least 10× lower than each polling peer's; the pipelining
+// targets (pipelineTargets); no safety violation anywhere. A target whose
+// cells did not run is left out.
 func Targets(m *results.Matrix) []results.TargetCheck {
 	var t []results.TargetCheck
 	for _, c := range m.Cells {
@@ -389,6 +482,7 @@ func Targets(m *results.Matrix) []results.TargetCheck {
 		t = append(t, results.TargetCheck{Target: fmt.Sprintf("mutex, %d owners: lockimpl handoff p50 ≥ 10× lower than %s's", c.Owners, c.Impl),
 			Value: fmt.Sprintf("%.1f× (%s vs %s)", r, results.FormatUs(li.Median.HandoffP50), results.FormatUs(c.Median.HandoffP50)), Met: r >= 10})
 	}
+	t = append(t, pipelineTargets(m)...)
 	var v int64
 	var cells int
 	for _, c := range m.Cells {
@@ -399,4 +493,115 @@ func Targets(m *results.Matrix) []results.TargetCheck {
 		t = append(t, results.TargetCheck{Target: "no safety violation in any run", Value: fmt.Sprintf("%d violations in %d cells", v, cells), Met: v == 0})
 	}
 	return t
+}
+
+// The pipelining targets, on uncontended at PipelineOwners owners.
+const (
+	// PipelineOwners is where the pipelining targets are judged.
+	PipelineOwners = 32
+	// PipelinedVsRedisBenchmark is what lockimpl on the autopipeliner must
+	// reach over redis-benchmark's unpipelined lock+unlock cycles;
+	// PipelinedStretch is the stretch goal.
+	PipelinedVsRedisBenchmark = 1.25
+	PipelinedStretch          = 1.4
+	// PlainVsGoRedis is what plain lockimpl must reach over a bare go-redis
+	// loop running the same scripts: the harness's own overhead at most 10%.
+	PlainVsGoRedis = 0.9
+)
+
+// pipelineTargets: on uncontended at PipelineOwners owners, lockimpl on
+// the autopipeliner at least PipelinedVsRedisBenchmark × redis-benchmark's
+// unpipelined cycles, plain lockimpl at least PlainVsGoRedis × bare
+// go-redis, each also said as a share of the server's pipelined ceiling;
+// on mutex, at every owner count, the autopipeliner's handoff p50 no
+// higher than plain lockimpl's (the median of the rounds' ratios).
+func pipelineTargets(m *results.Matrix) []results.TargetCheck {
+	var t []results.TargetCheck
+	ceiling := func(c *results.MatrixCell) string {
+		if c.VsCeiling <= 0 {
+			return ""
+		}
+		return fmt.Sprintf("; %.0f%% of the -P %d ceiling", 100*c.VsCeiling, ceilingPipeline)
+	}
+	rng := func(c *results.MatrixCell, f func(results.MatrixRound, results.Baseline) float64) string {
+		var lo, hi float64
+		for _, r := range c.Rounds {
+			if b := m.BaselineAt(c.Owners, r.Round); b != nil {
+				if v := f(r, *b); v > 0 {
+					lo, hi = minPos(lo, v), max(hi, v)
+				}
+			}
+		}
+		if lo == 0 {
+			return ""
+		}
+		return fmt.Sprintf(", rounds %.2f..%.2f", lo, hi)
+	}
+	if c := m.Cell("uncontended", PipelineOwners, PipelinedName); c != nil && c.VsRedisBenchmark.Ops > 0 {
+		stretch := ""
+		if c.VsRedisBenchmark.Ops >= PipelinedStretch {
+			stretch = fmt.Sprintf("; stretch %g× reached", PipelinedStretch)
+		}
+		t = append(t, results.TargetCheck{
+			Target: fmt.Sprintf("uncontended, %d owners: lockimpl on the autopipeliner ≥ %g× redis-benchmark's unpipelined lock+unlock cycles (stretch %g×)", c.Owners, PipelinedVsRedisBenchmark, PipelinedStretch),
+			Value: fmt.Sprintf("%.2f× (%s vs %s cycles/s%s)%s%s", c.VsRedisBenchmark.Ops, results.CommasFloat(c.Median.OpsPerSec),
+				results.CommasFloat(baselineMedian(m, c.Owners).CyclesPerSec()),
+				rng(c, func(r results.MatrixRound, b results.Baseline) float64 { return ratio(r.OpsPerSec, b.CyclesPerSec()) }), ceiling(c), stretch),
+			Met: c.VsRedisBenchmark.Ops >= PipelinedVsRedisBenchmark})
+	}
+	if c := m.Cell("uncontended", PipelineOwners, impls.Default); c != nil && c.VsGoRedis > 0 {
+		t = append(t, results.TargetCheck{
+			Target: fmt.Sprintf("uncontended, %d owners: lockimpl ≥ %g× a bare go-redis loop running the same scripts", c.Owners, PlainVsGoRedis),
+			Value: fmt.Sprintf("%.2f× (%s vs %s cycles/s%s)%s", c.VsGoRedis, results.CommasFloat(c.Median.OpsPerSec),
+				results.CommasFloat(baselineMedian(m, c.Owners).GoRedis.CyclesPerSec),
+				rng(c, func(r results.MatrixRound, b results.Baseline) float64 {
+					return ratio(r.OpsPerSec, b.GoRedis.CyclesPerSec)
+				}), ceiling(c)),
+			Met: c.VsGoRedis >= PlainVsGoRedis})
+	}
+	for _, c := range m.Cells {
+		if c.Profile != "mutex" || c.Impl != PipelinedName {
+			continue
+		}
+		plain := m.Cell("mutex", c.Owners, impls.Default)
+		if plain == nil {
+			continue
+		}
+		var rs []float64
+		for _, r := range c.Rounds {
+			if p, ok := roundNo(plain.Rounds, r.Round); ok {
+				if v := ratio(r.HandoffP50, p.HandoffP50); v > 0 {
+					rs = append(rs, v)
+				}
+			}
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		r := median(rs)
+		t = append(t, results.TargetCheck{
+			Target: fmt.Sprintf("mutex, %d owners: handoff p50 on the autopipeliner no higher than plain lockimpl's", c.Owners),
+			Value: fmt.Sprintf("%.2f× (%s vs %s; rounds %.2f..%.2f)", r, results.FormatUs(c.Median.HandoffP50), results.FormatUs(plain.Median.HandoffP50),
+				slices.Min(rs), slices.Max(rs)),
+			Met: r <= 1})
+	}
+	return t
+}
+
+// baselineMedian is the median baseline at concurrency n (zero when none).
+func baselineMedian(m *results.Matrix, n int) results.Baseline {
+	for _, b := range m.Baselines {
+		if b.Clients == n {
+			return b.Median
+		}
+	}
+	return results.Baseline{}
+}
+
+// minPos is the smaller of a and b, a 0 (unset) giving way to b.
+func minPos(a, b float64) float64 {
+	if a == 0 {
+		return b
+	}
+	return min(a, b)
 }

@@ -61,6 +61,58 @@ func TestMatrixTargets(t *testing.T) {
 	}
 }
 
+// TestPipelineTargets judges made-up matrices against the pipelining
+// targets, figured round by round against that round's baseline: each can
+// fail, and the ceiling share and the stretch goal are said.
+func TestPipelineTargets(t *testing.T) {
+	mk := func(ap, plain, goRedis, apHandoff float64) *results.Matrix {
+		b := results.Baseline{Clients: 32, LockPerSec: 60000, UnlockPerSec: 60000, // 30,000 cycles/s
+			Ceiling: results.Drive{CyclesPerSec: 80000}, GoRedis: results.Drive{CyclesPerSec: goRedis}}
+		m := &results.Matrix{Baselines: []results.MatrixBaseline{{Clients: 32, Rounds: []results.Baseline{b, b}, Median: b}}}
+		for _, c := range []struct {
+			profile, impl  string
+			ops, handoffUs float64
+		}{
+			{"uncontended", "lockimpl", plain, 0}, {"uncontended", perf.PipelinedName, ap, 0},
+			{"mutex", "lockimpl", 1400, 300}, {"mutex", perf.PipelinedName, 1500, apHandoff},
+		} {
+			r := results.MatrixRound{OpsPerSec: c.ops, HandoffP50: c.handoffUs}
+			r2 := r
+			r2.Round = 1
+			m.Cells = append(m.Cells, results.MatrixCell{Profile: c.profile, Owners: 32, Impl: c.impl, Rounds: []results.MatrixRound{r, r2}, Median: r})
+		}
+		perf.Ratios(m)
+		return m
+	}
+	judge := func(m *results.Matrix) map[string]results.TargetCheck {
+		out := map[string]results.TargetCheck{}
+		for _, c := range perf.Targets(m) {
+			out[c.Target] = c
+		}
+		return out
+	}
+	const (
+		apTarget    = "uncontended, 32 owners: lockimpl on the autopipeliner ≥ 1.25× redis-benchmark's unpipelined lock+unlock cycles (stretch 1.4×)"
+		plainTarget = "uncontended, 32 owners: lockimpl ≥ 0.9× a bare go-redis loop running the same scripts"
+		handoff     = "mutex, 32 owners: handoff p50 on the autopipeliner no higher than plain lockimpl's"
+	)
+	good := judge(mk(45000, 28000, 30000, 290))
+	for _, k := range []string{apTarget, plainTarget, handoff} {
+		if c, ok := good[k]; !ok || !c.Met {
+			t.Errorf("target %q: %+v (present %v), want met; all %v", k, c, ok, good)
+		}
+	}
+	if v := good[apTarget].Value; !strings.Contains(v, "1.50×") || !strings.Contains(v, "56% of the -P 16 ceiling") || !strings.Contains(v, "stretch 1.4× reached") {
+		t.Errorf("autopipeliner target says %q: want 1.50×, the ceiling share and the stretch", v)
+	}
+	bad := judge(mk(33000, 25000, 30000, 330))
+	for _, k := range []string{apTarget, plainTarget, handoff} {
+		if c, ok := bad[k]; !ok || c.Met {
+			t.Errorf("target %q: %+v (present %v), want missed", k, c, ok)
+		}
+	}
+}
+
 // TestMeasureMatrix runs a small matrix on a real Redis: both
 // implementations in every round, in rotating order, raw's ratio to
 // itself 1, a redis-benchmark baseline per round; then a matrix
@@ -98,6 +150,9 @@ func TestMeasureMatrix(t *testing.T) {
 	for _, c := range m.Cells {
 		if len(c.Rounds) != 2 || c.Median.OpsPerSec <= 0 || c.VsRaw.Ops <= 0 || c.VsRedisBenchmark.Ops <= 0 || c.VsRedisBenchmark.AcquireP50 <= 0 {
 			t.Errorf("cell %s: rounds %d, median %+v, vs raw %+v, vs redis-benchmark %+v", c.Impl, len(c.Rounds), c.Median, c.VsRaw, c.VsRedisBenchmark)
+		}
+		if c.VsGoRedis <= 0 || c.VsCeiling <= 0 || c.Median.RedisCPU <= 0 || c.Median.LoadCPU <= 0 {
+			t.Errorf("cell %s: vs go-redis %v, vs ceiling %v, cpu redis %v lockbench %v: want all measured", c.Impl, c.VsGoRedis, c.VsCeiling, c.Median.RedisCPU, c.Median.LoadCPU)
 		}
 		if c.Owners != 2 || c.Clients != 2 || c.Rounds[0].File != "saved" {
 			t.Errorf("cell %s: %d owners over %d clients, file %q", c.Impl, c.Owners, c.Clients, c.Rounds[0].File)

@@ -36,13 +36,15 @@ type Server struct {
 const perfPrefix = "lockbench:perf:"
 
 // RedisBenchmark runs lockimpl's reentrant acquire and unlock Lua through
-// redis-benchmark (bin) at the given concurrency, requests calls each.
-// redis-benchmark repeats one command, so the two run one after the
-// other: the acquire on a fresh random name per call (the uncontended
-// path: a new hash and its expiry); the unlock on a lock pre-set to a huge
-// count, so each call decrements, renews the expiry and writes its latch,
-// as many writes as the last unlock's delete, publish and latch. rdb loads
-// the scripts and removes the keys afterwards.
+// redis-benchmark (bin) at the given concurrency, requests calls each,
+// first unpipelined, then with -P 16 for the server's ceiling, reading
+// the server's CPU around each. redis-benchmark repeats one command, so
+// the two run one after the other: the acquire on a fresh random name per
+// call (the uncontended path: a new hash and its expiry); the unlock on a
+// lock pre-set to a huge count, so each call decrements, renews the expiry
+// and writes its latch, as many writes as the last unlock's delete,
+// publish and latch. rdb loads the scripts and removes the keys
+// afterwards.
 func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int) (results.Baseline, error) {
 	b := results.Baseline{Clients: clients, Requests: requests}
 	field := "perf-" + workloads.NewRunID() + ":1"
@@ -58,26 +60,55 @@ func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.Unive
 	if err := rdb.HSet(ctx, perfPrefix+"held", field, 1<<50).Err(); err != nil {
 		return b, fmt.Errorf("perf: %w", err)
 	}
-	lock, err := redisBenchmark(ctx, bin, srv, rdb, clients, requests, acq)
+	pair := func(pipeline, requests int) (lock, unlock rbRow, cpu *results.CPU, err error) {
+		span := workloads.StartCPU(ctx, rdb)
+		if lock, err = redisBenchmark(ctx, bin, srv, rdb, clients, requests, pipeline, acq); err != nil {
+			return
+		}
+		unlock, err = redisBenchmark(ctx, bin, srv, rdb, clients, requests, pipeline, unl)
+		return lock, unlock, span.End(ctx), err
+	}
+	lock, unlock, cpu, err := pair(1, requests)
 	if err != nil {
 		return b, err
 	}
-	b.LockPerSec, b.LockP50Us, b.LockP99Us = lock.rps, lock.p50Us, lock.p99Us
-	unlock, err := redisBenchmark(ctx, bin, srv, rdb, clients, requests, unl)
-	b.UnlockPerSec = unlock.rps
-	return b, err
+	b.LockPerSec, b.LockP50Us, b.LockP99Us, b.UnlockPerSec = lock.rps, lock.p50Us, lock.p99Us, unlock.rps
+	b.RedisCPU, b.LoadCPU = cpu.Redis, (lock.cpu+unlock.cpu)/(lock.wall+unlock.wall)
+	// Pipelined, each call costs the server a fraction of a round trip:
+	// more of them keep the run about as long.
+	lock, unlock, cpu, err = pair(ceilingPipeline, ceilingPipeline*requests/4)
+	if err != nil {
+		return b, err
+	}
+	b.Ceiling = results.Drive{CyclesPerSec: cycles(lock.rps, unlock.rps), RedisCPU: cpu.Redis, LoadCPU: (lock.cpu + unlock.cpu) / (lock.wall + unlock.wall)}
+	return b, nil
 }
 
-// rbRow is one redis-benchmark --csv row.
-type rbRow struct{ rps, p50Us, p99Us float64 }
+// ceilingPipeline is how many commands each redis-benchmark connection
+// keeps in flight for the ceiling: enough that the server's command
+// thread, not round trips, is the limit.
+const ceilingPipeline = 16
 
-func redisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int, call protocol.ScriptCall) (rbRow, error) {
+// cycles is lock+unlock cycles per second when each connection alternates
+// the two: the harmonic combination of the two rates (Baseline.CyclesPerSec).
+func cycles(lock, unlock float64) float64 {
+	return results.Baseline{LockPerSec: lock, UnlockPerSec: unlock}.CyclesPerSec()
+}
+
+// rbRow is one redis-benchmark --csv row, and the CPU seconds the
+// redis-benchmark process took over wall seconds.
+type rbRow struct{ rps, p50Us, p99Us, cpu, wall float64 }
+
+func redisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests, pipeline int, call protocol.ScriptCall) (rbRow, error) {
 	sha, err := rdb.ScriptLoad(ctx, call.Source).Result()
 	if err != nil {
 		return rbRow{}, fmt.Errorf("perf: SCRIPT LOAD: %w", err)
 	}
 	args := []string{"-h", srv.Host, "-p", srv.Port, "-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
 		"-r", "100000000", "--csv"}
+	if pipeline > 1 {
+		args = append(args, "-P", strconv.Itoa(pipeline))
+	}
 	if srv.Password != "" {
 		args = append(args, "-a", srv.Password, "--no-auth-warning")
 	}
@@ -87,10 +118,16 @@ func redisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.Unive
 	cmd.WaitDelay = time.Second
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
+	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		return rbRow{}, fmt.Errorf("perf: %s: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
 	}
-	return parseRedisBenchmarkCSV(out.String())
+	row, err := parseRedisBenchmarkCSV(out.String())
+	row.wall = time.Since(start).Seconds()
+	if st := cmd.ProcessState; st != nil {
+		row.cpu = (st.UserTime() + st.SystemTime()).Seconds()
+	}
+	return row, err
 }
 
 // parseRedisBenchmarkCSV reads the rate and, where the header names them
@@ -147,114 +184,91 @@ func cleanPerfKeys(ctx context.Context, rdb redis.UniversalClient) {
 	}
 }
 
-// MeasureOverhead runs rounds × (uncontended profile for d, then the
-// redis-benchmark pair at the same owner count). base supplies NewRedis
-// and Meta.
-func MeasureOverhead(ctx context.Context, base workloads.Config, bin string, srv Server, rounds int, d time.Duration) (results.Overhead, error) {
-	p, err := workloads.Builtin("uncontended")
-	if err != nil {
-		return results.Overhead{}, err
-	}
-	p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(d/5)
-	o := results.Overhead{Owners: p.TotalOwners()}
-	rdb := base.NewRedis(2)
-	defer rdb.Close()
-	var lb, gr, bl []float64
-	for range rounds {
-		cfg := base
-		cfg.Profile = p
-		res, err := workloads.Run(ctx, cfg)
-		if err != nil {
-			return o, err
-		}
-		if res.Safety.Violations > 0 {
-			return o, fmt.Errorf("perf: uncontended run reported %d safety violations", res.Safety.Violations)
-		}
-		// Per-second requests comparable to redis-benchmark's: about d's worth.
-		n := max(int(res.Throughput.OpsPerSec*d.Seconds()), 20000)
-		b, err := RedisBenchmark(ctx, bin, srv, rdb, o.Owners, n)
-		if err != nil {
-			return o, err
-		}
-		g, err := GoRedisCycles(ctx, base.NewRedis, p.Clients, p.Owners, d)
-		if err != nil {
-			return o, err
-		}
-		o.Rounds = append(o.Rounds, results.OverheadRound{Lockbench: res.Throughput.OpsPerSec, GoRedis: g, Baseline: b})
-		lb = append(lb, res.Throughput.OpsPerSec)
-		gr = append(gr, g)
-		bl = append(bl, b.CyclesPerSec())
-	}
-	o.Lockbench, o.GoRedis, o.Baseline = median(lb), median(gr), median(bl)
-	var ratios, goRatios []float64
-	for _, r := range o.Rounds {
-		if b := r.Baseline.CyclesPerSec(); b > 0 {
-			ratios = append(ratios, r.Lockbench/b)
-		}
-		if r.GoRedis > 0 {
-			goRatios = append(goRatios, r.Lockbench/r.GoRedis)
-		}
-	}
-	if len(ratios) > 0 {
-		o.Ratio, o.RatioMin, o.RatioMax = median(ratios), slices.Min(ratios), slices.Max(ratios)
-	}
-	o.GoRedisRatio = median(goRatios)
-	return o, nil
-}
-
 // GoRedisCycles runs the same two scripts from bare go-redis loops
-// (clients × owners goroutines, no lockimpl, no recording) for d: what any
-// Go client could reach here, which splits the harness's overhead from
-// the Go client's.
-func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient, clients, owners int, d time.Duration) (float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
+// (clients × owners goroutines, no lockimpl, no recording) for d, each
+// client on go-redis's own autopipeliner (AutoPipeline, its defaults) when
+// pipelined, and reads the server's and this process's CPU around them:
+// what any Go client could reach here, which splits the harness's
+// overhead from the Go client's.
+// The acquire is sent as a command go-redis never resends, as lockimpl
+// sends it, and on the autopipeliner the unlock too, so that batches stay
+// uniform.
+func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient, clients, owners int, d time.Duration, pipelined bool) (results.Drive, error) {
 	var wg sync.WaitGroup
 	var cycles atomic.Int64
 	errs := make(chan error, clients*owners)
 	id := workloads.NewRunID()
 	var first redis.UniversalClient
+	type loop struct {
+		rdb      redis.UniversalClient
+		name     string
+		acq, unl protocol.ScriptCall
+	}
+	var loops []loop
 	for c := range clients {
 		rdb := newRedis(owners + 2)
 		defer rdb.Close()
 		if first == nil {
 			first = rdb
 		}
+		via := rdb
+		if pipelined {
+			ap, err := rdb.AutoPipeline()
+			if err != nil {
+				return results.Drive{}, fmt.Errorf("perf: go-redis autopipeliner: %w", err)
+			}
+			via = ap
+		}
 		for o := range owners {
 			name := fmt.Sprintf("%sgoredis:%s:%d:%d", perfPrefix, id, c, o)
 			acq, unl, err := protocol.Calls(lockimpl.Reentrant, name, "goredis:1", lockimpl.DefaultWatchdogTimeout, "")
 			if err != nil {
-				return 0, err
+				return results.Drive{}, err
 			}
-			wg.Go(func() {
-				for i := 0; ctx.Err() == nil; i++ {
-					if err := acq.Run(ctx, rdb).Err(); err != nil && err != redis.Nil {
-						if ctx.Err() == nil {
-							errs <- err
-						}
-						return
-					}
-					// A fresh latch per unlock, as lockimpl sends: a reused one
-					// would replay the first answer and release nothing.
-					unl.Keys[len(unl.Keys)-1] = name + ":latch:" + strconv.Itoa(i)
-					if err := unl.Run(ctx, rdb).Err(); err != nil {
-						if ctx.Err() == nil {
-							errs <- err
-						}
-						return // an unlock the deadline cut is not a cycle
-					}
-					cycles.Add(1)
-				}
-			})
+			loops = append(loops, loop{via, name, acq, unl})
 		}
 	}
+	span := workloads.StartCPU(ctx, first)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for _, l := range loops {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				if err := l.acq.RunOnce(ctx, l.rdb); err != nil && err != redis.Nil {
+					if ctx.Err() == nil {
+						errs <- err
+					}
+					return
+				}
+				// A fresh latch per unlock, as lockimpl sends: a reused one
+				// would replay the first answer and release nothing.
+				l.unl.Keys[len(l.unl.Keys)-1] = l.name + ":latch:" + strconv.Itoa(i)
+				var err error
+				if pipelined {
+					err = l.unl.RunOnce(ctx, l.rdb)
+				} else {
+					err = l.unl.Run(ctx, l.rdb).Err()
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- err
+					}
+					return // an unlock the deadline cut is not a cycle
+				}
+				cycles.Add(1)
+			}
+		})
+	}
 	wg.Wait()
+	took := time.Since(start)
+	cpu := span.End(context.WithoutCancel(ctx))
 	cleanPerfKeys(context.WithoutCancel(ctx), first)
 	close(errs)
 	if err := <-errs; err != nil {
-		return 0, fmt.Errorf("perf: go-redis loop: %w", err)
+		return results.Drive{}, fmt.Errorf("perf: go-redis loop: %w", err)
 	}
-	return float64(cycles.Load()) / d.Seconds(), nil
+	return results.Drive{CyclesPerSec: float64(cycles.Load()) / took.Seconds(), RedisCPU: cpu.Redis, LoadCPU: cpu.Load}, nil
 }
 
 func median(xs []float64) float64 {

@@ -2,6 +2,7 @@ package perf_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net"
 	"os/exec"
@@ -100,6 +101,9 @@ func TestRedisBenchmark(t *testing.T) {
 	if c := b.CyclesPerSec(); c <= 0 || c >= min(b.LockPerSec, b.UnlockPerSec) {
 		t.Errorf("cycles %g/s with lock %g/s and unlock %g/s", c, b.LockPerSec, b.UnlockPerSec)
 	}
+	if b.RedisCPU <= 0 || b.LoadCPU <= 0 || b.Ceiling.CyclesPerSec <= 0 || b.Ceiling.RedisCPU <= 0 || b.Ceiling.LoadCPU <= 0 {
+		t.Errorf("baseline %+v: want the server's and redis-benchmark's CPU, and the pipelined ceiling with its CPU", b)
+	}
 	if keys := perfKeys(t, rdb); len(keys) != 0 {
 		t.Errorf("RedisBenchmark left %d keys, e.g. %v", len(keys), keys[:min(len(keys), 5)])
 	}
@@ -117,52 +121,58 @@ func TestRedisBenchmarkFailureCleansUp(t *testing.T) {
 	}
 }
 
+// TestGoRedisCycles: the bare loops, plain and on the autopipeliner,
+// really lock and unlock (every last unlock publishes; a replayed one, from
+// a reused latch, would not), clean up, read the server's CPU, and stop at
+// once on a cancelled context.
 func TestGoRedisCycles(t *testing.T) {
 	env := redisenvtest.Start(t)
-	// Every real last unlock publishes on the lock's channel; a replayed one
-	// (a reused latch) would not.
-	sub := redisenvtest.Raw(t, env).PSubscribe(testkit.Context(t), "redisson_lock__channel:{lockbench:perf:goredis:*")
-	defer sub.Close()
-	if _, err := sub.Receive(testkit.Context(t)); err != nil {
-		t.Fatal(err)
+	for _, pipelined := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pipelined=%v", pipelined), func(t *testing.T) {
+			sub := redisenvtest.Raw(t, env).PSubscribe(testkit.Context(t), "redisson_lock__channel:{lockbench:perf:goredis:*")
+			defer sub.Close()
+			if _, err := sub.Receive(testkit.Context(t)); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			d, err := perf.GoRedisCycles(testkit.Context(t), env.NewPool, 1, 2, 300*time.Millisecond, pipelined)
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("GoRedisCycles: %v", err)
+			}
+			if d.CyclesPerSec <= 0 || d.RedisCPU <= 0 || d.LoadCPU <= 0 {
+				t.Errorf("GoRedisCycles %+v: want a rate and both sides' CPU", d)
+			}
+			cycles := int(d.CyclesPerSec * 0.3)
+			published := 0
+			for published < cycles {
+				ctx, cancel := context.WithTimeout(testkit.Context(t), 5*time.Second)
+				_, err := sub.ReceiveMessage(ctx)
+				cancel()
+				if err != nil {
+					break
+				}
+				published++
+			}
+			if published < cycles {
+				t.Errorf("%d cycles but only %d unlock messages: the unlocks did not release", cycles, published)
+			}
+			if keys := perfKeys(t, redisenvtest.Raw(t, env)); len(keys) != 0 {
+				t.Errorf("GoRedisCycles left keys: %v", keys)
+			}
+			if took < 300*time.Millisecond || took > 10*time.Second {
+				t.Errorf("GoRedisCycles for 300ms took %v", took)
+			}
+			t.Logf("go-redis: %.0f cycles/s", d.CyclesPerSec)
+		})
 	}
-	start := time.Now()
-	rate, err := perf.GoRedisCycles(testkit.Context(t), env.NewPool, 1, 2, 300*time.Millisecond)
-	took := time.Since(start)
-	if err != nil {
-		t.Fatalf("GoRedisCycles: %v", err)
-	}
-	if rate <= 0 {
-		t.Errorf("GoRedisCycles rate %g, want > 0", rate)
-	}
-	cycles := int(rate * 0.3)
-	published := 0
-	for published < cycles {
-		ctx, cancel := context.WithTimeout(testkit.Context(t), 5*time.Second)
-		_, err := sub.ReceiveMessage(ctx)
-		cancel()
-		if err != nil {
-			break
-		}
-		published++
-	}
-	if published < cycles {
-		t.Errorf("%d cycles but only %d unlock messages: the unlocks did not release", cycles, published)
-	}
-	if keys := perfKeys(t, redisenvtest.Raw(t, env)); len(keys) != 0 {
-		t.Errorf("GoRedisCycles left keys: %v", keys)
-	}
-	if took < 300*time.Millisecond || took > 10*time.Second {
-		t.Errorf("GoRedisCycles for 300ms took %v", took)
-	}
-	t.Logf("go-redis: %.0f cycles/s", rate)
 
 	// A cancelled context ends it at once, with no error and no cycles
 	// to speak of.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	start = time.Now()
-	if _, err := perf.GoRedisCycles(ctx, env.NewPool, 1, 2, 5*time.Second); err != nil {
+	start := time.Now()
+	if _, err := perf.GoRedisCycles(ctx, env.NewPool, 1, 2, 5*time.Second, true); err != nil {
 		t.Errorf("GoRedisCycles with a cancelled context: %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {

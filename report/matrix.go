@@ -29,7 +29,14 @@ func matrixBlocks(m *results.Matrix) []block {
 		"on the same workload. \"× rb\" compares with redis-benchmark at the same concurrency in the same round, driving the " +
 		"reentrant acquire script on fresh names and the unlock script (ops/s against its lock+unlock cycles/s, acquire " +
 		"latency against its acquire script's): the floor of one uncontended lock cycle at that concurrency, which contended " +
-		"workloads (mutex, rw90) stay far from by design. Latency ratios above 1 are slower."})
+		"workloads (mutex, rw90) stay far from by design. \"× go-redis\" compares with bare go-redis loops running the same two " +
+		"scripts at the same concurrency in the same round (a goroutine per owner, the profile's clients, nothing else), on " +
+		"go-redis's autopipeliner for lockimpl+ap: the Go client's own ceiling, so what is left is lockimpl's and the " +
+		"recorder's cost. \"× ceiling\" compares with redis-benchmark -P 16 at the same concurrency: the server's own " +
+		"ceiling on these scripts, where its command thread is the limit. Latency ratios above 1 are slower. " +
+		"cpu is the busiest Redis server's command thread and the load generator (lockbench, or Redisson's JVM with it), " +
+		"in top's percentages (100% is one core), median over the rounds, and which side ran out of CPU (redis, load, " +
+		"host: both share its cores), if any."})
 	notes := []string{
 		"acquire is the call to the library's lock (all modes), waits included.",
 		"handoff: each time the lock falls free while owners wait for it, the time until the first of them acquires it. " +
@@ -44,6 +51,8 @@ func matrixBlocks(m *results.Matrix) []block {
 			"again (Jain near 1/owners), so raw is the protocol's floor only where nobody waits. Under contention it shows " +
 			"what pub/sub wake-up buys.",
 		"Redis, the load and the recorder share this machine's cores: absolute figures are this machine's; the ratios are the point.",
+		"lockimpl+ap is lockimpl with each client's lock commands on go-redis's autopipeliner (bench run --auto-pipeline " +
+			"true; lockimpl.Options.AutoPipeline): concurrent owners' commands share one write and one read per batch.",
 	}
 	if m.TimerFloor > 0 {
 		notes = append(notes, fmt.Sprintf("Holds and think times use Go timers; here a 100 µs timer fired after %s on average, so "+
@@ -86,18 +95,25 @@ func matrixBlocks(m *results.Matrix) []block {
 		para{text: "How each met the first workload it ran (the result files hold each run's note)."}, bullets{items: impls})
 
 	if len(m.Baselines) > 0 {
-		t := table{head: []string{"concurrency", "acquire calls/s", "acquire p50", "acquire p99", "unlock calls/s", "lock+unlock cycles/s"}, right: true}
+		t := table{head: []string{"concurrency", "acquire calls/s", "acquire p50", "acquire p99", "unlock calls/s", "lock+unlock cycles/s", "cpu",
+			"-P 16 cycles/s", "cpu", "go-redis cycles/s", "cpu", "go-redis ap cycles/s", "cpu"}, right: true}
 		for _, b := range m.Baselines {
 			x := b.Median
 			t.rows = append(t.rows, []cell{plain(fmt.Sprint(b.Clients)), plain(results.CommasFloat(x.LockPerSec)), plain(usOrDash(x.LockP50Us)),
-				plain(usOrDash(x.LockP99Us)), plain(results.CommasFloat(x.UnlockPerSec)), plain(results.CommasFloat(x.CyclesPerSec()))})
+				plain(usOrDash(x.LockP99Us)), plain(results.CommasFloat(x.UnlockPerSec)), plain(results.CommasFloat(x.CyclesPerSec())), plain(cpuPair(x.RedisCPU, x.LoadCPU, "")),
+				plain(rateOrDash(x.Ceiling.CyclesPerSec)), plain(cpuPair(x.Ceiling.RedisCPU, x.Ceiling.LoadCPU, "")),
+				plain(rateOrDash(x.GoRedis.CyclesPerSec)), plain(cpuPair(x.GoRedis.RedisCPU, x.GoRedis.LoadCPU, "")),
+				plain(rateOrDash(x.GoRedisPipelined.CyclesPerSec)), plain(cpuPair(x.GoRedisPipelined.RedisCPU, x.GoRedisPipelined.LoadCPU, ""))})
 		}
-		bl = append(bl, heading{level: 2, text: "redis-benchmark baseline"},
-			para{text: "The acquire script on a fresh name per call (uncontended), then the unlock script, by redis-benchmark ... EVALSHA."}, t)
+		bl = append(bl, heading{level: 2, text: "Baselines: redis-benchmark and bare go-redis"},
+			para{text: "redis-benchmark ... EVALSHA: the acquire script on a fresh name per call (uncontended), then the unlock script; " +
+				"plain, then with -P 16 (16 calls in flight per connection: the server's ceiling). Bare go-redis: a goroutine per owner " +
+				"alternating the two scripts on go-redis, plain and on its autopipeliner. cpu is the server's command thread · the " +
+				"driver's (redis-benchmark's process, or this one's), in top's percentages."}, t)
 	}
 
-	head := []string{"impl", "ops/s", "× raw", "× rb", "acquire p50", "× raw", "× rb", "acquire p99", "× raw", "× rb",
-		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "errors", "cut", "violations", "Jain"}
+	head := []string{"impl", "ops/s", "× raw", "× rb", "× go-redis", "× ceiling", "acquire p50", "× raw", "× rb", "acquire p99", "× raw", "× rb",
+		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "errors", "cut", "violations", "Jain", "cpu redis · lockbench"}
 	var t *table
 	for i, c := range m.Cells {
 		if i == 0 || m.Cells[i-1].Profile != c.Profile {
@@ -124,16 +140,37 @@ func matrixBlocks(m *results.Matrix) []block {
 			viol = styled(viol.text, "bad")
 		}
 		t.rows = append(t.rows, []cell{plain(c.Impl), plain(results.CommasFloat(x.OpsPerSec)), plain(times(c.VsRaw.Ops)), plain(times(c.VsRedisBenchmark.Ops)),
+			plain(times(c.VsGoRedis)), plain(times(c.VsCeiling)),
 			plain(usOrDash(x.AcquireP50)), plain(times(c.VsRaw.AcquireP50)), plain(times(c.VsRedisBenchmark.AcquireP50)),
 			plain(usOrDash(x.AcquireP99)), plain(times(c.VsRaw.AcquireP99)), plain(times(c.VsRedisBenchmark.AcquireP99)),
 			plain(usOrDash(x.HandoffP50)), plain(times(c.VsRaw.HandoffP50)), plain(usOrDash(x.HandoffP99)), plain(usOrDash(x.WaitP50)),
-			plain(waited), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain))})
+			plain(waited), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cpuPair(x.RedisCPU, x.LoadCPU, x.CPULimit))})
 	}
 	if t != nil {
 		bl = append(bl, *t)
 	}
 	bl = append(bl, para{text: "Each run's result (.json and .hlog) is in the directory bench perf --out named; bench report DIR draws them, and bench compare compares any two.", class: "note"})
 	return bl
+}
+
+// cpuPair is a server's and a driver's CPU in cores, in top's
+// percentages, and the side that saturated: "91% · 120% (redis)".
+func cpuPair(redis, load float64, limit string) string {
+	if redis <= 0 && load <= 0 {
+		return "—"
+	}
+	s := fmt.Sprintf("%.0f%% · %.0f%%", 100*redis, 100*load)
+	if limit != results.LimitNone {
+		s += " (" + limit + ")"
+	}
+	return s
+}
+
+func rateOrDash(v float64) string {
+	if v <= 0 {
+		return "—"
+	}
+	return results.CommasFloat(v)
 }
 
 func usOrDash(v float64) string {

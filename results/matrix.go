@@ -46,8 +46,14 @@ type MatrixRound struct {
 	Cut        int64   `json:"cut"`
 	Violations int64   `json:"violations"`
 	Jain       float64 `json:"jain"`
-	Partial    bool    `json:"partial,omitempty"`
-	File       string  `json:"file,omitempty"` // where the result was saved
+	// RedisCPU and LoadCPU are the busiest server's command thread and
+	// the load generator over the run, in cores; CPULimit names the side
+	// that saturated (CPU.Limit).
+	RedisCPU float64 `json:"redis_cpu,omitempty"`
+	LoadCPU  float64 `json:"load_cpu,omitempty"`
+	CPULimit string  `json:"cpu_limit,omitempty"`
+	Partial  bool    `json:"partial,omitempty"`
+	File     string  `json:"file,omitempty"` // where the result was saved
 }
 
 // Ratios are one implementation's figures over a reference's; 0 where
@@ -75,6 +81,12 @@ type MatrixCell struct {
 	// in the same round.
 	VsRaw            Ratios `json:"vs_raw"`
 	VsRedisBenchmark Ratios `json:"vs_redis_benchmark"`
+	// VsGoRedis is ops/s over bare go-redis loops running the same two
+	// scripts at the same concurrency in the same round, on the
+	// autopipeliner for an implementation that rides it; VsCeiling over
+	// redis-benchmark -P 16's cycles, the server's own ceiling.
+	VsGoRedis float64 `json:"vs_go_redis,omitempty"`
+	VsCeiling float64 `json:"vs_ceiling,omitempty"`
 }
 
 // Baseline is redis-benchmark driving the acquire script on fresh names
@@ -88,6 +100,27 @@ type Baseline struct {
 	// as redis-benchmark reports them (ms with 3 decimals: 1 µs resolution).
 	LockP50Us float64 `json:"lock_p50_us"`
 	LockP99Us float64 `json:"lock_p99_us"`
+	// RedisCPU is the server's command thread while redis-benchmark ran,
+	// in cores; LoadCPU redis-benchmark's own.
+	RedisCPU float64 `json:"redis_cpu,omitempty"`
+	LoadCPU  float64 `json:"load_cpu,omitempty"`
+	// Ceiling is the same two scripts by redis-benchmark -P 16: the
+	// server's ceiling here, where its command thread, not round trips, is
+	// the limit.
+	Ceiling Drive `json:"ceiling"`
+	// GoRedis and GoRedisPipelined are bare go-redis loops, a goroutine
+	// per owner alternating the two scripts with nothing else: what any Go
+	// client reaches here, plain and on go-redis's autopipeliner.
+	GoRedis          Drive `json:"go_redis"`
+	GoRedisPipelined Drive `json:"go_redis_pipelined"`
+}
+
+// Drive is one baseline driver: its lock+unlock cycles per second and
+// the CPU it took, in cores.
+type Drive struct {
+	CyclesPerSec float64 `json:"cycles_per_sec"`
+	RedisCPU     float64 `json:"redis_cpu,omitempty"` // the server's command thread
+	LoadCPU      float64 `json:"load_cpu,omitempty"`  // the driver's
 }
 
 // CyclesPerSec is lock+unlock cycles per second when each connection
@@ -119,6 +152,17 @@ func (m *Matrix) Cell(profile string, owners int, impl string) *MatrixCell {
 	for i := range m.Cells {
 		if c := &m.Cells[i]; c.Profile == profile && c.Owners == owners && c.Impl == impl {
 			return c
+		}
+	}
+	return nil
+}
+
+// BaselineAt is redis-benchmark's round round at concurrency n, nil when
+// it did not run.
+func (m *Matrix) BaselineAt(n, round int) *Baseline {
+	for i := range m.Baselines {
+		if b := &m.Baselines[i]; b.Clients == n && round < len(b.Rounds) {
+			return &b.Rounds[round]
 		}
 	}
 	return nil

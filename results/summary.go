@@ -299,13 +299,24 @@ func WriteMatrixSummary(w io.Writer, m *Matrix) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "          profile\towners\timpl\tops/s\t× raw\tacquire p50\tacquire p99\thandoff p50\terrors\tviolations")
+	fmt.Fprintln(tw, "          profile\towners\timpl\tops/s\t× raw\t× rb\t× go-redis\t× ceiling\tacquire p50\tacquire p99\thandoff p50\tcpu redis · lockbench\terrors\tviolations")
 	for _, c := range m.Cells {
 		x := c.Median
-		fmt.Fprintf(tw, "          %s\t%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%d\t%d\n", c.Profile, c.Owners, c.Impl, CommasFloat(x.OpsPerSec),
-			c.VsRaw.Ops, FormatUs(x.AcquireP50), FormatUs(x.AcquireP99), FormatUs(x.HandoffP50), x.Errors, x.Violations)
+		cpu := fmt.Sprintf("%s · %s", cores(x.RedisCPU), cores(x.LoadCPU))
+		if x.CPULimit != LimitNone {
+			cpu += " (" + x.CPULimit + ")"
+		}
+		fmt.Fprintf(tw, "          %s\t%d\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%d\t%d\n", c.Profile, c.Owners, c.Impl, CommasFloat(x.OpsPerSec),
+			c.VsRaw.Ops, c.VsRedisBenchmark.Ops, c.VsGoRedis, c.VsCeiling, FormatUs(x.AcquireP50), FormatUs(x.AcquireP99), FormatUs(x.HandoffP50), cpu, x.Errors, x.Violations)
 	}
 	tw.Flush()
+	for _, b := range m.Baselines {
+		x := b.Median
+		fmt.Fprintf(w, "          at %d: redis-benchmark %s cycles/s (redis %s) · -P 16 %s (redis %s) · bare go-redis %s (redis %s · %s) · on the autopipeliner %s (redis %s · %s)\n",
+			b.Clients, CommasFloat(x.CyclesPerSec()), cores(x.RedisCPU), CommasFloat(x.Ceiling.CyclesPerSec), cores(x.Ceiling.RedisCPU),
+			CommasFloat(x.GoRedis.CyclesPerSec), cores(x.GoRedis.RedisCPU), cores(x.GoRedis.LoadCPU),
+			CommasFloat(x.GoRedisPipelined.CyclesPerSec), cores(x.GoRedisPipelined.RedisCPU), cores(x.GoRedisPipelined.LoadCPU))
+	}
 	for _, t := range m.Targets {
 		fmt.Fprintf(w, "          %s: %s %s\n", t.Target, t.Value, pass(t.Met))
 	}
@@ -325,19 +336,6 @@ func WriteScaleSummary(w io.Writer, s Scale, clients, owners, locks int, saved s
 		r.Throughput.OpsPerSec, float64(r.Runtime.PeakRSSBytes)/(1<<20), float64(s.HeapEarly)/(1<<20), float64(s.HeapLate)/(1<<20),
 		s.GoroutinesEarly, s.GoroutinesLate, r.Runtime.GoroutinesMax, verdict, r.Safety.Violations)
 	fmt.Fprintf(w, "          %s\n", saved)
-}
-
-// WriteOverheadSummary prints the harness's overhead rounds and medians.
-func WriteOverheadSummary(w io.Writer, o Overhead) {
-	fmt.Fprintf(w, "\noverhead  uncontended, %d owners = redis-benchmark -c %d, %d rounds (median)\n", o.Owners, o.Owners, len(o.Rounds))
-	for i, r := range o.Rounds {
-		fmt.Fprintf(w, "          round %d: lockbench %.0f · bare go-redis %.0f · redis-benchmark %.0f cycles/s (lock %.0f/s, unlock %.0f/s)\n",
-			i+1, r.Lockbench, r.GoRedis, r.Baseline.CyclesPerSec(), r.Baseline.LockPerSec, r.Baseline.UnlockPerSec)
-	}
-	fmt.Fprintf(w, "          medians: lockbench %.0f · bare go-redis %.0f · redis-benchmark %.0f cycles/s\n", o.Lockbench, o.GoRedis, o.Baseline)
-	fmt.Fprintf(w, "          lockbench / redis-benchmark, median of rounds %.3f (rounds %.3f..%.3f; target >= %.1f) %s\n",
-		o.Ratio, o.RatioMin, o.RatioMax, OverheadTarget, pass(o.Ratio >= OverheadTarget))
-	fmt.Fprintf(w, "          lockbench / bare go-redis, median of rounds %.3f: the cost of lockimpl and recording over the Go client itself\n", o.GoRedisRatio)
 }
 
 // WriteHandoffSummary prints handoff latency against PING; saved is where

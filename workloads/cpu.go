@@ -292,3 +292,26 @@ func sharedHost(meta results.Meta) bool {
 	}
 	return false
 }
+
+// CPUSpan measures the CPU of the servers rdb reaches and of this process
+// over a span of work that runs outside Run (bench perf's baselines):
+// StartCPU, the work, End.
+type CPUSpan struct {
+	m     *cpuMeter
+	start time.Time
+}
+
+// StartCPU takes a span's first reading.
+func StartCPU(ctx context.Context, rdb redis.UniversalClient) *CPUSpan {
+	start := time.Now()
+	s := &CPUSpan{m: newCPUMeter(rdb, nil, start), start: start}
+	s.m.sample(ctx)
+	return s
+}
+
+// End takes the span's last reading and returns its CPU; Load is this
+// process's alone.
+func (s *CPUSpan) End(ctx context.Context) *results.CPU {
+	s.m.sample(ctx)
+	return s.m.result(s.start, float64(runtime.GOMAXPROCS(0)), false)
+}

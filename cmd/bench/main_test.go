@@ -246,7 +246,9 @@ func TestPerfQuick(t *testing.T) {
 	}
 	want := []string{"peak RSS", "goroutines", "handoff p50"}
 	if strings.Contains(parts, "overhead") {
-		want = append(want, "lockbench / redis-benchmark", "lockbench / bare go-redis")
+		want = append(want, "lockimpl+ap", "at 32: redis-benchmark", "-P 16", "on the autopipeliner",
+			"lockimpl on the autopipeliner ≥ 1.25× redis-benchmark's unpipelined", "lockimpl ≥ 0.9× a bare go-redis loop",
+			"mutex, 32 owners: handoff p50 on the autopipeliner")
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {
@@ -304,8 +306,9 @@ func TestPerfMatrixQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := string(b)
-	for _, w := range []string{"# Lock implementations side by side", "## Targets", "## redis-benchmark baseline",
-		"## uncontended", "## mutex", "## rw90", "### 64 owners (4 clients)", "| lockimpl |", "| raw |", "no safety violation in any run"} {
+	for _, w := range []string{"# Lock implementations side by side", "## Targets", "## Baselines: redis-benchmark and bare go-redis",
+		"## uncontended", "## mutex", "## rw90", "### 32 owners (4 clients)", "### 64 owners (4 clients)", "| lockimpl |", "| lockimpl+ap |",
+		"| raw |", "no safety violation in any run", "lockimpl on the autopipeliner ≥ 1.25×", "× go-redis", "× ceiling"} {
 		if !strings.Contains(md, w) {
 			t.Errorf("perf.md lacks %q", w)
 		}

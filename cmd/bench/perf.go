@@ -30,20 +30,29 @@ Measures lock implementations and the harness itself, on one Redis, and
 prints the figures with their targets:
 
   matrix    (the default; make perf) the same workloads on every lock
-            implementation (see bench impls): uncontended and mutex at 1, 8
-            and 64 owners on lockimpl, raw, redsync and redislock, rw90 on
-            lockimpl and raw, plus redis-benchmark driving the acquire and
-            unlock scripts at each concurrency. Rounds alternate the order
-            so drift hits all alike. --doc writes the tables (ops/s,
-            acquire p50/p99, handoff, each as a ratio to raw and to
-            redis-benchmark) as Markdown: make perf writes docs/perf.md.
+            implementation (see bench impls): uncontended and mutex at 1, 8,
+            32 and 64 owners on lockimpl, lockimpl+ap (on go-redis's
+            autopipeliner), raw, redsync, redislock and redisson, rw90 on
+            lockimpl, lockimpl+ap, raw and redisson, plus, at each
+            concurrency, redis-benchmark driving the acquire and unlock
+            scripts (plain and -P 16) and bare go-redis loops (plain and
+            autopipelined). Rounds alternate the order so drift hits all
+            alike. --doc writes the tables (ops/s, acquire p50/p99, handoff,
+            CPU, each as a ratio to raw, redis-benchmark, bare go-redis and
+            the -P 16 ceiling) as Markdown: make perf writes docs/perf.md.
             Targets: lockimpl >= 0.9x raw on uncontended; lockimpl's handoff
-            p50 on mutex >= 10x lower than redsync's and redislock's; no
-            safety violation anywhere.
-  overhead  lock+unlock cycles/s of lockimpl on the uncontended profile
-            against redis-benchmark driving the same two Lua scripts at the
-            same concurrency, in alternating rounds (median of the rounds'
-            ratios), with bare go-redis loops as a third column. Target >= 0.9.
+            p50 on mutex >= 10x lower than redsync's and redislock's; the
+            overhead part's targets; no safety violation anywhere.
+  overhead  the pipelining targets in a few minutes: lockimpl plain and on
+            go-redis's autopipeliner (lockimpl+ap, as --auto-pipeline true)
+            on uncontended and mutex at 32 owners, in alternating rounds,
+            beside redis-benchmark -c 32 driving the same two Lua scripts
+            (plain, and -P 16: the server's ceiling) and bare go-redis loops
+            running them (plain and autopipelined). Targets, on medians of
+            the rounds' ratios: lockimpl+ap >= 1.25x redis-benchmark's
+            unpipelined cycles (stretch 1.4x); lockimpl >= 0.9x bare
+            go-redis; lockimpl+ap's handoff p50 on mutex no higher than
+            lockimpl's. Each run also says whose CPU ran out.
   scale     1,008 owners across 16 clients for 60 s: peak RSS and
             goroutines early vs late in the run (growth is a leak).
   handoff   handoff p50 on the mutex profile (32 owners, one lock) against
@@ -68,7 +77,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	matrixImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs lockimpl, raw and redisson; fair and reentrant-deep lockimpl and redisson; redisson is left out of the default when its driver is not built)")
 	doc := fs.String("doc", "", "matrix: write the tables as Markdown to this file (make perf: docs/perf.md)")
 	rounds := fs.Int("rounds", 5, "overhead: alternating rounds")
-	overheadD := fs.Duration("overhead-duration", 3*time.Second, "overhead: measured time of each lockbench round")
+	overheadD := fs.Duration("overhead-duration", 5*time.Second, "overhead: measured time of each run (after 1s warmup)")
 	scaleD := fs.Duration("scale-duration", 60*time.Second, "scale: measured time")
 	scaleClients := fs.Int("scale-clients", 16, "scale: clients")
 	scaleOwners := fs.Int("scale-owners", 63, "scale: owners per client")
@@ -183,12 +192,20 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if slices.Contains(parts, "overhead") {
-		fmt.Fprintf(stderr, "overhead: %d rounds of %v lockbench + redis-benchmark...\n", *rounds, *overheadD)
-		o, err := perf.MeasureOverhead(ctx, base, bin, srv, *rounds, *overheadD)
+		spec := perf.MatrixSpec{Impls: map[string]workloads.Impl{impls.Default: workloads.Lockimpl{}, perf.PipelinedName: perf.Pipelined{}},
+			Groups: perf.OverheadMatrix(), Rounds: *rounds, Duration: *overheadD, Warmup: time.Second}
+		m, err := perf.MeasureMatrix(ctx, base, spec, bin, srv, perf.MatrixHooks{
+			Progress: func(msg string) { fmt.Fprintf(stderr, "overhead: %s\n", msg) },
+			Save:     save,
+		})
+		if m != nil {
+			if werr := writeMatrix(stdout, m, *out, ""); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
 		if err != nil {
 			return err
 		}
-		results.WriteOverheadSummary(stdout, o)
 	}
 	if slices.Contains(parts, "handoff") {
 		fmt.Fprintf(stderr, "handoff: mutex profile for %v...\n", *handoffD)
@@ -218,6 +235,10 @@ func matrixSpec(list string) (perf.MatrixSpec, error) {
 		}
 		spec.Impls[n] = impl
 		names = append(names, n)
+	}
+	if slices.Contains(names, impls.Default) {
+		spec.Impls[perf.PipelinedName] = perf.Pipelined{}
+		names = perf.WithPipelined(names)
 	}
 	for _, g := range perf.DefaultMatrix(names) {
 		var keep []string

@@ -34,6 +34,16 @@ func (c ScriptCall) Run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
 	return c.call.Script.Run(ctx, rdb, c.Keys, c.call.Args...)
 }
 
+// RunOnce sends the call as lockimpl sends an acquisition: as a command
+// go-redis never resends (Cmder.NoRetry), whatever rdb's MaxRetries, and
+// on a deferred autopipeliner a wait that ctx ends. It returns the reply's
+// error (redis.Nil for an acquire's "acquired").
+func (c ScriptCall) RunOnce(ctx context.Context, rdb redis.UniversalClient) error {
+	call := wire.Call{Script: c.call.Script, Keys: c.Keys, Args: c.call.Args}
+	_, err := wire.Eval(ctx, rdb, call.Script, call.Command(), true)
+	return err
+}
+
 func export(c wire.Call) ScriptCall {
 	sc := ScriptCall{Source: c.Script.Source, Keys: c.Keys, call: c}
 	for _, a := range c.Args {
