@@ -20,12 +20,17 @@ import (
 // -benchmem ./lockimpl, or make gobench). BenchmarkRawScripts is the floor:
 // the same scripts sent with no client logic.
 
-// benchClient starts a redis-server and returns a lockimpl client on it.
-func benchClient(b *testing.B) (*lockimpl.Client, redis.UniversalClient) {
+// benchClient starts a redis-server and returns a lockimpl client on it
+// (with opts, or none).
+func benchClient(b *testing.B, opts ...lockimpl.Options) (*lockimpl.Client, redis.UniversalClient) {
 	b.Helper()
 	env := redisenvtest.Start(b)
 	rdb := env.NewClient()
-	c, err := lockimpl.NewClient(context.Background(), rdb, lockimpl.Options{})
+	var o lockimpl.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	c, err := lockimpl.NewClient(context.Background(), rdb, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,8 +75,18 @@ func BenchmarkLockUnlockLease(b *testing.B) {
 
 // BenchmarkLockUnlockParallel is uncontended lock cycles from GOMAXPROCS
 // goroutines, each its own owner and name, on one client.
-func BenchmarkLockUnlockParallel(b *testing.B) {
-	c, _ := benchClient(b)
+func BenchmarkLockUnlockParallel(b *testing.B) { lockUnlockParallel(b, lockimpl.Options{}) }
+
+// BenchmarkLockUnlockAutoPipeline is the same with the client on go-redis's
+// autopipeliner (Options.AutoPipeline), 8 goroutines per GOMAXPROCS so
+// that batches form.
+func BenchmarkLockUnlockAutoPipeline(b *testing.B) {
+	b.SetParallelism(8)
+	lockUnlockParallel(b, lockimpl.Options{AutoPipeline: true})
+}
+
+func lockUnlockParallel(b *testing.B, opts lockimpl.Options) {
+	c, _ := benchClient(b, opts)
 	ctx := context.Background()
 	b.ReportAllocs()
 	n := 0

@@ -43,8 +43,10 @@ type Client struct {
 	id       string
 	opts     Options
 	reqIDs   requestIDs
-	leaseArg any // the watchdog lease in ms, boxed once for every call that sends it
-	latchArg any // LatchTimeout in ms, likewise
+	// leaseArg, latchArg and publishArg are the watchdog lease and
+	// LatchTimeout in ms, and publish, as interface values made once for
+	// every call that sends them.
+	leaseArg, latchArg, publishArg any
 
 	publish string // "PUBLISH" or "SPUBLISH"
 	sharded bool
@@ -138,6 +140,7 @@ func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*C
 	if c.sharded {
 		c.publish = "SPUBLISH"
 	}
+	c.publishArg = c.publish
 	c.base, c.cancelBase = context.WithCancel(context.Background())
 	c.subs = newSubscriber(c)
 	c.wd = newWatchdog(c)
@@ -225,7 +228,8 @@ func (c *Client) ID() string { return c.id }
 // Owner ids are "<client id>:<n>" with n counting from 1.
 func (c *Client) NewOwner() *Owner {
 	n := c.owners.Add(1)
-	return &Owner{c: c, id: c.id + ":" + strconv.FormatInt(n, 10), holds: map[holdKey]*hold{}}
+	id := c.id + ":" + strconv.FormatInt(n, 10)
+	return &Owner{c: c, id: id, fieldArg: id, holds: map[holdKey]*hold{}}
 }
 
 // Close stops the watchdog and every subscription, wakes waiters with
@@ -296,8 +300,9 @@ func newUUID() string {
 // each Java thread is its own: an owner refuses a second acquisition of a
 // lock it holds (ErrHeld), and re-entry goes through the Hold.
 type Owner struct {
-	c  *Client
-	id string
+	c        *Client
+	id       string
+	fieldArg any // id as an interface value, made once for every call that sends it
 
 	mu        sync.Mutex
 	holds     map[holdKey]*hold

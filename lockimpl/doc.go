@@ -59,6 +59,23 @@
 // sends nothing (Redisson still sends the WAIT and ignores it). One
 // acknowledging replica narrows the failover window; it does not close it.
 //
+// # Auto-pipelining
+//
+// With Options.AutoPipeline, or a *redis.AutoPipeliner given as the
+// client, the lock commands of all owners of a Client share go-redis's
+// autopipeliner: commands in flight at once go out in one write and come
+// back in one read, so the server spends one read and one write call on a
+// batch instead of on each command, and the client one wake-up. Where the
+// client's round trips, not the server, were the limit (many owners,
+// short holds), that is worth half as much throughput again. Acquisitions
+// are still never resent: every lock command goes as one go-redis must not
+// retry (Cmder.NoRetry), since an autopipeliner retries whole batches; an
+// unlock whose connection failed is re-sent by lockimpl with its latch.
+// Each owner waits for each reply before its next command, so the order
+// the autopipeliner keeps between owners is not needed. Pub/sub, the
+// watchdog's pipelined renewals and the WAIT of replica sync stay on the
+// client's own connections, so a replica-synced acquisition is not batched.
+//
 // # Fencing tokens
 //
 // A fenced lock's token counter never expires, as in Redisson: were it to

@@ -19,9 +19,10 @@ import (
 // the lock was lost.
 func Example() {
 	ctx := context.Background()
-	// MaxRetries -1: acquisitions must not be retried, and with it the
-	// client needs no second connection pool.
-	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr(), MaxRetries: -1})
+	// Any go-redis client: lockimpl never resends an acquisition, whatever
+	// its MaxRetries (Options.AutoPipeline would batch the owners'
+	// commands through go-redis's autopipeliner).
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr()})
 	defer rdb.Close()
 	client, err := lockimpl.NewClient(ctx, rdb, lockimpl.Options{})
 	if err != nil {
@@ -158,7 +159,7 @@ func ExampleHold_Reenter() {
 
 // exampleClient is a lockimpl client on the examples' server.
 func exampleClient() *lockimpl.Client {
-	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr(), MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr()})
 	c, err := lockimpl.NewClient(context.Background(), rdb, lockimpl.Options{})
 	if err != nil {
 		log.Fatal(err)

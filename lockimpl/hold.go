@@ -115,6 +115,7 @@ type hold struct {
 	owner *Owner
 	key   holdKey
 	lock  *Lock // the lock it was first taken through: names, field, kind
+	pub   Hold  // the Hold its first acquisition returns, allocated with it
 
 	mu       sync.Mutex
 	watchdog bool          // renewed by the watchdog
@@ -134,7 +135,9 @@ type hold struct {
 }
 
 func newHold(o *Owner, l *Lock) *hold {
-	return &hold{owner: o, key: holdKey{l.kind, l.name}, lock: l, lost: make(chan struct{}), lease: o.c.opts.WatchdogTimeout}
+	h := &hold{owner: o, key: holdKey{l.kind, l.name}, lock: l, lost: make(chan struct{}), lease: o.c.opts.WatchdogTimeout}
+	h.pub = Hold{lock: l, h: h}
+	return h
 }
 
 // isDone reports whether the hold ended (released or lost); lose sets

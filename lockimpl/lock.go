@@ -87,17 +87,41 @@ type Lock struct {
 	field   string // the owner's hash field
 	channel string // where this lock's waiters are woken
 
-	// The commands of a watchdog-lease acquisition and unlock (its latch
-	// left out), made on first use: a handle serves many acquisitions, and
-	// each string argument boxed anew would cost an allocation per call.
-	acquireCmd, unlockCmd atomic.Pointer[command]
+	// boxed are the name and channel as interface values, made on first
+	// use: a handle serves many acquisitions, and each string boxed anew
+	// would cost an allocation per call.
+	boxed atomic.Pointer[[2]any]
 }
 
 // command is a script call as EVALSHA arguments (wire.Call.Command).
 type command struct {
 	script wire.Script
 	args   []any
-	latch  int // where an unlock's latch key goes in args
+}
+
+// pieces are the lock's call pieces: its name and channel boxed once per
+// handle, the field once per owner.
+func (l *Lock) pieces() wire.Pieces {
+	b := l.boxed.Load()
+	if b == nil {
+		b = &[2]any{l.name, l.channel}
+		l.boxed.Store(b)
+	}
+	field := l.owner.fieldArg
+	if l.field != l.owner.id {
+		field = l.field // a write lock's "<owner>:write"
+	}
+	return wire.NewPieces(l.kind.family(), l.name, b[0], field, b[1])
+}
+
+// leaseArg is lease in ms as an interface value: the client's for the
+// watchdog's (lease <= 0 or the watchdog timeout).
+func (l *Lock) leaseArg(lease time.Duration) any {
+	c := l.owner.c
+	if lease <= 0 || lease == c.opts.WatchdogTimeout {
+		return c.leaseArg
+	}
+	return ms(lease)
 }
 
 // Name is the lock's name, which is also its Redis key.
@@ -181,6 +205,9 @@ func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (*Hold, e
 	}
 	if h == nil {
 		return nil, l.fail(ctx, "lock", ErrNotAcquired)
+	}
+	if h.pub.lock == l {
+		return &h.pub, nil
 	}
 	return &Hold{lock: l, h: h}, nil
 }
@@ -350,7 +377,7 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 	if lease > 0 {
 		leaseMs = ms(lease)
 	}
-	var cmd *command
+	var cmd command
 	switch l.kind {
 	case Fair, NonReentrantFair:
 		s := wire.FairTryOnce
@@ -362,12 +389,12 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		case l.kind == NonReentrantFair:
 			s = wire.NonReentrantFairTryOnce
 		}
-		cmd = newCommand(wire.Call{Script: s, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name)},
-			Args: []any{leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli(), wire.NonReentrantError}})
+		call := wire.Call{Script: s, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name)},
+			Args: []any{leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli(), wire.NonReentrantError}}
+		cmd = command{call.Script, call.Command()}
 	default:
-		cmd = l.cached(&l.acquireCmd, lease, func(leaseMs any) wire.Call {
-			return wire.AcquireCall(l.kind.family(), l.name, l.field, leaseMs)
-		})
+		p := l.pieces()
+		cmd.script, cmd.args = wire.AcquireArgs(l.kind.family(), &p, l.leaseArg(lease))
 	}
 	send := time.Now()
 	res, sync, err := c.runAcquire(ctx, l.name, cmd)
@@ -397,25 +424,6 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		return 0, nil, l.fail(ctx, "lock", sync.err(c.opts.ReplicaSyncTimeout))
 	}
 	return 0, l.owner.acquired(l, send, lease, token), nil
-}
-
-func newCommand(call wire.Call) *command {
-	return &command{script: call.Script, args: call.Command(), latch: wire.KeyIndex(len(call.Keys) - 1)}
-}
-
-// cached is the command build makes for this lock with lease (0: the
-// watchdog's), kept in slot when it is the watchdog's. build gets the
-// lease in ms, boxed once per client for the watchdog's.
-func (l *Lock) cached(slot *atomic.Pointer[command], lease time.Duration, build func(leaseMs any) wire.Call) *command {
-	if lease > 0 {
-		return newCommand(build(ms(lease)))
-	}
-	if cmd := slot.Load(); cmd != nil {
-		return cmd
-	}
-	cmd := newCommand(build(l.owner.c.leaseArg))
-	slot.Store(cmd)
-	return cmd
 }
 
 // undoAcquire gives back an acquisition that no replica acknowledged, as
@@ -564,20 +572,14 @@ func (l *Lock) retryUnlock(lease time.Duration, latch string) {
 // go-redis would have.
 func (l *Lock) unlockWith(ctx context.Context, lease time.Duration, latch string) (int64, error) {
 	c := l.owner.c
-	var cmd *command
+	var cmd command
 	if l.kind.fair() {
-		cmd = newCommand(wire.Call{Script: wire.FairUnlock, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name), latch},
-			Args: []any{wire.UnlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publish, c.latchArg}})
+		call := wire.Call{Script: wire.FairUnlock, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name), latch},
+			Args: []any{wire.UnlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publishArg, c.latchArg}}
+		cmd = command{call.Script, call.Command()}
 	} else {
-		if lease == c.opts.WatchdogTimeout {
-			lease = 0 // the cached command's
-		}
-		tpl := l.cached(&l.unlockCmd, lease, func(leaseMs any) wire.Call {
-			return wire.UnlockCall(l.kind.family(), l.name, l.field, l.channel, c.publish, "", leaseMs, c.latchArg)
-		})
-		cmd = &command{script: tpl.script, args: make([]any, len(tpl.args))}
-		copy(cmd.args, tpl.args)
-		cmd.args[tpl.latch] = latch
+		p := l.pieces()
+		cmd.script, cmd.args = wire.UnlockArgs(l.kind.family(), &p, c.publishArg, latch, l.leaseArg(lease), c.latchArg)
 	}
 	res, err := c.eval(ctx, c.cmds, cmd.script, cmd.args, c.pipelined)
 	for n := 1; c.pipelined && n <= unlockRetries && resendable(err); n++ {

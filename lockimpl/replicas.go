@@ -151,7 +151,7 @@ func (s syncResult) err(timeout time.Duration) error {
 // (WAITAOF 1 <replicas> <timeout> when the primary has AOF on), as
 // Redisson's checkLockSyncedSlaves does; the result says how many
 // acknowledged.
-func (c *Client) runAcquire(ctx context.Context, name string, cmd *command) (any, syncResult, error) {
+func (c *Client) runAcquire(ctx context.Context, name string, cmd command) (any, syncResult, error) {
 	if c.opts.SkipReplicaSync {
 		res, err := c.acquireOnce(ctx, cmd)
 		return res, syncResult{}, err
@@ -201,7 +201,7 @@ func (c *Client) runAcquire(ctx context.Context, name string, cmd *command) (any
 
 // acquireOnce sends an acquire command: through Options.AcquireClient when
 // set, else through cmds as a command go-redis never resends.
-func (c *Client) acquireOnce(ctx context.Context, cmd *command) (any, error) {
+func (c *Client) acquireOnce(ctx context.Context, cmd command) (any, error) {
 	if c.acq == nil {
 		return c.eval(ctx, c.cmds, cmd.script, cmd.args, true)
 	}
@@ -221,7 +221,7 @@ func isRedirect(err error) bool {
 // evalThenWait pipelines the command (EVALSHA, or EVAL when load) and the
 // WAIT on one connection. err is the command's error (redis.Nil included);
 // a failed WAIT counts as no acknowledgement.
-func (c *Client) evalThenWait(ctx context.Context, node node, cmd *command, r replication, load bool) (any, int, error) {
+func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, r replication, load bool) (any, int, error) {
 	timeout := ms(c.opts.ReplicaSyncTimeout)
 	pipe := node.Pipeline()
 	args := cmd.args

@@ -52,8 +52,10 @@ func ReadTimeoutPrefix(name, field string) string {
 // (or name itself when it has braces). The read unlock and renewal scripts
 // rebuild every owner's timeout keys from it.
 func ReadKeyPrefix(name, field string) string {
-	p, _, _ := strings.Cut(ReadTimeoutPrefix(name, field), ":"+field)
-	return p
+	if strings.Contains(name, "{") {
+		return name
+	}
+	return "{" + name + "}"
 }
 
 // Unlock messages, as Redisson sends them (LongCodec: ASCII digits).
