@@ -77,7 +77,8 @@ type Client struct {
 // twice), so, as Redisson does, they are never resent: each goes as a
 // command that go-redis does not retry, whatever rdb's MaxRetries, on
 // rdb's own pool. Unlock scripts are made idempotent by the unlock latch
-// and are retried as rdb retries. rdb may be a *redis.AutoPipeliner, or
+// and are retried as rdb retries (on an autopipeliner, by lockimpl). rdb
+// may be a *redis.AutoPipeliner, or
 // Options.AutoPipeline makes one of a *redis.Client or *redis.ClusterClient:
 // commands of all owners then share batches (see Options.AutoPipeline).
 func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client, error) {
@@ -112,8 +113,8 @@ func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*C
 		if c.direct == nil {
 			return nil, fmt.Errorf("%w: Options.AutoPipeline needs a *redis.Client or *redis.ClusterClient (or a *redis.AutoPipeliner as rdb), not a %T", ErrInvalidOptions, rdb)
 		}
-		opts, crowd := pipelineOptions(rdb)
-		ap, err := rdb.AsyncAutoPipelineWithOptions(opts)
+		apOpts, crowd := pipelineOptions(rdb)
+		ap, err := rdb.AsyncAutoPipelineWithOptions(apOpts)
 		if err != nil {
 			return nil, fmt.Errorf("lockimpl: NewClient: %w", err)
 		}

@@ -67,7 +67,12 @@
 // back in one read, so the server spends one read and one write call on a
 // batch instead of on each command, and the client one wake-up. Where the
 // client's round trips, not the server, were the limit (many owners,
-// short holds), that is worth half as much throughput again. Acquisitions
+// short holds), that is worth half as much throughput again. With
+// Options.AutoPipeline lockimpl picks the way per command: a crowd (more
+// than 3 commands of the client in flight) rides go-redis's default
+// autopipeliner, which waits to fill a batch; otherwise acquisitions ride
+// one that flushes at once, and unlocks, which end critical sections
+// others may wait on, go straight to a pooled connection. Acquisitions
 // are still never resent: every lock command goes as one go-redis must not
 // retry (Cmder.NoRetry), since an autopipeliner retries whole batches; an
 // unlock whose connection failed is re-sent by lockimpl with its latch.

@@ -581,12 +581,12 @@ func (l *Lock) unlockWith(ctx context.Context, lease time.Duration, latch string
 		p := l.pieces()
 		cmd.script, cmd.args = wire.UnlockArgs(l.kind.family(), &p, c.publishArg, latch, l.leaseArg(lease), c.latchArg)
 	}
-	res, err := c.eval(ctx, c.cmds, cmd.script, cmd.args, c.pipelined)
+	res, err := c.eval(ctx, sendUnlock, cmd.script, cmd.args, c.pipelined)
 	for n := 1; c.pipelined && n <= unlockRetries && resendable(err); n++ {
 		if sleepCtx(ctx, retryBackoff(n)) != nil {
 			break
 		}
-		res, err = c.eval(ctx, c.cmds, cmd.script, cmd.args, true)
+		res, err = c.eval(ctx, sendUnlock, cmd.script, cmd.args, true)
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
 		c.dropLatch(latch)
