@@ -16,7 +16,7 @@ setup: ## install redis-server if missing (apt-get as root; else print the comma
 
 redisson-driver: ## build the Redisson peer driver (Java 17 + Maven); without them the Redisson tests skip
 	@if command -v mvn >/dev/null && command -v java >/dev/null; then \
-	  cd redisson-driver && { mvn -q -B -o package 2>/dev/null || mvn -q -B package; }; \
+	  cd redisson-driver && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; }; \
 	else echo "redisson-driver: Java 17 and Maven are missing, so the Redisson interop tests will skip; install them with: apt-get install -y openjdk-17-jdk-headless maven"; fi
 
 build: ## build bin/bench and bin/chaos

@@ -70,9 +70,11 @@
 // short holds), that is worth half as much throughput again. With
 // Options.AutoPipeline lockimpl picks the way per command: a crowd (more
 // than 3 commands of the client in flight) rides go-redis's default
-// autopipeliner, which waits to fill a batch; otherwise acquisitions ride
-// one that flushes at once, and unlocks, which end critical sections
-// others may wait on, go straight to a pooled connection. Acquisitions
+// autopipeliner, which waits to fill a batch; an attempt after a wait
+// rides one that flushes at once; unlocks, which end critical sections
+// others may wait on, and commands with nothing in flight beside them go
+// straight to a pooled connection; the rest ride the one that flushes at
+// once. Acquisitions
 // are still never resent: every lock command goes as one go-redis must not
 // retry (Cmder.NoRetry), since an autopipeliner retries whole batches; an
 // unlock whose connection failed is re-sent by lockimpl with its latch.

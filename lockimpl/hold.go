@@ -71,7 +71,7 @@ func (hd *Hold) Reenter(ctx context.Context) error {
 		lease = 0
 	}
 	h.mu.Unlock()
-	_, got, err := l.attempt(ctx, lease, false, l.owner.c.opts.FairWaitTimeout)
+	_, got, err := l.attempt(ctx, lease, false, l.owner.c.opts.FairWaitTimeout, sendAcquire)
 	if err != nil {
 		return err
 	}

@@ -93,10 +93,12 @@ type Lock struct {
 	boxed atomic.Pointer[[2]any]
 }
 
-// command is a script call as EVALSHA arguments (wire.Call.Command).
+// command is a script call as EVALSHA arguments (wire.Call.Command), and
+// what it is for (see Client.eval).
 type command struct {
 	script wire.Script
 	args   []any
+	what   send
 }
 
 // pieces are the lock's call pieces: its name and channel boxed once per
@@ -263,7 +265,7 @@ func (l *Lock) acquireLoop(ctx context.Context, wait, lease time.Duration) (*hol
 		}
 	}
 
-	_, h, err := l.attempt(ctx, lease, queued, queueWait)
+	_, h, err := l.attempt(ctx, lease, queued, queueWait, sendAcquire)
 	if h != nil || err != nil {
 		if err != nil {
 			giveUp()
@@ -302,7 +304,7 @@ func (l *Lock) acquireLoop(ctx context.Context, wait, lease time.Duration) (*hol
 	}
 
 	for {
-		ttl, h, err := l.attempt(ctx, lease, queued, queueWait)
+		ttl, h, err := l.attempt(ctx, lease, queued, queueWait, sendRetry)
 		if h != nil || err != nil {
 			if err != nil {
 				giveUp()
@@ -358,7 +360,7 @@ func (l *Lock) spin(ctx context.Context, lease, wait time.Duration, start time.T
 			return nil, l.fail(ctx, "lock", ErrClosed)
 		case <-t.C:
 		}
-		ttl, h, err := l.attempt(ctx, lease, false, 0)
+		ttl, h, err := l.attempt(ctx, lease, false, 0, sendRetry)
 		if h != nil || err != nil {
 			return h, err
 		}
@@ -371,7 +373,7 @@ func (l *Lock) spin(ctx context.Context, lease, wait time.Duration, start time.T
 // attempt runs the acquire script once. It returns the hold when
 // acquired, else the lock's remaining TTL (or the wait bound the fair
 // script replies).
-func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, queueWait time.Duration) (time.Duration, *hold, error) {
+func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, queueWait time.Duration, what send) (time.Duration, *hold, error) {
 	c := l.owner.c
 	leaseMs := ms(c.opts.WatchdogTimeout)
 	if lease > 0 {
@@ -391,11 +393,12 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		}
 		call := wire.Call{Script: s, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name)},
 			Args: []any{leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli(), wire.NonReentrantError}}
-		cmd = command{call.Script, call.Command()}
+		cmd = command{script: call.Script, args: call.Command()}
 	default:
 		p := l.pieces()
 		cmd.script, cmd.args = wire.AcquireArgs(l.kind.family(), &p, l.leaseArg(lease))
 	}
+	cmd.what = what
 	send := time.Now()
 	res, sync, err := c.runAcquire(ctx, l.name, cmd)
 	acquired, token, ttl := errors.Is(err, redis.Nil), int64(0), int64(0)
@@ -576,17 +579,18 @@ func (l *Lock) unlockWith(ctx context.Context, lease time.Duration, latch string
 	if l.kind.fair() {
 		call := wire.Call{Script: wire.FairUnlock, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name), latch},
 			Args: []any{wire.UnlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publishArg, c.latchArg}}
-		cmd = command{call.Script, call.Command()}
+		cmd = command{script: call.Script, args: call.Command()}
 	} else {
 		p := l.pieces()
 		cmd.script, cmd.args = wire.UnlockArgs(l.kind.family(), &p, c.publishArg, latch, l.leaseArg(lease), c.latchArg)
 	}
-	res, err := c.eval(ctx, sendUnlock, cmd.script, cmd.args, c.pipelined)
+	cmd.what = sendUnlock
+	res, err := c.eval(ctx, cmd, c.pipelined)
 	for n := 1; c.pipelined && n <= unlockRetries && resendable(err); n++ {
 		if sleepCtx(ctx, retryBackoff(n)) != nil {
 			break
 		}
-		res, err = c.eval(ctx, sendUnlock, cmd.script, cmd.args, true)
+		res, err = c.eval(ctx, cmd, true)
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
 		c.dropLatch(latch)

@@ -91,9 +91,11 @@ type Options struct {
 	// it go-redis's default blocking one (rdb.AutoPipeline), which a
 	// command rides while more than 3 others of this client are in flight:
 	// a crowd of owners fills a batch worth waiting for, a lone command
-	// does not (see DefaultAutoPipelineOptions). Below that an unlock goes
-	// straight to a pooled connection of rdb, since it ends a critical
-	// section others may be waiting on. Both belong to rdb, which
+	// does not (see DefaultAutoPipelineOptions); an attempt after a wait
+	// never waits for a crowd. Below that an unlock, which ends a critical
+	// section others may be waiting on, and a command with nothing in
+	// flight beside it go straight to a pooled connection of rdb. Both
+	// belong to rdb, which
 	// closes them; later calls of rdb's getters return these. Passing a
 	// *redis.AutoPipeliner as rdb sends every command through that one; a
 	// blocking one ignores contexts once a command is queued, as a plain

@@ -203,7 +203,7 @@ func (c *Client) runAcquire(ctx context.Context, name string, cmd command) (any,
 // set, else through cmds as a command go-redis never resends.
 func (c *Client) acquireOnce(ctx context.Context, cmd command) (any, error) {
 	if c.acq == nil {
-		return c.eval(ctx, sendAcquire, cmd.script, cmd.args, true)
+		return c.eval(ctx, cmd, true)
 	}
 	n := cmd.args[2].(int)
 	keys := make([]string, n)
