@@ -67,15 +67,17 @@
 // back in one read, so the server spends one read and one write call on a
 // batch instead of on each command, and the client one wake-up. Where the
 // client's round trips, not the server, were the limit (many owners,
-// short holds), that is worth half as much throughput again. With
-// Options.AutoPipeline lockimpl picks the way per command: a crowd (more
-// than 3 commands of the client in flight) rides go-redis's default
-// autopipeliner, which waits to fill a batch; an attempt after a wait
-// rides one that flushes at once; unlocks, which end critical sections
-// others may wait on, and commands with nothing in flight beside them go
-// straight to a pooled connection; the rest ride the one that flushes at
-// once. Acquisitions
-// are still never resent: every lock command goes as one go-redis must not
+// short holds), that has been worth half as much throughput again, and
+// next to nothing on a host whose goroutine wake-ups were slow; where
+// owners mostly hold and think it costs a little. Measure yours (bench
+// run --auto-pipeline true). With Options.AutoPipeline lockimpl picks the
+// way per command: a crowd (more than 3 commands of the client in flight)
+// rides go-redis's default autopipeliner, which waits to fill a batch; an
+// attempt after a wait rides one that flushes at once; unlocks, which end
+// critical sections others may wait on, and commands with nothing in
+// flight beside them go straight to a pooled connection; the rest ride the
+// one that flushes at once. Acquisitions are still never resent: every
+// lock command goes as one go-redis must not
 // retry (Cmder.NoRetry), since an autopipeliner retries whole batches; an
 // unlock whose connection failed is re-sent by lockimpl with its latch.
 // Each owner waits for each reply before its next command, so the order
