@@ -106,7 +106,7 @@ func exclusiveOnly(impl string, p workloads.Profile, expiry time.Duration, expir
 		case workloads.NeedReentrancy:
 			return "", workloads.Refuse(impl, p, f, impl+"'s mutexes are not reentrant; set --depth 1 or use --impl lockimpl")
 		case workloads.NeedAutoPipeline:
-			return "", workloads.Refuse(impl, p, f, "it sends its own commands; drop --auto-pipeline or use --impl lockimpl")
+			return "", workloads.Refuse(impl, p, f, "it sends its own commands; drop --auto-pipeline (or the profile's auto_pipeline: true), or use --impl lockimpl")
 		case workloads.NeedWatchdog:
 			n, err := workloads.FixedForWatchdog(impl, p, expiry, expirySource)
 			if err != nil {

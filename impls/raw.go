@@ -43,7 +43,7 @@ func (r Raw) Check(p workloads.Profile) (string, error) {
 		case workloads.NeedFencing, workloads.NeedSpin, workloads.NeedNonReentry, workloads.NeedMulti:
 			return "", workloads.Refuse(r.Name(), p, f, "raw runs the reentrant and read-write scripts only; use --impl lockimpl")
 		case workloads.NeedAutoPipeline:
-			return "", workloads.Refuse(r.Name(), p, f, "raw is the plain client's floor; drop --auto-pipeline (bench perf measures bare go-redis on the autopipeliner)")
+			return "", workloads.Refuse(r.Name(), p, f, "raw is the plain client's floor; drop --auto-pipeline (or the profile's auto_pipeline: true; bench perf measures bare go-redis on the autopipeliner)")
 		case workloads.NeedWatchdog:
 			n, err := workloads.FixedForWatchdog(r.Name(), p, lockimpl.DefaultWatchdogTimeout, "the lease Redisson's scripts get under a watchdog")
 			if err != nil {

@@ -62,7 +62,7 @@ func (r *Redisson) Check(p workloads.Profile) (string, error) {
 		}
 	}
 	if p.AutoPipeline {
-		return "", workloads.Refuse(r.Name(), p, workloads.NeedAutoPipeline, "Redisson multiplexes its commands over its own connections; drop --auto-pipeline")
+		return "", workloads.Refuse(r.Name(), p, workloads.NeedAutoPipeline, "Redisson multiplexes its commands over its own connections; drop --auto-pipeline (or the profile's auto_pipeline: true)")
 	}
 	v := redisson.JarVersion(jar)
 	if v == "" {

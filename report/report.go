@@ -571,6 +571,9 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 	}
 	bl = append(bl, para{text: fmt.Sprintf("%d of %d planned points over %s (axis: %s); %s; %s. Redis %s (%s) on %s. Sweep file: %s.",
 		len(sw.Points), sw.Planned, secs(sw.Seconds), sw.Axis, slo, stop, sw.Meta.RedisVersion, sw.Meta.RedisBackend, sw.Meta.Host, s.Path)})
+	if sw.Meta.Workload != "" {
+		bl = append(bl, para{text: "Base workload, which the axis varies: " + sw.Meta.Workload + "."})
+	}
 	if sw.Partial {
 		bl = append(bl, para{class: "warn", text: "Partial sweep: " + sw.PartialReason + "."})
 	}

@@ -31,6 +31,10 @@ type CPU struct {
 	// same host (local or container backend) and competes for them.
 	HostCores  int  `json:"host_cores"`
 	SharedHost bool `json:"shared_host"`
+	// Host is every process's CPU on this host (the kernel's count of
+	// busy time), where it could be read: what Redis and the load
+	// generator left to nobody else, and what others took from them.
+	Host float64 `json:"host_busy_cores,omitempty"`
 	// Unread says why Redis's CPU could not be read (INFO refused or not
 	// answered); Redis and RedisTotal are then 0.
 	Unread string `json:"unread,omitempty"`
@@ -55,8 +59,26 @@ const (
 	LimitRedis = "redis" // the server's command thread
 	LimitLoad  = "load"  // the load generator's CPUs
 	LimitHost  = "host"  // a host shared by both ran out of cores
-	LimitNone  = ""      // nothing saturated: round trips and lock waits
+	LimitNone  = ""      // nothing saturated: latency is the limit
 )
+
+// hostBusy is the host's busy CPU: the kernel's count where it was read,
+// else what Redis and the load generator used.
+func (c *CPU) hostBusy() float64 {
+	if c.Host > 0 {
+		return c.Host
+	}
+	return c.RedisTotal + c.Load
+}
+
+// others is the host CPU that neither Redis nor the load generator used:
+// other processes and the kernel's work no process is charged for.
+func (c *CPU) others() float64 {
+	if c.Host <= 0 {
+		return 0
+	}
+	return max(0, c.Host-c.RedisTotal-c.Load)
+}
 
 // Limit names what saturated: the server's command thread, the load
 // generator's CPUs, the CPUs of a host both share, or nothing.
@@ -66,7 +88,7 @@ func (c *CPU) Limit() string {
 		return LimitRedis
 	case c.LoadLimit > 0 && c.Load >= Saturated*c.LoadLimit:
 		return LimitLoad
-	case c.SharedHost && c.Unread == "" && c.HostCores > 0 && c.RedisTotal+c.Load >= Saturated*float64(c.HostCores):
+	case c.SharedHost && c.HostCores > 0 && (c.Unread == "" || c.Host > 0) && c.hostBusy() >= Saturated*float64(c.HostCores):
 		return LimitHost
 	}
 	return LimitNone
@@ -83,8 +105,12 @@ func (c *CPU) Line() string {
 		parts = append(parts, "redis "+cores(c.Redis)+" of a core")
 	}
 	parts = append(parts, "lockbench "+cores(c.Load)+" (of "+cores(c.LoadLimit)+")")
-	if c.SharedHost && c.Unread == "" && c.HostCores > 0 {
-		parts = append(parts, fmt.Sprintf("host %s (of %s)", cores(c.RedisTotal+c.Load), cores(float64(c.HostCores))))
+	if c.SharedHost && c.HostCores > 0 && (c.Unread == "" || c.Host > 0) {
+		host := fmt.Sprintf("host %s (of %s", cores(c.hostBusy()), cores(float64(c.HostCores)))
+		if o := c.others(); o >= 0.05 {
+			host += fmt.Sprintf("; %s neither Redis's nor lockbench's", cores(o))
+		}
+		parts = append(parts, host+")")
 	}
 	var verdict string
 	switch c.Limit() {
@@ -94,8 +120,11 @@ func (c *CPU) Line() string {
 		verdict = "lockbench is the limit (the load generator's CPUs)"
 	case LimitHost:
 		verdict = "the host's CPUs are the limit (Redis and lockbench share them)"
+		if o := c.others(); o >= 0.1*float64(c.HostCores) {
+			verdict = "the host's CPUs are the limit, and other work took " + cores(o) + " of them: these figures are not the lock's"
+		}
 	default:
-		verdict = "neither is saturated: round trips and lock waits are the limit"
+		verdict = "neither is saturated: latency is the limit (round trips, wake-ups, lock waits)"
 		if c.Unread != "" {
 			verdict = "lockbench is not saturated; the server's share is unknown"
 		}

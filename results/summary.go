@@ -250,6 +250,9 @@ func WriteSweepSummary(w io.Writer, sw *Sweep) {
 	if sw.Partial {
 		title += "  [PARTIAL: " + sw.PartialReason + "]"
 	}
+	if sw.Meta.Workload != "" {
+		title += "\nbase      " + sw.Meta.Workload + " (the axis varies it)"
+	}
 	fmt.Fprintf(w, "%s\n\n", title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "series\tx\tclients×owners\tops/s\tp50\tp99\tfailed\tviolations\tSLO\t")

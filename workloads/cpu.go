@@ -36,9 +36,11 @@ type cpuMeter struct {
 }
 
 type cpuSample struct {
-	at    time.Time
-	load  float64              // seconds of CPU, since the process started
-	redis map[string]serverCPU // by server address; nil when unread
+	at     time.Time
+	load   float64              // seconds of CPU, since the process started
+	host   float64              // seconds every CPU of the host was busy, since boot
+	hostOK bool                 // host was read
+	redis  map[string]serverCPU // by server address; nil when unread
 }
 
 // serverCPU is one server's CPU seconds since it started.
@@ -65,6 +67,7 @@ func newCPUMeter(rdb redis.UniversalClient, impl Impl, base time.Time) *cpuMeter
 // sample reads both sides now.
 func (m *cpuMeter) sample(ctx context.Context) {
 	s := cpuSample{at: time.Now(), load: processCPU()}
+	s.host, s.hostOK = hostCPU()
 	for _, pid := range m.pids() {
 		s.load += pidCPU(pid)
 	}
@@ -141,6 +144,9 @@ func (m *cpuMeter) result(measureFrom time.Time, loadLimit float64, sharedHost b
 	last := window[len(window)-1]
 	if dt := last.at.Sub(window[0].at).Seconds(); dt > 0 {
 		c.Load = (last.load - window[0].load) / dt
+		if last.hostOK && window[0].hostOK && last.host >= window[0].host {
+			c.Host = (last.host - window[0].host) / dt
+		}
 	}
 	// Per server: the intervals in which it answered both readings and its
 	// counters did not restart.

@@ -35,3 +35,28 @@ func pidCPU(pid int) float64 {
 	}
 	return (u + st) / clockTicks
 }
+
+// hostCPU is the time every CPU of this host has been busy since boot, in
+// seconds: user, nice, system, irq, softirq and steal (a hypervisor giving
+// our CPUs to others), from /proc/stat's first line. ok is false when it
+// cannot be read.
+func hostCPU() (secs float64, ok bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, false
+	}
+	var busy float64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system, irq softirq steal
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return 0, false
+		}
+		busy += v
+	}
+	return busy / clockTicks, true
+}

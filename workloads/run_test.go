@@ -234,6 +234,10 @@ func TestRunRecordsCPU(t *testing.T) {
 	if len(c.Series) < 2 {
 		t.Errorf("CPU series %v: want a point per second at least", c.Series)
 	}
+	// The host's busy time counts this process and Redis among the rest.
+	if runtime.GOOS == "linux" && (c.Host <= 0 || c.Host < 0.5*(c.Load+c.RedisTotal) || c.Host > float64(c.HostCores)*1.05) {
+		t.Errorf("host CPU %.2f cores: want a reading of /proc/stat at least about Redis's and lockbench's %.2f and at most %d cores", c.Host, c.Load+c.RedisTotal, c.HostCores)
+	}
 	var b strings.Builder
 	if err := results.WriteSummary(&b, res); err != nil {
 		t.Fatal(err)

@@ -228,6 +228,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 		CurrentX: cfg.Plan.CurrentX(), Planned: len(pts), MaxErrorRate: errorLimit(cfg.Plan.MaxErrorRate),
 	}
 	sw.Meta.Profile = cfg.Plan.Base.Name
+	sw.Meta.Workload = cfg.Plan.Base.Summary()                                           // the base the axis varies: auto-pipelining, replica sync and the like
 	perPoint := time.Duration(cfg.Plan.Base.Warmup+cfg.Plan.Base.Duration) + time.Second // setup and teardown
 	broken := map[string]int{}
 	stopped := map[string]string{}

@@ -90,7 +90,9 @@ func fakeRun(p99PerClient float64) func(context.Context, workloads.Profile) (*re
 // A curve stops after StopAfter points in a row break the SLO; the rest
 // are reported skipped, and the capacity is drawn from what ran.
 func TestSweepStopsEarly(t *testing.T) {
-	plan := workloads.SweepPlan{Base: rw90(t), Clients: []int{1, 2, 4, 8, 16, 32}, SLO: 3 * time.Millisecond, StopAfter: 2}
+	base := rw90(t)
+	base.AutoPipeline = true
+	plan := workloads.SweepPlan{Base: base, Clients: []int{1, 2, 4, 8, 16, 32}, SLO: 3 * time.Millisecond, StopAfter: 2}
 	var ran, skipped []int
 	var etas []time.Duration
 	cfg := workloads.SweepConfig{
@@ -115,6 +117,13 @@ func TestSweepStopsEarly(t *testing.T) {
 	}
 	if b := sw.Capacity[0].Best; b == nil || b.Clients != 2 {
 		t.Errorf("best %+v, want 2 clients", b)
+	}
+	// What the base set beyond the axis is said, so sweeps that differ
+	// only in it can be told apart.
+	var sum strings.Builder
+	results.WriteSweepSummary(&sum, sw)
+	if !strings.Contains(sw.Meta.Workload, "auto-pipelined") || !strings.Contains(sum.String(), "base      rw 90% reads · auto-pipelined") {
+		t.Errorf("sweep workload %q, summary:\n%s\nwant the base's auto-pipelining named", sw.Meta.Workload, sum.String())
 	}
 	if len(etas) != 4 || etas[0] <= etas[1] {
 		t.Errorf("ETAs %v, want decreasing", etas)

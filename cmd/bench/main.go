@@ -167,10 +167,24 @@ func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 			continue
 		}
 		fs.Func(o.flag, o.usage, func(s string) error {
-			f.override[o.field] = s
-			return nil
+			return f.setOverride(o.field, s)
 		})
 	}
+}
+
+// setOverride keeps a profile field's flag value for load. An empty value
+// would leave the profile's own in place unnoticed, and one that looks
+// like a flag is a value forgotten before the next flag (which the flag
+// package took as this one's value): both are refused here.
+func (f *runFlags) setOverride(field, v string) error {
+	switch {
+	case strings.TrimSpace(v) == "":
+		return fmt.Errorf("empty value: give one (as in the profile's %s field), or leave the flag out to keep the profile's", field)
+	case strings.HasPrefix(v, "-") && len(v) > 1 && (v[1] < '0' || v[1] > '9') && v[1] != '.':
+		return fmt.Errorf("no value given (%q is the next flag): give one, as in the profile's %s field", v, field)
+	}
+	f.override[field] = v
+	return nil
 }
 
 // load resolves the profile and applies the flag overrides, refusing bad
