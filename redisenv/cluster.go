@@ -455,8 +455,9 @@ const (
 
 // ClusterFailover makes replica the primary of its shard with CLUSTER
 // FAILOVER [FORCE|TAKEOVER], and waits until every live node's view names
-// it the owner of the shard's slots. It works on an external cluster too:
-// it is a command, not a process fault.
+// it the owner of the shard's slots, asking again while elections are
+// lost. It works on an external cluster too: it is a command, not a
+// process fault.
 func (e *Env) ClusterFailover(ctx context.Context, replica Node, mode string) error {
 	if e.topology != TopologyCluster {
 		return ErrNotCluster
@@ -476,12 +477,7 @@ func (e *Env) ClusterFailover(ctx context.Context, replica Node, mode string) er
 	if mode != "" {
 		args = append(args, mode)
 	}
-	if err := c.Do(ctx, args...).Err(); err != nil {
-		return fmt.Errorf("redisenv: cluster failover %s at %s: %w", replica.Name(), replica.Addr(), err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, max(e.startTimeout, 4*DefaultClusterNodeTimeout))
-	defer cancel()
-	return e.waitClusterAgrees(wctx, "promote "+replica.Name(), func(views []nodeView) string {
+	promoted := func(views []nodeView) string {
 		for _, v := range views {
 			if v.id == id {
 				if v.primary() && len(v.slots) > 0 {
@@ -491,8 +487,33 @@ func (e *Env) ClusterFailover(ctx context.Context, replica Node, mode string) er
 			}
 		}
 		return "it is unknown"
-	})
+	}
+	// Redis abandons a manual failover that has not won its election
+	// within 5 s (votes that come late on a loaded host, or primaries
+	// that do not answer, are enough) and never retries it: so we ask
+	// again each electionWindow, until the whole wait runs out.
+	total, cancel := context.WithTimeout(ctx, 2*max(e.startTimeout, 4*DefaultClusterNodeTimeout))
+	defer cancel()
+	for try := 1; ; try++ {
+		err := c.Do(total, args...).Err()
+		if err != nil && !(try > 1 && strings.Contains(err.Error(), "to a replica")) {
+			// After the first try, "send it to a replica" means it won
+			// meanwhile: the wait below sees the others agree.
+			return fmt.Errorf("redisenv: cluster failover %s at %s: %w", replica.Name(), replica.Addr(), err)
+		}
+		wctx, stop := context.WithTimeout(total, electionWindow)
+		err = e.waitClusterAgrees(wctx, "promote "+replica.Name(), promoted)
+		stop()
+		if err == nil || total.Err() != nil {
+			return err
+		}
+	}
 }
+
+// electionWindow is how long ClusterFailover waits for one election to
+// be won and known before it asks for another: longer than Redis's 5 s
+// limit on a manual failover.
+const electionWindow = 4 * DefaultClusterNodeTimeout
 
 // waitClusterAgrees polls every reachable node's CLUSTER NODES until check
 // returns "" for each of them (and one at least answered).

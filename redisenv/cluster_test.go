@@ -102,6 +102,65 @@ func TestClusterFailoverKillAndForce(t *testing.T) {
 	clusterFailoverKillAndForce(t, redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster}))
 }
 
+// TestClusterFailoverLostElection: a forced failover whose election
+// cannot be won (the other primaries are paused, so nobody votes) is
+// abandoned by Redis after 5 s and never retried by it; ClusterFailover
+// asks again and the replica is promoted once the voters are back. The
+// old primary stays up, so no automatic failover could do it instead.
+func TestClusterFailoverLostElection(t *testing.T) {
+	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster})
+	ctx := context.Background()
+	shards, err := env.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shards) != 3 {
+		t.Fatalf("%d shards, want 3", len(shards))
+	}
+	target, voters := shards[0], []redisenv.Node{shards[1].Primary, shards[2].Primary}
+	for _, v := range voters {
+		if err := v.Pause(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resumed := make(chan struct{})
+	resume := func() {
+		for _, v := range voters {
+			if err := v.Resume(ctx); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer func() {
+		select {
+		case <-resumed:
+		default:
+			resume()
+		}
+	}()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- env.ClusterFailover(ctx, target.Replicas[0], redisenv.FailoverForce) }()
+	// Past Redis's 5 s limit the first election is lost for good.
+	select {
+	case err := <-done:
+		t.Fatalf("failover returned %v after %v with every voter paused", err, time.Since(start))
+	case <-time.After(7 * time.Second):
+	}
+	resume()
+	close(resumed)
+	if err := <-done; err != nil {
+		t.Fatalf("failover after the voters came back: %v", err)
+	}
+	after, err := env.ShardOf(ctx, target.Slots[0].From)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Primary.Addr() != target.Replicas[0].Addr() {
+		t.Errorf("slot %d served by %s, want the promoted replica %s", target.Slots[0].From, after.Primary.Addr(), target.Replicas[0].Addr())
+	}
+}
+
 // TestContainerClusterFailover: the same failover on a cluster of
 // containers: the killed node's container restarts and rejoins.
 func TestContainerClusterFailover(t *testing.T) {
