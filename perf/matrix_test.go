@@ -105,6 +105,13 @@ func TestPipelineTargets(t *testing.T) {
 	if v := good[apTarget].Value; !strings.Contains(v, "1.50×") || !strings.Contains(v, "56% of the -P 16 ceiling") || !strings.Contains(v, "stretch 1.4× reached") {
 		t.Errorf("autopipeliner target says %q: want 1.50×, the ceiling share and the stretch", v)
 	}
+	// Just short of a threshold is not shown as reaching it.
+	near := judge(mk(37380, 26980, 30000, 301.5)) // 1.246×, 0.8993×, 1.005×
+	for k, want := range map[string]string{apTarget: "1.246×", plainTarget: "0.899×", handoff: "1.005×"} {
+		if c := near[k]; c.Met || !strings.HasPrefix(c.Value, want) {
+			t.Errorf("target %q: %+v, want missed and %s", k, c, want)
+		}
+	}
 	bad := judge(mk(33000, 25000, 30000, 330))
 	for _, k := range []string{apTarget, plainTarget, handoff} {
 		if c, ok := bad[k]; !ok || c.Met {
