@@ -31,9 +31,9 @@ type CPU struct {
 	// same host (local or container backend) and competes for them.
 	HostCores  int  `json:"host_cores"`
 	SharedHost bool `json:"shared_host"`
-	// Host is every process's CPU on this host (the kernel's count of
-	// busy time), where it could be read: what Redis and the load
-	// generator left to nobody else, and what others took from them.
+	// Host is the busy time of this host's CPUs, every process and the
+	// kernel counted (0 where it could not be read): beside Redis and the
+	// load generator it shows what other work took.
 	Host float64 `json:"host_busy_cores,omitempty"`
 	// Unread says why Redis's CPU could not be read (INFO refused or not
 	// answered); Redis and RedisTotal are then 0.
@@ -74,8 +74,8 @@ func (c *CPU) hostBusy() float64 {
 // others is the host CPU that neither Redis nor the load generator used:
 // other processes and the kernel's work no process is charged for.
 func (c *CPU) others() float64 {
-	if c.Host <= 0 {
-		return 0
+	if c.Host <= 0 || c.Unread != "" {
+		return 0 // with Redis's share unknown, nothing can be told apart
 	}
 	return max(0, c.Host-c.RedisTotal-c.Load)
 }

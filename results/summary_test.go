@@ -261,6 +261,8 @@ func TestCPULimit(t *testing.T) {
 			results.LimitNone, "host 172% (of 200%): neither is saturated"},
 		{"latency", results.CPU{Redis: 0.3, RedisTotal: 0.3, Load: 0.5, LoadLimit: 2, HostCores: 2, SharedHost: true},
 			results.LimitNone, "neither is saturated"},
+		{"unread, host read", results.CPU{Load: 0.5, LoadLimit: 2, HostCores: 2, SharedHost: true, Unread: "INFO cpu: NOPERM", Host: 1.3},
+			results.LimitNone, "lockbench 50% (of 200%) · host 130% (of 200%): lockbench is not saturated"},
 		{"unread", results.CPU{Load: 0.5, LoadLimit: 2, HostCores: 2, SharedHost: true, Unread: "INFO cpu: NOPERM"},
 			results.LimitNone, "redis unread (INFO cpu: NOPERM) · lockbench 50% (of 200%): lockbench is not saturated; the server's share is unknown"},
 	} {
