@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
@@ -22,10 +21,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// toxiproxy can leave a link's stage blocked on its output when the
-	// upstream dies under a toxic (a server killed during a partition):
-	// the embedded library's goroutine, not ours.
-	redisenvtest.Main(m, goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*NoopToxic).Pipe"))
+	redisenvtest.Main(m, testkit.ToxiproxyStage)
 }
 
 var bg = context.Background()

@@ -11,11 +11,12 @@ import (
 
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/internal/clitest"
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 )
 
-func TestMain(m *testing.M) { redisenvtest.Main(m) }
+func TestMain(m *testing.M) { redisenvtest.Main(m, testkit.ToxiproxyStage) }
 
 func runChaos(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
