@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/perf"
@@ -18,6 +19,13 @@ import (
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
+
+// go-redis probes a refused address once a second from a goroutine of its
+// own, which exits at its next probe after the pool is closed: the
+// library's, not ours, and bounded.
+func TestMain(m *testing.M) {
+	redisenvtest.Main(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+}
 
 func TestBaselineCyclesPerSec(t *testing.T) {
 	for _, c := range []struct {
