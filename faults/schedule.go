@@ -96,6 +96,7 @@ func (s *Schedule) run(ctx context.Context, st Step) {
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RevertTimeout)
 		defer cancel()
+		ev.RevertStart = s.since(time.Now())
 		rerr := revert(rctx)
 		ev.End = s.since(time.Now())
 		if rerr != nil {

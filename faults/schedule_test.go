@@ -22,6 +22,7 @@ type probe struct {
 	failWith  error
 	onInject  chan struct{}
 	revertErr error
+	revertFor time.Duration // how long the revert takes
 }
 
 func newProbe(name string) *probe { return &probe{name: name, onInject: make(chan struct{}, 8)} }
@@ -40,6 +41,7 @@ func (p *probe) Inject(context.Context) (func(context.Context) error, error) {
 	p.mu.Unlock()
 	p.onInject <- struct{}{}
 	return func(context.Context) error {
+		time.Sleep(p.revertFor)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.on = false
@@ -57,6 +59,7 @@ func (p *probe) state() (on bool, injected, reverted int) {
 func TestScheduleRunsAndRecords(t *testing.T) {
 	a, b := newProbe("a"), newProbe("b")
 	b.revertErr = errors.New("stuck")
+	a.revertFor = 30 * time.Millisecond
 	start := time.Now()
 	s := faults.Start(bg, start, []faults.Step{
 		{At: 100 * time.Millisecond, For: 200 * time.Millisecond, Fault: b},
@@ -74,6 +77,11 @@ func TestScheduleRunsAndRecords(t *testing.T) {
 	}
 	if evs[1].Start < 0.09 || evs[1].End-evs[1].Start < 0.19 {
 		t.Errorf("b's window = [%.3f, %.3f]; want it to start at ≥ 0.1 s and last ≥ 0.2 s", evs[1].Start, evs[1].End)
+	}
+	// A slow revert: RevertStart marks when it began, End when it was done.
+	if a := evs[0]; a.RevertStart < a.Start+0.049 || a.End-a.RevertStart < 0.029 {
+		t.Errorf("a = start %.3f, revert start %.3f, end %.3f; want the revert begun ≥ 50 ms after the start and taking ≥ 30 ms",
+			a.Start, a.RevertStart, a.End)
 	}
 	if !strings.Contains(evs[1].Err, "stuck") || evs[0].Err != "" {
 		t.Errorf("errors = %q, %q; want only b's revert failure", evs[0].Err, evs[1].Err)

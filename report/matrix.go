@@ -99,8 +99,8 @@ func matrixBlocks(m *results.Matrix) []block {
 			"-P 16 cycles/s", "cpu", "go-redis cycles/s", "cpu", "go-redis ap cycles/s", "cpu"}, right: true}
 		for _, b := range m.Baselines {
 			x := b.Median
-			t.rows = append(t.rows, []cell{plain(fmt.Sprint(b.Clients)), plain(results.CommasFloat(x.LockPerSec)), plain(usOrDash(x.LockP50Us)),
-				plain(usOrDash(x.LockP99Us)), plain(results.CommasFloat(x.UnlockPerSec)), plain(results.CommasFloat(x.CyclesPerSec())), plain(cpuPair(x.RedisCPU, x.LoadCPU, "")),
+			t.rows = append(t.rows, []cell{plain(fmt.Sprint(b.Clients)), plain(results.CommasFloat(x.LockPerSec)), plain(results.UsOrDash(x.LockP50Us)),
+				plain(results.UsOrDash(x.LockP99Us)), plain(results.CommasFloat(x.UnlockPerSec)), plain(results.CommasFloat(x.CyclesPerSec())), plain(cpuPair(x.RedisCPU, x.LoadCPU, "")),
 				plain(rateOrDash(x.Ceiling.CyclesPerSec)), plain(cpuPair(x.Ceiling.RedisCPU, x.Ceiling.LoadCPU, "")),
 				plain(rateOrDash(x.GoRedis.CyclesPerSec)), plain(cpuPair(x.GoRedis.RedisCPU, x.GoRedis.LoadCPU, "")),
 				plain(rateOrDash(x.GoRedisPipelined.CyclesPerSec)), plain(cpuPair(x.GoRedisPipelined.RedisCPU, x.GoRedisPipelined.LoadCPU, ""))})
@@ -139,11 +139,11 @@ func matrixBlocks(m *results.Matrix) []block {
 		if x.Violations > 0 {
 			viol = styled(viol.text, "bad")
 		}
-		t.rows = append(t.rows, []cell{plain(c.Impl), plain(results.CommasFloat(x.OpsPerSec)), plain(times(c.VsRaw.Ops)), plain(times(c.VsRedisBenchmark.Ops)),
-			plain(times(c.VsGoRedis)), plain(times(c.VsCeiling)),
-			plain(usOrDash(x.AcquireP50)), plain(times(c.VsRaw.AcquireP50)), plain(times(c.VsRedisBenchmark.AcquireP50)),
-			plain(usOrDash(x.AcquireP99)), plain(times(c.VsRaw.AcquireP99)), plain(times(c.VsRedisBenchmark.AcquireP99)),
-			plain(usOrDash(x.HandoffP50)), plain(times(c.VsRaw.HandoffP50)), plain(usOrDash(x.HandoffP99)), plain(usOrDash(x.WaitP50)),
+		t.rows = append(t.rows, []cell{plain(c.Impl), plain(results.CommasFloat(x.OpsPerSec)), plain(results.Times(c.VsRaw.Ops)), plain(results.Times(c.VsRedisBenchmark.Ops)),
+			plain(results.Times(c.VsGoRedis)), plain(results.Times(c.VsCeiling)),
+			plain(results.UsOrDash(x.AcquireP50)), plain(results.Times(c.VsRaw.AcquireP50)), plain(results.Times(c.VsRedisBenchmark.AcquireP50)),
+			plain(results.UsOrDash(x.AcquireP99)), plain(results.Times(c.VsRaw.AcquireP99)), plain(results.Times(c.VsRedisBenchmark.AcquireP99)),
+			plain(results.UsOrDash(x.HandoffP50)), plain(results.Times(c.VsRaw.HandoffP50)), plain(results.UsOrDash(x.HandoffP99)), plain(results.UsOrDash(x.WaitP50)),
 			plain(waited), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cpuPair(x.RedisCPU, x.LoadCPU, x.CPULimit))})
 	}
 	if t != nil {
@@ -171,23 +171,6 @@ func rateOrDash(v float64) string {
 		return "—"
 	}
 	return results.CommasFloat(v)
-}
-
-func usOrDash(v float64) string {
-	if v <= 0 {
-		return "—"
-	}
-	return results.FormatUs(v)
-}
-
-func times(r float64) string {
-	if r <= 0 {
-		return "—"
-	}
-	if r >= 10 {
-		return fmt.Sprintf("%.0f×", r)
-	}
-	return fmt.Sprintf("%.2f×", r)
 }
 
 func jain(j float64) string {

@@ -268,7 +268,12 @@ type Event struct {
 	Target string  `json:"target"`           // e.g. client:0, clients, redis:primary
 	Detail string  `json:"detail,omitempty"` // parameters, e.g. "latency 125ms ±75ms both"
 	Start  float64 `json:"start_s"`
-	End    float64 `json:"end_s"`
+	// RevertStart is when the revert began (0: never reverted): a
+	// resumed server can answer before the revert returns, so "after the
+	// fault" means after RevertStart, while End is when the revert had
+	// finished.
+	RevertStart float64 `json:"revert_start_s,omitempty"`
+	End         float64 `json:"end_s"`
 	// Err is set when injecting or reverting failed.
 	Err string `json:"error,omitempty"`
 }

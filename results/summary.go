@@ -166,6 +166,26 @@ func Percent(v float64) string { return percent(v) }
 // 3–4 digits (850.0µs, 12.40ms, 2.38s), as the summary table does.
 func FormatUs(us float64) string { return dur(us) }
 
+// UsOrDash is FormatUs, or "—" for a figure that was not measured (0).
+func UsOrDash(us float64) string {
+	if us <= 0 {
+		return "—"
+	}
+	return dur(us)
+}
+
+// Times prints a ratio as "1.25×", or "—" when there was nothing to
+// compare with (0): a ratio never printed is better than a false 0.00.
+func Times(r float64) string {
+	if r <= 0 {
+		return "—"
+	}
+	if r >= 10 {
+		return fmt.Sprintf("%.0f×", r)
+	}
+	return fmt.Sprintf("%.2f×", r)
+}
+
 // Commas prints n with thousands separators, as the summary table does.
 func Commas(n int64) string { return commas(n) }
 
@@ -309,8 +329,9 @@ func WriteMatrixSummary(w io.Writer, m *Matrix) {
 		if x.CPULimit != LimitNone {
 			cpu += " (" + x.CPULimit + ")"
 		}
-		fmt.Fprintf(tw, "          %s\t%d\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%d\t%d\n", c.Profile, c.Owners, c.Impl, CommasFloat(x.OpsPerSec),
-			c.VsRaw.Ops, c.VsRedisBenchmark.Ops, c.VsGoRedis, c.VsCeiling, FormatUs(x.AcquireP50), FormatUs(x.AcquireP99), FormatUs(x.HandoffP50), cpu, x.Errors, x.Violations)
+		fmt.Fprintf(tw, "          %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", c.Profile, c.Owners, c.Impl, CommasFloat(x.OpsPerSec),
+			Times(c.VsRaw.Ops), Times(c.VsRedisBenchmark.Ops), Times(c.VsGoRedis), Times(c.VsCeiling),
+			UsOrDash(x.AcquireP50), UsOrDash(x.AcquireP99), UsOrDash(x.HandoffP50), cpu, x.Errors, x.Violations)
 	}
 	tw.Flush()
 	for _, b := range m.Baselines {

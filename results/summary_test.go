@@ -276,3 +276,29 @@ func TestCPULimit(t *testing.T) {
 		})
 	}
 }
+
+// A figure the matrix did not measure (raw was not run; uncontended has no
+// handoffs) prints as a dash, never as a measured-looking zero.
+func TestWriteMatrixSummaryDashesUnmeasured(t *testing.T) {
+	m := &results.Matrix{Rounds: 1, Cells: []results.MatrixCell{{
+		Profile: "uncontended", Owners: 32, Impl: "lockimpl+ap",
+		Median:           results.MatrixRound{OpsPerSec: 64380.4, AcquireP50: 188.4, AcquireP99: 932.4},
+		VsRedisBenchmark: results.Ratios{Ops: 1.41}, VsGoRedis: 1.25, VsCeiling: 0.8,
+	}}}
+	var b strings.Builder
+	results.WriteMatrixSummary(&b, m)
+	var row string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "lockimpl+ap") {
+			row = l
+		}
+	}
+	f := strings.Fields(row)
+	// profile owners impl ops/s ×raw ×rb ×go-redis ×ceiling p50 p99 handoff
+	if len(f) < 11 || f[4] != "—" || f[5] != "1.41×" || f[6] != "1.25×" || f[7] != "0.80×" || f[10] != "—" {
+		t.Errorf("row = %q; want × raw and handoff p50 as —, × rb 1.41×, × go-redis 1.25×, × ceiling 0.80×", row)
+	}
+	if strings.Contains(row, "0.00") {
+		t.Errorf("row %q prints an unmeasured figure as 0.00", row)
+	}
+}

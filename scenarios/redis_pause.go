@@ -91,10 +91,12 @@ func redisPause(r *rig) error {
 	r.figure("TTL in that reply", ms(rd.afterTTL), "ms")
 	r.figure("holder told of the loss", secs(out.base, out.holderLostAt[0]), "s")
 	r.figure("contender first acquired", secs(out.base, out.firstContend[0]), "s")
+	// SIGCONT is sent at RevertStart; the contender's reply can arrive
+	// before the revert returns, so End would be too late a mark.
 	resumeAt := out.base.Add(resume)
 	for _, e := range res.Events {
-		if e.Kind == "pause" {
-			resumeAt = out.base.Add(time.Duration(e.End * float64(time.Second)))
+		if e.Kind == "pause" && e.RevertStart > 0 {
+			resumeAt = out.base.Add(time.Duration(e.RevertStart * float64(time.Second)))
 		}
 	}
 	lost := out.holderLostAt[0]
