@@ -75,12 +75,18 @@ type Client struct {
 //
 // Acquire scripts are not idempotent (a re-entry counts twice if it runs
 // twice), so, as Redisson does, they are never resent: each goes as a
-// command that go-redis does not retry, whatever rdb's MaxRetries, on
-// rdb's own pool. Unlock scripts are made idempotent by the unlock latch
-// and are retried as rdb retries (on an autopipeliner, by lockimpl). rdb
-// may be a *redis.AutoPipeliner, or
-// Options.AutoPipeline makes one of a *redis.Client or *redis.ClusterClient:
-// commands of all owners then share batches (see Options.AutoPipeline).
+// command that go-redis does not retry, whatever rdb's MaxRetries.
+// Unlock scripts are made idempotent by the unlock latch: on a plain
+// client go-redis retries them as rdb's MaxRetries says; once lockimpl
+// sends through an autopipeliner (which resends whole batches, so
+// lockimpl marks every lock command as not to be resent), lockimpl itself
+// re-sends an unlock whose connection failed, up to 3 times, whatever
+// MaxRetries. rdb may be a *redis.AutoPipeliner, or Options.AutoPipeline
+// makes one of a *redis.Client or *redis.ClusterClient: commands of all
+// owners then share batches (see Options.AutoPipeline). An autopipeliner
+// over a Redis Cluster is refused as rdb: lockimpl could not see the
+// cluster behind it to publish and clean up per slot; pass the
+// *redis.ClusterClient with Options.AutoPipeline instead.
 func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client, error) {
 	if rdb == nil {
 		return nil, errors.New("lockimpl: NewClient: nil redis client")
@@ -105,6 +111,9 @@ func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*C
 		c.direct = rdb
 	case *redis.AutoPipeliner:
 		c.pipelined = true
+		if clusterBehind(ctx, rdb) {
+			return nil, fmt.Errorf("%w: rdb is an autopipeliner over a Redis Cluster, whose slots lockimpl cannot see through it (sharded pub/sub, latch cleanup per slot); give NewClient the *redis.ClusterClient and set Options.AutoPipeline", ErrInvalidOptions)
+		}
 	}
 	if opts.AcquireClient != nil {
 		c.acq = opts.AcquireClient
@@ -220,6 +229,17 @@ func detectSharded(ctx context.Context, rdb redis.UniversalClient) bool {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return cc.PubSubShardNumSub(ctx, "lockimpl-probe").Err() == nil
+}
+
+// clusterBehind reports whether the server behind rdb says it is a
+// cluster node (INFO cluster). When it cannot be asked, the answer is no:
+// replica sync, on by default, asks again before each acquisition and
+// refuses a cluster behind an autopipeliner then.
+func clusterBehind(ctx context.Context, rdb redis.UniversalClient) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := rdb.Info(ctx, "cluster").Result()
+	return err == nil && strings.Contains(info, "cluster_enabled:1")
 }
 
 // ID is the client UUID, the first part of every owner id.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,6 +78,16 @@ func TestClusterLockKinds(t *testing.T) {
 	a, b := f.client(lockimpl.Options{}), f.client(lockimpl.Options{})
 	if a.PublishCommand() != "SPUBLISH" {
 		t.Fatalf("on Redis Cluster 7 the publish command is %s, want SPUBLISH", a.PublishCommand())
+	}
+	// An autopipeliner hides the cluster behind it; the ClusterClient
+	// with Options.AutoPipeline is the way.
+	ap, err := f.raw.(*redis.ClusterClient).AsyncAutoPipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockimpl.NewClient(bg, ap, lockimpl.Options{SkipReplicaSync: true}); !errors.Is(err, lockimpl.ErrInvalidOptions) ||
+		!strings.Contains(err.Error(), "Options.AutoPipeline") {
+		t.Errorf("NewClient(an autopipeliner over a cluster) = %v, want ErrInvalidOptions naming Options.AutoPipeline", err)
 	}
 
 	t.Run("reentrant", func(t *testing.T) {

@@ -80,8 +80,10 @@
 // lock command goes as one go-redis must not
 // retry (Cmder.NoRetry), since an autopipeliner retries whole batches; an
 // unlock whose connection failed is re-sent by lockimpl with its latch.
-// Each owner waits for each reply before its next command, so the order
-// the autopipeliner keeps between owners is not needed. Pub/sub, the
+// Each owner waits for each reply before its next command, even past its
+// context's end (go-redis sends a queued command anyway), so the order the
+// autopipeliner keeps between owners is not needed, and no lock command
+// runs after its sender stopped waiting for it. Pub/sub, the
 // watchdog's pipelined renewals and the WAIT of replica sync stay on the
 // client's own connections, so a replica-synced acquisition is not batched.
 //

@@ -95,11 +95,19 @@ type Options struct {
 	// never waits for a crowd. Below that an unlock, which ends a critical
 	// section others may be waiting on, and a command with nothing in
 	// flight beside it go straight to a pooled connection of rdb. Both
-	// belong to rdb, which
-	// closes them; later calls of rdb's getters return these. Passing a
-	// *redis.AutoPipeliner as rdb sends every command through that one; a
-	// blocking one ignores contexts once a command is queued, as a plain
-	// go-redis client ignores them during a read. Either way acquisitions
+	// belong to rdb, which caches them: later calls of rdb's getters
+	// return these, and if the application made either before NewClient,
+	// lockimpl gets that one with the options it was made with (correct,
+	// though perhaps slower). Closing them, or rdb, ends the Client's
+	// commands. Passing a *redis.AutoPipeliner as rdb sends every command
+	// through that one. On any autopipeliner a lock command, once queued,
+	// is waited for until it has run, whatever its context does (the
+	// connection's read timeout bounds the wait), as a plain go-redis
+	// client ignores contexts during a read: go-redis would send it anyway,
+	// and a lock command that runs after its sender gave up is an
+	// acquisition nobody knows of, or an unlock that may release a newer
+	// hold. A context that has ended before a command is queued sends
+	// nothing. Either way acquisitions
 	// are never resent (an acquisition applied twice counts twice, and an
 	// autopipeliner retries whole batches) and no lock command is resent by
 	// go-redis, so that batches stay uniform; an unlock whose connection

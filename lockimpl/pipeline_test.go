@@ -20,8 +20,9 @@ import (
 
 // The ways a lockimpl client meets Redis: a plain go-redis client,
 // Options.AutoPipeline (lockimpl makes the autopipeliner), and an
-// autopipeliner the application made and passes as the client.
-var sendModes = []string{"plain", "option", "given"}
+// autopipeliner the application made and passes as the client, the
+// blocking face (given) or the deferred one (deferred).
+var sendModes = []string{"plain", "option", "given", "deferred"}
 
 // modeClient returns a lockimpl client on rdb in mode.
 func modeClient(t *testing.T, rdb *redis.Client, mode string, opts lockimpl.Options) *lockimpl.Client {
@@ -32,6 +33,12 @@ func modeClient(t *testing.T, rdb *redis.Client, mode string, opts lockimpl.Opti
 		opts.AutoPipeline = true
 	case "given":
 		ap, err := rdb.AutoPipeline()
+		if err != nil {
+			t.Fatal(err)
+		}
+		via = ap
+	case "deferred":
+		ap, err := rdb.AsyncAutoPipeline()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +99,92 @@ func (c *dropConn) Read(b []byte) (int, error) {
 		return 0, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 	}
 	return n, err
+}
+
+// slowReplies returns a client of f's Redis whose connections hold back
+// the reply to each script call by d: the command runs at once, its
+// sender hears of it d later.
+func slowReplies(t *testing.T, f *fixture, d time.Duration) *redis.Client {
+	t.Helper()
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &slowConn{Conn: c, d: d}, nil
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: f.env.Addr(), Protocol: 2, Dialer: dial})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// slowConn delays the read that follows a script call it sent.
+type slowConn struct {
+	net.Conn
+	d    time.Duration
+	slow atomic.Bool
+}
+
+func (c *slowConn) Write(b []byte) (int, error) {
+	if bytes.Contains(bytes.ToLower(b), []byte("evalsha")) {
+		c.slow.Store(true)
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *slowConn) Read(b []byte) (int, error) {
+	if c.slow.Swap(false) {
+		time.Sleep(c.d) // the network's delay, not a wait for the test's sake
+	}
+	return c.Conn.Read(b)
+}
+
+// TestCommandSeenThroughPastContext: a lock command whose reply comes
+// after the caller's context ended is waited for, on every way to Redis,
+// so that what the caller is told is what Redis did. On a deferred
+// autopipeliner go-redis sends a queued command even after its caller
+// gave up: abandoned there, an acquisition would hold the lock for a
+// lease with no hold to release it, and an unlock could land after its
+// own re-send, releasing a newer hold.
+func TestCommandSeenThroughPastContext(t *testing.T) {
+	for _, mode := range sendModes {
+		t.Run(mode, func(t *testing.T) {
+			f := setup(t)
+			c := modeClient(t, slowReplies(t, f, 300*time.Millisecond), mode, lockimpl.Options{SkipReplicaSync: true})
+			l := c.NewOwner().Lock("late")
+			unlock(t, lock(t, l)) // scripts loaded: no NOSCRIPT round
+
+			ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+			h, err := l.TryLock(ctx, lockimpl.TryLockOptions{})
+			cancel()
+			if err != nil {
+				t.Fatalf("TryLock whose reply outlived its context = %v; want the hold Redis granted", err)
+			}
+			if got := f.raw.HGet(bg, "late", l.Owner().ID()).Val(); got != "1" {
+				t.Fatalf("hold count in Redis = %q, want 1", got)
+			}
+
+			ctx, cancel = context.WithTimeout(bg, 50*time.Millisecond)
+			err = h.Unlock(ctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("Unlock whose reply outlived its context = %v; want it released", err)
+			}
+			if n := f.raw.Exists(bg, "late").Val(); n != 0 {
+				t.Errorf("lock still held after an unlock that succeeded")
+			}
+
+			// A context already over sends nothing.
+			ctx, cancel = context.WithCancel(bg)
+			cancel()
+			if _, err := l.TryLock(ctx, lockimpl.TryLockOptions{}); !errors.Is(err, context.Canceled) {
+				t.Errorf("TryLock on a cancelled context = %v, want context.Canceled", err)
+			}
+			if n := f.raw.Exists(bg, "late").Val(); n != 0 {
+				t.Errorf("a TryLock on a cancelled context took the lock")
+			}
+		})
+	}
 }
 
 // evalshaCalls is how many EVALSHA commands the server has run.

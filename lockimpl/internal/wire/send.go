@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -35,9 +34,15 @@ func Eval(ctx context.Context, via redis.UniversalClient, s Script, args []any, 
 	return res, err
 }
 
-// Send runs one command through via. On a deferred autopipeliner the wait
-// ends with ctx; the command may still run afterwards, as a command whose
-// reply a plain client stopped reading at a deadline may have run.
+// Send runs one command through via. A command handed to a deferred
+// autopipeliner is waited for until its batch has run, whatever ctx does
+// meanwhile: go-redis sends a queued command even after its caller gave
+// up, and a lock command that runs after its sender stopped waiting is an
+// acquisition nobody knows of, or an unlock that can land after its own
+// re-send and release a newer hold. Seeing it through keeps each owner's
+// commands in order, as a plain client does by ignoring ctx during a read
+// (the connection's read timeout bounds the wait). A ctx that has already
+// ended sends nothing.
 func Send(ctx context.Context, via redis.UniversalClient, args []any, noRetry bool) (any, error) {
 	cmd := redis.NewCmd(ctx, args...)
 	var cm redis.Cmder = cmd
@@ -45,9 +50,10 @@ func Send(ctx context.Context, via redis.UniversalClient, args []any, noRetry bo
 		cm = once{cmd}
 	}
 	if ap, ok := via.(*redis.AutoPipeliner); ok && !ap.IsBlocking() {
-		if err := ap.Submit(ctx, cm).WaitContext(ctx); err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, err // still in flight: its fields are not ours to read
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
+		_ = ap.Submit(ctx, cm).Wait()
 	} else {
 		_ = via.Process(ctx, cm)
 	}
