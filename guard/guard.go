@@ -98,9 +98,13 @@ type Store struct {
 	broken bool // accepts lower tokens
 }
 
-// New returns the counters under key on rdb (key holds the totals,
-// key:<name> each lock name's counter), written in mode (Plain or
-// Fenced). Use a key no other run shares.
+// New returns the counters under key on rdb ({key} holds the totals,
+// {key}:<name> each lock name's counter), written in mode (Plain or
+// Fenced). The braces are a hash tag: every key of one store hashes to one
+// slot, so that each script may touch a name's counter and the totals
+// together on a Redis Cluster too. key must not be empty. Use a key no
+// other run shares; machines of one run give the same key, and so meet on
+// the same counters.
 func New(rdb redis.UniversalClient, key string, mode Mode) *Store {
 	return &Store{rdb: rdb, key: key, mode: mode}
 }
@@ -123,14 +127,20 @@ func (s *Store) check() int {
 // Mode is how the store is written.
 func (s *Store) Mode() Mode { return s.mode }
 
-// Key is the totals' key; each name's counter is at Key():<name>.
+// Key is the key New was given: the totals live at {Key()}, each name's
+// counter at {Key()}:<name>.
 func (s *Store) Key() string { return s.key }
 
 // Reset clears the totals (use a fresh key per run: the names' counters
 // are not listed anywhere to clear).
-func (s *Store) Reset(ctx context.Context) error { return s.rdb.Del(ctx, s.key).Err() }
+func (s *Store) Reset(ctx context.Context) error { return s.rdb.Del(ctx, s.totals()).Err() }
 
-func (s *Store) keys(name string) []string { return []string{s.key + ":" + name, s.key} }
+// totals is the totals' key. Hash-tagged with the key, so that it shares
+// a cluster slot with every name's counter: a script's keys must.
+func (s *Store) totals() string { return "{" + s.key + "}" }
+
+// keys are a script's KEYS: name's counter, then the totals.
+func (s *Store) keys(name string) []string { return []string{s.totals() + ":" + name, s.totals()} }
 
 // token is what a script gets: the holder's token in Fenced mode, else 0
 // (unchecked).
@@ -208,7 +218,7 @@ func (t Totals) Lost() int64 { return t.Accepted - t.Value }
 
 // Totals reads the store's tallies.
 func (s *Store) Totals(ctx context.Context) (Totals, error) {
-	m, err := s.rdb.HGetAll(ctx, s.key).Result()
+	m, err := s.rdb.HGetAll(ctx, s.totals()).Result()
 	if err != nil {
 		return Totals{}, fmt.Errorf("guard: totals of %s: %w", s.key, err)
 	}

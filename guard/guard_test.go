@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
 
@@ -83,6 +84,38 @@ func TestFencedRefusesStale(t *testing.T) {
 		}
 		if _, err := s.Read(bg, "L", 1); !broken && !errors.Is(err, guard.ErrStale) {
 			t.Errorf("fenced: read with a lower token: %v; want ErrStale", err)
+		}
+	}
+}
+
+// TestClusterStore: on a Redis Cluster each script's keys (a name's
+// counter and the totals) share a slot, whatever slot the name would hash
+// to: reads, writes and totals work, fenced too, and a second Store on
+// the same key (another machine of the run) meets the same counters.
+func TestClusterStore(t *testing.T) {
+	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster})
+	rdb := redisenvtest.Raw(t, env)
+	names := []string{"a", "b", "lb:orders", "lb:users", "{x}"}
+	for _, mode := range []guard.Mode{guard.Plain, guard.Fenced} {
+		key := "g:cluster:" + string(mode)
+		s, other := guard.New(rdb, key, mode), guard.New(rdb, key, mode)
+		if err := s.Reset(bg); err != nil {
+			t.Fatal(err)
+		}
+		for i, name := range names {
+			for _, st := range []*guard.Store{s, other} {
+				v, err := st.Read(bg, name, int64(i+1))
+				if err != nil {
+					t.Fatalf("%s: read %s: %v", mode, name, err)
+				}
+				if _, err := st.Write(bg, name, v, "w", int64(i+1)); err != nil {
+					t.Fatalf("%s: write %s: %v", mode, name, err)
+				}
+			}
+		}
+		n := int64(2 * len(names))
+		if tot := totals(t, other); tot.Value != n || tot.Accepted != n || tot.Lost() != 0 {
+			t.Errorf("%s: totals %+v; want %d writes counted, none lost", mode, tot, n)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,7 +36,7 @@ func StartGuard(ctx context.Context, m guard.Mode, url, key string) (*GuardStore
 	}
 	env, err := redisenv.Start(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("guarded store: %w", err)
+		return nil, fmt.Errorf("guarded store: %w", guardURLError(err))
 	}
 	fresh := key == ""
 	if fresh {
@@ -55,6 +57,33 @@ func StartGuard(ctx context.Context, m guard.Mode, url, key string) (*GuardStore
 	}
 	return &GuardStore{Store: s, Where: "redis://" + env.Addr(), env: env, rdb: rdb}, nil
 }
+
+// guardURLError makes err, which redisenv words for the lock's Redis
+// (--redis-url, --redis), name the flag the user gave the store's URL
+// with: --guard-url. Bad input stays bad input (a *redisenv.ConfigError,
+// exit 2), and what err wraps stays reachable.
+func guardURLError(err error) error {
+	rename := strings.NewReplacer("--redis-url", "--guard-url", "point --redis at", "point --guard-url at").Replace
+	var ce *redisenv.ConfigError
+	if errors.As(err, &ce) {
+		c := *ce
+		if c.Field == "redis-url" || c.Field == "$"+redisenv.EnvURL {
+			c.Field = "guard-url"
+		}
+		c.Fix = rename(c.Fix)
+		return &c
+	}
+	return &renamedError{msg: rename(err.Error()), err: err}
+}
+
+// renamedError is err with its message reworded.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
 
 // Close stops the store's Redis when StartGuard started it.
 func (g *GuardStore) Close() error {

@@ -11,7 +11,11 @@ import (
 // violations, unsafe window and refused stale writes against its
 // expectation, the chart of lost updates, and each mitigation's cost.
 func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
-	bl := []block{heading{level: 2, text: "Mitigations under faults"}}
+	title := "Mitigations under faults"
+	if m.Partial {
+		title += " (PARTIAL)"
+	}
+	bl := []block{heading{level: 2, text: title}}
 	timing := "full timings"
 	if m.Quick {
 		timing = "quick timings"
@@ -22,6 +26,12 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 		"(and where fencing failed: writes accepted from holders that knew they had lost the lock, and reads or writes "+
 		"refused from rightful holders, after the token counter went backwards).",
 		m.Start.UTC().Format("2006-01-02 15:04"), timing, m.Seed, m.Seconds, m.Store)})
+	if m.Partial {
+		bl = append(bl, para{class: "bad", text: results.PartialNote + "."})
+	}
+	if m.Ran() == 0 {
+		bl = append(bl, para{class: "bad", text: "Nothing ran: every cell was skipped, so the matrix shows nothing."})
+	}
 	if m.Planted != "" {
 		bl = append(bl, para{class: "bad", text: "Planted bug: " + m.Planted + "."})
 	}
@@ -59,7 +69,10 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 	var why []string
 	for _, c := range m.Cells {
 		line := fmt.Sprintf("%s × %s: want %s: %s", c.Scenario, c.Mitigation, c.Expect, c.Why)
-		if c.Problem != "" {
+		switch {
+		case c.Skipped != "":
+			line += " — skipped: " + c.Skipped
+		case c.Problem != "":
 			line += " — " + c.Problem
 		}
 		why = append(why, line)

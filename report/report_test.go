@@ -362,3 +362,43 @@ func TestMitigationReport(t *testing.T) {
 		t.Error("a matrix with a failed cell is OK")
 	}
 }
+
+// An interrupted matrix says so in its HTML report, even when every cell
+// that ran met its verdict; one in which every cell was skipped says that
+// nothing ran.
+func TestMitigationReportPartialAndNothingRan(t *testing.T) {
+	dir := t.TempDir()
+	ok := results.MitigationCell{Scenario: "lease-expiry", Mitigation: "none", Lost: 3, Written: 9, Expect: "lost updates > 0", OK: true}
+	skipped := results.MitigationCell{Scenario: "lease-expiry", Mitigation: "none", Expect: "lost updates > 0", Skipped: "this one is external (--redis-url)"}
+	for _, tc := range []struct {
+		name string
+		m    results.MitigationMatrix
+		want []string
+	}{
+		{"partial", results.MitigationMatrix{Cells: []results.MitigationCell{ok}, Partial: true},
+			[]string{"Mitigations under faults (PARTIAL)", `class="bad">` + results.PartialNote}},
+		{"nothing ran", results.MitigationMatrix{Cells: []results.MitigationCell{skipped}},
+			[]string{`class="bad">Nothing ran: every cell was skipped`, "skipped: this one is external (--redis-url)"}},
+	} {
+		m := tc.m
+		m.Schema, m.Start, m.Scenarios, m.Mitigations = results.MitigationSchema, t0, []string{"lease-expiry"}, []string{"none"}
+		path, err := results.WriteMitigationMatrix(filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")), &m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := report.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := strings.TrimSuffix(path, ".json") + ".html"
+		if err := report.Write(out, in, report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(out)
+		for _, want := range tc.want {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s: the report lacks %q", tc.name, want)
+			}
+		}
+	}
+}

@@ -68,8 +68,12 @@ type MitigationCost struct {
 }
 
 // OK reports whether every cell met its expectation and every healthy run
-// was clean.
+// was clean. A matrix that was interrupted, or in which no cell ran (every
+// one skipped), is not OK: it showed nothing.
 func (m *MitigationMatrix) OK() bool {
+	if m.Ran() == 0 {
+		return false
+	}
 	for _, c := range m.Cells {
 		if !c.OK && c.Skipped == "" {
 			return false
@@ -82,6 +86,38 @@ func (m *MitigationMatrix) OK() bool {
 	}
 	return !m.Partial
 }
+
+// Ran counts the cells that ran (were not skipped).
+func (m *MitigationMatrix) Ran() int {
+	n := 0
+	for _, c := range m.Cells {
+		if c.Skipped == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Bad counts the cells that ran and missed their expectation, and the
+// healthy runs with a problem.
+func (m *MitigationMatrix) Bad() int {
+	n := 0
+	for _, c := range m.Cells {
+		if !c.OK && c.Skipped == "" {
+			n++
+		}
+	}
+	for _, c := range m.Costs {
+		if c.Problem != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// PartialNote says what an interrupted matrix shows: written wherever the
+// matrix is, so that none reads it as a verdict.
+const PartialNote = "PARTIAL: interrupted before every cell and healthy run finished; the figures cover those that did, and the matrix is no verdict"
 
 // Cell returns the cell of scenario and mitigation.
 func (m *MitigationMatrix) Cell(scenario, mitigation string) (MitigationCell, bool) {
@@ -107,6 +143,9 @@ func ReadMitigationMatrix(path string) (*MitigationMatrix, error) {
 // per scenario, one column per mitigation, each cell "lost updates /
 // violations" with BAD where its expectation failed; then the costs.
 func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
+	if m.Partial {
+		fmt.Fprintln(w, PartialNote)
+	}
 	if m.Planted != "" {
 		fmt.Fprintf(w, "PLANTED BUG: %s\n", m.Planted)
 	}
@@ -164,9 +203,19 @@ func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
 			fmt.Fprintln(w, line)
 		}
 	}
-	verdict := "every cell as expected"
-	if !m.OK() {
+	var verdict string
+	switch {
+	case m.Partial:
+		verdict = fmt.Sprintf("PARTIAL: interrupted after %d cells and %d healthy runs", len(m.Cells), len(m.Costs))
+		if n := m.Bad(); n > 0 {
+			verdict += fmt.Sprintf("; FAIL: %d of them not as expected", n)
+		}
+	case m.Ran() == 0:
+		verdict = "FAIL: nothing ran: every cell was skipped"
+	case !m.OK():
 		verdict = "FAIL: some cell or healthy run is not as expected"
+	default:
+		verdict = "every cell as expected"
 	}
 	fmt.Fprintf(w, "matrix: %s [%.0fs]\n", verdict, m.Seconds)
 }

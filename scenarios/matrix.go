@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -64,26 +65,67 @@ type matrixRow struct {
 // verdict is a cell's expected lost updates and why.
 type verdict struct{ want, why string }
 
-// expectations are a row's verdicts by mitigation; the first that applies
-// wins, in the order of the fields.
+// expectations are a row's verdicts by mitigation alone; of derives a
+// combination's.
 type expectations struct {
 	redissonFencing, redisson, fencing, honour, sync, none verdict
 }
 
+// of is the verdict of mitigation m. Honour and fencing each only take
+// writes away (the stale holder does not write, or the store refuses it),
+// never add one, so together they lose no more than either alone: the
+// combination is held to the stricter of their verdicts (see
+// takingWritesAway). Replica sync moves the acquisitions instead, so a
+// combination with it keeps no part's verdict.
 func (e expectations) of(m Mitigation) verdict {
 	switch {
 	case m.Redisson && m.Fencing:
 		return e.redissonFencing
 	case m.Redisson:
 		return e.redisson
-	case m.Fencing:
-		return e.fencing
-	case m.Honour:
-		return e.honour
+	case m.Sync && (m.Honour || m.Fencing):
+		return verdict{expectAny, "replica sync moves the acquisitions that honour and fencing alone were judged on"}
 	case m.Sync:
 		return e.sync
+	case m.Honour && m.Fencing:
+		return takingWritesAway(part{"honour", e.honour}, part{"fencing", e.fencing})
+	case m.Honour:
+		return e.honour
+	case m.Fencing:
+		return e.fencing
 	}
 	return e.none
+}
+
+// part is one mitigation of a combination, with its verdict alone.
+type part struct {
+	name string
+	v    verdict
+}
+
+// takingWritesAway is the verdict of parts combined, each of which only
+// keeps writes from landing: 0 lost updates as soon as one part expects
+// 0, since adding the others cannot add a loss. Parts that expect losses
+// say nothing of the combination (another part may stop them), so
+// without a part expecting 0 it is shown, not gated.
+func takingWritesAway(parts ...part) verdict {
+	var zero, others, names []string
+	for _, p := range parts {
+		names = append(names, p.name)
+		if p.v.want == expectNone {
+			zero = append(zero, p.name+": "+p.v.why)
+		} else {
+			others = append(others, p.name)
+		}
+	}
+	if len(zero) == 0 {
+		return verdict{expectAny, "no part alone (" + strings.Join(names, ", ") + ") is held to 0 lost updates here, so neither is the combination"}
+	}
+	why := strings.Join(zero, "; ")
+	if len(others) > 0 {
+		why += " (" + strings.Join(others, " and ") + " only keeps writes from landing: it cannot add a loss)"
+	}
+	return verdict{expectNone, why}
 }
 
 // clientSide is where the fault is the holder's own (a partition, a
@@ -155,12 +197,58 @@ func MatrixScenarios() []string {
 	return n
 }
 
+// FencingGated are the matrix scenarios in which a fenced store that does
+// not fence (MatrixOptions.Planted) changes a verdict: some fencing cell
+// expects 0 lost updates where the same holders without fencing are not
+// held to 0. In the others the planted bug cannot fail the matrix.
+func FencingGated() []string {
+	var names []string
+	for _, row := range matrixRows() {
+		for _, mi := range Mitigations {
+			if !mi.Fencing || mi.Redisson && row.redisson == nil {
+				continue
+			}
+			without := mi
+			without.Fencing = false
+			if row.expect.of(mi).want == expectNone && row.expect.of(without).want != expectNone {
+				names = append(names, row.s.Name)
+				break
+			}
+		}
+	}
+	return names
+}
+
+// ExternalRedis says how the user named a lock Redis that lockbench did
+// not start: "--redis-url" (or --redis with a URL), "$REDIS_URL", or
+// "--redis external"; "" when lockbench starts its own. $REDIS_URL counts
+// only where redisenv reads it: with --redis auto or external.
+func ExternalRedis(cfg redisenv.Config) string {
+	switch cfg.Backend {
+	case "", redisenv.BackendAuto, redisenv.BackendExternal:
+	default:
+		return ""
+	}
+	switch {
+	case cfg.URL != "":
+		return "--redis-url"
+	case strings.TrimSpace(os.Getenv(redisenv.EnvURL)) != "":
+		return "$" + redisenv.EnvURL
+	case cfg.Backend == redisenv.BackendExternal:
+		return "--redis external"
+	}
+	return ""
+}
+
 // RunMatrix runs every scenario of the matrix under every mitigation, each
 // cell a variant of its own (its own Redis, proxies and key), with
 // critical sections updating the guarded counter; then each mitigation
 // once on a healthy run, for its cost. Where a scenario has no topology of
 // its own the cells run on a primary and a replica, so that replica sync
-// has something to wait for.
+// has something to wait for. The matrix kills, restarts and fails over
+// the lock's servers and picks their topology, so against an external
+// Redis every cell is skipped (and the matrix fails: nothing ran). When ctx
+// ends first the matrix is marked partial.
 func RunMatrix(ctx context.Context, o Options, mo MatrixOptions) *results.MitigationMatrix {
 	t := TimingFor(o.Quick)
 	m := &results.MitigationMatrix{Schema: results.MitigationSchema, Start: time.Now(), Quick: o.Quick, Seed: o.Seed,
@@ -173,7 +261,16 @@ func RunMatrix(ctx context.Context, o Options, mo MatrixOptions) *results.Mitiga
 			mo.Progress(fmt.Sprintf(format, a...))
 		}
 	}
-	defer func() { m.Seconds = time.Since(m.Start).Seconds() }()
+	defer func() {
+		m.Seconds = time.Since(m.Start).Seconds()
+		// Whichever loop was running, and even after its last item, a
+		// cell or healthy run cut short by ctx measured less than asked.
+		m.Partial = m.Partial || ctx.Err() != nil
+	}()
+	external := ""
+	if by := ExternalRedis(o.Redis); by != "" {
+		external = "the matrix starts the lock's Redis itself (it kills, restarts and fails it over), and this one is external (" + by + ")"
+	}
 	for _, row := range matrixRows() {
 		if len(mo.Only) > 0 && !slices.Contains(mo.Only, row.s.Name) {
 			continue
@@ -185,11 +282,16 @@ func RunMatrix(ctx context.Context, o Options, mo MatrixOptions) *results.Mitiga
 				return m
 			}
 			say("%s × %s", row.s.Name, mi.Name)
+			if external != "" {
+				want := row.expect.of(mi)
+				m.Cells = append(m.Cells, results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name, Expect: want.want, Why: want.why, Skipped: external})
+				continue
+			}
 			m.Cells = append(m.Cells, runCell(ctx, o, mo, t, row, mi))
 		}
 	}
 	for _, mi := range Mitigations {
-		if mo.NoCosts {
+		if mo.NoCosts || external != "" {
 			break
 		}
 		if mi.Redisson {
@@ -247,12 +349,19 @@ func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row mat
 	err := runVariant(ctx, row.s, v, t, Rand(o.Seed, row.s.Name), o, rep, &kept, func(r *rig) {
 		r.mit, r.store, r.storeAt = &mit, cellStore(mo, row.s.Name, mi), mo.StoreAt
 	})
-	var problems []string
 	var skip *skipError
 	if errors.As(err, &skip) {
 		c.Skipped = skip.why
 		return c
 	}
+	judgeCell(&c, rep, err)
+	return c
+}
+
+// judgeCell fills c from the cell's report (and the error its variant
+// returned) and judges it against c.Expect.
+func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error) {
+	var problems []string
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
@@ -271,6 +380,11 @@ func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row mat
 			if g.Failed > 0 {
 				problems = append(problems, fmt.Sprintf("%d reads or writes of the guarded counter failed", g.Failed))
 			}
+			// Lost updates are counted from the store's writes: where
+			// no critical section wrote the counter, 0 lost says nothing.
+			if g.Written == 0 && g.Accepted == 0 {
+				problems = append(problems, fmt.Sprintf("no write reached the guarded counter (%d critical sections read it): its lost updates measure nothing", g.Sections))
+			}
 		} else {
 			problems = append(problems, "no guarded-counter figures")
 		}
@@ -285,7 +399,6 @@ func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row mat
 	}
 	c.OK = len(problems) == 0
 	c.Problem = strings.Join(problems, "; ")
-	return c
 }
 
 // runCost runs mitigation mi on a healthy run: the mutex workload, guarded
@@ -324,8 +437,10 @@ func runCost(ctx context.Context, o Options, mo MatrixOptions, t Timing, mi Miti
 			c.AcquireP50Us, c.AcquireP99Us = l.P50, l.P99
 		}
 		c.Violations = res.Safety.Violations
-		if res.Guard != nil {
-			c.Lost = res.Guard.Lost
+		if g := res.Guard; g == nil || g.Written == 0 && g.Accepted == 0 {
+			problems = append(problems, "no write reached the guarded counter: its 0 lost updates measure nothing")
+		} else {
+			c.Lost = g.Lost
 		}
 		if c.Violations != 0 || c.Lost != 0 {
 			problems = append(problems, fmt.Sprintf("%d violations, %d lost updates on a healthy run", c.Violations, c.Lost))

@@ -1,10 +1,12 @@
 package scenarios_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
@@ -75,5 +77,64 @@ func TestMitigationMatrixCatchesBrokenFencing(t *testing.T) {
 	}
 	if c, _ := m.Cell("lease-expiry", "fencing"); c.OK || c.Lost == 0 {
 		t.Errorf("lease-expiry × fencing with the planted bug: %+v; want lost updates and the cell failed", c)
+	}
+}
+
+// externalMatrix runs the matrix's redis-restart row against an external
+// Redis (every cell skipped at once), calling cut when each cell starts.
+func externalMatrix(t *testing.T, ctx context.Context, costs bool, cut func(string)) *results.MitigationMatrix {
+	t.Helper()
+	env := redisenvtest.Start(t)
+	o := options(t)
+	o.Redis = redisenv.Config{Backend: redisenv.BackendExternal, URL: "redis://" + env.Addr()}
+	mo := scenarios.MatrixOptions{Only: []string{"redis-restart"}, NoCosts: !costs, Progress: cut,
+		NewStore: func(string, guard.Mode) *guard.Store { t.Fatal("a skipped cell asked for a store"); return nil }}
+	return scenarios.RunMatrix(ctx, o, mo)
+}
+
+// TestMatrixInterruptedInItsLastCell: Ctrl-C during the last cell, with
+// no healthy run after it, still marks the matrix partial, never as a
+// verdict.
+func TestMatrixInterruptedInItsLastCell(t *testing.T) {
+	last := scenarios.Mitigations[len(scenarios.Mitigations)-1].Name
+	for _, costs := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(bg)
+		m := externalMatrix(t, ctx, costs, func(s string) {
+			if strings.HasSuffix(s, "× "+last) {
+				cancel()
+			}
+		})
+		cancel()
+		if !m.Partial || m.OK() {
+			t.Errorf("costs %v: interrupted in the last cell: partial %v, ok %v; want partial, not ok", costs, m.Partial, m.OK())
+		}
+		var b strings.Builder
+		results.WriteMitigationSummary(&b, m)
+		if !strings.Contains(b.String(), "PARTIAL") {
+			t.Errorf("costs %v: the summary does not say partial:\n%s", costs, b.String())
+		}
+	}
+}
+
+// TestMatrixOnExternalRedis: the matrix kills and fails over the lock's
+// Redis, so on an external one every cell is skipped, naming why, and a
+// matrix in which nothing ran fails.
+func TestMatrixOnExternalRedis(t *testing.T) {
+	m := externalMatrix(t, bg, true, nil)
+	if len(m.Cells) != len(scenarios.Mitigations) || m.Ran() != 0 || len(m.Costs) != 0 {
+		t.Fatalf("%d cells, %d ran, %d healthy runs; want every cell skipped, no healthy run", len(m.Cells), m.Ran(), len(m.Costs))
+	}
+	for _, c := range m.Cells {
+		if !strings.Contains(c.Skipped, "external (--redis-url)") {
+			t.Errorf("%s × %s: skipped %q; want the external Redis named", c.Scenario, c.Mitigation, c.Skipped)
+		}
+	}
+	if m.OK() || m.Partial {
+		t.Errorf("nothing ran: ok %v, partial %v; want a failed matrix, not a partial one", m.OK(), m.Partial)
+	}
+	var b strings.Builder
+	results.WriteMitigationSummary(&b, m)
+	if !strings.Contains(b.String(), "FAIL: nothing ran: every cell was skipped") {
+		t.Errorf("summary:\n%s", b.String())
 	}
 }

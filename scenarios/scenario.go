@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -199,15 +198,7 @@ func Unsupported(s *Scenario, cfg redisenv.Config) string {
 	return ""
 }
 
-func external(cfg redisenv.Config) bool {
-	switch cfg.Backend {
-	case redisenv.BackendExternal:
-		return true
-	case "", redisenv.BackendAuto:
-		return cfg.URL != "" || os.Getenv(redisenv.EnvURL) != ""
-	}
-	return false
-}
+func external(cfg redisenv.Config) bool { return ExternalRedis(cfg) != "" }
 
 func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand.Rand, o Options, rep *results.ChaosReport, kept *[]*results.Result, prep ...func(*rig)) (err error) {
 	name := s.Name

@@ -325,7 +325,7 @@ second Redis (read, hold, write; started here unless --guard-url):
   wait            replica sync (WAIT) after every acquisition
   fencing         fenced locks; the store refuses a token lower than the
                   highest it saw
-  honour+fencing  both
+  honour+fencing  both: held to 0 lost updates wherever either alone is
 
 Each cell gives lost updates (writes the store applied minus the counter's
 final value: no clocks needed), violations, the unsafe window and stale
@@ -335,14 +335,19 @@ lose updates; on failover the token counter itself may be lost, so fencing
 is shown, not gated). Then each mitigation runs the mutex workload on a
 healthy primary and replica, for what it costs in acquire latency and
 throughput. Cells without a topology of their own run on a primary and a
-replica. Exit 1 when any cell misses its verdict.
+replica. Exit 1 when any cell misses its verdict, or when nothing ran
+(every cell skipped); 2 on bad input, such as a lock Redis of your own
+(--redis-url or $REDIS_URL: the matrix starts, kills and fails over its
+own); 130 when interrupted (what ran is written, marked PARTIAL).
 
 --plant-broken-fencing plants a bug (the fenced store accepts lower
-tokens): the fencing cells must then fail, which shows the gate works.`
+tokens): the fencing cells must then fail, which shows the gate works.
+With --only, include a scenario where fencing alone is gated, for it to
+fail: `
 
 func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.FlagSet("chaos", "matrix", matrixUsage, stderr)
-	quick := fs.Bool("quick", false, "scaled-down timings (3 s watchdog): about 6 minutes")
+	fs := cli.FlagSet("chaos", "matrix", matrixUsage+orList(scenarios.FencingGated())+".", stderr)
+	quick := fs.Bool("quick", false, "scaled-down timings (3 s watchdog): about 5 minutes")
 	seedFlag := fs.String("seed", "1", "seed of the fault schedules")
 	out := fs.String("out", "chaos-results", "directory for the matrix file and the cells' results (empty: write none)")
 	only := fs.String("only", "", "comma-separated scenarios (default: all of "+strings.Join(scenarios.MatrixScenarios(), ", ")+")")
@@ -373,6 +378,22 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if rcfg.Topology != "" {
 		return cli.Usagef("--topology %s: the matrix chooses its topologies (a primary and a replica); drop --topology", rcfg.Topology)
 	}
+	// The matrix kills, restarts and fails over the lock's Redis: one it
+	// did not start would only give skipped or failed cells.
+	switch by := scenarios.ExternalRedis(rcfg); by {
+	case "":
+	case "$" + redisenv.EnvURL:
+		return cli.Usagef("%s is set: the matrix starts the lock's Redis itself (it kills, restarts and fails it over) and cannot use yours; unset %s, or pass --redis local or --redis container (the guarded counter's Redis is --guard-url)", by, redisenv.EnvURL)
+	default:
+		return cli.Usagef("%s: the matrix starts the lock's Redis itself (it kills, restarts and fails it over) and cannot use yours; drop %s (the guarded counter's Redis is --guard-url)", by, by)
+	}
+	if *plant {
+		gated := scenarios.FencingGated()
+		if len(list) > 0 && !slices.ContainsFunc(list, func(n string) bool { return slices.Contains(gated, n) }) {
+			return cli.Usagef("--plant-broken-fencing with --only %s: no cell of these scenarios is held to 0 lost updates by fencing alone, so the planted bug could not fail the matrix; include %s in --only",
+				*only, orList(gated))
+		}
+	}
 	if *out != "" {
 		if err := cli.CheckOutDir("--out", *out); err != nil {
 			return err
@@ -401,8 +422,24 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	case ctx.Err() != nil:
 		return fmt.Errorf("matrix interrupted: %w", context.Cause(ctx))
+	case m.Ran() == 0:
+		var why []string
+		for _, c := range m.Cells {
+			if !slices.Contains(why, c.Skipped) {
+				why = append(why, c.Skipped)
+			}
+		}
+		return fmt.Errorf("mitigation matrix: nothing ran: every cell was skipped (%s)", strings.Join(why, "; "))
 	case !m.OK():
 		return errors.New("mitigation matrix: some cell missed its expected verdict")
 	}
 	return nil
+}
+
+// orList is names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -75,6 +75,13 @@ func TestBadInput(t *testing.T) {
 		{[]string{"matrix", "--topology", "cluster"}, "--topology cluster: the matrix chooses"},
 		{[]string{"matrix", "--seed", "x"}, "--seed"},
 		{[]string{"matrix", "extra"}, `unexpected argument "extra"`},
+		// The matrix kills and fails over the lock's Redis: not yours.
+		{[]string{"matrix", "--redis-url", "redis://127.0.0.1:1"}, "--redis-url: the matrix starts the lock's Redis itself"},
+		{[]string{"matrix", "--redis", "redis://127.0.0.1:1"}, "drop --redis-url"},
+		// No fencing cell of these rows is gated: the planted bug would pass.
+		{[]string{"matrix", "--plant-broken-fencing", "--only", "redis-restart,failover,cluster-failover"},
+			"--plant-broken-fencing with --only redis-restart,failover,cluster-failover: no cell of these scenarios is held to 0 lost updates by fencing alone, so the planted bug could not fail the matrix; include watchdog-loss, client-freeze or lease-expiry"},
+		{[]string{"matrix", "--guard-url", "http://u:pw@h:1"}, `--guard-url "http://u:xxxxx@h:1": field scheme`},
 		// Every scenario would be skipped: nothing would run, and a CI
 		// reading exit 0 would see green.
 		{[]string{"run", "redis-pause", "redis-restart", "--redis-url", "redis://127.0.0.1:1"}, "nothing to run: redis-pause: needs process faults"},
@@ -84,6 +91,25 @@ func TestBadInput(t *testing.T) {
 		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("chaos %v: code %d, stderr:\n%s", tc.args, code, errOut)
 		}
+	}
+}
+
+// TestMatrixRefusesRedisURLFromEnv: a lock Redis named by $REDIS_URL is
+// refused before anything runs, naming the variable and the way out.
+func TestMatrixRefusesRedisURLFromEnv(t *testing.T) {
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:1")
+	var out, errb bytes.Buffer
+	code := program().Main(context.Background(), []string{"matrix", "--out", t.TempDir()}, &out, &errb)
+	if code != cli.ExitUsage || !strings.Contains(errb.String(), "$REDIS_URL is set: the matrix starts the lock's Redis itself") ||
+		!strings.Contains(errb.String(), "--redis local") || strings.Contains(errb.String(), "chaos: mitigation matrix") {
+		t.Errorf("code %d, stderr:\n%s", code, errb.String())
+	}
+	// --redis local ignores $REDIS_URL: past that check, refused only for
+	// what follows it.
+	errb.Reset()
+	code = program().Main(context.Background(), []string{"matrix", "--redis", "local", "--plant-broken-fencing", "--only", "failover"}, &out, &errb)
+	if code != cli.ExitUsage || !strings.HasPrefix(errb.String(), "chaos: --plant-broken-fencing with --only failover") {
+		t.Errorf("--redis local with $REDIS_URL set: code %d, stderr:\n%s", code, errb.String())
 	}
 }
 
