@@ -58,6 +58,19 @@ func StartGuard(ctx context.Context, m guard.Mode, url, key string) (*GuardStore
 	return &GuardStore{Store: s, Where: "redis://" + env.Addr(), env: env, rdb: rdb}, nil
 }
 
+// CheckGuardURL checks a store URL's form (scheme, address, options)
+// without connecting, so that a mistyped --guard-url is refused, naming
+// that flag, before anything starts. Empty is the default store.
+func CheckGuardURL(url string) error {
+	if url == "" {
+		return nil
+	}
+	if err := (redisenv.Config{Backend: redisenv.BackendExternal, URL: url}).Validate(); err != nil {
+		return guardURLError(err)
+	}
+	return nil
+}
+
 // guardURLError makes err, which redisenv words for the lock's Redis
 // (--redis-url, --redis), name the flag the user gave the store's URL
 // with: --guard-url. Bad input stays bad input (a *redisenv.ConfigError,

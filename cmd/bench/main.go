@@ -237,6 +237,9 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if f.guardKey != "" && f.guardURL == "" {
 		return p, cli.Usagef("--guard-key %q: a shared key needs a shared store; give --guard-url too", f.guardKey)
 	}
+	if err := harness.CheckGuardURL(f.guardURL); err != nil {
+		return p, err
+	}
 	return p, nil
 }
 

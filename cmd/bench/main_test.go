@@ -106,6 +106,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--profile", "mutex", "--guard", "always"}, "guard"},
 		{[]string{"run", "--profile", "mutex", "--guard-url", "redis://127.0.0.1:1"}, "--guard-url and --guard-key apply"},
 		{[]string{"run", "--profile", "mutex", "--guard", "plain", "--guard-key", "k"}, "--guard-key"},
+		// Refused before any Redis starts: a mistyped store is bad input.
+		{[]string{"run", "--profile", "mutex", "--guard", "plain", "--guard-url", "redis://h:notaport"}, `--guard-url "redis://h:notaport": field host`},
 		{[]string{"run", "--redis", "docker"}, `--redis "docker"`},
 		{[]string{"run", "--topology", "ring"}, `--topology "ring"`},
 		{[]string{"run", "--redis", "local", "--redis-url", "redis://u:pw@h:1"}, "--redis-url"},

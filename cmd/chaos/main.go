@@ -199,6 +199,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *guardURL != "" && gm == guard.Off {
 		return cli.Usagef("--guard-url applies with --guard plain or fenced")
 	}
+	if err := harness.CheckGuardURL(*guardURL); err != nil {
+		return err
+	}
 	seed, err := strconv.ParseUint(*seedFlag, 10, 64)
 	if err != nil {
 		return cli.Usagef("--seed %q: want a non-negative integer, e.g. 42", *seedFlag)
@@ -377,6 +380,9 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if rcfg.Topology != "" {
 		return cli.Usagef("--topology %s: the matrix chooses its topologies (a primary and a replica); drop --topology", rcfg.Topology)
+	}
+	if err := harness.CheckGuardURL(*guardURL); err != nil {
+		return err
 	}
 	// The matrix kills, restarts and fails over the lock's Redis: one it
 	// did not start would only give skipped or failed cells.

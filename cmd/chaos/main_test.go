@@ -82,6 +82,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"matrix", "--plant-broken-fencing", "--only", "redis-restart,failover,cluster-failover"},
 			"--plant-broken-fencing with --only redis-restart,failover,cluster-failover: no cell of these scenarios is held to 0 lost updates by fencing alone, so the planted bug could not fail the matrix; include watchdog-loss, client-freeze or lease-expiry"},
 		{[]string{"matrix", "--guard-url", "http://u:pw@h:1"}, `--guard-url "http://u:xxxxx@h:1": field scheme`},
+		{[]string{"run", "watchdog-loss", "--guard", "plain", "--guard-url", "redis://h:notaport"}, `--guard-url "redis://h:notaport": field host`},
 		// Every scenario would be skipped: nothing would run, and a CI
 		// reading exit 0 would see green.
 		{[]string{"run", "redis-pause", "redis-restart", "--redis-url", "redis://127.0.0.1:1"}, "nothing to run: redis-pause: needs process faults"},
