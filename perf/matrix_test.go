@@ -56,6 +56,20 @@ func TestMatrixTargets(t *testing.T) {
 			t.Errorf("target %q met on a matrix that misses it (%s)", c.Target, c.Value)
 		}
 	}
+	// Just short of a threshold is printed short of it.
+	near := &results.Matrix{Cells: []results.MatrixCell{
+		cell("uncontended", 8, "lockimpl", 897, 0, 0, 0.8996),
+		cell("mutex", 8, "lockimpl", 900, 200, 0, 2),
+		cell("mutex", 8, "redsync", 400, 1999, 0, 0.9), // 9.995× slower
+	}}
+	for _, c := range perf.Targets(near) {
+		if strings.Contains(c.Target, "violation") {
+			continue
+		}
+		if c.Met || strings.HasPrefix(c.Value, "0.90×") || strings.HasPrefix(c.Value, "10.0×") {
+			t.Errorf("target %q: met %v, %q: want missed and printed below its threshold", c.Target, c.Met, c.Value)
+		}
+	}
 	if n := len(perf.Targets(bad)); n != 3 {
 		t.Errorf("%d targets judged, want 3: %+v", n, perf.Targets(bad))
 	}
@@ -112,11 +126,31 @@ func TestPipelineTargets(t *testing.T) {
 			t.Errorf("target %q: %+v, want missed and %s", k, c, want)
 		}
 	}
+	// Just short of the stretch is not printed as reaching it.
+	if v := judge(mk(41880, 28000, 30000, 290))[apTarget].Value; !strings.HasPrefix(v, "1.396×") || strings.Contains(v, "stretch 1.4× reached") {
+		t.Errorf("autopipeliner target at 1.396× says %q: want 1.396× and no stretch", v)
+	}
 	bad := judge(mk(33000, 25000, 30000, 330))
 	for _, k := range []string{apTarget, plainTarget, handoff} {
 		if c, ok := bad[k]; !ok || c.Met {
 			t.Errorf("target %q: %+v (present %v), want missed", k, c, ok)
 		}
+	}
+	// A figure that was not measured (no go-redis loop ran) misses its
+	// target, saying so, rather than vanishing from the list.
+	if c, ok := judge(mk(45000, 28000, 0, 290))[plainTarget]; !ok || c.Met || !strings.HasPrefix(c.Value, "not measured") {
+		t.Errorf("plain target without a go-redis figure: %+v (present %v), want missed, not measured", c, ok)
+	}
+	// The redis-benchmark figure beside the ratio is the median of the
+	// rounds' cycle rates, not one built of two rounds' halves.
+	m := mk(45000, 28000, 30000, 290)
+	m.Baselines[0].Rounds = []results.Baseline{
+		{Clients: 32, LockPerSec: 90000, UnlockPerSec: 30000},  // 22,500 cycles/s
+		{Clients: 32, LockPerSec: 30000, UnlockPerSec: 90000},  // 22,500
+		{Clients: 32, LockPerSec: 60000, UnlockPerSec: 120000}, // 40,000
+	}
+	if got := perf.MedianBaseline(32, m.Baselines[0].Rounds).CyclesPerSec(); got != 22500 {
+		t.Errorf("median baseline cycles = %.1f, want 22,500 (the median round's), not the 36,000 that the median lock and unlock rates combine to", got)
 	}
 }
 

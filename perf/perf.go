@@ -185,7 +185,9 @@ func cleanPerfKeys(ctx context.Context, rdb redis.UniversalClient) {
 }
 
 // GoRedisCycles runs the same two scripts from bare go-redis loops
-// (clients × owners goroutines, no lockimpl, no recording) for d, each
+// (clients × owners goroutines, no lockimpl, no recording) for warmup,
+// uncounted as the lock runs' warmup is (pools dial, goroutines ramp up),
+// then for d, each
 // client on go-redis's own autopipeliner (AutoPipeline, its defaults) when
 // pipelined, and reads the server's and this process's CPU around them:
 // what any Go client could reach here, which splits the harness's
@@ -193,7 +195,7 @@ func cleanPerfKeys(ctx context.Context, rdb redis.UniversalClient) {
 // The acquire is sent as a command go-redis never resends, as lockimpl
 // sends it, and on the autopipeliner the unlock too, so that batches stay
 // uniform.
-func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient, clients, owners int, d time.Duration, pipelined bool) (results.Drive, error) {
+func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient, clients, owners int, warmup, d time.Duration, pipelined bool) (results.Drive, error) {
 	var wg sync.WaitGroup
 	var cycles atomic.Int64
 	errs := make(chan error, clients*owners)
@@ -228,9 +230,7 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 			loops = append(loops, loop{via, name, acq, unl})
 		}
 	}
-	span := workloads.StartCPU(ctx, first)
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, d)
+	ctx, cancel := context.WithTimeout(ctx, warmup+d)
 	defer cancel()
 	for _, l := range loops {
 		wg.Go(func() {
@@ -260,6 +260,18 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 			}
 		})
 	}
+	if warmup > 0 {
+		t := time.NewTimer(warmup)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	// Cycles from here on count; one under way at the mark counts too.
+	span := workloads.StartCPU(ctx, first)
+	start := time.Now()
+	cycles.Store(0)
 	wg.Wait()
 	took := time.Since(start)
 	cpu := span.End(context.WithoutCancel(ctx))

@@ -96,6 +96,10 @@ type Baseline struct {
 	Requests     int     `json:"requests"`
 	LockPerSec   float64 `json:"lock_per_sec"`
 	UnlockPerSec float64 `json:"unlock_per_sec"`
+	// Cycles is set on a median over rounds: the median of the rounds'
+	// cycle rates, which the median lock and unlock rates, each from
+	// whichever round, need not combine to.
+	Cycles float64 `json:"cycles_per_sec,omitempty"`
 	// LockP50Us and LockP99Us are the acquire script's latency percentiles
 	// as redis-benchmark reports them (ms with 3 decimals: 1 µs resolution).
 	LockP50Us float64 `json:"lock_p50_us"`
@@ -124,8 +128,12 @@ type Drive struct {
 }
 
 // CyclesPerSec is lock+unlock cycles per second when each connection
-// alternates the two: the harmonic combination of the two rates.
+// alternates the two: the harmonic combination of the two rates, or, on a
+// median over rounds, Cycles.
 func (b Baseline) CyclesPerSec() float64 {
+	if b.Cycles > 0 {
+		return b.Cycles
+	}
 	if b.LockPerSec <= 0 || b.UnlockPerSec <= 0 {
 		return 0
 	}

@@ -36,11 +36,15 @@ type cpuMeter struct {
 }
 
 type cpuSample struct {
-	at     time.Time
-	load   float64              // seconds of CPU, since the process started
-	host   float64              // seconds every CPU of the host was busy, since boot
-	hostOK bool                 // host was read
-	redis  map[string]serverCPU // by server address; nil when unread
+	at       time.Time
+	load     float64              // seconds of CPU, since the process started
+	host     float64              // seconds every CPU of the host was busy, since boot
+	hostCPUs int                  // the CPUs host sums
+	hostOK   bool                 // host was read
+	redis    map[string]serverCPU // by server address; nil when unread
+	// redisAt is when the servers' counters were read: the middle of the
+	// INFO round trip, which may take far longer than reading this host's.
+	redisAt time.Time
 }
 
 // serverCPU is one server's CPU seconds since it started.
@@ -67,7 +71,7 @@ func newCPUMeter(rdb redis.UniversalClient, impl Impl, base time.Time) *cpuMeter
 // sample reads both sides now.
 func (m *cpuMeter) sample(ctx context.Context) {
 	s := cpuSample{at: time.Now(), load: processCPU()}
-	s.host, s.hostOK = hostCPU()
+	s.host, s.hostCPUs, s.hostOK = hostCPU()
 	for _, pid := range m.pids() {
 		s.load += pidCPU(pid)
 	}
@@ -75,7 +79,9 @@ func (m *cpuMeter) sample(ctx context.Context) {
 	if m.rdb != nil {
 		ctx, cancel := context.WithTimeout(ctx, cpuReadTimeout)
 		var err error
+		sent := time.Now()
 		s.redis, err = readServerCPU(ctx, m.rdb)
+		s.redisAt = sent.Add(time.Since(sent) / 2)
 		cancel()
 		if err != nil {
 			unread = "INFO cpu: " + err.Error()
@@ -120,6 +126,9 @@ func (m *cpuMeter) result(measureFrom time.Time, loadLimit float64, sharedHost b
 	defer m.mu.Unlock()
 	c := &results.CPU{LoadLimit: loadLimit, HostCores: runtime.NumCPU(), SharedHost: sharedHost}
 	ss := m.samples
+	if len(ss) > 0 && ss[0].hostCPUs > 0 {
+		c.HostCores = ss[0].hostCPUs // what the host's busy time is a share of
+	}
 	if len(ss) < 2 {
 		c.Unread = "too short to sample"
 		return c
@@ -154,7 +163,7 @@ func (m *cpuMeter) result(measureFrom time.Time, loadLimit float64, sharedHost b
 	per := map[string]*acc{}
 	for i := 1; i < len(window); i++ {
 		a, b := window[i-1], window[i]
-		dt := b.at.Sub(a.at).Seconds()
+		dt := b.redisAt.Sub(a.redisAt).Seconds()
 		for addr, cb := range b.redis {
 			ca, ok := a.redis[addr]
 			if !ok || cb.total < ca.total || cb.main < ca.main || dt <= 0 {
@@ -192,7 +201,7 @@ func (m *cpuMeter) result(measureFrom time.Time, loadLimit float64, sharedHost b
 // busiest is the highest command-thread rate of any server between two
 // samples, and its address.
 func busiest(a, b cpuSample) (float64, string) {
-	dt := b.at.Sub(a.at).Seconds()
+	dt := b.redisAt.Sub(a.redisAt).Seconds()
 	var top float64
 	var node string
 	for addr, cb := range b.redis {

@@ -38,25 +38,33 @@ func pidCPU(pid int) float64 {
 
 // hostCPU is the time every CPU of this host has been busy since boot, in
 // seconds: user, nice, system, irq, softirq and steal (a hypervisor giving
-// our CPUs to others), from /proc/stat's first line. ok is false when it
-// cannot be read.
-func hostCPU() (secs float64, ok bool) {
+// our CPUs to others), from /proc/stat's first line, and how many CPUs
+// that sums (its cpuN lines: all of the host's, where runtime.NumCPU
+// counts only those this process may run on). ok is false when it cannot
+// be read.
+func hostCPU() (secs float64, cpus int, ok bool) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
+	text := string(b)
+	line, rest, _ := strings.Cut(text, "\n")
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
-		return 0, false
+		return 0, 0, false
 	}
 	var busy float64
 	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system, irq softirq steal
 		v, err := strconv.ParseFloat(f[i], 64)
 		if err != nil {
-			return 0, false
+			return 0, 0, false
 		}
 		busy += v
 	}
-	return busy / clockTicks, true
+	for l := range strings.Lines(rest) {
+		if len(l) > 3 && strings.HasPrefix(l, "cpu") && l[3] >= '0' && l[3] <= '9' {
+			cpus++
+		}
+	}
+	return busy / clockTicks, cpus, true
 }

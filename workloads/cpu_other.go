@@ -8,4 +8,4 @@ func pidCPU(int) float64 { return 0 }
 
 // hostCPU is unknown here: the host's share is estimated from Redis's and
 // the load generator's.
-func hostCPU() (float64, bool) { return 0, false }
+func hostCPU() (float64, int, bool) { return 0, 0, false }

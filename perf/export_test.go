@@ -1,0 +1,4 @@
+package perf
+
+// MedianBaseline is medianBaseline, for the external tests.
+var MedianBaseline = medianBaseline
