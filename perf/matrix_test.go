@@ -141,6 +141,18 @@ func TestPipelineTargets(t *testing.T) {
 	if c, ok := judge(mk(45000, 28000, 0, 290))[plainTarget]; !ok || c.Met || !strings.HasPrefix(c.Value, "not measured") {
 		t.Errorf("plain target without a go-redis figure: %+v (present %v), want missed, not measured", c, ok)
 	}
+	// A lone owner never waits, so mutex at 1 owner has no handoffs to
+	// compare: no target, rather than a miss for want of a figure.
+	lone := mk(45000, 28000, 30000, 290)
+	for _, impl := range []string{"lockimpl", perf.PipelinedName} {
+		lone.Cells = append(lone.Cells, results.MatrixCell{Profile: "mutex", Owners: 1, Impl: impl,
+			Rounds: []results.MatrixRound{{OpsPerSec: 3000}}, Median: results.MatrixRound{OpsPerSec: 3000}})
+	}
+	for k, c := range judge(lone) {
+		if strings.HasPrefix(k, "mutex, 1 owners") {
+			t.Errorf("target %q judged at 1 owner: %+v", k, c)
+		}
+	}
 	// The redis-benchmark figure beside the ratio is the median of the
 	// rounds' cycle rates, not one built of two rounds' halves.
 	m := mk(45000, 28000, 30000, 290)
