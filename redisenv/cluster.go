@@ -174,6 +174,19 @@ func createCluster(ctx context.Context, plan clusterPlan, timeout time.Duration,
 		}
 		ids[a] = id
 	}
+	// Distinct config epochs before the nodes meet, as redis-cli gives
+	// them: left at 0, the nodes settle their collision by bumping epochs
+	// after the cluster is up, and a replica that missed its primary's
+	// bump asks for a failover with a stale epoch that every primary
+	// refuses, for as long as it asks.
+	for i, a := range plan.all {
+		c := client(a)
+		err := c.Do(ctx, "CLUSTER", "SET-CONFIG-EPOCH", i+1).Err()
+		_ = c.Close()
+		if err != nil {
+			return fmt.Errorf("redisenv: cluster: SET-CONFIG-EPOCH at %s (a node must be fresh to join a new cluster): %w", a, err)
+		}
+	}
 	n := len(plan.shards)
 	for i, sh := range plan.shards {
 		from, to := i*Slots/n, (i+1)*Slots/n-1

@@ -61,6 +61,41 @@ func TestLocalClusterStartsHealthyAndCleansUp(t *testing.T) {
 		t.Errorf("String() = %q, want it to describe the cluster", env.String())
 	}
 
+	// The primaries have distinct epochs, and every node knows them
+	// alike: no collision is left to be settled by bumping epochs behind
+	// a replica's back (a replica with a stale epoch loses every election).
+	var first map[string]string
+	for _, n := range nodes {
+		c := redis.NewClient(&redis.Options{Addr: n.Addr()})
+		view, err := c.ClusterNodes(ctx).Result()
+		_ = c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		epochs := map[string]string{} // primary id -> config epoch
+		for _, line := range strings.Split(strings.TrimSpace(view), "\n") {
+			// id addr flags primary-id ping pong config-epoch link slots...
+			if f := strings.Fields(line); len(f) > 6 && strings.Contains(f[2], "master") {
+				epochs[f[0]] = f[6]
+			}
+		}
+		seen := map[string]bool{}
+		for _, e := range epochs {
+			if e == "0" || seen[e] {
+				t.Errorf("%s's view: primaries' config epochs %v; each needs a distinct non-zero one", n.Name(), epochs)
+			}
+			seen[e] = true
+		}
+		if first == nil {
+			first = epochs
+		} else if fmt.Sprint(epochs) != fmt.Sprint(first) {
+			t.Errorf("%s sees the primaries' epochs as %v, %s as %v", n.Name(), epochs, nodes[0].Name(), first)
+		}
+	}
+	if len(first) != 3 {
+		t.Errorf("%d primaries' epochs seen, want 3: %v", len(first), first)
+	}
+
 	// A cluster client routes keys to all three shards.
 	rdb := env.NewClient()
 	if _, ok := rdb.(*redis.ClusterClient); !ok {
