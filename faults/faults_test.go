@@ -3,8 +3,10 @@ package faults_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
-	"go.uber.org/goleak"
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/testkit"
@@ -23,7 +24,14 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if code == 0 {
+		if err := testkit.FindLeaks(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 var bg = context.Background()
@@ -72,8 +80,18 @@ func checkToxics(t *testing.T, p *faults.Proxy, rdb *redis.Client) {
 			t.Errorf("PING under 150ms latency: %v, %v; want ≥ 140ms", d, err)
 		}
 		revert(t, undo)
-		if d, err := pingTime(t, rdb); err != nil || d > 100*time.Millisecond {
-			t.Errorf("PING after revert: %v, %v; want fast", d, err)
+		// The fastest of three: one PING slowed by a loaded machine is
+		// not the 150 ms toxic still in place.
+		fastest := time.Hour
+		for range 3 {
+			d, err := pingTime(t, rdb)
+			if err != nil {
+				t.Fatalf("PING after revert: %v", err)
+			}
+			fastest = min(fastest, d)
+		}
+		if fastest > 100*time.Millisecond {
+			t.Errorf("PING after revert: the fastest of 3 took %v; want fast", fastest)
 		}
 	})
 	t.Run("blackhole", func(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
@@ -33,7 +32,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	stopExamples()
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := testkit.FindLeaks(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}

@@ -354,13 +354,14 @@ func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row mat
 		c.Skipped = skip.why
 		return c
 	}
-	judgeCell(&c, rep, err)
+	judgeCell(&c, rep, err, mi.Honour)
 	return c
 }
 
 // judgeCell fills c from the cell's report (and the error its variant
-// returned) and judges it against c.Expect.
-func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error) {
+// returned) and judges it against c.Expect; honour says the cell's
+// holders stop at their loss signal.
+func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error, honour bool) {
 	var problems []string
 	if err != nil {
 		problems = append(problems, err.Error())
@@ -381,8 +382,11 @@ func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error) {
 				problems = append(problems, fmt.Sprintf("%d reads or writes of the guarded counter failed", g.Failed))
 			}
 			// Lost updates are counted from the store's writes: where
-			// no critical section wrote the counter, 0 lost says nothing.
-			if g.Written == 0 && g.Accepted == 0 {
+			// no critical section wrote the counter, 0 lost says nothing,
+			// unless every section read it and then stopped at its loss
+			// signal, which is what honouring it means.
+			stoppedAll := honour && g.Sections > 0 && run.Lost >= g.Sections
+			if g.Written == 0 && g.Accepted == 0 && !stoppedAll {
 				problems = append(problems, fmt.Sprintf("no write reached the guarded counter (%d critical sections read it): its lost updates measure nothing", g.Sections))
 			}
 		} else {

@@ -42,25 +42,34 @@ func TestFencingGated(t *testing.T) {
 }
 
 // TestCellNeedsWrites: a cell whose guarded counter no write reached
-// fails whatever it expected: its 0 lost updates measured nothing.
+// fails whatever it expected: its 0 lost updates measured nothing. The
+// one exception is a cell whose holders honour their loss signal and all
+// stopped at it.
 func TestCellNeedsWrites(t *testing.T) {
 	for _, tc := range []struct {
 		expect  string
+		honour  bool
+		lost    int64 // holds the holders were told were lost
 		g       results.Guard
 		ok      bool
 		problem string
 	}{
-		{expectNone, results.Guard{Sections: 0}, false, "no write reached the guarded counter (0 critical sections"},
-		{expectNone, results.Guard{Sections: 4, RejectedReads: 4}, false, "no write reached the guarded counter (4 critical sections"},
-		{expectAny, results.Guard{}, false, "no write reached"},
-		{expectNone, results.Guard{Sections: 4, Written: 3, Accepted: 3, Final: 3}, true, ""},
-		{expectSome, results.Guard{Sections: 4, Written: 4, Accepted: 4, Final: 3, Lost: 1}, true, ""},
+		{expectNone, false, 0, results.Guard{Sections: 0}, false, "no write reached the guarded counter (0 critical sections"},
+		{expectNone, false, 0, results.Guard{Sections: 4, RejectedReads: 4}, false, "no write reached the guarded counter (4 critical sections"},
+		{expectAny, false, 0, results.Guard{}, false, "no write reached"},
+		{expectNone, false, 0, results.Guard{Sections: 4, Written: 3, Accepted: 3, Final: 3}, true, ""},
+		{expectSome, false, 0, results.Guard{Sections: 4, Written: 4, Accepted: 4, Final: 3, Lost: 1}, true, ""},
+		{expectNone, true, 4, results.Guard{Sections: 4}, true, ""},
+		{expectNone, true, 3, results.Guard{Sections: 4}, false, "no write reached the guarded counter (4 critical sections"},
+		{expectNone, false, 4, results.Guard{Sections: 4}, false, "no write reached the guarded counter (4 critical sections"},
+		{expectNone, true, 0, results.Guard{Sections: 0}, false, "no write reached the guarded counter (0 critical sections"},
 	} {
 		c := results.MitigationCell{Expect: tc.expect}
 		g := tc.g
-		judgeCell(&c, &results.ChaosReport{Runs: []results.RunSummary{{Guard: &g}}}, nil)
+		judgeCell(&c, &results.ChaosReport{Runs: []results.RunSummary{{Lost: tc.lost, Guard: &g}}}, nil, tc.honour)
 		if c.OK != tc.ok || !strings.Contains(c.Problem, tc.problem) {
-			t.Errorf("expect %s, guard %+v: ok %v, problem %q; want ok %v, problem with %q", tc.expect, tc.g, c.OK, c.Problem, tc.ok, tc.problem)
+			t.Errorf("expect %s, honour %v, %d lost holds, guard %+v: ok %v, problem %q; want ok %v, problem with %q",
+				tc.expect, tc.honour, tc.lost, tc.g, c.OK, c.Problem, tc.ok, tc.problem)
 		}
 	}
 }

@@ -2,6 +2,7 @@
 # Checks that packages import only what their room allows: lockimpl (with
 # its subpackages, one room), results, redisson and guard import no package of this module,
 # workloads -> guard, lockimpl, results; impls -> guard, lockimpl, redisson, results, workloads;
+# redisenv/redisenvtest (a test helper) -> redisenv, internal/testkit;
 # faults -> redisenv, results; plots -> results;
 # report -> plots, results;
 # scenarios -> faults, guard, impls, lockimpl, redisenv, redisson, results, workloads;
@@ -16,7 +17,7 @@ mod=$(go list -m)
 allowed() {
   case "$1" in
     lockimpl | lockimpl/* | results | redisenv | redisson | guard) echo "" ;;
-    redisenv/redisenvtest) echo "redisenv" ;;
+    redisenv/redisenvtest) echo "internal/testkit redisenv" ;;
     workloads) echo "guard lockimpl results" ;;
     impls) echo "guard lockimpl redisson results workloads" ;;
     faults) echo "redisenv results" ;;

@@ -228,14 +228,17 @@ func TestRunRecordsCPU(t *testing.T) {
 	if c.Unread != "" || c.Redis <= 0 || c.RedisTotal < 0.99*c.Redis || c.RedisNode != env.Addr() {
 		t.Errorf("Redis CPU %+v: want a positive reading of %s", c, env.Addr())
 	}
-	if c.Load <= 0 || c.LoadLimit != float64(runtime.GOMAXPROCS(0)) || c.HostCores != runtime.NumCPU() || !c.SharedHost {
+	if c.Load <= 0 || c.LoadLimit != float64(runtime.GOMAXPROCS(0)) || c.HostCores < runtime.NumCPU() || !c.SharedHost {
 		t.Errorf("load CPU %+v: want a positive reading, GOMAXPROCS as its limit, a shared host", c)
 	}
 	if len(c.Series) < 2 {
 		t.Errorf("CPU series %v: want a point per second at least", c.Series)
 	}
-	// The host's busy time counts this process and Redis among the rest.
-	if runtime.GOOS == "linux" && (c.Host <= 0 || c.Host < 0.5*(c.Load+c.RedisTotal) || c.Host > float64(c.HostCores)*1.05) {
+	// The host's busy time counts this process and Redis among the rest
+	// (the host's CPUs are all /proc/stat sums, at least those this
+	// process may run on); its reading and its clock are taken apart, so
+	// a busy host may read a little past its cores.
+	if runtime.GOOS == "linux" && (c.Host <= 0 || c.Host < 0.5*(c.Load+c.RedisTotal) || c.Host > float64(c.HostCores)*1.15) {
 		t.Errorf("host CPU %.2f cores: want a reading of /proc/stat at least about Redis's and lockbench's %.2f and at most %d cores", c.Host, c.Load+c.RedisTotal, c.HostCores)
 	}
 	var b strings.Builder
@@ -272,11 +275,11 @@ func TestRunOpenLoop(t *testing.T) {
 	if th.TargetRate != 400 {
 		t.Errorf("target rate %g, want 400", th.TargetRate)
 	}
-	// The schedule issues 400 operations in the measured second; a few
-	// may be cut by the end. (The count, not the rate: on a loaded machine
-	// the run's end can come late, stretching the measured time.)
-	if th.Ops < 300 || th.Ops > 420 {
-		t.Errorf("open loop at 400 ops/s for 1s: %d measured ops", th.Ops)
+	// The schedule issues 400 operations per measured second; a few may
+	// be cut by the end. The measured time is the run's own: on a loaded
+	// machine the end comes late, and the schedule goes on until it does.
+	if most := int64(400*res.Measured) + 20; th.Ops < 300 || th.Ops > most {
+		t.Errorf("open loop at 400 ops/s for %.3fs measured: %d ops, want 300..%d", res.Measured, th.Ops, most)
 	}
 	requireNoErrors(t, res)
 	requireSafe(t, res)

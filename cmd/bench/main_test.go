@@ -273,7 +273,7 @@ func TestRunImpl(t *testing.T) {
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
 	}
-	for _, w := range []string{"lockbench mutex · redislock", "redislock: redislock with retries every 50-250ms", "0 violations"} {
+	for _, w := range []string{"lockbench mutex · redislock", "redislock: redislock with retries every 50-250ms", "safety      OK: 0 violations"} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("summary lacks %q:\n%s", w, stdout)
 		}

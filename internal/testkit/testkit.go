@@ -62,3 +62,18 @@ func Context(t testing.TB) context.Context {
 // toxic (a server killed during a partition). It is the library's, not
 // ours, so the leak checks of packages that run chaos scenarios ignore it.
 var ToxiproxyStage = goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*NoopToxic).Pipe")
+
+// FindLeaks is goleak.Find with a grace of a few seconds instead of its
+// half second: on a loaded machine a goroutine on its way out (a dialer's
+// next probe, a closing pool's reaper) may still be scheduled to exit.
+// What is still running after that is a leak.
+func FindLeaks(opts ...goleak.Option) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := goleak.Find(opts...)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

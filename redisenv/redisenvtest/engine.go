@@ -24,6 +24,7 @@ import (
 	"github.com/moby/moby/client"
 	"go.uber.org/goleak"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv"
 )
 
@@ -513,7 +514,7 @@ func Main(m *testing.M, opts ...goleak.Option) {
 	code := m.Run()
 	teardown()
 	if code == 0 {
-		if err := goleak.Find(opts...); err != nil {
+		if err := testkit.FindLeaks(opts...); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}
