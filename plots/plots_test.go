@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"github.com/lockbench/lockbench/plots"
 	"github.com/lockbench/lockbench/results"
 )
@@ -21,6 +23,19 @@ func spectrumSeries() []plots.Series {
 	zero := results.NewHistogram()
 	_ = zero.RecordValue(0) // a zero latency must not reach the log axis as ≤ 0
 	return []plots.Series{{Name: "acquire_write", Points: results.Spectrum(h)}, {Name: "zero", Points: results.Spectrum(zero)}}
+}
+
+// saveBoth saves p as name.png and name.svg in a new directory, which it
+// returns.
+func saveBoth(t *testing.T, p *plot.Plot, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, ext := range []string{".png", ".svg"} {
+		if err := plots.Save(p, filepath.Join(dir, name+ext)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 func checkFiles(t *testing.T, dir, name string, texts ...string) {
@@ -52,12 +67,7 @@ func TestSpectrum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for _, ext := range []string{".png", ".svg"} {
-		if err := plots.Save(p, filepath.Join(dir, "spectrum"+ext)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := saveBoth(t, p, "spectrum")
 	checkFiles(t, dir, "spectrum", "acquire latency", "percentile", "latency (ms)", "99.9%", "acquire_write")
 	if _, err := plots.Spectrum("empty", []plots.Series{{Name: "x"}}); !errors.Is(err, plots.ErrNoData) {
 		t.Errorf("empty spectrum: %v, want ErrNoData", err)
@@ -78,12 +88,7 @@ func TestThroughputWithFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for _, ext := range []string{".png", ".svg"} {
-		if err := plots.Save(p, filepath.Join(dir, "tput"+ext)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := saveBoth(t, p, "tput")
 	checkFiles(t, dir, "tput", "partition-heal", "operations per second", "blackhole clients", "kill redis:primary")
 	if _, err := plots.Throughput("none", nil, nil); !errors.Is(err, plots.ErrNoData) {
 		t.Errorf("no points: %v, want ErrNoData", err)
@@ -96,12 +101,7 @@ func TestFairness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for _, ext := range []string{".png", ".svg"} {
-		if err := plots.Save(p, filepath.Join(dir, "fair"+ext)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := saveBoth(t, p, "fair")
 	checkFiles(t, dir, "fair", "Jain 0.6", "min/max 0.00", "4 owners", "acquisitions")
 	if err := plots.Save(p, filepath.Join(dir, "fair.gif")); err == nil || !strings.Contains(err.Error(), ".png or .svg") {
 		t.Errorf("Save .gif: %v; want an error naming the formats", err)
@@ -128,12 +128,7 @@ func TestMitigationsMarksMissingCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for _, ext := range []string{".png", ".svg"} {
-		if err := plots.Save(p, filepath.Join(dir, "mit"+ext)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := saveBoth(t, p, "mit")
 	checkFiles(t, dir, "mit", "skipped", "not run", "no writes", "lost updates", "redisson")
 	if os.Getenv("LOCKBENCH_KEEP_PLOT") != "" {
 		b, _ := os.ReadFile(filepath.Join(dir, "mit.png"))
