@@ -128,8 +128,10 @@ type Options struct {
 	// ignores its answer). Without replicas nothing is sent either; the
 	// count is read from INFO at most once a second.
 	SkipReplicaSync bool
-	// ReplicaSyncTimeout bounds the WAIT; keep it under the redis client's
-	// ReadTimeout. Default DefaultReplicaSyncTimeout.
+	// ReplicaSyncTimeout bounds the WAITs of one acquisition, all
+	// together (a script the primary had lost is sent again within what
+	// is left); keep it under the redis client's ReadTimeout. Default
+	// DefaultReplicaSyncTimeout.
 	ReplicaSyncTimeout time.Duration
 	// SpinInitialDelay and SpinMaxDelay bound a spin lock's sleeps between
 	// attempts: the first is SpinInitialDelay, each next one twice the last

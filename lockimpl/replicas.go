@@ -37,7 +37,26 @@ type replicaCache struct {
 type replicaEntry struct {
 	cur     atomic.Pointer[replication]
 	reading sync.Mutex
+	// loaded are the SHA1s of the scripts seen to run on the primary. A
+	// replica-synced acquisition sends any other by EVAL: sent by EVALSHA
+	// and refused with NOSCRIPT, its pipelined WAIT would still block for
+	// its whole timeout before the EVAL and a second WAIT could be sent.
+	loaded sync.Map
 }
+
+// knows reports whether s ran on the primary since it last lost its
+// script cache.
+func (e *replicaEntry) knows(s wire.Script) bool {
+	_, ok := e.loaded.Load(s.Hash())
+	return ok
+}
+
+// learn records that s ran on the primary.
+func (e *replicaEntry) learn(s wire.Script) { e.loaded.Store(s.Hash(), struct{}{}) }
+
+// forget records that the primary lost its script cache (a restart,
+// failover or SCRIPT FLUSH).
+func (e *replicaEntry) forget() { e.loaded.Clear() }
 
 func (rc *replicaCache) entry(addr string) *replicaEntry {
 	if e, ok := rc.nodes.Load(addr); ok {
@@ -173,9 +192,16 @@ func (c *Client) runAcquire(ctx context.Context, name string, cmd command) (any,
 		res, err := c.acquireOnce(ctx, cmd)
 		return res, syncResult{}, err
 	}
-	res, acked, err := c.evalThenWait(ctx, node, cmd, r, false)
+	// The WAITs of one acquisition share ReplicaSyncTimeout: a script the
+	// primary no longer had is sent again with what is left of it.
+	start := time.Now()
+	res, acked, err := c.evalThenWait(ctx, node, cmd, r, !e.knows(cmd.script), c.opts.ReplicaSyncTimeout)
 	if wire.IsNoScript(err) {
-		res, acked, err = c.evalThenWait(ctx, node, cmd, r, true)
+		e.forget()
+		res, acked, err = c.evalThenWait(ctx, node, cmd, r, true, c.opts.ReplicaSyncTimeout-time.Since(start))
+	}
+	if err == nil || errors.Is(err, redis.Nil) {
+		e.learn(cmd.script)
 	}
 	if isRedirect(err) {
 		// The slot moved while this client's map still points at the
@@ -219,10 +245,11 @@ func isRedirect(err error) bool {
 }
 
 // evalThenWait pipelines the command (EVALSHA, or EVAL when load) and the
-// WAIT on one connection. err is the command's error (redis.Nil included);
-// a failed WAIT counts as no acknowledgement.
-func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, r replication, load bool) (any, int, error) {
-	timeout := ms(c.opts.ReplicaSyncTimeout)
+// WAIT, bounded by bound, on one connection. err is the command's error
+// (redis.Nil included); a failed WAIT counts as no acknowledgement. The
+// WAIT gets at least 1 ms (ms): WAIT 0 would block for ever.
+func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, r replication, load bool, bound time.Duration) (any, int, error) {
+	timeout := ms(bound)
 	pipe := node.Pipeline()
 	args := cmd.args
 	if load {

@@ -44,10 +44,9 @@ func TestReplicaSync(t *testing.T) {
 	before := waitCalls(t, f.raw)
 	h := lock(t, a.Lock("rs"))
 	reenter(t, h)
-	// The first EVALSHA finds no script and is sent again with EVAL,
-	// its WAIT too.
-	if n := waitCalls(t, f.raw) - before; n != 3 {
-		t.Errorf("%d WAITs for an acquisition (sent twice) and a re-entry, want 3", n)
+	// The first acquisition sends its script's source (EVAL): one WAIT each.
+	if n := waitCalls(t, f.raw) - before; n != 2 {
+		t.Errorf("%d WAITs for an acquisition and a re-entry, want 2", n)
 	}
 	unlock(t, h)
 	unlock(t, h)
@@ -108,5 +107,50 @@ func TestReplicaSyncWithoutReplicas(t *testing.T) {
 	unlock(t, h)
 	if n := waitCalls(t, f.raw) - before; n != 0 {
 		t.Errorf("%d WAITs without replicas, want 0", n)
+	}
+}
+
+// TestReplicaSyncBoundedWithoutCachedScript: with the replica frozen, an
+// acquisition whose script the primary does not have cached (first use, or
+// after a restart, failover or SCRIPT FLUSH) fails with ErrReplicaSync
+// within ReplicaSyncTimeout plus round trips, not after a WAIT for the
+// refused EVALSHA and another for the EVAL. Each WAIT blocks for its whole
+// timeout in the server, so two of them take twice the timeout on any host;
+// the bound below leaves half a timeout for round trips.
+func TestReplicaSyncBoundedWithoutCachedScript(t *testing.T) {
+	const timeout = 1500 * time.Millisecond
+	f := setup(t, redisenv.Config{Topology: redisenv.TopologyReplica})
+	used := f.client(lockimpl.Options{ReplicaSyncTimeout: timeout})
+	fresh := f.client(lockimpl.Options{ReplicaSyncTimeout: timeout})
+	// used has run the acquire script: it knows the server has it.
+	unlock(t, lock(t, used.NewOwner().Lock("warm")))
+
+	if err := f.raw.ScriptFlush(bg).Err(); err != nil {
+		t.Fatal(err)
+	}
+	replica := f.env.Replica()
+	if err := replica.Pause(bg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := replica.Resume(bg); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, c := range []struct {
+		what   string
+		client *lockimpl.Client
+	}{{"after SCRIPT FLUSH", used}, {"on first use", fresh}} {
+		l := c.client.NewOwner().Lock("uncached")
+		start := time.Now()
+		got, err := l.TryLock(bg, lockimpl.TryLockOptions{})
+		took := time.Since(start)
+		if got != nil || !errors.Is(err, lockimpl.ErrReplicaSync) {
+			t.Fatalf("%s with the replica frozen = %v, %v; want ErrReplicaSync", c.what, got, err)
+		}
+		if took < timeout || took > timeout*3/2 {
+			t.Errorf("%s: ErrReplicaSync after %v, want within [%v, %v]", c.what, took, timeout, timeout*3/2)
+		}
+		f.wantAbsent(l.Name())
 	}
 }
