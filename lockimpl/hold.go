@@ -56,7 +56,10 @@ func (hd *Hold) Token() int64 {
 // lock() in the same Redisson thread does, with the lease the hold was
 // taken with; each Reenter needs its own Unlock. It never waits: the
 // owner already holds the lock. It returns ErrNotHeld when the hold has
-// ended (released or lost), and ErrNonReentrant for a non-reentrant lock.
+// ended (released or lost), also when it is found lost while the re-entry
+// is in flight: the re-entry is then given back, since it may have taken
+// the lock anew after the key expired, and Lost closes. It returns
+// ErrNonReentrant for a non-reentrant lock.
 func (hd *Hold) Reenter(ctx context.Context) error {
 	l, h := hd.lock, hd.h
 	if !l.kind.reentrant() {
@@ -71,7 +74,7 @@ func (hd *Hold) Reenter(ctx context.Context) error {
 		lease = 0
 	}
 	h.mu.Unlock()
-	_, got, err := l.attempt(ctx, lease, false, l.owner.c.opts.FairWaitTimeout, sendAcquire)
+	_, got, err := l.attempt(ctx, lease, false, l.owner.c.opts.FairWaitTimeout, sendAcquire, h)
 	if err != nil {
 		return err
 	}
@@ -148,10 +151,17 @@ func (h *hold) isDone() bool {
 	return h.done
 }
 
-// acquired records an acquisition (first or re-entry) sent at send.
-func (h *hold) acquired(send time.Time, lease time.Duration, token int64) {
+// acquired records an acquisition (first or re-entry) sent at send. It
+// records nothing and reports false when the hold ended, or its deadline
+// passed, before the reply came: the key may have expired in between, so
+// the acquisition does not continue this hold.
+func (h *hold) acquired(send time.Time, lease time.Duration, token int64) bool {
 	wd := h.owner.c.opts.WatchdogTimeout
 	h.mu.Lock()
+	if h.done || (!h.deadline.IsZero() && !time.Now().Before(h.lostAt())) {
+		h.mu.Unlock()
+		return false
+	}
 	h.count++
 	h.token = token
 	h.noteSet(send)
@@ -191,6 +201,7 @@ func (h *hold) acquired(send time.Time, lease time.Duration, token int64) {
 	if probe {
 		h.owner.c.wd.addProbe(h)
 	}
+	return true
 }
 
 // partiallyReleased records an unlock that left the hold in place. It

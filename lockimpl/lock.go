@@ -265,7 +265,7 @@ func (l *Lock) acquireLoop(ctx context.Context, wait, lease time.Duration) (*hol
 		}
 	}
 
-	_, h, err := l.attempt(ctx, lease, queued, queueWait, sendAcquire)
+	_, h, err := l.attempt(ctx, lease, queued, queueWait, sendAcquire, nil)
 	if h != nil || err != nil {
 		if err != nil {
 			giveUp()
@@ -304,7 +304,7 @@ func (l *Lock) acquireLoop(ctx context.Context, wait, lease time.Duration) (*hol
 	}
 
 	for {
-		ttl, h, err := l.attempt(ctx, lease, queued, queueWait, sendRetry)
+		ttl, h, err := l.attempt(ctx, lease, queued, queueWait, sendRetry, nil)
 		if h != nil || err != nil {
 			if err != nil {
 				giveUp()
@@ -360,7 +360,7 @@ func (l *Lock) spin(ctx context.Context, lease, wait time.Duration, start time.T
 			return nil, l.fail(ctx, "lock", ErrClosed)
 		case <-t.C:
 		}
-		ttl, h, err := l.attempt(ctx, lease, false, 0, sendRetry)
+		ttl, h, err := l.attempt(ctx, lease, false, 0, sendRetry, nil)
 		if h != nil || err != nil {
 			return h, err
 		}
@@ -372,8 +372,10 @@ func (l *Lock) spin(ctx context.Context, lease, wait time.Duration, start time.T
 
 // attempt runs the acquire script once. It returns the hold when
 // acquired, else the lock's remaining TTL (or the wait bound the fair
-// script replies).
-func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, queueWait time.Duration, what send) (time.Duration, *hold, error) {
+// script replies). A re-entry names the hold it continues (into): one
+// that ended or passed its deadline while the script ran gets the
+// acquisition given back, and is lost.
+func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, queueWait time.Duration, what send, into *hold) (time.Duration, *hold, error) {
 	c := l.owner.c
 	leaseMs := ms(c.opts.WatchdogTimeout)
 	if lease > 0 {
@@ -426,7 +428,15 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		l.undoAcquire(lease)
 		return 0, nil, l.fail(ctx, "lock", sync.err(c.opts.ReplicaSyncTimeout))
 	}
-	return 0, l.owner.acquired(l, send, lease, token), nil
+	if into == nil {
+		return 0, l.owner.acquired(l, send, lease, token), nil
+	}
+	if !into.acquired(send, lease, token) {
+		l.undoAcquire(lease)
+		into.lose()
+		return 0, nil, l.fail(ctx, "re-enter", fmt.Errorf("%w: the hold was lost while the re-entry was in flight; the re-entry was given back", ErrNotHeld))
+	}
+	return 0, into, nil
 }
 
 // undoAcquire gives back an acquisition that no replica acknowledged, as

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
@@ -300,5 +303,87 @@ func TestResentUnlockSparesANewHold(t *testing.T) {
 	}
 	if held, err := l.IsHeldByOwner(bg); err != nil || !held {
 		t.Errorf("the new hold: held %v, %v", held, err)
+	}
+}
+
+// TestReenterRacingLossLeavesNoOrphan: a re-entry whose reply comes back
+// after its hold was declared lost (every reply of the holder's client
+// delayed past the watchdog timeout, so renewals come back too late) must
+// not land in a new hold that nobody holds. It fails with ErrNotHeld, the
+// hold is lost, the re-entry is given back and nothing renews the lock
+// any more: another owner gets it once the key expires, and the same owner
+// can take it again.
+func TestReenterRacingLossLeavesNoOrphan(t *testing.T) {
+	for _, kind := range []string{"reentrant", "fair", "read"} {
+		t.Run(kind, func(t *testing.T) {
+			f := setup(t)
+			tp := faults.NewEmbedded()
+			t.Cleanup(func() { tp.Close() })
+			proxy, err := tp.NewProxy("holder", f.env.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ReadTimeout: 10 * time.Second, MaxRetries: -1})
+			t.Cleanup(func() { rdb.Close() })
+			slow, err := lockimpl.NewClient(bg, rdb, testOptions(lockimpl.Options{WatchdogTimeout: watch}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { slow.Close() })
+			other := f.client(lockimpl.Options{WatchdogTimeout: watch})
+			pick := func(o *lockimpl.Owner) *lockimpl.Lock {
+				switch kind {
+				case "fair":
+					return o.FairLock("race")
+				case "read":
+					return o.ReadWriteLock("race").ReadLock()
+				}
+				return o.Lock("race")
+			}
+			exclusive := func(o *lockimpl.Owner) *lockimpl.Lock {
+				if kind == "read" {
+					return o.ReadWriteLock("race").WriteLock()
+				}
+				return pick(o)
+			}
+			owner := slow.NewOwner()
+			h := lock(t, pick(owner))
+
+			// Every reply from Redis now takes 1.5 watchdog timeouts: the
+			// hold's deadline passes before the re-entry's reply arrives.
+			if err := proxy.AddToxic(faults.Toxic{Name: "late", Type: "latency", Stream: "downstream",
+				Attributes: map[string]int64{"latency": (watch * 3 / 2).Milliseconds()}}); err != nil {
+				t.Fatal(err)
+			}
+			err = h.Reenter(testkit.Context(t))
+			if err == nil {
+				t.Fatalf("Reenter answered after the hold's deadline = nil (count %d, lost %v); want ErrNotHeld", h.Count(), testkit.Closed(h.Lost()))
+			}
+			if !errors.Is(err, lockimpl.ErrNotHeld) {
+				t.Fatalf("Reenter = %v, want ErrNotHeld", err)
+			}
+			if !testkit.Closed(h.Lost()) || h.Count() != 0 {
+				t.Errorf("after the failed re-entry: lost %v, count %d; want lost, 0", testkit.Closed(h.Lost()), h.Count())
+			}
+			if err := proxy.RemoveToxic(bg, "late"); err != nil {
+				t.Fatal(err)
+			}
+			// Nothing renews the lock: another owner gets it within its TTL.
+			got, err := exclusive(other.NewOwner()).TryLock(testkit.Context(t), lockimpl.TryLockOptions{Wait: 5 * watch})
+			if err != nil {
+				t.Fatalf("another owner after the lost hold: %v (the lock is still renewed: %d holds in the watchdog)", err, slow.WatchdogLen())
+			}
+			if n := slow.WatchdogLen(); n != 0 {
+				t.Errorf("%d holds still renewed by the holder's client", n)
+			}
+			unlock(t, got)
+			// And the owner itself is not refused with ErrHeld.
+			again, err := pick(owner).TryLock(testkit.Context(t), lockimpl.TryLockOptions{Wait: 5 * watch})
+			if err != nil {
+				t.Fatalf("the same owner again: %v", err)
+			}
+			unlock(t, again)
+			f.wantAbsent("race")
+		})
 	}
 }
