@@ -56,6 +56,7 @@ type Client struct {
 	wd      *watchdog
 	latches *janitor
 	repl    replicaCache
+	late    lateness // how late the holds' deadline timers have fired lately
 
 	mu      sync.Mutex
 	active  map[*hold]struct{} // holds not yet released or lost
@@ -90,6 +91,9 @@ type Client struct {
 func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Client, error) {
 	if rdb == nil {
 		return nil, errors.New("lockimpl: NewClient: nil redis client")
+	}
+	if opts.LostMargin < 0 {
+		return nil, fmt.Errorf("%w: Options.LostMargin %v is negative (0 means the default margin)", ErrInvalidOptions, opts.LostMargin)
 	}
 	opts = opts.withDefaults()
 	c := &Client{

@@ -120,9 +120,10 @@
 // re-entry, partial unlock, watchdog renewal) plus that TTL. Since Redis
 // starts a TTL on receipt, never before the send, the real expiry is never
 // earlier. Lost closes when a renewal or unlock finds the hold gone, when
-// the deadline, less a safety margin of 1% of the TTL plus 2 ms (Redlock's
-// clock-drift allowance, here also covering the holder's own scheduling
-// delay in noticing), passes without a newer successful renewal (Redis
+// the deadline less a safety margin (Options.LostMargin: by default 1% of
+// the TTL plus 2 ms for clock drift, as Redlock allows, plus 25 ms, or
+// twice what this client's timers have lately been late, for the holder's
+// own scheduling delays) passes without a newer successful renewal (Redis
 // unreachable, paused, or slow for a whole TTL), when a fixed lease runs
 // out, when the client is closed (renewals stop), and when an unlock whose
 // outcome is unknown (an error or timeout) was the owner's last
@@ -132,10 +133,14 @@
 // background with the same latch (a repeat of one Redis already applied
 // changes nothing) for up to half the latch's lifetime, as Redisson's
 // command retries do, so such a lock is usually released at once rather
-// than left to its lease while every waiter sleeps out its bound. A holder that stops its critical
+// than left to its lease while every waiter sleeps out its bound.
+// Hold.Deadline says when Lost closes, Hold.Context gives a context that
+// ends with the hold, and a re-entry that returns after its hold's
+// deadline is given back. A holder that stops its critical
 // section on Lost never overlaps the next holder, unless it notices later
 // than the margin allows (a process frozen or starved of CPU longer than
-// that), clocks run at rates further apart, or Redis loses the write
+// that: checking Lost or the Deadline right before each irreversible step
+// is never late), clocks run at rates further apart, or Redis loses the write
 // (restart without persistence, failover): the chaos scenarios show each.
 //
 // One exception is inherent to Redisson's read-write lock: all holds of a

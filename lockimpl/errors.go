@@ -4,6 +4,9 @@ import (
 	"errors"
 )
 
+// errReleased is the cause of a Hold.Context whose hold was released.
+var errReleased = errors.New("lockimpl: the hold was released")
+
 // Sentinel errors. Callers test them with errors.Is; errors caused by a
 // context also wrap ctx.Err(), so a timeout is distinguishable from contention.
 var (
@@ -34,6 +37,9 @@ var (
 	// acquisition within Options.ReplicaSyncTimeout while some were
 	// connected; the acquisition was given back (see Options.SkipReplicaSync).
 	ErrReplicaSync = errors.New("lockimpl: no replica acknowledged the acquisition")
+	// ErrLost is the cause of a Hold.Context that ended because the hold
+	// was lost (see Hold.Lost).
+	ErrLost = errors.New("lockimpl: the hold was lost")
 	// ErrSubscribeTimeout is returned when the pub/sub subscription a waiter
 	// needs is not confirmed within Options.SubscribeTimeout.
 	ErrSubscribeTimeout = errors.New("lockimpl: pub/sub subscription not confirmed in time")

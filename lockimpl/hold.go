@@ -3,6 +3,7 @@ package lockimpl
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +30,35 @@ func (hd *Hold) Lost() <-chan struct{} {
 	// decides, so the answer is never stale.
 	hd.h.loseIfDue()
 	return hd.h.lost
+}
+
+// Deadline is when Lost closes unless a renewal moves it later (or a
+// re-entry, for a fixed lease): the earliest moment the key may expire in
+// Redis, less Options.LostMargin. Work that must end while the lock is
+// held has until then; check time.Now().Before(hold.Deadline()), or Lost,
+// right before each irreversible step, which no late timer can delay. It
+// stays where it was once the hold has ended.
+func (hd *Hold) Deadline() time.Time {
+	hd.h.mu.Lock()
+	defer hd.h.mu.Unlock()
+	return hd.h.lostAt()
+}
+
+// Context returns a context derived from parent that ends when this hold
+// ends: when Lost closes (its cause is ErrLost), or when the last Unlock
+// releases the hold. Work passed ctx stops with the hold, as with etcd's
+// Session.Ctx. Unlock with parent, not ctx: ctx has ended once the hold
+// is lost. Call cancel once the context is no longer needed.
+func (hd *Hold) Context(parent context.Context) (ctx context.Context, cancel context.CancelFunc) {
+	ctx, cancelCause := context.WithCancelCause(parent)
+	hd.h.whenEnded(func(lost bool) {
+		if lost {
+			cancelCause(ErrLost)
+		} else {
+			cancelCause(errReleased)
+		}
+	})
+	return ctx, func() { cancelCause(context.Canceled) }
 }
 
 // Count is how many acquisitions of this hold (the first and re-entries)
@@ -105,7 +135,7 @@ func (hd *Hold) String() string { return "hold of " + hd.lock.String() }
 // plus the TTL that request set. Redis started the TTL when it received
 // the request, which is no earlier than we sent it, so the deadline never
 // comes after the real expiry. Lost closes when a renewal or an unlock finds
-// the hold gone, when the deadline (less a safety margin, see drift)
+// the hold gone, when the deadline (less a safety margin, see margin)
 // passes without a newer successful renewal (renewals failing or too slow:
 // network partition, paused Redis), and for fixed leases when the lease
 // runs out. Close of the client closes
@@ -125,7 +155,7 @@ type hold struct {
 	probed   bool          // read-write: the watchdog re-reads the shared TTL
 	lease    time.Duration // what a partial unlock re-applies (Redisson's internalLockLeaseTime)
 	deadline time.Time     // may have expired after this (monotonic)
-	margin   time.Duration // Lost closes this much before deadline (see drift)
+	margin   time.Duration // Lost closes this much before deadline (see Client.margin)
 	reads    []time.Time   // read locks: deadline of each read hold's timeout key, in order
 	lastSet  time.Time     // send time of the newest request applied to the deadline
 	unlocks  int           // unlocks in flight: a renewal finding the hold gone is theirs
@@ -133,8 +163,10 @@ type hold struct {
 	token    int64         // fencing token of the latest acquisition
 	timer    *time.Timer
 	done     bool // released or lost
+	wasLost  bool // done by lose
 	lost     chan struct{}
-	onLost   []func() // run once lost closes (a multi-lock's own Lost)
+	onLost   []func()     // run once lost closes (a multi-lock's own Lost)
+	onEnd    []func(bool) // run once the hold ends, told whether it was lost (Hold.Context)
 }
 
 func newHold(o *Owner, l *Lock) *hold {
@@ -171,7 +203,7 @@ func (h *hold) acquired(send time.Time, lease time.Duration, token int64) bool {
 	} else {
 		h.lease = lease
 	}
-	h.margin = drift(ttl)
+	h.margin = h.owner.c.margin(ttl)
 	switch h.key.kind {
 	case Write:
 		// Re-entry adds ttl to what is left.
@@ -227,7 +259,7 @@ func (h *hold) partiallyReleased(send time.Time) bool {
 		}
 	} else {
 		h.deadline = send.Add(h.lease)
-		h.margin = drift(h.lease)
+		h.margin = h.owner.c.margin(h.lease)
 	}
 	h.armLocked()
 	return true
@@ -262,7 +294,7 @@ func (h *hold) renewed(send time.Time, ttl time.Duration) {
 	}
 	h.lastSet = send
 	d := send.Add(ttl)
-	h.margin = drift(ttl)
+	h.margin = h.owner.c.margin(ttl)
 	for i := range h.reads {
 		h.reads[i] = d
 	}
@@ -312,11 +344,40 @@ func (h *hold) unlocking(delta int) {
 	h.mu.Unlock()
 }
 
-// drift is the safety margin of a TTL: Lost closes this much before the
-// key may expire, so that a holder that stops on Lost stops first despite
-// its scheduler's delays and clocks running at slightly different rates.
-// Redlock's allowance: 1% of the TTL plus 2 ms.
-func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+// margin is the safety margin of a TTL (Options.LostMargin): Lost closes
+// this much before the key may expire, so that a holder that stops on Lost
+// stops first despite clocks running at slightly different rates
+// (Redlock's 1% plus 2 ms) and its own scheduling delays.
+func (c *Client) margin(ttl time.Duration) time.Duration {
+	m := c.opts.LostMargin
+	if m == 0 {
+		m = ttl/100 + 2*time.Millisecond + max(SchedulingAllowance, 2*c.late.get())
+	}
+	return min(m, ttl/2)
+}
+
+// lateness is a decaying maximum of how late deadline timers fired: it
+// halves every lateHalfLife without a larger sample. Samples race; losing
+// one only keeps the older maximum a little longer or shorter.
+type lateness struct{ v, at atomic.Int64 }
+
+const lateHalfLife = 10 * time.Second
+
+func (l *lateness) get() time.Duration {
+	v := l.v.Load()
+	if v == 0 {
+		return 0
+	}
+	halvings := time.Since(time.Unix(0, l.at.Load())) / lateHalfLife
+	return time.Duration(v) >> min(halvings, 62)
+}
+
+func (l *lateness) note(d time.Duration) {
+	if d > l.get() {
+		l.at.Store(time.Now().UnixNano())
+		l.v.Store(int64(d))
+	}
+}
 
 // lostAt is when Lost closes: the deadline less the margin. Needs mu.
 func (h *hold) lostAt() time.Time { return h.deadline.Add(-h.margin) }
@@ -340,13 +401,16 @@ func (h *hold) checkDeadline() {
 		h.mu.Unlock()
 		return
 	}
-	if wait := time.Until(h.lostAt()); wait > 0 { // extended meanwhile
+	wait := time.Until(h.lostAt())
+	if wait > 0 { // extended meanwhile
 		h.timer.Reset(wait)
 		h.mu.Unlock()
 		return
 	}
 	h.mu.Unlock()
 	h.lose()
+	// Fired late: later margins allow for it (see Client.margin).
+	h.owner.c.late.note(-wait)
 }
 
 // loseIfDue loses the hold now if its deadline has passed, without
@@ -363,17 +427,33 @@ func (h *hold) loseIfDue() {
 // lose marks the hold lost: Lost closes, renewal stops. The owner keeps it
 // until an Unlock finds it gone or a new acquisition replaces it.
 func (h *hold) lose() {
-	if !h.finish() {
+	if !h.finish(true) {
 		return
 	}
 	close(h.lost)
 	h.mu.Lock()
-	fs := h.onLost
-	h.onLost = nil
+	fs, ends := h.onLost, h.onEnd
+	h.onLost, h.onEnd = nil, nil
 	h.mu.Unlock()
 	for _, f := range fs {
 		f()
 	}
+	for _, f := range ends {
+		f(true)
+	}
+}
+
+// whenEnded runs f(lost) once the hold ends (at once if it has).
+func (h *hold) whenEnded(f func(lost bool)) {
+	h.mu.Lock()
+	if h.done {
+		lost := h.wasLost
+		h.mu.Unlock()
+		f(lost)
+		return
+	}
+	h.onEnd = append(h.onEnd, f)
+	h.mu.Unlock()
 }
 
 // whenLost runs f once the hold is lost (at once if it already is).
@@ -392,18 +472,26 @@ func (h *hold) whenLost(f func()) {
 
 // release ends a hold that an unlock released.
 func (h *hold) release() {
-	h.finish()
+	if h.finish(false) {
+		h.mu.Lock()
+		ends := h.onEnd
+		h.onEnd = nil
+		h.mu.Unlock()
+		for _, f := range ends {
+			f(false)
+		}
+	}
 	h.owner.drop(h)
 }
 
 // finish stops the timer and the renewal; it reports whether this call ended the hold.
-func (h *hold) finish() bool {
+func (h *hold) finish(lost bool) bool {
 	h.mu.Lock()
 	if h.done {
 		h.mu.Unlock()
 		return false
 	}
-	h.done = true
+	h.done, h.wasLost = true, lost
 	if h.timer != nil {
 		h.timer.Stop()
 	}

@@ -28,6 +28,10 @@ const (
 	// sleeps between attempts (Redisson's ExponentialBackOff defaults).
 	DefaultSpinInitialDelay = time.Millisecond
 	DefaultSpinMaxDelay     = 128 * time.Millisecond
+	// SchedulingAllowance is the part of the default Options.LostMargin
+	// that covers the holder's own delays: a timer that fires late and a
+	// goroutine that runs late on a host whose CPUs are busy.
+	SchedulingAllowance = 25 * time.Millisecond
 )
 
 // PublishMode says how unlock messages travel.
@@ -142,6 +146,15 @@ type Options struct {
 	// ID is the client's UUID, the first half of every owner id. Empty
 	// means a new random UUID (as Redisson's ServiceManager id).
 	ID string
+	// LostMargin is how long before the earliest moment a hold's key may
+	// expire in Redis its Lost channel closes (and Hold.Deadline falls).
+	// Zero: 1% of the TTL plus 2 ms for clocks running at different rates
+	// (Redlock's allowance), plus SchedulingAllowance or, when this
+	// client's deadline timers have lately fired later than that, twice
+	// their lateness. Either way the margin is at most half the TTL.
+	// Raise it where a holder needs time to stop: what it does after Lost
+	// closes must end before the key can expire. Negative is refused.
+	LostMargin time.Duration
 }
 
 func (o Options) withDefaults() Options {

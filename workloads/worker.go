@@ -345,6 +345,15 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 			lost = l.Lost()
 		}
 	}
+	if lostAt.IsZero() && !w.r.cfg.IgnoreLost && lost != nil {
+		// A careful holder asks again right before it writes: Lost consults
+		// the hold's deadline, which a late timer cannot delay.
+		select {
+		case <-l.Lost():
+			lostAt = time.Now()
+		default:
+		}
+	}
 	if mayWrite && (lostAt.IsZero() || w.r.cfg.IgnoreLost) {
 		w.r.guard.write(w.r.relCtx, store, w.r.names[lock], l, read, w.owner.ID(), func() int64 { return w.since(time.Now()) })
 	}
