@@ -127,7 +127,7 @@ func TestRunMutex(t *testing.T) {
 
 func TestRunRW90(t *testing.T) {
 	env := redisenvtest.Start(t)
-	p := short(t, "rw90", 2, 4, 200*time.Millisecond, time.Second)
+	p := counted(short(t, "rw90", 2, 4, 200*time.Millisecond, 0), 400)
 	p.Locks = 4 // more contention per name
 	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	acq := res.Throughput.Acquisitions
@@ -146,7 +146,7 @@ func TestRunRW90(t *testing.T) {
 
 func TestRunFair(t *testing.T) {
 	env := redisenvtest.Start(t)
-	p := short(t, "fair", 2, 3, 200*time.Millisecond, time.Second)
+	p := counted(short(t, "fair", 2, 3, 200*time.Millisecond, 0), 100)
 	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	if res.Throughput.Acquisitions["exclusive"] <= 0 {
 		t.Fatalf("acquisitions %v", res.Throughput.Acquisitions)
@@ -170,7 +170,7 @@ func TestRunFair(t *testing.T) {
 
 func TestRunReentrantDeep(t *testing.T) {
 	env := redisenvtest.Start(t)
-	p := short(t, "reentrant-deep", 2, 3, 200*time.Millisecond, time.Second)
+	p := counted(short(t, "reentrant-deep", 2, 3, 200*time.Millisecond, 0), 100)
 	if p.Depth.Max() != 5 {
 		t.Fatalf("reentrant-deep depth %v, want 5", p.Depth)
 	}
@@ -255,7 +255,7 @@ func TestRunOtherBuiltins(t *testing.T) {
 	env := redisenvtest.Start(t)
 	for _, name := range []string{"hotkey", "rw50", "rw10", "fenced", "spin", "mutex-nonreentrant", "multi"} {
 		t.Run(name, func(t *testing.T) {
-			p := short(t, name, 2, 3, 100*time.Millisecond, 500*time.Millisecond)
+			p := counted(short(t, name, 2, 3, 100*time.Millisecond, 0), 50)
 			res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 			if res.Throughput.Ops <= 0 {
 				t.Errorf("no operations")
