@@ -75,6 +75,22 @@ func rate(series []results.Point, from, to float64) float64 {
 	return float64(ops) / secs
 }
 
+// bestSecond is the highest rate of any whole interval of the series
+// (about a second each) from from on. "Throughput recovers" is judged by
+// it against the rate before the fault: one good second shows the clients
+// are not stuck, a host that other work slows for some seconds cannot fail
+// it, and a stall, which has no good second, still does.
+func bestSecond(series []results.Point, from float64) float64 {
+	best, prev := 0.0, 0.0
+	for _, pt := range series {
+		if d := pt.T - prev; prev >= from && d >= 0.9 {
+			best = max(best, float64(pt.Ops)/d)
+		}
+		prev = pt.T
+	}
+	return best
+}
+
 func violations(res *results.Result) string {
 	if res.Safety.Sections == 0 {
 		return "no critical section checked"

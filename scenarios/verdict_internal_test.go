@@ -64,3 +64,28 @@ func TestVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// TestBestSecond: "throughput recovers" takes the best whole second after
+// the fault, so a host slowed for some seconds passes and a stall fails.
+func TestBestSecond(t *testing.T) {
+	pts := func(ops ...int64) []results.Point {
+		var s []results.Point
+		for i, n := range ops {
+			s = append(s, results.Point{T: float64(i + 1), Ops: n})
+		}
+		return append(s, results.Point{T: float64(len(ops)) + 0.3, Ops: 500}) // a sliver: not a whole second
+	}
+	for _, c := range []struct {
+		name   string
+		series []results.Point
+		want   float64
+	}{
+		{"recovered on a host busy with other work", pts(300, 300, 0, 0, 20, 90, 40), 90},
+		{"stalled after the fault", pts(300, 300, 0, 0, 0, 0, 0), 0},
+		{"only the fault's seconds were good", pts(300, 300, 300, 0, 0, 0, 0), 0},
+	} {
+		if got := bestSecond(c.series, 3); got != c.want {
+			t.Errorf("%s: bestSecond = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
