@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/lockbench/lockbench/redisenv"
 )
@@ -75,17 +76,64 @@ type quiesced struct {
 func WithProxiesDown(f Fault, proxies []*Proxy) Fault { return &quiesced{f, proxies} }
 
 func (q *quiesced) Inject(ctx context.Context) (func(context.Context) error, error) {
-	for _, p := range q.proxies {
-		if err := p.SetEnabled(false); err != nil {
-			return nil, fmt.Errorf("faults: %s: %w", q.Kind(), err)
-		}
+	if err := setEnabled(q.proxies, false); err != nil {
+		return nil, fmt.Errorf("faults: %s: %w", q.Kind(), err)
 	}
 	revert, err := q.Fault.Inject(ctx)
-	var up []error
-	for _, p := range q.proxies {
-		up = append(up, p.SetEnabled(true))
+	return revert, errors.Join(err, setEnabled(q.proxies, true))
+}
+
+// staggered is quiesced with a second group of proxies that comes back lag
+// after the first.
+type staggered struct {
+	Fault
+	first, later []*Proxy
+	lag          time.Duration
+}
+
+// WithProxiesDownStaggered is WithProxiesDown whose proxies come back in
+// two turns: first as soon as f's injection ends, later lag after that (in
+// the revert, whose start is when the first came back): some clients reach
+// the server again sooner than others, as clients with different
+// reconnect backoffs do. Give the step For 0.
+func WithProxiesDownStaggered(f Fault, first, later []*Proxy, lag time.Duration) Fault {
+	return &staggered{f, first, later, lag}
+}
+
+func (s *staggered) Detail() string {
+	return fmt.Sprintf("%s; %d clients back at once, %d %v later", s.Fault.Detail(), len(s.first), len(s.later), s.lag)
+}
+
+func (s *staggered) Inject(ctx context.Context) (func(context.Context) error, error) {
+	all := append(append([]*Proxy(nil), s.first...), s.later...)
+	if err := setEnabled(all, false); err != nil {
+		return nil, fmt.Errorf("faults: %s: %w", s.Kind(), err)
 	}
-	return revert, errors.Join(append([]error{err}, up...)...)
+	revert, err := s.Fault.Inject(ctx)
+	if err != nil {
+		return revert, errors.Join(err, setEnabled(all, true))
+	}
+	if err := setEnabled(s.first, true); err != nil {
+		return revert, errors.Join(err, setEnabled(s.later, true))
+	}
+	return func(ctx context.Context) error {
+		t := time.NewTimer(s.lag)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return errors.Join(revert(ctx), setEnabled(s.later, true))
+	}, nil
+}
+
+// setEnabled turns every proxy on or off, trying them all.
+func setEnabled(proxies []*Proxy, on bool) error {
+	var errs []error
+	for _, p := range proxies {
+		errs = append(errs, p.SetEnabled(on))
+	}
+	return errors.Join(errs...)
 }
 
 // failoverFault kills the primary and promotes the replica.
