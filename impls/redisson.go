@@ -80,7 +80,12 @@ func (r *Redisson) NewClient(ctx context.Context, rdb redis.UniversalClient, p w
 			Fix: "the Redisson driver connects to single servers; run it with --topology single or replica"}
 	}
 	o := c.Options()
-	d, first, err := r.acquireJVM(ctx, o.Password)
+	cfg, err := RedissonConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Watchdog = r.Watchdog
+	d, first, err := r.acquireJVM(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -98,13 +103,25 @@ func (r *Redisson) NewClient(ctx context.Context, rdb redis.UniversalClient, p w
 	return rc, nil
 }
 
-// acquireJVM starts the JVM for the first client (first says so) and
-// counts its users.
-func (r *Redisson) acquireJVM(ctx context.Context, password string) (d *redisson.Driver, first bool, err error) {
+// RedissonConfig is the driver's configuration for the server of a
+// go-redis client's options o: its user, password and database, which
+// every RedissonClient of the JVM uses. TLS is refused: the driver's
+// clients connect without it, and would send the password in clear.
+func RedissonConfig(o *redis.Options) (redisson.Config, error) {
+	if o.TLSConfig != nil {
+		return redisson.Config{}, &workloads.FieldError{Field: "--impl", Value: RedissonName,
+			Fix: "the Redisson driver connects without TLS (it would send the password in clear); use a redis:// URL, or another --impl for a rediss:// one"}
+	}
+	return redisson.Config{Username: o.Username, Password: o.Password, DB: o.DB}, nil
+}
+
+// acquireJVM starts the JVM with cfg for the first client (first says so)
+// and counts its users.
+func (r *Redisson) acquireJVM(ctx context.Context, cfg redisson.Config) (d *redisson.Driver, first bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.jvm == nil {
-		d, err := redisson.Start(ctx, redisson.Config{Password: password, Watchdog: r.Watchdog})
+		d, err := redisson.Start(ctx, cfg)
 		if err != nil {
 			return nil, false, err
 		}

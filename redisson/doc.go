@@ -6,7 +6,9 @@
 // which Now reads on the Go side, so the two sides' critical sections can
 // be compared directly. The JVM dies with the harness: its standard input
 // is the harness's pipe (EOF stops it), and on Linux the kernel kills it
-// when the harness dies, SIGKILL included.
+// when the harness dies, SIGKILL included. Its settings, credentials
+// included, come on the first line of that pipe, never on its command
+// line, and no error it surfaces carries the password.
 //
 // It imports no package of this module.
 package redisson

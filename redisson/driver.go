@@ -3,6 +3,7 @@ package redisson
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,13 +71,19 @@ func JarVersion(jar string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m[0]), "redisson-"), ".jar")
 }
 
-// Config says which Redis the driver's Redisson client uses.
+// Config says which Redis the driver's Redisson client uses. The driver
+// gets it on its standard input, never on its command line, which any
+// local user can read.
 type Config struct {
 	// Addr is host:port of a single Redis server for the first client,
 	// whose owners' names have no slash; empty: clients only by Connect.
 	Addr string
-	// Password, when set, authenticates every client's connections.
-	Password string
+	// Username and Password, when set, authenticate every client's
+	// connections (AUTH username password; no Username: Redis's default
+	// user). Both must be UTF-8: Redisson sends them as Java strings.
+	Username, Password string
+	// DB is every client's database (SELECT).
+	DB int
 	// Jar is the driver's jar (FindJar when empty).
 	Jar string
 	// Watchdog is Redisson's lockWatchdogTimeout (its 30 s default when
@@ -95,9 +103,19 @@ type Driver struct {
 	pending map[int64]chan Reply
 	failed  error // the JVM is gone: every call fails with it
 
-	done   chan struct{}
-	stderr strings.Builder
+	done     chan struct{}
+	stderr   strings.Builder
+	password string // kept out of every error the driver surfaces
 }
+
+// ConfigError is a Config the driver cannot use, found before the JVM
+// starts; it names the field, never its value.
+type ConfigError struct{ Field, Fix string }
+
+func (e *ConfigError) Error() string { return "redisson: " + e.Field + ": " + e.Fix }
+
+// IsUsage marks the error as bad input: the CLIs exit 2 on it.
+func (e *ConfigError) IsUsage() bool { return true }
 
 // Error is an exception Redisson threw in the driver.
 type Error struct {
@@ -110,7 +128,41 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("redisson: %s %s %q for %s: %s: %s", e.Op, e.Kind, e.Name, e.Owner, e.Class, e.Message)
+	if e.Op != "connect" {
+		return fmt.Sprintf("redisson: %s %s %q for %s: %s: %s", e.Op, e.Kind, e.Name, e.Owner, e.Class, e.Message)
+	}
+	client := e.Owner
+	if client == "" {
+		client = "the first client" // Config.Addr's
+	}
+	if reply, ok := e.authReply(); ok {
+		return fmt.Sprintf("redisson: connect %s to %s: authentication failed (%s); check the user and password", client, e.Name, reply)
+	}
+	return fmt.Sprintf("redisson: connect %s to %s: %s: %s", client, e.Name, e.Class, e.Message)
+}
+
+// authMarkers start what Redis answers credentials it refuses with:
+// WRONGPASS (a wrong user or password), NOAUTH (none given), and "ERR
+// AUTH <password> called without any password configured" (a password
+// for a server that has none).
+var authMarkers = []string{"WRONGPASS", "NOAUTH", "ERR AUTH "}
+
+// authReply is Redis's refusal of the credentials in the exception's
+// message, if it is one.
+func (e *Error) authReply() (string, bool) {
+	for _, m := range authMarkers {
+		if i := strings.Index(e.Message, m); i >= 0 {
+			return e.Message[i:], true
+		}
+	}
+	return "", false
+}
+
+// IsUsage reports a connect that Redis refused the credentials of: bad
+// input, on which the CLIs exit 2 before any load, as for a Go client's.
+func (e *Error) IsUsage() bool {
+	_, auth := e.authReply()
+	return e.Op == "connect" && auth
 }
 
 // NotHeld reports whether the exception says the owner held nothing to
@@ -155,21 +207,15 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		}
 		cfg.Jar = j
 	}
-	args := []string{"-XX:+UseSerialGC", "-Xss512k", "-jar", cfg.Jar}
-	if cfg.Addr != "" {
-		args = append(args, "--addr", cfg.Addr)
+	config, err := configLine(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Password != "" {
-		args = append(args, "--password", cfg.Password)
-	}
-	if cfg.Watchdog > 0 {
-		args = append(args, "--watchdog-ms", strconv.FormatInt(cfg.Watchdog.Milliseconds(), 10))
-	}
-	cmd := exec.Command("java", args...)
+	cmd := exec.Command("java", "-XX:+UseSerialGC", "-Xss512k", "-jar", cfg.Jar)
 	// The kernel kills the JVM when the thread that started it dies, even
 	// when the harness is SIGKILLed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	d := &Driver{cmd: cmd, pending: map[int64]chan Reply{}, done: make(chan struct{})}
+	d := &Driver{cmd: cmd, pending: map[int64]chan Reply{}, done: make(chan struct{}), password: cfg.Password}
 	cmd.Stderr = &lockedWriter{mu: &d.mu, b: &d.stderr}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -184,7 +230,10 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("redisson: start the driver: %w", err)
 	}
 	ready := make(chan error, 1)
-	go d.read(stdout, ready)
+	go d.read(stdout, cfg.Addr, ready)
+	// The pipe holds the line until the JVM reads it; a JVM that died
+	// first is reported by read, with its stderr.
+	_, _ = io.WriteString(stdin, config)
 	select {
 	case err := <-ready:
 		if err != nil {
@@ -212,6 +261,69 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// configLine is the driver's first input line: its settings as key=value
+// fields, each value in base64 so that any character of a password
+// survives the line's tabs and newline.
+func configLine(cfg Config) (string, error) {
+	for _, f := range []struct{ name, v string }{{"user", cfg.Username}, {"password", cfg.Password}} {
+		if !utf8.ValidString(f.v) {
+			return "", &ConfigError{Field: f.name, Fix: "not UTF-8 text, which Redisson cannot send (it sends Java strings); use a " + f.name + " of UTF-8 text or another implementation"}
+		}
+	}
+	if cfg.DB < 0 {
+		return "", &ConfigError{Field: "db", Fix: fmt.Sprintf("%d is negative", cfg.DB)}
+	}
+	line := "config"
+	add := func(key, v string) {
+		if v != "" {
+			line += "\t" + key + "=" + base64.StdEncoding.EncodeToString([]byte(v))
+		}
+	}
+	add("addr", cfg.Addr)
+	add("user", cfg.Username)
+	add("password", cfg.Password)
+	if cfg.DB > 0 {
+		add("db", strconv.Itoa(cfg.DB))
+	}
+	if cfg.Watchdog > 0 {
+		add("watchdog-ms", strconv.FormatInt(cfg.Watchdog.Milliseconds(), 10))
+	}
+	return line + "\n", nil
+}
+
+// redact keeps the password out of text the driver surfaces (its stderr,
+// an exception's message): neither Redis nor Redisson should echo it, and
+// this makes sure.
+func (d *Driver) redact(s string) string {
+	if d.password == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, d.password, "xxxxx")
+}
+
+// stackless is the JVM's stderr without stack frames (lines that start
+// with white space), as one line: an uncaught exception reads as its
+// message and its causes'.
+func stackless(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimRight(l, "\r"); l != "" && l[0] != ' ' && l[0] != '\t' {
+			keep = append(keep, l)
+		}
+	}
+	out := strings.Join(keep, "; ")
+	if len(out) > 2000 {
+		out = out[:2000] + "..."
+	}
+	return out
+}
+
+// newError is the *Error of an err reply's value ("Class: message").
+func (d *Driver) newError(op, owner, kind, name, value string) *Error {
+	class, text, _ := strings.Cut(d.redact(value), ": ")
+	return &Error{Op: op, Kind: kind, Name: name, Owner: owner, Class: class, Message: text}
+}
+
 // PID is the JVM's process id.
 func (d *Driver) PID() int { return d.cmd.Process.Pid }
 
@@ -219,8 +331,9 @@ func (d *Driver) PID() int { return d.cmd.Process.Pid }
 func (d *Driver) Version() string { return d.version }
 
 // read delivers replies until the JVM's stdout closes; the first line is
-// the greeting.
-func (d *Driver) read(stdout io.Reader, ready chan<- error) {
+// the greeting: ready, or err when the first client, at addr, could not
+// connect.
+func (d *Driver) read(stdout io.Reader, addr string, ready chan<- error) {
 	defer close(d.done)
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -232,6 +345,10 @@ func (d *Driver) read(stdout io.Reader, ready chan<- error) {
 		}
 		if !greeted {
 			greeted = true
+			if f[1] != "ready" {
+				ready <- d.newError("connect", "", "-", addr, f[4])
+				continue
+			}
 			d.version = strings.TrimPrefix(f[4], "redisson ")
 			ready <- nil
 			continue
@@ -254,7 +371,7 @@ func (d *Driver) read(stdout io.Reader, ready chan<- error) {
 	}
 	err := d.cmd.Wait()
 	d.mu.Lock()
-	d.failed = fmt.Errorf("redisson: driver exited (%v): %s", err, strings.TrimSpace(d.stderr.String()))
+	d.failed = fmt.Errorf("redisson: driver exited (%v): %s", err, stackless(d.redact(d.stderr.String())))
 	for id, ch := range d.pending {
 		close(ch)
 		delete(d.pending, id)
@@ -355,8 +472,7 @@ func (d *Driver) call(ctx context.Context, op, owner, kind, name string, wait, l
 			return Reply{}, d.failed
 		}
 		if msg, isErr := strings.CutPrefix(r.Value, "\x00"); isErr {
-			class, text, _ := strings.Cut(msg, ": ")
-			return r, &Error{Op: op, Kind: kind, Name: name, Owner: owner, Class: class, Message: text}
+			return r, d.newError(op, owner, kind, name, msg)
 		}
 		return r, nil
 	case <-ctx.Done():

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisson"
@@ -191,7 +192,12 @@ func (r *rig) startRedisson() error {
 	if len(r.proxies) == 0 {
 		return fmt.Errorf("redisson holders need client 0's proxy; start the rig first")
 	}
-	d, err := redisson.Start(r.ctx, redisson.Config{Watchdog: r.t.Watchdog})
+	cfg, err := impls.RedissonConfig(r.env.Options().Simple())
+	if err != nil {
+		return err
+	}
+	cfg.Watchdog = r.t.Watchdog
+	d, err := redisson.Start(r.ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -560,7 +560,10 @@ func setup(ctx context.Context, cfg Config) ([]Owner, results.Labels, *runClient
 			var err error
 			if ic, err = cfg.Impl.NewClient(ctx, rdb, p, c); err != nil {
 				cl.closeAll()
-				return nil, labels, nil, fmt.Errorf("%s: %w", cfg.Impl.Name(), err)
+				if !strings.HasPrefix(err.Error(), cfg.Impl.Name()+": ") { // said once is enough
+					err = fmt.Errorf("%s: %w", cfg.Impl.Name(), err)
+				}
+				return nil, labels, nil, err
 			}
 			cl.lock = append(cl.lock, ic)
 		}

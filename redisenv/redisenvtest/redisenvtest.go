@@ -118,3 +118,20 @@ func Long(t testing.TB, what string) {
 		t.Skipf("-short: %s takes long; make test runs it", what)
 	}
 }
+
+// ACLUser gives env's server the ACL user user, with password and every
+// permission, and then disables its default user, so that from then on
+// only user's credentials work (env.NewClient's included).
+func ACLUser(t testing.TB, env *redisenv.Env, user, password string) {
+	t.Helper()
+	rdb := env.NewClient()
+	defer rdb.Close()
+	for _, args := range [][]any{
+		{"ACL", "SETUSER", user, "on", ">" + password, "~*", "&*", "+@all"},
+		{"ACL", "SETUSER", "default", "off"},
+	} {
+		if err := rdb.Do(context.Background(), args...).Err(); err != nil {
+			t.Fatalf("redisenvtest: %v", err)
+		}
+	}
+}

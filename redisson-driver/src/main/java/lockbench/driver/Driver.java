@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -49,54 +50,100 @@ import org.redisson.config.Config;
  * JVM with several clients is several Redisson processes in one runtime,
  * as the harness's Go clients are.
  *
- * <p>Arguments: {@code --addr host:port} (a first client),
- * {@code --password P} (every client's),
- * {@code --watchdog-ms N} (Redisson's lockWatchdogTimeout; its 30 s default
- * when left out).
+ * <p>Settings come on the first line of standard input, before the greeting,
+ * never as arguments: any local user can read a process's arguments (ps,
+ * /proc/PID/cmdline), and the password is one of them. The line is
+ * {@code config} and tab-separated {@code key=value} fields, each value the
+ * base64 of its UTF-8 text so that tabs, newlines or any other character in a
+ * password survive: addr (host:port of a first client), user and password
+ * (every client's; no user: Redis's default user), db (every client's
+ * database) and watchdog-ms (Redisson's lockWatchdogTimeout; its 30 s default
+ * when left out). A first client that cannot connect is answered with an err
+ * greeting, and the driver exits 1.
+ *
+ * <p>An error's value is one line: the exception's class and message, then
+ * each cause's that adds to it, never a stack trace.
  */
 public final class Driver {
     private static final PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
 
-    private final String password;
-    private final long watchdogMs;
+    private String addr, user, password;
+    private int db;
+    private long watchdogMs;
     private final Map<String, RedissonClient> clients = new ConcurrentHashMap<>();
     private final Map<String, ExecutorService> owners = new ConcurrentHashMap<>();
 
-    private Driver(String password, long watchdogMs) {
-        this.password = password;
-        this.watchdogMs = watchdogMs;
-    }
-
     private RedissonClient connect(String addr) {
         Config cfg = new Config();
-        cfg.useSingleServer().setAddress("redis://" + addr).setPassword(password);
+        // The address carries no credentials: Redisson would print them in
+        // its exceptions' "Redis client: [addr=...]".
+        cfg.useSingleServer().setAddress("redis://" + addr).setUsername(user).setPassword(password).setDatabase(db);
         if (watchdogMs > 0) {
             cfg.setLockWatchdogTimeout(watchdogMs);
         }
         return Redisson.create(cfg);
     }
 
-    public static void main(String[] args) throws Exception {
-        String addr = null;
-        String password = null;
-        long watchdogMs = 0;
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            switch (args[i]) {
-                case "--addr" -> addr = args[i + 1];
-                case "--password" -> password = args[i + 1];
-                case "--watchdog-ms" -> watchdogMs = Long.parseLong(args[i + 1]);
-                default -> {
-                    System.err.println("driver: unknown argument " + args[i]);
-                    System.exit(2);
+    /** The settings of the config line; an error names the key, never a value. */
+    private static Driver configure(String line) {
+        if (line == null) {
+            throw new IllegalArgumentException("no config line on standard input");
+        }
+        String[] f = line.split("\t", -1);
+        if (!f[0].equals("config")) {
+            throw new IllegalArgumentException("the first line must be the config line");
+        }
+        Driver d = new Driver();
+        for (int i = 1; i < f.length; i++) {
+            int eq = f[i].indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("config field " + i + ": want key=base64");
+            }
+            String key = f[i].substring(0, eq);
+            String v;
+            try {
+                v = new String(Base64.getDecoder().decode(f[i].substring(eq + 1)), StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("config " + key + ": want key=base64");
+            }
+            try {
+                switch (key) {
+                    case "addr" -> d.addr = v;
+                    case "user" -> d.user = v;
+                    case "password" -> d.password = v;
+                    case "db" -> d.db = Integer.parseInt(v);
+                    case "watchdog-ms" -> d.watchdogMs = Long.parseLong(v);
+                    default -> throw new IllegalArgumentException("config: unknown key " + key);
                 }
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("config " + key + ": want an integer");
             }
         }
-        Driver d = new Driver(password, watchdogMs);
-        if (addr != null) {
-            d.clients.put("", d.connect(addr));
+        return d;
+    }
+
+    public static void main(String[] args) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        Driver d;
+        try {
+            d = configure(in.readLine());
+        } catch (IllegalArgumentException e) {
+            System.err.println("driver: " + e.getMessage());
+            System.err.flush();
+            Runtime.getRuntime().halt(2);
+            return;
+        }
+        if (d.addr != null) {
+            long start = System.nanoTime();
+            try {
+                d.clients.put("", d.connect(d.addr));
+            } catch (Throwable t) {
+                reply("0", "err", start, System.nanoTime(), describe(t));
+                // Redisson's threads would keep a JVM that exits normally alive.
+                Runtime.getRuntime().halt(1);
+            }
         }
         reply("0", "ready", 0, 0, "redisson " + Redisson.class.getPackage().getImplementationVersion());
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
             d.dispatch(line);
@@ -140,7 +187,7 @@ public final class Driver {
                     clients.computeIfAbsent(owner, o -> connect(name));
                     reply(id, "ok", start, System.nanoTime(), "1");
                 } catch (Throwable t) {
-                    reply(id, "err", start, System.nanoTime(), t.getClass().getSimpleName() + ": " + t.getMessage());
+                    reply(id, "err", start, System.nanoTime(), describe(t));
                 }
             }, "connect-" + owner).start();
             return;
@@ -210,8 +257,7 @@ public final class Driver {
             };
             reply(id, "ok", start, System.nanoTime(), v);
         } catch (Throwable t) {
-            String msg = t.getClass().getSimpleName() + ": " + t.getMessage();
-            reply(id, "err", start, System.nanoTime(), msg);
+            reply(id, "err", start, System.nanoTime(), describe(t));
         }
     }
 
@@ -230,7 +276,7 @@ public final class Driver {
             l = lock(clientOf(owner), kind, name);
             got = acquire(l, waitMs, leaseMs);
         } catch (Throwable t) {
-            reply(id, "err", start, System.nanoTime(), t.getClass().getSimpleName() + ": " + t.getMessage());
+            reply(id, "err", start, System.nanoTime(), describe(t));
             return;
         }
         long acquired = System.nanoTime();
@@ -246,7 +292,7 @@ public final class Driver {
         try {
             l.unlock();
         } catch (Throwable t) {
-            reply(id, "err", start, System.nanoTime(), t.getClass().getSimpleName() + ": " + t.getMessage() + "\u0001" + got + " " + acquired + " " + released);
+            reply(id, "err", start, System.nanoTime(), describe(t) + "\u0001" + got + " " + acquired + " " + released);
             return;
         }
         reply(id, "ok", start, System.nanoTime(), got + " " + acquired + " " + released);
@@ -285,6 +331,42 @@ public final class Driver {
             }
             throw new IllegalStateException(e.getCause());
         }
+    }
+
+    /**
+     * The exception as one line: "Class: message", then ": Class: message"
+     * of each cause that says something new, and always the root cause. Future wrappers (ExecutionException,
+     * CompletionException, whose message is their cause's), and Redisson's
+     * ". channel: [...]" tail (the Netty channel and the command, the
+     * password masked), are left out.
+     */
+    static String describe(Throwable t) {
+        StringBuilder b = new StringBuilder();
+        int depth = 0;
+        for (Throwable c = t; c != null && depth++ < 20 && b.length() < 2000; c = c.getCause()) {
+            String msg = c.getMessage();
+            Throwable cause = c.getCause();
+            if (cause != null && (msg == null || msg.equals(cause.toString()))) {
+                continue; // a wrapper that says nothing of its own
+            }
+            if (msg != null) {
+                int tail = msg.indexOf(". channel: [");
+                if (tail >= 0) {
+                    msg = msg.substring(0, tail);
+                }
+            }
+            String line = msg == null ? c.getClass().getSimpleName() : c.getClass().getSimpleName() + ": " + msg;
+            // A cause that repeats what is said already is left out, but
+            // never the root cause (unless word for word): it says why.
+            if (msg != null && b.indexOf(cause == null ? line : msg) >= 0) {
+                continue;
+            }
+            if (b.length() > 0) {
+                b.append(": ");
+            }
+            b.append(line);
+        }
+        return b.toString();
     }
 
     private static void reply(String id, String status, long start, long end, String value) {
