@@ -15,6 +15,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/infile"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
@@ -204,7 +205,11 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if runs[i], err = results.ReadFile(p); err != nil {
 			return cli.Usagef("%v; give result files written by bench run", err)
 		}
-		if hists[i], err = results.LoadHistograms(p, runs[i]); err != nil {
+		hists[i], err = results.LoadHistograms(p, runs[i])
+		switch {
+		case errors.As(err, new(*infile.Error)):
+			return err // it names the log and why it was refused
+		case err != nil:
 			return cli.Usagef("%v: merge adds the runs' histograms, so each result needs its .hlog next to it", err)
 		}
 	}

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/infile"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
@@ -112,7 +112,7 @@ func refuseOverwrite(path string, args []string, in *report.Input) error {
 	if strings.HasSuffix(path, ".hlog") {
 		return cli.Usagef("--out %s: an interval log's name; write the report to a .html or .md file", path)
 	}
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := infile.Read(path, infile.JSON); err == nil {
 		var head struct {
 			Schema string `json:"schema"`
 		}
