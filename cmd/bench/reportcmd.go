@@ -53,8 +53,8 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	default:
 		return cli.Usagef("--format %q: want html or md", *format)
 	}
-	in, err := report.Load(paths...)
-	if err != nil {
+	var in *report.Input
+	if err := cli.ReadInputs(ctx, func() (err error) { in, err = report.Load(paths...); return err }); err != nil {
 		return err
 	}
 	path := *out
