@@ -3,7 +3,6 @@ package faults_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -23,16 +22,7 @@ import (
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if err := testkit.FindLeaks(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testkit.CheckLeaks(m.Run())) }
 
 var bg = context.Background()
 

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/internal/infile"
 )
 
 // startLocal starts redis-server child processes under one temp dir.
@@ -389,21 +391,19 @@ func (n *localNode) close() error {
 	return n.kill(context.Background())
 }
 
-func (n *localNode) LogTail(lines int) string {
-	b, err := os.ReadFile(n.logPath())
+func (n *localNode) LogTail(lines int) string { return n.logSince(0, lines) }
+
+// logTailBytes is how much of a log's end is read to quote its last
+// lines: far more than they take, and a long log is not read whole.
+const logTailBytes = 1 << 20
+
+// logSince returns up to n last lines written after byte offset from.
+func (n *localNode) logSince(from int64, lines int) string {
+	b, err := infile.Tail(n.logPath(), from, logTailBytes)
 	if err != nil {
 		return ""
 	}
 	return tailLines(string(b), lines)
-}
-
-// logSince returns up to n last lines written after byte offset from.
-func (n *localNode) logSince(from int64, lines int) string {
-	b, err := os.ReadFile(n.logPath())
-	if err != nil || int64(len(b)) < from {
-		return ""
-	}
-	return tailLines(string(b[from:]), lines)
 }
 
 func tailLines(s string, n int) string {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/lockbench/lockbench/internal/infile"
 )
 
 // The local backend's servers die with lockbench whatever way it dies
@@ -22,6 +24,10 @@ const ownerFile = "lockbench-owner"
 
 // dirPattern matches the local backend's data dirs.
 const dirPattern = "lockbench-redis-*"
+
+// maxOwnerRecord bounds an owner record ("PID START\n"), read from dirs
+// anyone could have made.
+const maxOwnerRecord infile.Limit = 256
 
 // writeOwner records this process as dir's owner. The record appears
 // whole (written aside, then renamed), so a sweep never reads half of it
@@ -44,7 +50,9 @@ func sweepStaleDirs(parent string) []string {
 	dirs, _ := filepath.Glob(filepath.Join(parent, dirPattern))
 	var removed []string
 	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		// Any user may plant such a dir: a FIFO or a device for the
+		// record must not stall or flood this start.
+		b, err := infile.Read(filepath.Join(d, ownerFile), maxOwnerRecord)
 		if err != nil {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
@@ -215,4 +216,46 @@ func portOf(t *testing.T, pid int) string {
 	}
 	t.Fatalf("no port in the redis.conf of pid %d", pid)
 	return ""
+}
+
+// TestSweepSkipsPlantedOwnerRecords: any local user can make a dir that
+// the sweep looks at; one whose owner record is a FIFO (which blocks its
+// reader until a writer comes) must not stall the next start, and a
+// record that is not a regular file sweeps nothing.
+func TestSweepSkipsPlantedOwnerRecords(t *testing.T) {
+	parent := t.TempDir()
+	planted := filepath.Join(parent, "lockbench-redis-planted")
+	if err := os.Mkdir(planted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(planted, "lockbench-owner")
+	if err := syscall.Mkfifo(record, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	var env *redisenv.Env
+	go func() {
+		var err error
+		env, err = redisenv.Start(context.Background(), redisenv.Config{Backend: redisenv.BackendLocal, Dir: parent})
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Close() })
+	case <-time.After(testkit.Patience):
+		// Let the stuck reader go (it reads nothing and carries on).
+		if w, err := os.OpenFile(record, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		if err := <-started; err == nil {
+			_ = env.Close()
+		}
+		t.Fatalf("a local start stalled for %v on a FIFO planted as an owner record", testkit.Patience)
+	}
+	if _, err := os.Stat(planted); err != nil {
+		t.Errorf("the planted dir was swept: %v", err)
+	}
 }

@@ -15,5 +15,6 @@
 //
 // Content is built once as a list of blocks (headings, paragraphs,
 // tables, charts) and rendered by each format, so HTML and Markdown never
-// disagree. It imports results and plots only.
+// disagree. It imports results and plots only (and internal/infile, as
+// every reader of input files does).
 package report

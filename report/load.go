@@ -11,6 +11,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/internal/infile"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -103,8 +104,8 @@ func Load(paths ...string) (*Input, error) {
 			seen[abs] = true
 			kind, err := schemaOf(f)
 			if err != nil {
-				if st.IsDir() {
-					continue // a directory may hold other JSON
+				if st.IsDir() && !errors.Is(err, infile.ErrTooLarge) {
+					continue // a directory may hold other JSON, and pipes or devices named so
 				}
 				return nil, err
 			}
@@ -205,7 +206,7 @@ func jsonFiles(dir string) ([]string, error) {
 // or something else.
 type File struct {
 	Path   string
-	Schema string // "" when the file is not JSON or has no schema
+	Schema string // "" when the file is not JSON, has no schema, or is no regular file
 	Kind   string // what Schema names (results.KindOf)
 	Merged bool   // a result written by bench merge
 }
@@ -221,7 +222,7 @@ func Scan(dir string) ([]File, error) {
 	out := make([]File, 0, len(paths))
 	for _, p := range paths {
 		h, err := readHead(p)
-		if err != nil && !errors.Is(err, errNoSchema) {
+		if err != nil && !errors.Is(err, errNoSchema) && !errors.Is(err, infile.ErrNotRegular) {
 			return nil, err
 		}
 		out = append(out, File{Path: p, Schema: h.Schema, Kind: results.KindOf(h.Schema), Merged: len(h.MergedFrom) > 0})
@@ -239,7 +240,7 @@ var errNoSchema = errors.New("no schema field")
 
 func readHead(path string) (head, error) {
 	var h head
-	b, err := os.ReadFile(path)
+	b, err := infile.Read(path, infile.JSON)
 	if err != nil {
 		return h, err
 	}
@@ -256,7 +257,7 @@ func schemaOf(path string) (string, error) {
 	case errors.Is(err, errNoSchema):
 		return "", inputErrorf("report: %s is not a lockbench file (no schema field)", path)
 	case err != nil:
-		return "", inputErrorf("report: %v", err)
+		return "", inputErrorf("report: %w", err)
 	}
 	return h.Schema, nil
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/infile"
 )
 
 // ChaosSchema names the chaos report format: one scenario's verdict,
@@ -131,7 +133,6 @@ func ReadChaosReport(path string) (*ChaosReport, error) {
 		map[string]func(*ChaosReport){chaosSchemaV1: nil})
 }
 
-// readJSON decodes the JSON file at path into v.
 // readVersioned reads a lockbench file of type T whose schema (what
 // schemaOf returns) is current, or one of the older schemas in upgrades,
 // which brings such a file up to date (nil: nothing to change). Any other
@@ -155,8 +156,9 @@ func readVersioned[T any](path string, schemaOf func(*T) string, current string,
 	return &v, nil
 }
 
+// readJSON decodes the JSON file at path into v.
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := infile.Read(path, infile.JSON)
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}

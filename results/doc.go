@@ -1,5 +1,6 @@
 // Package results owns what a run measured and the verdicts drawn from it.
-// It imports no other package of this module, so anything that can produce
+// It imports no other package of this module (but internal/infile, through
+// which every package reads its input files), so anything that can produce
 // an [Op] stream can use its analyses.
 //
 // Recording: workers record finished operations ([Op]) into a [Shard]

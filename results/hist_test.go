@@ -1,7 +1,9 @@
 package results_test
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,5 +236,30 @@ func TestMicrosecondPrecision(t *testing.T) {
 	_ = h.RecordValue(10 * us)
 	if got := results.Summarize(h).P50; got < 9.99 || got > 10.01 {
 		t.Errorf("10µs reads back as %vµs", got)
+	}
+}
+
+// zeros is an endless stream of zero bytes that counts what was read and
+// gives up (failing the read) past max, so a reader that does not bound
+// its lines cannot take the machine's memory.
+type zeros struct{ read, max int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	if z.read >= z.max {
+		return 0, fmt.Errorf("read %d MiB of zeros without stopping", z.read>>20)
+	}
+	clear(p)
+	z.read += int64(len(p))
+	return len(p), nil
+}
+
+// TestReadIntervalLogBoundsLines: an interval log without line ends (a
+// sparse file, /dev/zero) is refused once a line passes the bound, not
+// gathered into memory whole.
+func TestReadIntervalLogBoundsLines(t *testing.T) {
+	z := &zeros{max: 256 << 20}
+	_, err := results.ReadIntervalLog(z)
+	if err == nil || !strings.Contains(err.Error(), "not an interval log") || z.read > 17<<20 {
+		t.Errorf("after %d MiB read: %v; want a refusal within 17 MiB", z.read>>20, err)
 	}
 }

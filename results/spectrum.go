@@ -1,18 +1,21 @@
 package results
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/internal/infile"
 )
 
 // ReadIntervalLog reads an HdrHistogram interval log as written with a
 // result and merges its intervals per tag (metric name).
 func ReadIntervalLog(r io.Reader) (map[string]*hdr.Histogram, error) {
-	rd := hdr.NewHistogramLogReader(r)
+	rd := hdr.NewHistogramLogReader(&lineBound{r: r})
 	out := map[string]*hdr.Histogram{}
 	for {
 		h, err := rd.NextIntervalHistogram()
@@ -36,12 +39,45 @@ func LoadHistograms(path string, r *Result) (map[string]*hdr.Histogram, error) {
 	if r.HistogramLog == "" {
 		return nil, fmt.Errorf("results: %s names no histogram log", path)
 	}
-	f, err := os.Open(filepath.Join(filepath.Dir(path), r.HistogramLog))
+	log := filepath.Join(filepath.Dir(path), r.HistogramLog)
+	f, err := infile.Open(log, infile.HistLog)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
 	defer f.Close()
-	return ReadIntervalLog(f)
+	h, err := ReadIntervalLog(f)
+	var refused *infile.Error
+	if err != nil && !errors.As(err, &refused) {
+		err = fmt.Errorf("%w (in %s)", err, log)
+	}
+	return h, err
+}
+
+// maxLogLine bounds a line of an interval log, which the log reader
+// holds whole. One interval's histogram takes a few KB (the longest line
+// of a 1,008-owner run is under 6 KB), so a file without line ends (a
+// sparse file of zeros, say) is refused instead of read into memory.
+const maxLogLine = 16 << 20
+
+// lineBound fails a read once a line runs past maxLogLine.
+type lineBound struct {
+	r   io.Reader
+	run int // bytes since the last line end
+}
+
+func (l *lineBound) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if first := bytes.IndexByte(p[:n], '\n'); first < 0 {
+		l.run += n
+	} else if l.run+first <= maxLogLine {
+		l.run = n - 1 - bytes.LastIndexByte(p[:n], '\n')
+	} else {
+		l.run += first
+	}
+	if l.run > maxLogLine {
+		return n, fmt.Errorf("a line runs past %d MiB: not an interval log", maxLogLine>>20)
+	}
+	return n, err
 }
 
 // Quantile is one point of a latency spectrum: the fraction of values at

@@ -10,7 +10,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -22,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/internal/infile"
 )
 
 // Kind is the lock a profile drives.
@@ -425,9 +425,16 @@ func decode(p string) (Profile, error) {
 // leaves out keep Default's values; an unknown field is an error. The name
 // defaults to the file's base name.
 func LoadFile(file string) (Profile, error) {
-	b, err := os.ReadFile(file)
+	b, err := infile.Read(file, infile.Profile)
 	if err != nil {
-		return Profile{}, &FieldError{Field: "profile-file", Value: fmt.Sprintf("%q", file), Fix: fmt.Sprintf("cannot read it: %v", unwrapPath(err))}
+		fix := "cannot read it: " + infile.Reason(err)
+		switch {
+		case errors.Is(err, infile.ErrNotRegular):
+			fix = infile.Reason(err) + "; give a YAML or JSON file"
+		case errors.Is(err, infile.ErrTooLarge):
+			fix = infile.Reason(err)
+		}
+		return Profile{}, &FieldError{Field: "profile-file", Value: fmt.Sprintf("%q", file), Fix: fix}
 	}
 	p, err := Parse(b, filepath.Ext(file))
 	if err != nil {
@@ -441,14 +448,6 @@ func LoadFile(file string) (Profile, error) {
 		p.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
 	return p, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Parse decodes a profile over Default; ext ".json" selects JSON, anything

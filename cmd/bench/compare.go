@@ -15,6 +15,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/infile"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
@@ -73,13 +74,19 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var runs [2]*results.Result
 	var paths [2]string
-	for i, role := range []string{"BASE", "NEW"} {
-		if paths[i], err = resultFile(role, pos[i]); err != nil {
-			return err
+	err = cli.ReadInputs(ctx, func() (err error) {
+		for i, role := range []string{"BASE", "NEW"} {
+			if paths[i], err = resultFile(role, pos[i]); err != nil {
+				return err
+			}
+			if runs[i], err = results.ReadFile(paths[i]); err != nil {
+				return cli.Usagef("%s: %v; give a result file written by bench run", role, err)
+			}
 		}
-		if runs[i], err = results.ReadFile(paths[i]); err != nil {
-			return cli.Usagef("%s: %v; give a result file written by bench run", role, err)
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	c := results.Compare(runs[0], runs[1], float64(maxReg))
 	c.Base.File, c.New.File = paths[0], paths[1]
@@ -194,19 +201,31 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	paths, err := mergeInputs(pos)
+	var paths []string
+	var runs []*results.Result
+	var hists []map[string]*hdr.Histogram
+	err = cli.ReadInputs(ctx, func() (err error) {
+		if paths, err = mergeInputs(pos); err != nil {
+			return err
+		}
+		runs = make([]*results.Result, len(paths))
+		hists = make([]map[string]*hdr.Histogram, len(paths))
+		for i, p := range paths {
+			if runs[i], err = results.ReadFile(p); err != nil {
+				return cli.Usagef("%v; give result files written by bench run", err)
+			}
+			hists[i], err = results.LoadHistograms(p, runs[i])
+			switch {
+			case errors.As(err, new(*infile.Error)):
+				return err // it names the log and why it was refused
+			case err != nil:
+				return cli.Usagef("%v: merge adds the runs' histograms, so each result needs its .hlog next to it", err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	runs := make([]*results.Result, len(paths))
-	hists := make([]map[string]*hdr.Histogram, len(paths))
-	for i, p := range paths {
-		if runs[i], err = results.ReadFile(p); err != nil {
-			return cli.Usagef("%v; give result files written by bench run", err)
-		}
-		if hists[i], err = results.LoadHistograms(p, runs[i]); err != nil {
-			return cli.Usagef("%v: merge adds the runs' histograms, so each result needs its .hlog next to it", err)
-		}
 	}
 	merged, err := results.Merge(runs, hists)
 	if err != nil {

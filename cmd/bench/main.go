@@ -277,8 +277,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	p, err := f.load()
-	if err != nil {
+	var p workloads.Profile
+	if err := cli.ReadInputs(ctx, func() (err error) { p, err = f.load(); return err }); err != nil {
 		return err
 	}
 	if err := f.checkOutputs(); err != nil {

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/infile"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
@@ -53,8 +53,8 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	default:
 		return cli.Usagef("--format %q: want html or md", *format)
 	}
-	in, err := report.Load(paths...)
-	if err != nil {
+	var in *report.Input
+	if err := cli.ReadInputs(ctx, func() (err error) { in, err = report.Load(paths...); return err }); err != nil {
 		return err
 	}
 	path := *out
@@ -112,7 +112,7 @@ func refuseOverwrite(path string, args []string, in *report.Input) error {
 	if strings.HasSuffix(path, ".hlog") {
 		return cli.Usagef("--out %s: an interval log's name; write the report to a .html or .md file", path)
 	}
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := infile.Read(path, infile.JSON); err == nil {
 		var head struct {
 			Schema string `json:"schema"`
 		}

@@ -103,8 +103,8 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return cli.Usagef("--shards starts a cluster per point, which an external Redis cannot do; drop --redis-url (or --shards)")
 		}
 	}
-	p, err := f.load()
-	if err != nil {
+	var p workloads.Profile
+	if err := cli.ReadInputs(ctx, func() (err error) { p, err = f.load(); return err }); err != nil {
 		return err
 	}
 	plan := workloads.SweepPlan{Base: p, Clients: clients.vals, Owners: owners.vals, ReadRatios: ratios.vals, Rates: rates.vals, Shards: shards.vals, SLO: *slo, StopAfter: *stopAfter,

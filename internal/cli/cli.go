@@ -276,8 +276,9 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // so the run stops, cleans up and writes what it has. A second signal exits
 // at once with ExitInterrupted; started Redis servers still die with us,
 // since they carry a parent-death signal. Once LoadEnded is called with the
-// context, a first signal interrupts nothing. The returned stop is for the
-// end of the program: from then on the signals are ignored.
+// context, a first signal interrupts nothing; during ReadInputs it exits at
+// once. The returned stop is for the end of the program: from then on the
+// signals are ignored.
 func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, context.CancelFunc) {
 	st := &signalState{handled: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(context.WithValue(parent, signalKey{}, st))
@@ -287,6 +288,14 @@ func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, c
 	go func() {
 		select {
 		case s := <-sigs:
+			st.mu.Lock()
+			if st.reading > 0 {
+				// Held while exiting, so the command cannot leave its
+				// reading and start something meanwhile.
+				fmt.Fprintf(stderr, "\n%v: stopped while reading the input files\n", s)
+				os.Exit(ExitInterrupted)
+			}
+			st.mu.Unlock()
 			if !st.ended.Load() {
 				fmt.Fprintf(stderr, "\n%v: stopping and cleaning up (again to quit at once)\n", s)
 				cancel(fmt.Errorf("%w by %v", context.Canceled, s))
@@ -317,7 +326,9 @@ func NotifyContext(parent context.Context, stderr io.Writer) (context.Context, c
 // context its own, so that contexts of unrelated callers (tests running in
 // parallel) never share it.
 type signalState struct {
-	ended atomic.Bool
+	mu      sync.Mutex
+	reading int // ReadInputs calls under way
+	ended   atomic.Bool
 	// handled is closed once the first signal has been acted on (or, after
 	// LoadEnded, ignored): tests wait on it instead of on time.
 	handled chan struct{}
@@ -334,6 +345,28 @@ func LoadEnded(ctx context.Context) {
 	if st, ok := ctx.Value(signalKey{}).(*signalState); ok {
 		st.ended.Store(true)
 	}
+}
+
+// ReadInputs runs read, a command's reading of its input files (and the
+// checks on them) before anything starts, so that a signal meanwhile
+// exits at once with ExitInterrupted and one line: there is nothing to
+// clean up yet, and neither a read nor the parse of a large file watches
+// ctx. ctx is a context from NotifyContext; with any other, read just
+// runs.
+func ReadInputs(ctx context.Context, read func() error) error {
+	st, ok := ctx.Value(signalKey{}).(*signalState)
+	if !ok {
+		return read()
+	}
+	st.mu.Lock()
+	st.reading++
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		st.reading--
+		st.mu.Unlock()
+	}()
+	return read()
 }
 
 // lockedWriter serialises writes to one writer.

@@ -43,6 +43,8 @@ func handled(ctx context.Context) bool {
 //	ended:       LoadEnded (on a context derived from NotifyContext's), then one SIGINT
 //	ended-twice: LoadEnded, then two SIGINTs
 //	parallel:    two NotifyContexts, LoadEnded on the first only, one SIGINT
+//	reading:     one SIGINT while ReadInputs reads (a read that never ends)
+//	read-done:   ReadInputs returned, then one SIGINT
 func loadEndedChild(mode string) int {
 	ctx, stop := NotifyContext(context.Background(), os.Stderr)
 	defer stop()
@@ -56,10 +58,24 @@ func loadEndedChild(mode string) int {
 		other, stopOther = NotifyContext(context.Background(), os.Stderr)
 		defer stopOther()
 	}
-	if mode != "running" {
+	if mode == "ended" || mode == "ended-twice" || mode == "parallel" {
 		LoadEnded(run)
 	}
 	raise := func() { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }
+	switch mode {
+	case "reading":
+		_ = ReadInputs(run, func() error {
+			raise()
+			<-time.After(time.Minute)
+			fmt.Println("the signal did not end the read")
+			return nil
+		})
+		return 3
+	case "read-done":
+		if err := ReadInputs(run, func() error { return nil }); err != nil {
+			return 3
+		}
+	}
 	raise()
 	if !handled(ctx) {
 		return 3
@@ -106,7 +122,9 @@ func runLoadEndedChild(t *testing.T, mode string) (code int, stdout, stderr stri
 // from NotifyContext's) the first SIGINT neither cancels nor prints, so the
 // program finishes and exits with its own code, while a second still quits
 // at once with 130. Each context has its own state: LoadEnded on one
-// leaves another's handling as it was.
+// leaves another's handling as it was. A SIGINT while the input files are
+// read (ReadInputs) exits at once with 130, and one after the reading
+// stops the load as usual.
 func TestLoadEnded(t *testing.T) {
 	const msg = "\ninterrupt: stopping and cleaning up (again to quit at once)\n"
 	for _, tc := range []struct {
@@ -119,6 +137,9 @@ func TestLoadEnded(t *testing.T) {
 		{"ended", ExitOK, "cancelled=false cause=<nil>\n", ""},
 		{"ended-twice", ExitInterrupted, "", ""},
 		{"parallel", ExitOK, "ended: cancelled=false; other: cancelled=true\n", msg},
+		// A read does not watch ctx: the signal ends the program at once.
+		{"reading", ExitInterrupted, "", "\ninterrupt: stopped while reading the input files\n"},
+		{"read-done", ExitOK, "cancelled=true cause=context canceled by interrupt\n", msg},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()

@@ -6,6 +6,8 @@ package testkit
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -76,4 +78,17 @@ func FindLeaks(opts ...goleak.Option) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// CheckLeaks ends a TestMain: given the code of m.Run, it fails a run
+// whose tests passed but left goroutines running (FindLeaks, naming them
+// on stderr) and returns the exit code.
+func CheckLeaks(code int, opts ...goleak.Option) int {
+	if code == 0 {
+		if err := FindLeaks(opts...); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			return 1
+		}
+	}
+	return code
 }

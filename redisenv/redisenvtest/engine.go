@@ -513,11 +513,5 @@ func Main(m *testing.M, opts ...goleak.Option) {
 	teardown := SetupEngine()
 	code := m.Run()
 	teardown()
-	if code == 0 {
-		if err := testkit.FindLeaks(opts...); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(testkit.CheckLeaks(code, opts...))
 }
