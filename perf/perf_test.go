@@ -82,7 +82,7 @@ func benchServer(t *testing.T, env *redisenv.Env) perf.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return perf.Server{Host: host, Port: port, Password: env.Options().Password}
+	return perf.Server{Host: host, Port: port}
 }
 
 func TestRedisBenchmark(t *testing.T) {

@@ -469,3 +469,23 @@ func TestRunProfileTopology(t *testing.T) {
 		t.Errorf("topology %q with --topology single", r.Meta.RedisTopology)
 	}
 }
+
+// TestPerfRefusesAPasswordForRedisBenchmark: redis-benchmark takes a
+// password only on its command line, where any local user reads it, so
+// the parts that run it are refused against a Redis that needs one
+// (exit 2, before any load), naming the way out.
+func TestPerfRefusesAPasswordForRedisBenchmark(t *testing.T) {
+	if _, err := exec.LookPath("redis-benchmark"); err != nil {
+		t.Skip("redis-benchmark not on PATH")
+	}
+	env := redisenvtest.Start(t)
+	redisenvtest.ACLUser(t, env, "alice", "s3cretPW")
+	url := "redis://alice:s3cretPW@" + env.Addr() + "/0"
+	code, out, errOut := runBench(t, "perf", "--redis-url", url, "--only", "overhead", "--rounds", "1", "--out", t.TempDir())
+	if code != cli.ExitUsage || !strings.Contains(errOut, "redis-benchmark would have on its command line") || !strings.Contains(errOut, "--only scale,handoff") {
+		t.Fatalf("exit %d, want %d naming the command line and the way out\nstdout:\n%s\nstderr:\n%s", code, cli.ExitUsage, out, errOut)
+	}
+	if strings.Contains(out+errOut, "s3cretPW") {
+		t.Errorf("the password was printed:\n%s\n%s", out, errOut)
+	}
+}

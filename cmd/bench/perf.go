@@ -158,8 +158,13 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return path
 	}
 	fmt.Fprintf(stdout, "bench perf on Redis %s (%s %s), GOMAXPROCS %d\n", env.Version(), env.Backend(), env.Addr(), runtime.GOMAXPROCS(0))
+	if bin != "" && env.Options().Password != "" {
+		// redis-benchmark takes a password only as an argument, which any
+		// local user reads in ps for as long as it runs.
+		return cli.Usagef("bench perf: this Redis needs a password, which redis-benchmark would have on its command line for any local user to read; run the matrix and overhead parts against a server without one (--redis local), or --only scale,handoff")
+	}
 	h, p, _ := net.SplitHostPort(env.Addr())
-	srv := perf.Server{Host: h, Port: p, Password: env.Options().Password}
+	srv := perf.Server{Host: h, Port: p}
 
 	if slices.Contains(parts, "matrix") {
 		m, err := perf.MeasureMatrix(ctx, base, spec, bin, srv, perf.MatrixHooks{
