@@ -196,3 +196,29 @@ func stopExamples() {
 		exampleEnv.Close()
 	}
 }
+
+// ExampleHold_Context passes the critical section a context that ends with
+// the hold, so work on it (a database call taking ctx) stops when the hold
+// is lost, and checks the hold again right before the irreversible step.
+func ExampleHold_Context() {
+	ctx := context.Background()
+	client := exampleClient()
+	defer client.Close()
+
+	hold, err := client.NewOwner().Lock("invoice:7").Lock(ctx, lockimpl.LockOptions{Lease: 10 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	work, cancel := hold.Context(ctx)
+	defer cancel()
+	// ... prepare the write with work ...
+	if work.Err() == nil && time.Now().Before(hold.Deadline()) {
+		fmt.Println("still held: write")
+	}
+	_ = hold.Unlock(ctx) // with ctx: work ends once the hold does
+	<-work.Done()
+	fmt.Println("after the unlock, lost:", errors.Is(context.Cause(work), lockimpl.ErrLost))
+	// Output:
+	// still held: write
+	// after the unlock, lost: false
+}
