@@ -91,8 +91,8 @@ type Config struct {
 	// Empty means $REDIS_URL.
 	URL string
 
-	// ServerPath is the redis-server binary for the local backend
-	// (flag --redis-server). Empty means $REDIS_SERVER, else
+	// ServerPath is the redis-server binary for the local backend and
+	// LocalImage (flag --redis-server). Empty means $REDIS_SERVER, else
 	// DefaultServerPath on $PATH.
 	ServerPath string
 	// AppendOnly turns on AOF persistence (flag --appendonly), so that a
@@ -106,8 +106,9 @@ type Config struct {
 	// honours a requirepass among them: its readiness check, replicas
 	// (masterauth unless given) and the Env's clients authenticate with it.
 	ServerArgs []string
-	// Image is the container backend's image (flag --redis-image).
-	// Empty means DefaultImage.
+	// Image is the container backend's image (flag --redis-image), pulled
+	// when the engine lacks it. Empty means DefaultImage; LocalImage makes
+	// one from ServerPath.
 	Image string
 
 	// StartTimeout bounds a server start; zero means DefaultStartTimeout.
@@ -160,6 +161,7 @@ type ConfigError struct {
 	Field string // the flag name, e.g. "redis"
 	Value string // the offending value, already redacted
 	Fix   string // what to do instead
+	Err   error  // the cause, for errors.Is; Fix already says it
 }
 
 // Error names the flag (or the environment variable, for a Field
@@ -177,6 +179,9 @@ func (e *ConfigError) Error() string {
 
 // IsUsage marks ConfigError as bad input for the CLIs' exit-code mapping.
 func (e *ConfigError) IsUsage() bool { return true }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // ErrServerNotFound is returned when the redis-server binary is missing.
 var ErrServerNotFound = errors.New("redisenv: redis-server not found")
@@ -228,10 +233,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&c.URL, "redis-url", "", "external Redis URL: redis://[user:pass@]host:port/db, rediss://..., host1:port,host2:port (cluster) or redis-sentinel://host:26379?master_name=NAME (default $REDIS_URL)")
-	fs.StringVar(&c.ServerPath, "redis-server", "", "redis-server binary for the local backend (default $REDIS_SERVER, else redis-server on $PATH)")
+	fs.StringVar(&c.ServerPath, "redis-server", "", "redis-server binary for the local backend and --redis-image local (default $REDIS_SERVER, else redis-server on $PATH)")
 	fs.BoolVar(&c.AppendOnly, "appendonly", false, "turn on AOF persistence in started servers")
 	fs.StringVar(&c.AppendFsync, "appendfsync", "", "AOF fsync policy with --appendonly: always, everysec (default) or no")
-	fs.StringVar(&c.Image, "redis-image", "", "image for the container backend (default "+DefaultImage+")")
+	fs.StringVar(&c.Image, "redis-image", "", "image for the container backend (default "+DefaultImage+", pulled if missing); "+LocalImage+" makes one from the installed redis-server, for an engine that can pull nothing")
 }
 
 // Validate reports the first bad field of c as a *ConfigError, so a CLI can

@@ -1,18 +1,13 @@
 package redisenv
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,168 +23,6 @@ import (
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
-
-// DockerProbeTimeout bounds the first check for a Docker engine: that
-// something at the engine's address answers its /_ping. Where none
-// listens, the container backend fails (and auto falls back) that fast.
-const DockerProbeTimeout = 1500 * time.Millisecond
-
-// EngineSetupTimeout bounds the rest of the probe, once the engine has
-// answered: testcontainers' provider set-up asks the engine for its info,
-// which takes a real engine (Podman's, say) well over a second.
-const EngineSetupTimeout = 20 * time.Second
-
-// ErrNoDocker wraps every "no Docker engine reachable" outcome.
-var ErrNoDocker = errors.New("no Docker engine reachable")
-
-// DockerAvailable returns nil when a Docker-API engine (Docker, or Podman's
-// API service) answers, else an ErrNoDocker error with a one-line reason.
-// The engine's /_ping must answer within DockerProbeTimeout; then
-// testcontainers' provider gets EngineSetupTimeout. Its set-up takes no
-// context, so it runs aside and is abandoned (not waited for) when the
-// time is up: an engine that accepts but never answers cannot stall the
-// caller.
-func DockerAvailable(ctx context.Context) error {
-	host := engineHost()
-	pctx, cancel := context.WithTimeout(ctx, DockerProbeTimeout)
-	err := pingEngine(pctx, host)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("%w: %s at %s", ErrNoDocker, oneLine(err.Error()), host)
-	}
-	ctx, cancel = context.WithTimeout(ctx, EngineSetupTimeout)
-	defer cancel()
-	res := make(chan error, 1)
-	go func() { res <- probeDocker(ctx) }()
-	select {
-	case err := <-res:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("%w: %s answered /_ping but not its API within %v", ErrNoDocker, host, EngineSetupTimeout)
-	}
-}
-
-// engineHost is the engine's address as DOCKER_HOST gives it, else
-// Docker's default socket.
-func engineHost() string {
-	if h := strings.TrimSpace(os.Getenv("DOCKER_HOST")); h != "" {
-		return h
-	}
-	return "unix:///var/run/docker.sock"
-}
-
-// engineLocal reports whether the engine at host runs on this machine (a
-// unix socket, or TCP on a loopback address): its published ports are then
-// bound on 127.0.0.1 and reached there.
-func engineLocal(host string) bool {
-	u, err := url.Parse(host)
-	if err != nil {
-		return false
-	}
-	switch u.Scheme {
-	case "unix", "npipe":
-		return true
-	case "tcp", "http", "https":
-		ip := net.ParseIP(u.Hostname())
-		return u.Hostname() == "localhost" || ip != nil && ip.IsLoopback()
-	}
-	return false
-}
-
-// engineHostname is the name a remote engine's published ports are
-// reached at: the host of its address.
-func engineHostname(host string) string {
-	if u, err := url.Parse(host); err == nil && u.Hostname() != "" {
-		return u.Hostname()
-	}
-	return "localhost"
-}
-
-// pingEngine asks the engine at host for /_ping, bounded by ctx.
-func pingEngine(ctx context.Context, host string) error {
-	u, err := url.Parse(host)
-	if err != nil {
-		return fmt.Errorf("DOCKER_HOST %q: %w", host, err)
-	}
-	var network, addr string
-	switch u.Scheme {
-	case "unix":
-		network, addr = "unix", u.Path
-	case "tcp", "http", "https":
-		network, addr = "tcp", u.Host
-	default:
-		return fmt.Errorf("DOCKER_HOST scheme %q not probed", u.Scheme)
-	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.SetDeadline(dl)
-	}
-	if u.Scheme == "https" {
-		return nil // answering the TLS handshake is a Go HTTP client's job; the dial is enough here
-	}
-	if _, err := io.WriteString(c, "GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n"); err != nil {
-		return err
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return fmt.Errorf("no HTTP answer to /_ping: %w", err)
-	}
-	return resp.Body.Close()
-}
-
-// provider is testcontainers' provider to use with any engine: its Docker
-// one. Podman's Docker-compatible API names its default network "bridge",
-// as Docker does; testcontainers' Podman provider looks for "podman"
-// instead (and picks itself when DOCKER_HOST names a podman.sock), misses
-// it, and makes a network of its own ("reaper_default") that it leaves
-// behind.
-const provider = testcontainers.ProviderDocker
-
-// newProvider is testcontainers' provider for the engine.
-func newProvider(opts ...testcontainers.GenericProviderOption) (*testcontainers.DockerProvider, error) {
-	p, err := provider.GetProvider(opts...)
-	if err != nil {
-		return nil, err
-	}
-	dp, ok := p.(*testcontainers.DockerProvider)
-	if !ok {
-		return nil, fmt.Errorf("unexpected testcontainers provider %T", p)
-	}
-	return dp, nil
-}
-
-func probeDocker(ctx context.Context) (err error) {
-	// Older testcontainers releases panicked when no Docker host was found;
-	// a probe must never take the caller down.
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %s", ErrNoDocker, oneLine(fmt.Sprint(r)))
-		}
-	}()
-	p, err := newProvider(testcontainers.WithLogger(tclog.NewNoopLogger()))
-	if err != nil {
-		return fmt.Errorf("%w: %s", ErrNoDocker, oneLine(err.Error()))
-	}
-	defer p.Close()
-	if err := p.Health(ctx); err != nil {
-		return fmt.Errorf("%w: %s", ErrNoDocker, oneLine(err.Error()))
-	}
-	return nil
-}
-
-// OwnerLabel is the label every container and network lockbench starts
-// carries: "<pid> <process start>" of the lockbench that started it, so
-// that what a killed lockbench left can be told from what a live one runs.
-const OwnerLabel = "lockbench.owner"
-
-func ownerLabels() map[string]string {
-	return map[string]string{OwnerLabel: strconv.Itoa(os.Getpid()) + " " + procStart(os.Getpid())}
-}
 
 // newNetwork makes a bridge network of the Env's own, labelled with its
 // owner and removed by Close, and returns its name. It goes through the
@@ -209,32 +42,33 @@ func (e *Env) newNetwork(ctx context.Context, api client.APIClient) (string, err
 	return name, nil
 }
 
-// OwnerGone reports whether the lockbench an OwnerLabel value names has
-// exited: its containers and networks are then left over.
-func OwnerGone(label string) bool {
-	pidText, start, _ := strings.Cut(label, " ")
-	pid, err := strconv.Atoi(pidText)
-	return err == nil && pid > 0 && !ownerAlive(pid, start)
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
 // startContainer runs Redis in containers. On a local Docker daemon the
 // host ports are chosen up front and bound on 127.0.0.1, so that a
 // restarted container keeps its address; on a remote one (DOCKER_HOST)
-// Docker picks them and a restart may move them.
+// Docker picks them and a restart may move them. What killed runs left on
+// the engine goes first.
 func (e *Env) startContainer(ctx context.Context, cfg Config) error {
-	if err := DockerAvailable(ctx); err != nil {
-		return fmt.Errorf("redisenv: container backend: %w (use --redis local, or start Docker)", err)
+	eng, err := OpenEngine(ctx)
+	if err != nil {
+		return err
 	}
-	host := engineHost()
+	// Closers run in reverse: the engine is released after every
+	// container, network and image is gone.
+	e.closers = append(e.closers, eng.Close)
 	tc, err := newProvider(testcontainers.WithLogger(tclog.NewNoopLogger())) // the Env prints its one line
 	if err != nil {
 		return fmt.Errorf("redisenv: container backend: %w", err)
 	}
 	e.closers = append(e.closers, tc.Close)
+	for _, d := range SweepLeftovers(ctx, tc.Client(), false) {
+		cfg.Logf("redis: removed %s, left by a lockbench that was killed", d)
+	}
+	image, err := e.image(ctx, cfg, tc.Client())
+	if err != nil {
+		return err
+	}
+	cfg.Image = image
+	e.why += "; " + eng.String() + ", image " + image
 	// Every container is made by that provider, labelled with its owner,
 	// and kept quiet.
 	var quiet testcontainers.ContainerCustomizer = testcontainers.CustomizeRequestOption(func(req *testcontainers.GenericContainerRequest) error {
@@ -244,8 +78,8 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 	// Where the engine runs decides where its published ports are reached:
 	// testcontainers' own guess (the default network's gateway, on Podman)
 	// is not an address the ports are bound on.
-	local := engineLocal(host)
-	e.engineAddr = engineHostname(host)
+	local := engineLocal(eng.Host)
+	e.engineAddr = engineHostname(eng.Host)
 	if local {
 		e.engineAddr = "127.0.0.1"
 	}
@@ -281,6 +115,32 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 	}
 	e.nodes = append(e.nodes, replica)
 	return waitReplicaReady(ctx, primary.Addr(), replica.Addr(), "", cfg.StartTimeout)
+}
+
+// image makes sure the engine has the Env's image and returns its name:
+// LocalImage is made here (and removed by Close); any other is used as it
+// is, pulled if missing. An image that cannot be had is refused as bad
+// input, naming the way out.
+func (e *Env) image(ctx context.Context, cfg Config, api client.APIClient) (string, error) {
+	if cfg.Image == LocalImage {
+		tag, err := BuildImage(ctx, api, cfg.ServerPath)
+		if err != nil {
+			return "", fmt.Errorf("redisenv: --redis-image %s: %w", LocalImage, err)
+		}
+		e.closers = append(e.closers, func() error {
+			_, err := api.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
+			return err
+		})
+		return tag, nil
+	}
+	if err := FindImage(ctx, api, cfg.Image); err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("redisenv: image %s: %w", cfg.Image, ctx.Err())
+		}
+		return "", &ConfigError{Field: "redis-image", Value: cfg.Image, Err: err,
+			Fix: "not on the engine and it cannot be pulled (" + oneLine(err.Error()) + "); pull or load it there, or use --redis-image " + LocalImage + " to make one from the installed redis-server"}
+	}
+	return cfg.Image, nil
 }
 
 // startContainerCluster starts Shards×(1+Replicas) cluster-enabled

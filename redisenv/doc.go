@@ -11,8 +11,13 @@
 //     without Close (SIGKILL, os.Exit) is removed by the next local start
 //     in the same parent dir: each dir records its owner. A ServerArgs
 //     requirepass is honoured: the servers' clients authenticate with it.
-//   - container: testcontainers-go, where a Docker engine answers; it fails
-//     within DockerProbeTimeout with a one-line reason where none does.
+//   - container: testcontainers-go on the engine OpenEngine finds
+//     (DOCKER_HOST's, Docker's socket, else a Podman API service of the
+//     process's own, stopped by Close), without testcontainers' reaper: each
+//     start first sweeps the containers, networks and images (OwnerLabel)
+//     of lockbench processes that are gone, and Close removes the Env's.
+//     No engine, or an image the engine lacks and cannot pull, is a
+//     ConfigError; LocalImage makes one from the local redis-server.
 //   - external: a redis://, rediss://, cluster-list or sentinel URL (see
 //     ParseURL), turned into go-redis UniversalOptions. Passwords never
 //     appear in logs or errors.

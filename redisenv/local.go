@@ -29,7 +29,7 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w (looked for %q): %s", ErrServerNotFound, cfg.ServerPath, InstallHint)
 	}
 	// Dirs that killed runs could not remove go first (see stale.go).
-	for _, d := range sweepStaleDirs(cfg.Dir) {
+	for _, d := range sweepStaleDirs(cfg.Dir, dirPattern) {
 		cfg.Logf("redis: removed %s, left by a lockbench that was killed", d)
 	}
 	dir, err := os.MkdirTemp(cfg.Dir, "lockbench-redis-")

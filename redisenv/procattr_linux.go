@@ -12,3 +12,9 @@ import "syscall"
 func procAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// serviceAttr puts an engine service lockbench starts in a process group
+// of its own and kills it with lockbench, however that dies.
+func serviceAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -10,3 +10,10 @@ import "syscall"
 func procAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// serviceAttr puts an engine service lockbench starts in a process group
+// of its own; without a parent-death signal, a SIGKILLed lockbench leaves
+// it running here.
+func serviceAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

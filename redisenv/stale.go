@@ -15,8 +15,9 @@ import (
 // The local backend's servers die with lockbench whatever way it dies
 // (parent-death signal), but their temp dir cannot remove itself: after a
 // SIGKILL, or a second Ctrl-C that exits at once, it stays. Each dir
-// records its owner (pid and process start time, so a reused pid is not
-// taken for it), and every local start sweeps the dirs whose owner is gone.
+// records its owner (ownerOf: pid and process start time, so a reused pid
+// is not taken for it), and every local start sweeps the dirs whose owner
+// is gone.
 // A dir kept on purpose (Config.KeepDir) records no owner and is left.
 
 // ownerFile names a data dir's owner record.
@@ -29,36 +30,47 @@ const dirPattern = "lockbench-redis-*"
 // anyone could have made.
 const maxOwnerRecord infile.Limit = 256
 
+// ownerOf is this process's owner record: its pid and start time. Its
+// form is fixed: every lockbench version reads it, and one that misread a
+// record would take a live owner for a gone one.
+func ownerOf() string {
+	return strconv.Itoa(os.Getpid()) + " " + procStart(os.Getpid())
+}
+
+// OwnerGone reports whether the process an owner record (ownerOf, as a
+// data dir's file or OwnerLabel holds it) names has exited: what it made
+// is then left over.
+func OwnerGone(record string) bool {
+	pidText, start, _ := strings.Cut(record, " ")
+	pid, err := strconv.Atoi(pidText)
+	return err == nil && pid > 0 && !ownerAlive(pid, start)
+}
+
 // writeOwner records this process as dir's owner. The record appears
 // whole (written aside, then renamed), so a sweep never reads half of it
 // and takes a live owner for another, dead one.
 func writeOwner(dir string) error {
 	tmp := filepath.Join(dir, ownerFile+".tmp")
-	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d %s\n", os.Getpid(), procStart(os.Getpid()))), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(ownerOf()+"\n"), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, ownerFile))
 }
 
-// sweepStaleDirs removes the sibling data dirs in parent whose owner
+// sweepStaleDirs removes the dirs in parent matching pattern whose owner
 // process is gone. Dirs without an owner record (another program's, or an
 // older lockbench's) are left alone. It returns the dirs removed.
-func sweepStaleDirs(parent string) []string {
+func sweepStaleDirs(parent, pattern string) []string {
 	if parent == "" {
 		parent = os.TempDir()
 	}
-	dirs, _ := filepath.Glob(filepath.Join(parent, dirPattern))
+	dirs, _ := filepath.Glob(filepath.Join(parent, pattern))
 	var removed []string
 	for _, d := range dirs {
 		// Any user may plant such a dir: a FIFO or a device for the
 		// record must not stall or flood this start.
 		b, err := infile.Read(filepath.Join(d, ownerFile), maxOwnerRecord)
-		if err != nil {
-			continue
-		}
-		pidText, start, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 || ownerAlive(pid, start) {
+		if err != nil || !OwnerGone(strings.TrimSpace(string(b))) {
 			continue
 		}
 		if os.RemoveAll(d) == nil {

@@ -1,9 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/moby/moby/client"
+
+	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
 
@@ -25,4 +37,225 @@ func TestRunContainer(t *testing.T) {
 		}
 	}
 	t.Logf("container run: %.0f ops/s, acquire p99 %.0f µs", r.Throughput.OpsPerSec, r.Latency["acquire"].P99)
+}
+
+// TestRunContainerWithoutImage: an image the engine lacks and cannot
+// pull is refused before any load, in one line that names the flag and
+// the way out, exit 2.
+func TestRunContainerWithoutImage(t *testing.T) {
+	redisenvtest.ContainerConfig(t)
+	const image = "localhost/lockbench-no-such-image:0"
+	code, out, errOut := runBench(t, "run", "--redis", "container", "--redis-image", image, "--profile", "rw90",
+		"--duration", "2s", "--warmup", "0s", "--out", t.TempDir())
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	last := lines[len(lines)-1]
+	if code != cli.ExitUsage || !strings.Contains(last, `--redis-image "`+image+`"`) || !strings.Contains(last, "--redis-image local") {
+		t.Errorf("exit %d, want %d with one line naming --redis-image and the way out:\n%s", code, cli.ExitUsage, errOut)
+	}
+	if strings.Contains(errOut, "bench: running") || out != "" {
+		t.Errorf("the load ran:\n%s\n%s", out, errOut)
+	}
+}
+
+// TestRunContainerWithoutRyuk: bench run --redis container as a user runs
+// it, a process of its own whose environment does not turn
+// testcontainers' reaper (Ryuk) off, needs no Ryuk (whose image no engine
+// here can pull), and leaves nothing of its own on the engine.
+func TestRunContainerWithoutRyuk(t *testing.T) {
+	cfg := redisenvtest.ContainerConfig(t)
+	api := engineAPI(t)
+	out := t.TempDir()
+	cmd := benchProcess(t, t.TempDir(), "run --redis container --redis-image "+cfg.Image+" --profile rw90 --duration 2s --warmup 0s --quiet --out "+out)
+	output, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench run --redis container: %v\n%s", err, output)
+	}
+	r := readResult(t, out)
+	if r.Meta.RedisBackend != "container" || r.Throughput.Ops == 0 || len(r.Failures()) > 0 || !r.Safety.OK() {
+		t.Errorf("container run: backend %s, %+v, failures %q, safety %s\n%s", r.Meta.RedisBackend, r.Throughput, r.Failures(), r.Safety.Verdict(), output)
+	}
+	if left := ownedBy(t, api, cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("left on the engine after a normal exit: %s", strings.Join(left, "; "))
+	}
+}
+
+// TestRunContainerSweepsKilledRun: a SIGKILLed bench run --redis container
+// cannot remove its container; the next run removes it, told by its
+// owner label, and says so.
+func TestRunContainerSweepsKilledRun(t *testing.T) {
+	cfg := redisenvtest.ContainerConfig(t)
+	api := engineAPI(t)
+	tmp := t.TempDir()
+	killed, seen := killMidRun(t, tmp, "--redis-image "+cfg.Image)
+	if len(ownedBy(t, api, killed)) == 0 {
+		t.Fatalf("the killed run left nothing on the engine: nothing to sweep\n%s", seen)
+	}
+	output, err := benchProcess(t, tmp, "run --redis container --redis-image "+cfg.Image+" --profile rw90 --duration 1s --warmup 0s --quiet --out "+t.TempDir()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the next run: %v\n%s", err, output)
+	}
+	if left := ownedBy(t, api, killed); len(left) > 0 {
+		t.Errorf("still on the engine after the next run: %s\n%s", strings.Join(left, "; "), output)
+	}
+	if !strings.Contains(string(output), "left by a lockbench that was killed") {
+		t.Errorf("the next run did not say it removed the killed run's container:\n%s", output)
+	}
+}
+
+// TestRunContainerOwnEngine: with no DOCKER_HOST and no Docker, bench run
+// --redis container --redis-image local starts a Podman API service of
+// its own and runs an image made from the installed redis-server.
+// SIGKILLed, it leaves its container and image (its service dies with
+// it); the next run sweeps them and the service's dir, and, stopped by
+// Ctrl-C, leaves nothing: no container, image, service process or dir.
+func TestRunContainerOwnEngine(t *testing.T) {
+	redisenvtest.ContainerConfig(t)
+	e := redisenvtest.CurrentEngine()
+	if !e.Own && e.Host != "unix:///var/run/docker.sock" {
+		t.Skipf("the tests' engine (%s) is not one a run without DOCKER_HOST finds", e.Host)
+	}
+	api := engineAPI(t)
+	tmp := t.TempDir() // the services' dirs go here, and so does their sweep
+
+	killed, seen := killMidRun(t, tmp, "--redis-image local", "DOCKER_HOST")
+	own := strings.Contains(seen, "a Podman API service of its own")
+	if !own {
+		t.Logf("Docker's socket answers: no Podman service of the run's own to check\n%s", seen)
+	}
+	if len(ownedBy(t, api, killed)) == 0 {
+		t.Fatalf("the killed run left nothing on the engine: nothing to sweep\n%s", seen)
+	}
+	waitNoService(t, tmp) // the parent-death signal took it down
+	if dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-engine-*")); own && len(dirs) == 0 {
+		t.Errorf("the killed run's service dir is gone: nothing left for the sweep to find")
+	}
+
+	cmd := benchProcess(t, tmp, "run --redis container --redis-image local --profile rw90 --duration 5m --warmup 0s --out "+t.TempDir(), "DOCKER_HOST")
+	seen, stderr := startUntil(t, cmd, "bench: running ")
+	if own && len(serviceProcs(tmp)) == 0 {
+		t.Errorf("no Podman service runs under %s while the run's load does\n%s", tmp, seen)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for stderr.Scan() {
+		seen += stderr.Text() + "\n"
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != cli.ExitInterrupted {
+		t.Errorf("exit %v after Ctrl-C, want %d\n%s", err, cli.ExitInterrupted, seen)
+	}
+	for _, pid := range []int{killed, cmd.Process.Pid} {
+		if left := ownedBy(t, api, pid); len(left) > 0 {
+			t.Errorf("pid %d's still on the engine: %s\n%s", pid, strings.Join(left, "; "), seen)
+		}
+	}
+	if !strings.Contains(seen, "left by a lockbench that was killed") {
+		t.Errorf("the next run did not say it removed the killed run's leftovers:\n%s", seen)
+	}
+	if left := serviceProcs(tmp); len(left) > 0 {
+		t.Errorf("a Podman service outlived its run: %s", strings.Join(left, "; "))
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-engine-*")); len(dirs) > 0 {
+		t.Errorf("service dirs left: %v", dirs)
+	}
+}
+
+// killMidRun starts bench run --redis container (with extra flags, its
+// temp dir tmp, its environment without the variables drop names), waits
+// until its load runs, SIGKILLs it and returns its pid and what it wrote
+// to stderr.
+func killMidRun(t *testing.T, tmp, extra string, drop ...string) (int, string) {
+	t.Helper()
+	cmd := benchProcess(t, tmp, "run --redis container "+extra+" --profile rw90 --duration 5m --warmup 0s --out "+t.TempDir(), drop...)
+	seen, _ := startUntil(t, cmd, "bench: running ")
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	return cmd.Process.Pid, seen
+}
+
+// engineAPI is a client of the tests' engine, closed when t ends.
+func engineAPI(t *testing.T) client.APIClient {
+	t.Helper()
+	api, err := client.New(client.WithHost(redisenvtest.CurrentEngine().Host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { api.Close() })
+	return api
+}
+
+// ownedBy lists the containers, networks and images on the engine whose
+// owner label names process pid.
+func ownedBy(t *testing.T, api client.APIClient, pid int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mine := func(labels map[string]string) bool {
+		return strings.HasPrefix(labels[redisenv.OwnerLabel], strconv.Itoa(pid)+" ")
+	}
+	f := client.Filters{}.Add("label", redisenv.OwnerLabel)
+	var found []string
+	cs, err := api.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs.Items {
+		if mine(c.Labels) {
+			found = append(found, "container "+c.ID[:12]+" ("+string(c.State)+")")
+		}
+	}
+	ns, err := api.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns.Items {
+		if mine(n.Labels) {
+			found = append(found, "network "+n.Name)
+		}
+	}
+	is, err := api.ImageList(ctx, client.ImageListOptions{Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range is.Items {
+		if mine(img.Labels) {
+			found = append(found, "image "+strings.Join(img.RepoTags, ","))
+		}
+	}
+	return found
+}
+
+// serviceProcs lists the processes whose command line names a path under
+// dir: the Podman services whose socket is there.
+func serviceProcs(dir string) []string {
+	var found []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), dir+"/") {
+			found = append(found, filepath.Base(filepath.Dir(p))+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// waitNoService fails t unless no process names a path under dir within
+// a loaded machine's patience.
+func waitNoService(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		left := serviceProcs(dir)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still running: %s", strings.Join(left, "; "))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

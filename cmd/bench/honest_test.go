@@ -352,24 +352,3 @@ func TestInterruptWhileRedisStalls(t *testing.T) {
 	}
 	t.Logf("exited %v after the SIGINT; %s", took.Round(time.Millisecond), r.PartialReason)
 }
-
-// startBench runs the real program (this test binary as bench) with args,
-// waits for the stderr line containing ready, and returns the process and
-// the rest of its stderr. The process is killed when t ends.
-func startBench(t *testing.T, args, ready string) (*exec.Cmd, *bufio.Scanner) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), mainArgsEnv+"="+args, "TMPDIR="+t.TempDir())
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() && !strings.Contains(sc.Text(), ready) {
-	}
-	return cmd, sc
-}

@@ -54,6 +54,67 @@ func runBenchOK(t *testing.T, args ...string) (stdout, stderr string) {
 	return out, errOut
 }
 
+// startBench runs the real program (this test binary as bench) with args,
+// waits for the stderr line containing ready, and returns the process and
+// the rest of its stderr. The process is killed when t ends.
+func startBench(t *testing.T, args, ready string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := benchProcess(t, t.TempDir(), args)
+	_, sc := startUntil(t, cmd, ready)
+	return cmd, sc
+}
+
+// benchProcess is the real program (this test binary as bench) with args,
+// in an environment as a user's: no $REDIS_URL, nothing that turns
+// testcontainers' reaper off, none of the variables drop names; tmp is
+// its temp dir.
+func benchProcess(t *testing.T, tmp, args string, drop ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	drop = append(drop, "REDIS_URL", "TMPDIR")
+next:
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "TESTCONTAINERS_") {
+			continue
+		}
+		for _, d := range drop {
+			if name == d {
+				continue next
+			}
+		}
+		cmd.Env = append(cmd.Env, kv)
+	}
+	cmd.Env = append(cmd.Env, mainArgsEnv+"="+args, "TMPDIR="+tmp)
+	return cmd
+}
+
+// startUntil starts cmd (a bench process) and returns once it writes a
+// stderr line containing ready, with what it wrote there so far and the
+// rest to come. The process is killed when t ends.
+func startUntil(t *testing.T, cmd *exec.Cmd, ready string) (string, *bufio.Scanner) {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	var seen strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), ready) {
+			return seen.String(), sc
+		}
+	}
+	_ = cmd.Wait()
+	t.Fatalf("bench never wrote %q:\n%s", ready, seen.String())
+	return "", nil
+}
+
 func TestHelpAndVersion(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}} {
 		code, out, _ := runBench(t, args...)
