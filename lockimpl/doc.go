@@ -121,7 +121,7 @@
 // starts a TTL on receipt, never before the send, the real expiry is never
 // earlier. Lost closes when a renewal or unlock finds the hold gone, when
 // the deadline less a safety margin (Options.LostMargin: by default 1% of
-// the TTL plus 2 ms for clock drift, as Redlock allows, plus 25 ms, or
+// the TTL plus 2 ms for clock drift, as Redlock allows, plus 100 ms, or
 // twice what this client's timers have lately been late, for the holder's
 // own scheduling delays) passes without a newer successful renewal (Redis
 // unreachable, paused, or slow for a whole TTL), when a fixed lease runs

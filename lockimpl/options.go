@@ -31,7 +31,7 @@ const (
 	// SchedulingAllowance is the part of the default Options.LostMargin
 	// that covers the holder's own delays: a timer that fires late and a
 	// goroutine that runs late on a host whose CPUs are busy.
-	SchedulingAllowance = 25 * time.Millisecond
+	SchedulingAllowance = 100 * time.Millisecond
 )
 
 // PublishMode says how unlock messages travel.
