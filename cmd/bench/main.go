@@ -420,13 +420,10 @@ bench run --profile-file.`
 
 func profilesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("bench", "profiles [show NAME]", profilesUsage, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &cli.UsageError{Err: err}
+	rest, err := cli.ParseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	rest := fs.Args()
 	switch {
 	case len(rest) == 0:
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

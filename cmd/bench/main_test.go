@@ -160,6 +160,33 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestMalformedFlagIsOneLine: a malformed flag value, an unknown flag or
+// a flag missing its value is one line on stderr, exit 2, in every
+// subcommand (the flag package printed its message and then every flag's
+// usage, about a hundred lines).
+func TestMalformedFlagIsOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--duration", "soon"}, "--duration"},
+		{[]string{"run", "--max-ops", "many"}, `"many" for flag -max-ops: parse error (see bench run -h)`},
+		{[]string{"run", "--quiet=maybe"}, `"maybe" for -quiet`},
+		{[]string{"run", "--nope"}, "-nope (see bench run -h)"},
+		{[]string{"run", "--max-ops"}, "-max-ops (see bench run -h)"},
+		{[]string{"sweep", "--clients", "1,x"}, "-clients: \"x\""},
+		{[]string{"report", "--nope", "x"}, "-nope (see bench report -h)"},
+		{[]string{"compare", "--max-regression", "lots", "a", "b"}, "-max-regression: want a percentage"},
+		{[]string{"profiles", "--nope"}, "-nope (see bench profiles -h)"},
+		{[]string{"env", "--duration", "long"}, `"long" for flag -duration: parse error (see bench env -h)`},
+	} {
+		code, out, errOut := runBench(t, tc.args...)
+		if code != cli.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("bench %v: exit %d, want %d and one line saying %q; stdout %q, stderr:\n%s", tc.args, code, cli.ExitUsage, tc.want, out, errOut)
+		}
+	}
+}
+
 func TestProfiles(t *testing.T) {
 	code, out, errOut := runBench(t, "profiles")
 	if code != cli.ExitOK {

@@ -233,15 +233,11 @@ func FlagSet(prog, cmd, usage string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// Parse parses args into fs, turning errors into UsageErrors (the flag
-// package has already printed the message and usage) and refusing stray
-// positional arguments.
+// Parse parses args into fs, turning errors into one-line UsageErrors
+// (see parse) and refusing stray positional arguments.
 func Parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &UsageError{Err: err}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return Usagef("%s: unexpected argument %q (flags go before it? see %s -h)", fs.Name(), fs.Arg(0), fs.Name())
@@ -255,11 +251,8 @@ func Parse(fs *flag.FlagSet, args []string) error {
 func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, &UsageError{Err: err}
+		if err := parse(fs, args); err != nil {
+			return nil, err
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -270,6 +263,31 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos, args = append(pos, rest[0]), rest[1:]
 	}
+}
+
+// parse parses args into fs without letting the flag package print: on
+// a mistyped value it prints its message and then the whole usage, a
+// hundred lines burying the one that matters. The error carries that
+// line (Program prints it), as a UsageError; -h still prints the usage
+// and returns flag.ErrHelp.
+func parse(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return err
+	case err != nil:
+		// The set's name is "bench report RESULT_DIR_OR_FILE...": the help
+		// is the command's.
+		name := strings.Join(strings.Fields(fs.Name())[:min(2, len(strings.Fields(fs.Name())))], " ")
+		return &UsageError{Err: fmt.Errorf("%v (see %s -h)", err, name)}
+	}
+	return nil
 }
 
 // NotifyContext returns a context cancelled by the first SIGINT or SIGTERM,
