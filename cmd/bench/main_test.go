@@ -187,6 +187,30 @@ func TestMalformedFlagIsOneLine(t *testing.T) {
 	}
 }
 
+// TestBooleansOneWay: yes/no flags, a profile field's override or a
+// flag of the program's own, take true or false and refuse the rest with
+// the same words (--auto-pipeline took yes while refusing 1; --quiet took
+// 1 and refused yes).
+func TestBooleansOneWay(t *testing.T) {
+	for _, args := range [][]string{
+		{"--auto-pipeline", "yes"}, {"--auto-pipeline", "1"}, {"--replica-sync", "on"},
+		{"--quiet=1"}, {"--quiet=yes"}, {"--json=True"}, {"--appendonly=t"},
+	} {
+		// --max-ops 0 stops a run whose flags were all taken.
+		code, _, errOut := runBench(t, append(append([]string{"run"}, args...), "--max-ops", "0")...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, "want true or false") {
+			t.Errorf("bench run %v: exit %d, want %d saying true or false:\n%s", args, code, cli.ExitUsage, errOut)
+		}
+	}
+	// Taken: the run goes on to the next check (--max-ops 0, refused).
+	for _, args := range [][]string{{"--auto-pipeline", "true"}, {"--replica-sync", "false"}, {"--quiet=true"}, {"--quiet"}, {"--json=false"}} {
+		code, _, errOut := runBench(t, append(append([]string{"run"}, args...), "--max-ops", "0")...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, "--max-ops 0") {
+			t.Errorf("bench run %v: exit %d, want it taken (then --max-ops refused):\n%s", args, code, errOut)
+		}
+	}
+}
+
 func TestProfiles(t *testing.T) {
 	code, out, errOut := runBench(t, "profiles")
 	if code != cli.ExitOK {

@@ -14,12 +14,14 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // Version is the lockbench version, set at build time with
@@ -271,6 +273,13 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // line (Program prints it), as a UsageError; -h still prints the usage
 // and returns flag.ErrHelp.
 func parse(fs *flag.FlagSet, args []string) error {
+	fs.VisitAll(func(f *flag.Flag) {
+		if b, ok := f.Value.(boolFlag); ok && b.IsBoolFlag() {
+			if _, done := b.(strictBool); !done {
+				f.Value = strictBool{b}
+			}
+		}
+	})
 	usage, out := fs.Usage, fs.Output()
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
@@ -288,6 +297,35 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return &UsageError{Err: fmt.Errorf("%v (see %s -h)", err, name)}
 	}
 	return nil
+}
+
+// boolFlag is a flag.Value that stands alone on the command line
+// (--quiet), as the flag package's bool flags are.
+type boolFlag interface {
+	flag.Value
+	IsBoolFlag() bool
+}
+
+// strictBool reads a bool flag's value as a profile's yes/no fields are
+// read (workloads.ParseBool), so that --quiet=1 and --auto-pipeline 1 get
+// the same answer.
+type strictBool struct{ boolFlag }
+
+// String is the flag's value; the flag package also calls it on a zero
+// strictBool to tell a default worth printing.
+func (b strictBool) String() string {
+	if b.boolFlag == nil {
+		return "false"
+	}
+	return b.boolFlag.String()
+}
+
+func (b strictBool) Set(s string) error {
+	v, err := workloads.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	return b.boolFlag.Set(strconv.FormatBool(v))
 }
 
 // NotifyContext returns a context cancelled by the first SIGINT or SIGTERM,
