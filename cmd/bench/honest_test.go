@@ -101,7 +101,8 @@ func TestChecksBeforeTheLoad(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--out", file}, "--out " + file + ": is a file, not a directory"},
-		{[]string{"run", "--memprofile", "/nonexistent/mem.prof", "--out", dir}, "--memprofile /nonexistent/mem.prof: directory /nonexistent does not exist"},
+		{[]string{"run", "--memprofile", filepath.Join(file, "mem.prof"), "--out", dir}, "--memprofile " + filepath.Join(file, "mem.prof") + ": " + file + " is a file, not a directory"},
+		{[]string{"run", "--memprofile", "/proc/self/new/mem.prof", "--out", dir}, "--memprofile /proc/self/new/mem.prof: cannot create its directory"},
 		{[]string{"run", "--cpuprofile", dir, "--out", dir}, "--cpuprofile " + dir + ": is a directory"},
 		{[]string{"run", "--profile-file", nan, "--out", dir}, "read_ratio NaN: must be a finite number"},
 		{[]string{"run", "--profile-file", empty, "--out", dir}, "the file has no fields"},
@@ -372,4 +373,54 @@ func startBench(t *testing.T, args, ready string) (*exec.Cmd, *bufio.Scanner) {
 	for sc.Scan() && !strings.Contains(sc.Text(), ready) {
 	}
 	return cmd, sc
+}
+
+// TestNoEmptyOutBehind: a run or sweep that never started (Redis
+// unreachable) leaves no --out it created, while a directory the user
+// already had stays, empty or not; bench report --out into a missing
+// directory creates it, as bench run --out does.
+func TestNoEmptyOutBehind(t *testing.T) {
+	dir := t.TempDir()
+	dead := "redis://127.0.0.1:1" // refused at once
+	had := filepath.Join(dir, "had")
+	if err := os.Mkdir(had, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		out  string
+		keep bool
+	}{
+		{[]string{"run", "--redis-url", dead, "--quiet"}, filepath.Join(dir, "new", "results"), false},
+		{[]string{"run", "--redis-url", dead, "--quiet", "--cpuprofile", filepath.Join(dir, "prof", "cpu.prof")}, filepath.Join(dir, "new2"), false},
+		{[]string{"sweep", "--redis-url", dead, "--clients", "1,2"}, filepath.Join(dir, "sweep"), false},
+		{[]string{"run", "--redis-url", dead, "--quiet"}, had, true},
+	} {
+		code, _, errOut := runBench(t, append(tc.args, "--out", tc.out)...)
+		if code == cli.ExitOK {
+			t.Fatalf("bench %v: exit 0 against a dead Redis", tc.args)
+		}
+		if _, err := os.Stat(tc.out); (err == nil) != tc.keep {
+			t.Errorf("bench %v --out %s: exists %v after a run that never started, want %v:\n%s", tc.args, tc.out, err == nil, tc.keep, errOut)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "new"), filepath.Join(dir, "prof")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was created for a run that never started and left behind", p)
+		}
+	}
+
+	src := writeRun(t, filepath.Join(dir, "runs"), run{profile: "mutex", host: "h", start: t0, acquire: time.Millisecond, ops: 50})
+	report := filepath.Join(dir, "reports", "today", "r.html")
+	code, out, errOut := runBench(t, "report", "--out", report, src)
+	if code != cli.ExitOK {
+		t.Fatalf("bench report --out into a missing directory: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(report); err != nil {
+		t.Errorf("report not written: %v", err)
+	}
+	code, _, errOut = runBench(t, "report", "--out", filepath.Join(dir, "reports2", "r.html"), filepath.Join(dir, "nothing-here"))
+	if _, err := os.Stat(filepath.Join(dir, "reports2")); code != cli.ExitUsage || err == nil {
+		t.Errorf("a report refused (exit %d) left its --out directory: %v\n%s", code, err, errOut)
+	}
 }

@@ -254,20 +254,25 @@ func (f *runFlags) errorLimit() float64 {
 
 // checkOutputs refuses, before anything starts, an output the run could
 // not write at its end: losing a whole run to a bad path is worse than
-// being told at once.
-func (f *runFlags) checkOutputs() error {
-	if err := cli.CheckOutDir("--out", f.out); err != nil {
-		return err
+// being told at once. It returns the directories it created, which the
+// caller prunes when the run wrote nothing into them.
+func (f *runFlags) checkOutputs() (cli.Created, error) {
+	made, err := cli.CheckOutDir("--out", f.out)
+	if err != nil {
+		return nil, err
 	}
 	for _, o := range []struct{ flag, path string }{{"--cpuprofile", f.cpuProf}, {"--memprofile", f.memProf}} {
 		if o.path == "" {
 			continue
 		}
-		if err := cli.CheckOutFile(o.flag, o.path); err != nil {
-			return err
+		m, err := cli.CheckOutFile(o.flag, o.path)
+		made = append(made, m...)
+		if err != nil {
+			made.Prune()
+			return nil, err
 		}
 	}
-	return nil
+	return made, nil
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -281,9 +286,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := f.checkOutputs(); err != nil {
+	made, err := f.checkOutputs()
+	if err != nil {
 		return err
 	}
+	defer made.Prune() // a run that never started wrote nothing
 	res, err := bench(ctx, f, p, stderr, args)
 	if res == nil {
 		return err
