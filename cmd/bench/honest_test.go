@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,11 +53,15 @@ func TestRunFailsItsErrorThreshold(t *testing.T) {
 	}
 }
 
-// TestRunRefusesBadTargets: a read-only replica, a wrong password and TLS
-// against a plain server are each refused before any load, exit 2.
+// TestRunRefusesBadTargets: a read-only replica, a wrong password, TLS
+// against a plain server, a server that is not Redis (HTTP) and a
+// database the server does not have are each refused before any load,
+// exit 2, at once.
 func TestRunRefusesBadTargets(t *testing.T) {
 	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyReplica})
 	locked := redisenvtest.Start(t)
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
 	rdb := locked.NewClient()
 	if err := rdb.ConfigSet(context.Background(), "requirepass", "s3cret").Err(); err != nil {
 		t.Fatal(err)
@@ -67,11 +73,19 @@ func TestRunRefusesBadTargets(t *testing.T) {
 		{"redis://" + env.Nodes()[1].Addr(), "a read-only replica (of " + env.Primary().Addr() + "); point --redis at its primary"},
 		{"redis://:wrong-pw@" + locked.Addr(), "authentication failed"},
 		{"rediss://:s3cret@" + locked.Addr(), "TLS handshake failed"},
+		{"redis://:wrong-pw@" + strings.TrimPrefix(web.URL, "http://"), "not a Redis server: " + strings.TrimPrefix(web.URL, "http://") + " answered something other than Redis's protocol"},
+		{"redis://" + env.Primary().Addr() + "/99", "DB index out of range: the server has no database 99"},
 	} {
 		out := t.TempDir()
+		start := time.Now()
 		code, _, errOut := runBench(t, "run", "--redis-url", tc.url, "--duration", "1s", "--quiet", "--out", out)
 		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "wrong-pw") {
 			t.Errorf("%s: exit %d, want %d saying %q:\n%s", redisenv.Redact(tc.url), code, cli.ExitUsage, tc.want, errOut)
+		}
+		// Told at once, not after the dial timeout (5 s) as an unreachable
+		// server would be; the bound leaves a loaded machine room.
+		if took := time.Since(start); took > 4*time.Second {
+			t.Errorf("%s: refused after %v", redisenv.Redact(tc.url), took)
 		}
 		if files, _ := filepath.Glob(filepath.Join(out, "*.json")); len(files) != 0 {
 			t.Errorf("%s: a load ran: %v", redisenv.Redact(tc.url), files)
