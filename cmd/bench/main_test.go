@@ -132,6 +132,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"sweep", "--clients", "1,0", "--out", dir}, "--clients 0: must be at least 1"},
 		{[]string{"sweep", "--read-ratio", "0.5,2", "--out", dir}, "--read-ratio 2"},
 		{[]string{"sweep", "--stop-after", "-1", "--out", dir}, "--stop-after -1"},
+		{[]string{"sweep", "--clients", "1,1", "--duration", "10ms", "--warmup", "0s", "--out", filepath.Join(dir, "dup")}, `--clients 1,1: 1 is listed twice (values 1 and 2); list each value once`},
+		{[]string{"sweep", "--clients", "2", "--owners", "1,4,1", "--duration", "10ms", "--warmup", "0s", "--out", filepath.Join(dir, "dup2")}, `--owners 1,4,1: 1 is listed twice`},
 		{[]string{"sweep", "--duration", "0s", "--out", dir}, "--duration 0s"},
 		{[]string{"run", "--shards", "3"}, "--shards"},
 		{[]string{"run", "--topology", "cluster", "--shards", "0"}, "--shards"},
