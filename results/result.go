@@ -153,6 +153,8 @@ func (r *Result) Failures() []string {
 		out = append(out, r.Stall.Reason())
 	}
 	switch {
+	case t.Attempts == 0 && !r.Partial && t.Cut > 0:
+		out = append(out, fmt.Sprintf("no operation finished in the measured time: the run's end cut all %s short (a hold or wait longer than the run?)", commas(t.Cut)))
 	case t.Attempts == 0 && !r.Partial:
 		out = append(out, "no operation finished in the measured time")
 	case t.Attempts > 0 && t.Ops == 0:
@@ -283,7 +285,7 @@ type Event struct {
 // is an attempt, counted in Failed and by class in Result.Errors.
 type Throughput struct {
 	// Attempts is every measured operation that finished, successful or
-	// not (those the run's end cancelled are Cut, not attempts).
+	// not (those the run's end cut short are Cut, not attempts).
 	Attempts int64 `json:"attempts"`
 	// Ops is the attempts that succeeded: the operations the run achieved.
 	Ops    int64 `json:"ops"`
@@ -296,7 +298,10 @@ type Throughput struct {
 	Acquisitions map[string]int64 `json:"acquisitions"`          // outermost, by mode
 	Nested       int64            `json:"nested"`                // nested (reentrant) acquisitions
 	Lost         int64            `json:"lost"`                  // holds the holder was told were lost before release
-	Cut          int64            `json:"cut"`                   // acquisitions the run's end cancelled
+	// Cut is the operations the run's end cut short: acquisitions still
+	// waiting, and holds that had not lasted their planned time (their
+	// acquisitions count in Acquisitions, their holds in no latency).
+	Cut int64 `json:"cut"`
 	// Unreleased is the holds whose unlock failed or got no answer (warmup
 	// included): Redis may keep them until their lease ends.
 	Unreleased int64 `json:"unreleased"`

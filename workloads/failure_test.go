@@ -50,8 +50,9 @@ func TestRunTimeoutsAreNotThroughput(t *testing.T) {
 	p.Wait = workloads.Duration(time.Millisecond)
 	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	th := res.Throughput
-	if th.Ops != th.Acquisitions["exclusive"] {
-		t.Errorf("successful ops %d, acquisitions %d: every success is one acquisition", th.Ops, th.Acquisitions["exclusive"])
+	// Every success is one acquisition; the run's end may have cut one more.
+	if acq := th.Acquisitions["exclusive"]; acq < th.Ops || acq > th.Ops+th.Cut {
+		t.Errorf("successful ops %d (%d cut), acquisitions %d: every success is one acquisition", th.Ops, th.Cut, acq)
 	}
 	if res.Errors["timeout"] == 0 || th.Ops >= th.Attempts {
 		t.Fatalf("no timeouts with a 1ms wait on one lock among 16 owners: %+v %v", th, res.Errors)

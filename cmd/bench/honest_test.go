@@ -438,3 +438,24 @@ func TestNoEmptyOutBehind(t *testing.T) {
 		t.Errorf("a report refused (exit %d) left its --out directory: %v\n%s", code, err, errOut)
 	}
 }
+
+// TestHoldsCutByTheEnd: holds far longer than the run are cut by its end
+// and are no throughput: the run did not finish an operation and says so
+// (exit 1), where it counted each cut hold as an operation done.
+func TestHoldsCutByTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runBench(t, "run", "--redis", "local", "--profile", "rw90", "--hold", "1000h", "--clients", "1", "--owners", "4",
+		"--duration", "1s", "--warmup", "0s", "--quiet", "--out", dir)
+	if code != cli.ExitFailure {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, cli.ExitFailure, out, errOut)
+	}
+	for _, want := range []string{"throughput  0.0 ops/s  (0 successful of 0 attempts", "FAILED      no operation finished in the measured time: the run's end cut all 4 short", "cut by the end 4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	r := readResult(t, dir)
+	if r.Throughput.Ops != 0 || r.Throughput.OpsPerSec != 0 || r.Throughput.Cut != 4 || r.Safety.Sections == 0 {
+		t.Errorf("throughput %+v, safety sections %d: want no operation, 4 cut, the holds still checked", r.Throughput, r.Safety.Sections)
+	}
+}
