@@ -278,6 +278,7 @@ func (s *Shard) NoteError(c ErrClass, msg string, at int64) {
 	for i := range s.msgs {
 		if m := &s.msgs[i]; m.Message == msg && m.Class == c.String() {
 			m.Count++
+			m.First = min(m.First, seconds(at))
 			return
 		}
 	}

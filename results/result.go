@@ -106,6 +106,10 @@ type ErrorMessage struct {
 type Stall struct {
 	// NoReplyS is the longest a cut call had waited for Redis, in seconds.
 	NoReplyS float64 `json:"no_reply_s"`
+	// FromS is when the longest-waiting cut call was sent, in seconds
+	// since the run started: when Redis stopped answering, as far as the
+	// run saw.
+	FromS float64 `json:"from_s"`
 	// Calls is how many calls were cut.
 	Calls int `json:"calls"`
 	// BoundS is how long the run waited past its end for them, in seconds.
@@ -114,7 +118,7 @@ type Stall struct {
 
 // Reason is the stall in words, as partial_reason gives it.
 func (s *Stall) Reason() string {
-	return fmt.Sprintf("server stalled: no reply for %.1fs (%d calls still waiting were cut %.1fs after the run's end)", s.NoReplyS, s.Calls, s.BoundS)
+	return fmt.Sprintf("server stalled: no reply from t=%.1fs, for %.1fs (%d calls still waiting were cut %.1fs after the run's end)", s.FromS, s.NoReplyS, s.Calls, s.BoundS)
 }
 
 // ErrorRateLimit is the share of failed measured operations the run was
@@ -179,11 +183,18 @@ const minDeadTime = 1.0
 
 // deadTime sums the measured seconds of the series in which nothing
 // succeeded and something failed for another reason than a lock timeout,
-// and says when the first began.
+// and says when the first began. After a stall the last interval is left
+// out: it holds the calls the stall bound cut, whose failures are filed
+// when they were cut, not when they went unanswered, and the stall's own
+// line dates them.
 func (r *Result) deadTime() (secs, from float64) {
 	prev := 0.0
 	from = -1
-	for _, p := range r.Series {
+	series := r.Series
+	if r.Stall != nil && len(series) > 0 {
+		series = series[:len(series)-1]
+	}
+	for _, p := range series {
 		if !p.Warmup && p.Ops == 0 && p.Errors-p.Timeouts > 0 {
 			secs += p.T - prev
 			if from < 0 {
