@@ -416,6 +416,10 @@ func fairnessBlocks(res *results.Result) []block {
 		text += " Max/2 > min: some owners got less than half the lock the luckiest did."
 		class = "warn"
 	}
+	if f.Caveat != "" {
+		text += " Caveat: " + f.Caveat + "."
+		class = "warn"
+	}
 	bl := []block{para{text: text, class: class}}
 	if f.FIFO != nil && f.FIFO.Checked > 0 {
 		bl = append(bl, para{text: fmt.Sprintf("FIFO: %s overtakes in %s fair acquisitions (send-time slack %s).",

@@ -626,6 +626,11 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 	r.ErrorMessages, r.ErrorMessagesDropped = c.messages()
 	counts := OwnerCounts(ops, len(a.Owners))
 	r.Fairness = ComputeFairness(counts, a.Owners)
+	var acquired int64
+	for _, n := range c.total.acquired {
+		acquired += n
+	}
+	r.Fairness.Judge(acquired)
 	if a.FIFO {
 		if a.Slack <= 0 {
 			// Two sends closer than a couple of round trips may reach Redis

@@ -310,6 +310,9 @@ func unlike(base, cur *Result) []string {
 		if s.r.FromV1() {
 			notes = append(notes, fmt.Sprintf("%s is a v1 result file: its throughput is recomputed as its operations less its errors", s.side))
 		}
+		if f := s.r.Fairness; f.Measured() && f.Caveat != "" {
+			notes = append(notes, fmt.Sprintf("%s's fairness %s", s.side, f.Caveat))
+		}
 	}
 	if base.Safety.Violations > 0 {
 		notes = append(notes, fmt.Sprintf("BASE had %s safety violations: the safety gate only catches violations appearing where there were none", commas(base.Safety.Violations)))

@@ -304,8 +304,16 @@ func ownerPrefixes(runs []*Result) []string {
 func mergeFairness(runs []*Result, prefix []string, notes *[]string, label func(int) string) Fairness {
 	var counts []int64
 	var owners []string
+	var total int64
 	for i, r := range runs {
 		f := r.Fairness
+		if f.Total > 0 {
+			total += f.Total
+		} else {
+			for _, n := range r.Throughput.Acquisitions {
+				total += n
+			}
+		}
 		names := make([]string, 0, len(f.PerOwner))
 		for n := range f.PerOwner {
 			names = append(names, n)
@@ -319,7 +327,9 @@ func mergeFairness(runs []*Result, prefix []string, notes *[]string, label func(
 			*notes = append(*notes, fmt.Sprintf("%s lists no acquisition counts for %d of its %d owners: fairness leaves them out", label(i), missing, f.Owners))
 		}
 	}
-	return ComputeFairness(counts, owners)
+	f := ComputeFairness(counts, owners)
+	f.Judge(total)
+	return f
 }
 
 // mergeSeries adds the runs' points of the same second since each run's

@@ -91,6 +91,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 		b.WriteString("fairness    no measured acquisitions: nothing to judge")
 	}
 	b.WriteString("\n")
+	if f.Measured() && f.Caveat != "" {
+		fmt.Fprintf(&b, "            caveat: %s\n", f.Caveat)
+	}
 	if f.FIFO != nil && f.FIFO.Checked > 0 {
 		fmt.Fprintf(&b, "fifo        %s overtakes in %s fair acquisitions (slack %s)\n",
 			commas(f.FIFO.Violations), commas(f.FIFO.Checked), dur(f.FIFO.SlackUs))

@@ -459,3 +459,26 @@ func TestHoldsCutByTheEnd(t *testing.T) {
 		t.Errorf("throughput %+v, safety sections %d: want no operation, 4 cut, the holds still checked", r.Throughput, r.Safety.Sections)
 	}
 }
+
+// TestFairnessOnFewAcquisitions: fairness drawn from the 5 acquisitions
+// --max-ops 5 kept of a whole run says it rests on them, in the summary,
+// the result and the report.
+func TestFairnessOnFewAcquisitions(t *testing.T) {
+	dir := t.TempDir()
+	out, _ := runBenchOK(t, "run", "--redis", "local", "--profile", "mutex", "--clients", "2", "--owners", "2", "--max-ops", "5",
+		"--duration", "1s", "--warmup", "0s", "--quiet", "--out", dir)
+	if !regexp.MustCompile(`(?m)^            caveat: rests on 5 of the run's [0-9,]+ acquisitions \(the record limit, --max-ops, kept the rest out\)`).MatchString(out) {
+		t.Errorf("summary lacks the fairness caveat:\n%s", out)
+	}
+	r := readResult(t, dir)
+	if r.Fairness.Counted != 5 || r.Fairness.Total <= 5 || !strings.Contains(r.Fairness.Caveat, "rests on 5 of") {
+		t.Errorf("result fairness counted %d of %d, caveat %q", r.Fairness.Counted, r.Fairness.Total, r.Fairness.Caveat)
+	}
+	html, err := filepath.Glob(filepath.Join(dir, "*.html"))
+	if err != nil || len(html) != 1 {
+		t.Fatalf("report: %v %v", html, err)
+	}
+	if b, err := os.ReadFile(html[0]); err != nil || !strings.Contains(string(b), "Caveat: rests on 5 of the run") {
+		t.Errorf("report lacks the fairness caveat (%v)", err)
+	}
+}
