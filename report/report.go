@@ -255,6 +255,9 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	for _, n := range res.MergeNotes {
 		meta.rows = append(meta.rows, []cell{plain("merge note"), plain(n)})
 	}
+	for _, n := range res.NoEffect {
+		meta.rows = append(meta.rows, []cell{plain("no effect"), styled(n, "warn")})
+	}
 	bl = append(bl, meta)
 
 	t := res.Throughput

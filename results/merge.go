@@ -180,6 +180,13 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	m.Safety.Incomplete = strings.Join(append([]string{MergeIncomplete}, incomplete...), "; ")
 	sort.SliceStable(m.Events, func(i, j int) bool { return m.Events[i].Start < m.Events[j].Start })
 
+	for _, r := range runs {
+		for _, n := range r.NoEffect {
+			if !slices.Contains(m.NoEffect, n) {
+				m.NoEffect = append(m.NoEffect, n)
+			}
+		}
+	}
 	m.Guard = mergeGuard(runs, &m.MergeNotes)
 	m.Fairness = mergeFairness(runs, prefix, &m.MergeNotes, label)
 	m.Series = mergeSeries(runs)

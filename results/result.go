@@ -65,6 +65,10 @@ type Result struct {
 	// and which side saturated; nil in results of tests that drive no
 	// Redis, and of versions before it was measured.
 	CPU *CPU `json:"cpu,omitempty"`
+	// NoEffect names the profile's settings that could not take effect in
+	// this run, each with why ("replica_sync: no replica, nothing sent"):
+	// the profile records what was asked, this what did not happen.
+	NoEffect []string `json:"no_effect,omitempty"`
 	// Clamped counts latencies beyond the histograms' one-hour range,
 	// recorded as one hour.
 	Clamped int64 `json:"clamped,omitempty"`

@@ -363,6 +363,20 @@ func (p Profile) Validate() error {
 	return nil
 }
 
+// Ignored says why field (named as in profile files) has no effect in p,
+// "" when it has one. Profile files carry every field as a template, so
+// this judges fields a user set on their own, such as a flag overriding
+// one: Validate refuses the contradictions any file could hold.
+func (p Profile) Ignored(field string) string {
+	switch {
+	case field == "zipf_s" && p.Popularity != PopZipf:
+		return fmt.Sprintf("zipf_s shapes popularity zipf only, and this run's popularity is %s; add --popularity zipf", p.Popularity)
+	case field == "locks" && p.Popularity == PopPerOwner:
+		return "popularity per-owner gives each owner a lock of its own, whatever locks says; use --popularity uniform or zipf"
+	}
+	return ""
+}
+
 //go:embed builtin/*.yaml
 var builtinFS embed.FS
 

@@ -148,6 +148,11 @@ type Config struct {
 	// Logf, when set, is told what the run does besides its load (stale
 	// fair-lock queues of killed runs cleared, bookkeeping that failed).
 	Logf func(format string, args ...any)
+	// Topology is the topology the run is on (single, replica or
+	// cluster), as its environment knows it: the result's profile records
+	// it, and the profile's own topology field (what it was meant for)
+	// only decides what replica_sync asks. Empty keeps the profile's.
+	Topology string
 }
 
 // Progress is the live view of a run.
@@ -243,6 +248,15 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The servers' own client: their CPU (below), and first how many
+	// replicas the primaries have, which decides what replica_sync did.
+	var cpuRdb redis.UniversalClient
+	replicas := -1
+	if cfg.ClientRedis != nil {
+		cpuRdb = cfg.ClientRedis(-1, 1)
+		clients.rdbs = append(clients.rdbs, cpuRdb)
+		replicas = primaryReplicas(ctx, cpuRdb)
+	}
 	prefix := cfg.KeyPrefix
 	if prefix == "" {
 		prefix = fmt.Sprintf("lockbench:%s:%s:", p.Name, NewRunID())
@@ -334,11 +348,6 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	}
 	var gMax atomic.Int64
 	aux.Go(func() { r.tick(total, &gMax, fair) })
-	var cpuRdb redis.UniversalClient
-	if cfg.ClientRedis != nil {
-		cpuRdb = cfg.ClientRedis(-1, 1)
-		clients.rdbs = append(clients.rdbs, cpuRdb)
-	}
 	cpu := newCPUMeter(cpuRdb, cfg.Impl, start)
 	aux.Go(func() { cpu.run(r.ctx, r.warmEnd) })
 
@@ -385,7 +394,23 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		}
 		res.Guard = g
 	}
-	res.Profile = p
+	ran := p
+	if cfg.Topology != "" {
+		ran.Topology = cfg.Topology
+	}
+	if ran.Topology == "single" && replicas > 0 {
+		// An external primary whose replicas the URL did not name.
+		ran.Topology = "replica"
+		if res.Meta.RedisTopology == "single" {
+			res.Meta.RedisTopology = "replica"
+		}
+	}
+	res.Profile = ran
+	if cfg.NewOwner == nil && replicas >= 0 {
+		if what, _ := ReplicaSyncGap(cfg.Impl, p, replicas); what != "" {
+			res.NoEffect = append(res.NoEffect, "replica_sync: "+what)
+		}
+	}
 	res.CPU = cpu.result(r.warmEnd, loadCores(cfg.Impl), sharedHost(cfg.Meta))
 	res.Throughput.TargetRate = p.Rate
 	limit := errorLimit(cfg.MaxErrorRate)

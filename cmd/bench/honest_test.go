@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +24,7 @@ import (
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // TestRunFailsItsErrorThreshold: mutex with a 1 ms wait fails most of its
@@ -480,5 +482,51 @@ func TestFairnessOnFewAcquisitions(t *testing.T) {
 	}
 	if b, err := os.ReadFile(html[0]); err != nil || !strings.Contains(string(b), "Caveat: rests on 5 of the run") {
 		t.Errorf("report lacks the fairness caveat (%v)", err)
+	}
+}
+
+// TestSettingsThatCannotTakeEffect: a setting that would silently do
+// nothing is refused before anything starts where that can be seen (the
+// topology the run starts, a flag whose field the profile ignores), and
+// recorded and printed where only the run finds out (an external Redis):
+// the result's topology is the one that ran.
+func TestSettingsThatCannotTakeEffect(t *testing.T) {
+	dir := t.TempDir()
+	quick := []string{"--duration", "300ms", "--warmup", "0s", "--clients", "1", "--owners", "2", "--quiet"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--profile", "rw90-synced", "--topology", "single"}, "replica_sync true: cannot take effect on the single topology: no replica, nothing sent (profile rw90-synced is meant for topology replica)"},
+		{[]string{"--profile", "rw90-synced", "--topology", "cluster", "--replicas", "0"}, "replica_sync true: cannot take effect on the cluster topology: no replica"},
+		{[]string{"--profile", "mutex", "--impl", "raw", "--topology", "replica"}, "replica_sync true: cannot take effect on the replica topology: raw sends no WAIT"},
+		{[]string{"--profile", "rw90", "--zipf-s", "2"}, "--zipf-s 2: has no effect: zipf_s shapes popularity zipf only"},
+		{[]string{"--profile", "mutex", "--popularity", "per-owner", "--locks", "8"}, "--locks 8: has no effect: popularity per-owner gives each owner a lock of its own"},
+		{[]string{"--profile", "mutex", "--appendfsync", "always"}, "--appendfsync \"always\": sets the AOF's fsync, and started servers keep no AOF without --appendonly"},
+		{[]string{"--profile", "mutex", "--appendonly", "--redis-url", "redis://127.0.0.1:1"}, "--appendonly: turns on AOF in servers lockbench starts, and an external Redis keeps the persistence it has"},
+	} {
+		code, _, errOut := runBench(t, append(append([]string{"run", "--out", filepath.Join(dir, "refused")}, tc.args...), quick...)...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("bench run %v: exit %d, want %d and one line saying %q:\n%s", tc.args, code, cli.ExitUsage, tc.want, errOut)
+		}
+	}
+
+	// An external single server: only the run can tell it has no replica.
+	single := redisenvtest.Start(t)
+	out, _ := runBenchOK(t, append([]string{"run", "--profile", "rw90-synced", "--redis-url", "redis://" + single.Addr(), "--out", dir}, quick...)...)
+	if !strings.Contains(out, "\n  no effect: replica_sync: no replica, nothing sent (profile rw90-synced is meant for topology replica)\n") {
+		t.Errorf("summary does not say replica sync sent nothing:\n%s", out)
+	}
+	r := readResult(t, dir)
+	b, err := json.Marshal(r.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran workloads.Profile
+	if err := json.Unmarshal(b, &ran); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Topology != "single" || r.Meta.RedisTopology != "single" || len(r.NoEffect) != 1 {
+		t.Errorf("result: profile topology %q, meta topology %q, no effect %q; want single, single and the replica sync note", ran.Topology, r.Meta.RedisTopology, r.NoEffect)
 	}
 }

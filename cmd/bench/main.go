@@ -211,6 +211,13 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if err := p.Validate(); err != nil {
 		return p, err
 	}
+	for _, o := range overrides {
+		if _, given := f.override[o.field]; given {
+			if why := p.Ignored(o.field); why != "" {
+				return p, cli.Usagef("--%s %s: has no effect: %s (or drop --%s)", o.flag, f.override[o.field], why, o.flag)
+			}
+		}
+	}
 	impl, err := impls.Lookup(f.impl)
 	if err != nil {
 		return p, err
@@ -218,12 +225,25 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if _, err := impl.Check(p); err != nil {
 		return p, err
 	}
-	if f.redis.Topology == "" && p.Topology != "" && f.redis.Backend != redisenv.BackendExternal && f.redis.URL == "" {
-		// The profile's topology, unless the flags chose one or a Redis.
+	if _, started := f.redis.PlannedReplicas(); f.redis.Topology == "" && p.Topology != "" && started {
+		// The profile's topology, unless the flags chose one or a Redis
+		// (--redis-url or $REDIS_URL).
 		f.redis.Topology = redisenv.Topology(p.Topology)
 	}
 	if err := f.redis.Validate(); err != nil {
 		return p, err
+	}
+	// A replica sync that cannot take effect on the topology the run will
+	// start is refused; on an external Redis the run finds out and says.
+	if n, known := f.redis.PlannedReplicas(); known {
+		if what, fix := workloads.ReplicaSyncGap(impl, p, n); what != "" {
+			topo := f.redis.Topology
+			if topo == "" {
+				topo = redisenv.TopologySingle
+			}
+			return p, &workloads.FieldError{Field: "replica_sync", Value: "true",
+				Fix: fmt.Sprintf("cannot take effect on the %s topology: %s; %s", topo, what, fix)}
+		}
 	}
 	if f.maxOps < 1 {
 		return p, cli.Usagef("--max-ops %d: must be at least 1", f.maxOps)
