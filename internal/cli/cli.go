@@ -293,8 +293,8 @@ func parse(fs *flag.FlagSet, args []string) error {
 	case err != nil:
 		// The set's name is "bench report RESULT_DIR_OR_FILE...": the help
 		// is the command's.
-		name := strings.Join(strings.Fields(fs.Name())[:min(2, len(strings.Fields(fs.Name())))], " ")
-		return &UsageError{Err: fmt.Errorf("%v (see %s -h)", err, name)}
+		words := strings.Fields(fs.Name())
+		return &UsageError{Err: fmt.Errorf("%v (see %s -h)", err, strings.Join(words[:min(2, len(words))], " "))}
 	}
 	return nil
 }
