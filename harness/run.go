@@ -33,7 +33,7 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 	mark := redisenv.ClientLogMark()
 	res, err := workloads.Run(ctx, workloads.Config{
 		Profile: o.Profile, Impl: o.Impl, NewRedis: env.NewPool, MaxOps: o.MaxOps, MaxErrorRate: o.MaxErrorRate,
-		ShardNames: names, ShardOf: of, Meta: o.Meta, Logf: o.Logf, Progress: o.Progress,
+		ShardNames: names, ShardOf: of, Meta: o.Meta, Logf: o.Logf, Progress: o.Progress, Topology: string(env.Topology()),
 		Guard: o.Guard.store(), GuardStore: o.Guard.where(),
 	})
 	if res != nil {

@@ -239,6 +239,22 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Image, "redis-image", "", "image for the container backend (default "+DefaultImage+", pulled if missing); "+LocalImage+" makes one from the installed redis-server, for an engine that can pull nothing")
 }
 
+// PlannedReplicas is how many replicas each primary of the topology c starts
+// will have, and whether that is known before starting: an external Redis
+// (a URL, or $REDIS_URL) has the replicas it has.
+func (c Config) PlannedReplicas() (perPrimary int, known bool) {
+	d, err := c.withDefaults()
+	switch {
+	case err != nil || d.URL != "" || d.Backend == BackendExternal:
+		return 0, false
+	case d.Topology == TopologyReplica:
+		return 1, true
+	case d.Topology == TopologyCluster && d.Replicas != NoReplicas:
+		return d.Replicas, true
+	}
+	return 0, true
+}
+
 // Validate reports the first bad field of c as a *ConfigError, so a CLI can
 // refuse bad input before it starts anything.
 func (c Config) Validate() error {
@@ -293,9 +309,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch strings.ToLower(c.AppendFsync) {
 	case "":
-		c.AppendFsync = "everysec"
+		if c.AppendOnly {
+			c.AppendFsync = "everysec"
+		}
 	case "always", "everysec", "no":
 		c.AppendFsync = strings.ToLower(c.AppendFsync)
+		if !c.AppendOnly {
+			return c, &ConfigError{Field: "appendfsync", Value: c.AppendFsync, Fix: "sets the AOF's fsync, and started servers keep no AOF without --appendonly; add --appendonly"}
+		}
 	default:
 		return c, &ConfigError{Field: "appendfsync", Value: c.AppendFsync, Fix: "use always, everysec or no"}
 	}
@@ -313,6 +334,9 @@ func (c Config) withDefaults() (Config, error) {
 		if _, err := ParseURL(c.URL); err != nil {
 			return c, c.namedURLError(err)
 		}
+	}
+	if c.URL != "" && (c.Backend == BackendAuto || c.Backend == BackendExternal) && c.AppendOnly {
+		return c, &ConfigError{Field: "appendonly", Fix: "turns on AOF in servers lockbench starts, and an external Redis keeps the persistence it has; drop --appendonly"}
 	}
 	if c.Backend == BackendExternal && c.URL == "" {
 		return c, &ConfigError{Field: "redis-url", Fix: "the external backend needs a URL: pass --redis-url redis://host:6379/0 or set " + EnvURL}

@@ -72,6 +72,14 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 			return bad("authentication required (%s): put the password in the URL, e.g. redis://:PASSWORD@%s/0", msg, opts.Addrs[0])
 		case opts.TLSConfig != nil && (strings.Contains(msg, "tls:") || strings.Contains(msg, "x509")):
 			return bad("TLS handshake failed (%s); check the server's certificate, or use redis:// instead of rediss:// if the server does not speak TLS", msg)
+		case strings.Contains(msg, "redis: invalid reply") || strings.Contains(msg, "redis: can't parse"):
+			// It answered, but not in RESP: an HTTP or SSH server, say.
+			// Waiting would not change its answer.
+			return bad("not a Redis server: %s answered something other than Redis's protocol (%s); check the host and port", opts.Addrs[0], msg)
+		case strings.Contains(msg, "DB index is out of range"):
+			return bad("DB index out of range: the server has no database %d (it has `databases` of them, 16 unless configured); use a lower /DB in the URL", opts.DB)
+		case strings.Contains(msg, "SELECT is not allowed in cluster mode"):
+			return bad("database %d on a Redis Cluster node, which has only database 0; drop the /DB path (or name the cluster by its seeds: host1:port,host2:port)", opts.DB)
 		}
 		// Not bad input as such (the server may be down for now): exit 1.
 		return fmt.Errorf("redisenv: %s %q: unreachable within %v: %s", cfg.urlName(), Redact(cfg.URL), timeout, msg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -443,3 +444,52 @@ func TestDockerProbeBounded(t *testing.T) {
 }
 
 const probeHelperEnv = "LOCKBENCH_DOCKER_PROBE_HELPER"
+
+// TestExternalNotRedisOrNoSuchDB: a server that answers in another
+// protocol (HTTP, an SSH banner) and a database the server lacks are bad
+// input, said at once, not "unreachable" after the dial timeout.
+func TestExternalNotRedisOrNoSuchDB(t *testing.T) {
+	answer := func(reply string) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					_, _ = c.Write([]byte(reply))
+					_, _ = io.Copy(io.Discard, c)
+				}()
+			}
+		}()
+		return l.Addr().String()
+	}
+	srv := redisenvtest.Start(t)
+	for _, tc := range []struct{ url, want string }{
+		{"redis://:pw@" + answer("HTTP/1.0 400 Bad Request\r\n\r\n"), "not a Redis server"},
+		{"redis://" + answer("<!DOCTYPE HTML>\n<html>\r\n"), "not a Redis server"},
+		{"redis://" + answer("SSH-2.0-OpenSSH_9.6\r\n"), "not a Redis server"},
+		{"redis://" + srv.Addr() + "/16", "DB index out of range: the server has no database 16"},
+	} {
+		start := time.Now()
+		env, err := redisenv.Start(context.Background(), redisenv.Config{URL: tc.url, DialTimeout: 5 * time.Second})
+		if err == nil {
+			env.Close()
+			t.Errorf("%s: Start succeeded", redisenv.Redact(tc.url))
+			continue
+		}
+		var ce *redisenv.ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), ":pw@") {
+			t.Errorf("%s: %v, want a *ConfigError saying %q without the password", redisenv.Redact(tc.url), err, tc.want)
+		}
+		if took := time.Since(start); took > 4*time.Second {
+			t.Errorf("%s: took %v, as if waiting out the dial timeout", redisenv.Redact(tc.url), took)
+		}
+	}
+}

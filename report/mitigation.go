@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/lockbench/lockbench/plots"
 	"github.com/lockbench/lockbench/results"
@@ -22,9 +23,8 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 	}
 	bl = append(bl, para{text: fmt.Sprintf("Measured %s (%s, seed %d, %.0f s). Critical sections read a counter in a second Redis (%s), "+
 		"hold, and write it plus one; lost updates are the writes the store applied minus the counter's final value, "+
-		"counted by the store itself. Each cell: lost updates · violations · unsafe window · stale reads and writes refused "+
-		"(and where fencing failed: writes accepted from holders that knew they had lost the lock, and reads or writes "+
-		"refused from rightful holders, after the token counter went backwards).",
+		"counted by the store itself. Each cell: lost updates · violations · unsafe window · stale reads and writes refused; "+
+		"then, where there were any: "+legend()+".",
 		m.Start.UTC().Format("2006-01-02 15:04"), timing, m.Seed, m.Seconds, m.Store)})
 	if m.Partial {
 		bl = append(bl, para{class: "bad", text: results.PartialNote + "."})
@@ -47,11 +47,8 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 				row = append(row, plain("skipped: "+c.Skipped))
 			default:
 				txt := fmt.Sprintf("%d · %d · %.0f ms · %d", c.Lost, c.Violations, c.UnsafeMs, c.Rejected)
-				if c.StaleAccepted > 0 {
-					txt += fmt.Sprintf(" · %d stale accepted", c.StaleAccepted)
-				}
-				if c.RightfulRefused > 0 {
-					txt += fmt.Sprintf(" · %d rightful refused", c.RightfulRefused)
+				for _, mk := range c.Marks() {
+					txt += fmt.Sprintf(" · %d %s", mk.Count, mk.Words)
 				}
 				class := "ok"
 				if !c.OK {
@@ -91,4 +88,13 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 		bl = append(bl, heading{level: 4, text: "Cost on a healthy run (mutex, primary and replica, guarded counter on)"}, ct)
 	}
 	return bl
+}
+
+// legend is what each mark a cell can carry means, in words.
+func legend() string {
+	var parts []string
+	for _, mk := range results.MitigationMarks {
+		parts = append(parts, fmt.Sprintf("“N %s”, %s", mk.Words, mk.Meaning))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -255,6 +255,9 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	for _, n := range res.MergeNotes {
 		meta.rows = append(meta.rows, []cell{plain("merge note"), plain(n)})
 	}
+	for _, n := range res.NoEffect {
+		meta.rows = append(meta.rows, []cell{plain("no effect"), styled(n, "warn")})
+	}
 	bl = append(bl, meta)
 
 	t := res.Throughput
@@ -414,6 +417,10 @@ func fairnessBlocks(res *results.Result) []block {
 	class := ""
 	if f.Owners > 1 && f.MinMax < 0.5 {
 		text += " Max/2 > min: some owners got less than half the lock the luckiest did."
+		class = "warn"
+	}
+	if f.Caveat != "" {
+		text += " Caveat: " + f.Caveat + "."
 		class = "warn"
 	}
 	bl := []block{para{text: text, class: class}}

@@ -331,8 +331,8 @@ func TestMitigationReport(t *testing.T) {
 	m := &results.MitigationMatrix{Schema: results.MitigationSchema, Start: t0, Quick: true, Store: "redis://store",
 		Scenarios: []string{"watchdog-loss"}, Mitigations: []string{"none", "fencing"},
 		Cells: []results.MitigationCell{
-			{Scenario: "watchdog-loss", Mitigation: "none", Lost: 3, Violations: 7, UnsafeMs: 4900, Expect: "lost updates > 0", OK: true},
-			{Scenario: "watchdog-loss", Mitigation: "fencing", Lost: 2, Violations: 7, Expect: "0 lost updates", Why: "the store refuses", Problem: "2 lost updates"},
+			{Scenario: "watchdog-loss", Mitigation: "none", Lost: 3, Violations: 7, UnsafeMs: 4900, StaleAccepted: 5, Expect: "lost updates > 0", OK: true},
+			{Scenario: "watchdog-loss", Mitigation: "fencing", Fenced: true, Lost: 2, Violations: 7, StaleAccepted: 2, Expect: "0 lost updates", Why: "the store refuses", Problem: "2 lost updates"},
 		},
 		Costs: []results.MitigationCost{{Mitigation: "none", OpsPerSec: 700, AcquireP50Us: 6000, AcquireP99Us: 48000}},
 	}
@@ -350,7 +350,10 @@ func TestMitigationReport(t *testing.T) {
 	}
 	b, _ := os.ReadFile(out)
 	page := string(b)
-	for _, want := range []string{"Mitigations under faults", "3 · 7 · 4900 ms · 0", `class="bad">2 · 7 · 0 ms · 0 (want 0 lost updates)`, "2 lost updates", "700.0"} {
+	// Stale writes accepted mean fencing failed only where a fence was
+	// on: each meaning its own words, and the legend gives both.
+	for _, want := range []string{"Mitigations under faults", "3 · 7 · 4900 ms · 0 · 5 stale written, unfenced", `class="bad">2 · 7 · 0 ms · 0 · 2 stale accepted: fencing failed (want 0 lost updates)`, "2 lost updates", "700.0",
+		"“N stale written, unfenced”, writes from holders", "“N stale accepted: fencing failed”, writes a fenced store accepted"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("mitigation report lacks %q", want)
 		}

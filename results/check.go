@@ -2,10 +2,12 @@ package results
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -459,6 +461,40 @@ type Fairness struct {
 	FIFO          *FIFO    `json:"fifo,omitempty"`
 	// PerOwner is each owner's measured acquisitions, by owner name.
 	PerOwner map[string]int64 `json:"per_owner,omitempty"`
+	// Counted is the acquisitions the figures rest on, Total the run's
+	// measured acquisitions: fewer are counted when the record limit
+	// (--max-ops) kept the rest out.
+	Counted int64 `json:"counted"`
+	Total   int64 `json:"total"`
+	// Caveat says why the figures may not describe the lock: they rest on
+	// part of the run, or on too few acquisitions to tell unfairness from
+	// chance (see MinFairnessPerOwner). Empty when they stand.
+	Caveat string `json:"caveat,omitempty"`
+}
+
+// MinFairnessPerOwner is the acquisitions per owner, on average, that
+// fairness is judged on. With fewer, a perfectly fair lock's own chance
+// reads as unfairness: owners sharing N acquisitions at random have a
+// Jain's index near 1/(1+owners/N), 0.5 at one acquisition each, and
+// still 0.9 at ten.
+const MinFairnessPerOwner = 10
+
+// Judge records how many acquisitions f rests on of the run's total, and
+// the caveat when that is part of the run or too few to judge by.
+func (f *Fairness) Judge(total int64) {
+	f.Counted = 0
+	for _, n := range f.PerOwner {
+		f.Counted += n
+	}
+	f.Total = max(total, f.Counted)
+	var why []string
+	if f.Counted < f.Total {
+		why = append(why, fmt.Sprintf("rests on %s of the run's %s acquisitions (the record limit, --max-ops, kept the rest out)", commas(f.Counted), commas(f.Total)))
+	}
+	if need := int64(MinFairnessPerOwner * f.Owners); f.Owners > 1 && f.Counted > 0 && f.Counted < need {
+		why = append(why, fmt.Sprintf("%s acquisitions for %d owners are too few to tell unfairness from chance: it takes %d per owner (%s)", commas(f.Counted), f.Owners, MinFairnessPerOwner, commas(need)))
+	}
+	f.Caveat = strings.Join(why, "; ")
 }
 
 // Measured reports whether any owner acquired anything: with no

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -868,5 +869,76 @@ func TestFIFOExamplesDeterministic(t *testing.T) {
 	}
 	if first.Examples[0].Lock != labels.Locks[1] {
 		t.Errorf("kept %s's overtake, want the earliest (lock %s at 8 ms)", first.Examples[0].Lock, labels.Locks[1])
+	}
+}
+
+// TestFairnessCaveat: fairness says when it rests on part of the run
+// (the record limit kept the rest out) or on too few acquisitions to
+// tell unfairness from chance, and says nothing when it stands.
+func TestFairnessCaveat(t *testing.T) {
+	owners := func(n int) []string {
+		var o []string
+		for i := range n {
+			o = append(o, fmt.Sprintf("o%d", i))
+		}
+		return o
+	}
+	even := func(n int, each int64) []int64 {
+		c := make([]int64, n)
+		for i := range c {
+			c[i] = each
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name   string
+		counts []int64
+		total  int64
+		want   []string // in the caveat; none: no caveat
+	}{
+		{"enough, all counted", even(32, results.MinFairnessPerOwner), 320, nil},
+		{"too few", append([]int64{5}, even(31, 0)...), 5, []string{"5 acquisitions for 32 owners are too few to tell unfairness from chance: it takes 10 per owner (320)"}},
+		{"part of the run", append([]int64{5}, even(31, 0)...), 2043, []string{"rests on 5 of the run's 2,043 acquisitions (the record limit, --max-ops, kept the rest out)", "too few"}},
+		{"part, but enough", even(4, 100), 1000, []string{"rests on 400 of the run's 1,000 acquisitions"}},
+		{"one owner", []int64{3}, 3, nil},
+	} {
+		f := results.ComputeFairness(tc.counts, owners(len(tc.counts)))
+		f.Judge(tc.total)
+		if len(tc.want) == 0 && f.Caveat != "" {
+			t.Errorf("%s: caveat %q, want none", tc.name, f.Caveat)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(f.Caveat, w) {
+				t.Errorf("%s: caveat %q lacks %q", tc.name, f.Caveat, w)
+			}
+		}
+		if f.Total != max(tc.total, f.Counted) {
+			t.Errorf("%s: counted %d of %d, want of %d", tc.name, f.Counted, f.Total, tc.total)
+		}
+	}
+
+	// End to end: a collector whose record limit keeps 5 of 40 measured
+	// acquisitions says so in the result and the summary.
+	base := time.Unix(1_700_000_000, 0)
+	c := results.NewCollector(base, 1, 5)
+	for k := range int64(40) {
+		at := (k + 1) * int64(time.Millisecond)
+		c.Shard(0).Record(results.Op{Start: at, Called: at, Acquired: at + 100, Released: at + 200, Done: at + 300, Owner: int32(k % 4), Mode: results.Exclusive, Depth: 1}, nil, nil)
+	}
+	r := c.Finish(base.Add(time.Second), false, 1, results.Analysis{Labels: results.Labels{Owners: owners(4), Locks: []string{"l"}}})
+	if r.Fairness.Counted != 5 || r.Fairness.Total != 40 || !strings.Contains(r.Fairness.Caveat, "rests on 5 of the run's 40") {
+		t.Errorf("fairness %+v: want it to rest on 5 of 40, and say so", r.Fairness)
+	}
+	var b strings.Builder
+	if err := results.WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "            caveat: rests on 5 of the run's 40 acquisitions") {
+		t.Errorf("summary does not give the caveat:\n%s", b.String())
+	}
+	base2 := *r
+	base2.Fairness.Caveat = ""
+	if cmp := results.Compare(&base2, r, 10); !slices.ContainsFunc(cmp.Notes, func(n string) bool { return strings.HasPrefix(n, "NEW's fairness rests on 5") }) {
+		t.Errorf("compare notes %q lack NEW's fairness caveat", cmp.Notes)
 	}
 }

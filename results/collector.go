@@ -156,14 +156,33 @@ func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 		}
 	}
 	iv := s.cur
-	if op.Flags&Cut != 0 && !op.Held() {
+	failed := op.Failed()
+	if op.Flags&Cut != 0 && (!op.Held() || !failed) {
+		// The run's end cut it short: an acquisition still waiting, or a
+		// hold that did not last its planned time, is neither a success
+		// nor a failure (--hold 1000h would otherwise count every
+		// acquisition as an operation done). A cut hold's acquisition and
+		// release were real and are timed; its truncated hold is not.
 		if op.Flags&Warmup == 0 {
 			iv.cut++
+			if op.Flags&(Lost|LostIgnored) != 0 {
+				iv.lost++
+			}
+			if op.Held() {
+				iv.acquired[op.Mode]++
+				if g := s.group(op.Lock); g >= 0 {
+					s.groupAcq[g]++
+				}
+				iv.nested += int64(len(nested))
+				s.recordTimes(iv, op, nested, nestedReleases, false)
+			}
+		}
+		if op.Flags&ReleaseFailed != 0 {
+			iv.unreleased++
 		}
 		return
 	}
 	iv.all++
-	failed := op.Failed()
 	errClass := op.Err
 	if errClass == NoErr && op.Flags&NestFailed != 0 {
 		errClass = ErrOther
@@ -181,12 +200,9 @@ func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 		return
 	}
 	iv.attempts++
-	g := -1
-	if s.c.groupOf != nil && int(op.Lock) < len(s.c.groupOf) {
-		g = int(s.c.groupOf[op.Lock])
-		if !failed {
-			s.groupOps[g]++
-		}
+	g := s.group(op.Lock)
+	if g >= 0 && !failed {
+		s.groupOps[g]++
 	}
 	if failed {
 		iv.failed++
@@ -206,11 +222,27 @@ func (s *Shard) Record(op Op, nested, nestedReleases []int64) {
 		s.groupAcq[g]++
 	}
 	iv.nested += int64(len(nested))
+	s.recordTimes(iv, op, nested, nestedReleases, true)
+}
+
+// group is lock's group (Collector.GroupLocks), -1 when there are none.
+func (s *Shard) group(lock int32) int {
+	if s.c.groupOf != nil && int(lock) < len(s.c.groupOf) {
+		return int(s.c.groupOf[lock])
+	}
+	return -1
+}
+
+// recordTimes files a held operation's latencies: the acquisitions, the
+// hold (unless it was cut short) and the releases.
+func (s *Shard) recordTimes(iv *interval, op Op, nested, nestedReleases []int64, hold bool) {
 	iv.set.Record(AcquireMetric(op.Mode), op.Acquired-op.Start)
 	for _, d := range nested {
 		iv.set.Record(AcquireNested, d)
 	}
-	iv.set.Record(Hold, op.Released-op.Acquired)
+	if hold {
+		iv.set.Record(Hold, op.Released-op.Acquired)
+	}
 	for _, d := range nestedReleases {
 		iv.set.Record(Release, d)
 	}
@@ -246,6 +278,7 @@ func (s *Shard) NoteError(c ErrClass, msg string, at int64) {
 	for i := range s.msgs {
 		if m := &s.msgs[i]; m.Message == msg && m.Class == c.String() {
 			m.Count++
+			m.First = min(m.First, seconds(at))
 			return
 		}
 	}
@@ -593,6 +626,11 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 	r.ErrorMessages, r.ErrorMessagesDropped = c.messages()
 	counts := OwnerCounts(ops, len(a.Owners))
 	r.Fairness = ComputeFairness(counts, a.Owners)
+	var acquired int64
+	for _, n := range c.total.acquired {
+		acquired += n
+	}
+	r.Fairness.Judge(acquired)
 	if a.FIFO {
 		if a.Slack <= 0 {
 			// Two sends closer than a couple of round trips may reach Redis

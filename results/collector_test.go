@@ -550,3 +550,44 @@ func TestIntervalLogTimeOrder(t *testing.T) {
 		t.Errorf("handoff interval starts at %v, want %v (the second interval)", handoffAt, want)
 	}
 }
+
+// TestCutHoldIsNoSuccess: a hold the run's end cut short is not an
+// operation done: it counts as cut, its acquisition and release are
+// timed, its truncated hold is not, and the safety check still sees it.
+// A cut hold whose unlock failed stays a failure.
+func TestCutHoldIsNoSuccess(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	c := results.NewCollector(base, 1, 0)
+	sh := c.Shard(0)
+	// One operation done, then two holds cut at the run's end (one of
+	// them told of its loss), then one cut hold whose unlock failed.
+	sh.Record(results.Op{Start: ms, Called: ms, Acquired: 2 * ms, Released: 3 * ms, Done: 4 * ms, Owner: 0, Mode: results.Exclusive, Depth: 1}, nil, nil)
+	sh.Record(results.Op{Start: 5 * ms, Called: 5 * ms, Acquired: 6 * ms, Released: 900 * ms, Done: 901 * ms, Owner: 1, Lock: 1, Mode: results.Exclusive, Depth: 1, Flags: results.Cut}, nil, nil)
+	sh.Record(results.Op{Start: 7 * ms, Called: 7 * ms, Acquired: 8 * ms, Released: 900 * ms, Done: 901 * ms, Owner: 2, Lock: 2, Mode: results.Exclusive, Depth: 1, Flags: results.Cut | results.Lost}, nil, nil)
+	sh.Record(results.Op{Start: 9 * ms, Called: 9 * ms, Acquired: 10 * ms, Released: 20 * ms, Done: 950 * ms, Owner: 3, Lock: 3, Mode: results.Exclusive, Depth: 1,
+		Err: results.ErrConn, Flags: results.Cut | results.ReleaseFailed}, nil, nil)
+	r := c.Finish(base.Add(time.Second), false, 1, results.Analysis{Labels: results.Labels{Owners: []string{"a", "b", "c", "d"}, Locks: []string{"0", "1", "2", "3"}}})
+	th := r.Throughput
+	if th.Ops != 1 || th.Attempts != 2 || th.Failed != 1 || th.Cut != 2 || th.Lost != 1 || th.Unreleased != 1 {
+		t.Errorf("ops/attempts/failed/cut/lost/unreleased = %d/%d/%d/%d/%d/%d, want 1/2/1/2/1/1", th.Ops, th.Attempts, th.Failed, th.Cut, th.Lost, th.Unreleased)
+	}
+	if n := th.Acquisitions["exclusive"]; n != 4 {
+		t.Errorf("acquisitions %d, want 4: a cut hold was acquired", n)
+	}
+	if h := r.Latency["hold"]; h.Count != 2 || h.Max > 20_000 {
+		t.Errorf("hold latency %+v: want the done and the failed operation's only, not the cut ones' truncated holds", h)
+	}
+	if a := r.Latency[results.AcquireAll]; a.Count != 4 {
+		t.Errorf("acquire latency count %d, want 4", a.Count)
+	}
+	if r.Safety.Sections != 4 {
+		t.Errorf("safety checked %d sections, want 4", r.Safety.Sections)
+	}
+	var ops int64
+	for _, p := range r.Series {
+		ops += p.Ops
+	}
+	if ops != 1 {
+		t.Errorf("the series counts %d successful operations, want 1", ops)
+	}
+}

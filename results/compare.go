@@ -292,6 +292,19 @@ func unlike(base, cur *Result) []string {
 	if bm.RedisBackend != nm.RedisBackend {
 		notes = append(notes, fmt.Sprintf("Redis backends differ: BASE %s, NEW %s", orNone(bm.RedisBackend), orNone(nm.RedisBackend)))
 	}
+	if bt, nt := orSingle(bm.RedisTopology), orSingle(nm.RedisTopology); bt != nt {
+		notes = append(notes, fmt.Sprintf("Redis topologies differ: BASE %s, NEW %s", bt, nt))
+	}
+	for _, n := range base.NoEffect {
+		if !slices.Contains(cur.NoEffect, n) {
+			notes = append(notes, fmt.Sprintf("a setting differs in effect: in BASE, %s; in NEW it took effect", n))
+		}
+	}
+	for _, n := range cur.NoEffect {
+		if !slices.Contains(base.NoEffect, n) {
+			notes = append(notes, fmt.Sprintf("a setting differs in effect: in NEW, %s; in BASE it took effect", n))
+		}
+	}
 	if len(base.MergedFrom) != len(cur.MergedFrom) {
 		notes = append(notes, fmt.Sprintf("BASE is merged from %d runs, NEW from %d: merged throughput adds machines", max(1, len(base.MergedFrom)), max(1, len(cur.MergedFrom))))
 	}
@@ -310,11 +323,23 @@ func unlike(base, cur *Result) []string {
 		if s.r.FromV1() {
 			notes = append(notes, fmt.Sprintf("%s is a v1 result file: its throughput is recomputed as its operations less its errors", s.side))
 		}
+		if f := s.r.Fairness; f.Measured() && f.Caveat != "" {
+			notes = append(notes, fmt.Sprintf("%s's fairness %s", s.side, f.Caveat))
+		}
 	}
 	if base.Safety.Violations > 0 {
 		notes = append(notes, fmt.Sprintf("BASE had %s safety violations: the safety gate only catches violations appearing where there were none", commas(base.Safety.Violations)))
 	}
 	return notes
+}
+
+// orSingle is a recorded topology, single where a result from before
+// topologies were recorded left it out.
+func orSingle(t string) string {
+	if t == "" {
+		return "single"
+	}
+	return t
 }
 
 func orNone(s string) string {

@@ -406,3 +406,31 @@ func TestCompareNoAcquisitions(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareNotesWhatTookEffect: two runs of one profile whose settings
+// did not all take effect alike (replica sync on a primary with a replica
+// and on a server without one) are compared with a note saying so, and
+// with another for the topologies that ran.
+func TestCompareNotesWhatTookEffect(t *testing.T) {
+	base, cur := cmpRun(), cmpRun()
+	base.Meta.RedisTopology = "replica"
+	cur.Meta.RedisTopology = "single"
+	cur.NoEffect = []string{"replica_sync: no replica, nothing sent (profile rw90-synced is meant for topology replica)"}
+	c := results.Compare(base, cur, 10)
+	for _, want := range []string{
+		"Redis topologies differ: BASE replica, NEW single",
+		"a setting differs in effect: in NEW, replica_sync: no replica, nothing sent (profile rw90-synced is meant for topology replica); in BASE it took effect",
+	} {
+		if !hasNote(c, want) {
+			t.Errorf("notes lack %q: %q", want, c.Notes)
+		}
+	}
+	if c := results.Compare(cur, cur, 10); len(c.Notes) != 0 {
+		t.Errorf("a run against itself: notes %q", c.Notes)
+	}
+	// A result from before topologies were recorded ran on one server.
+	old := cmpRun()
+	if c := results.Compare(old, cur, 10); hasNote(c, "topologies differ") {
+		t.Errorf("an unrecorded topology against single: %q", c.Notes)
+	}
+}

@@ -42,7 +42,7 @@ type MatrixRound struct {
 	Waits      int64   `json:"waits"`
 	Ops        int64   `json:"ops"`
 	Errors     int64   `json:"errors"`
-	// Cut counts acquisitions still waiting when the run ended.
+	// Cut counts the operations the run's end cut short (Throughput.Cut).
 	Cut        int64   `json:"cut"`
 	Violations int64   `json:"violations"`
 	Jain       float64 `json:"jain"`

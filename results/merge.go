@@ -180,6 +180,13 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	m.Safety.Incomplete = strings.Join(append([]string{MergeIncomplete}, incomplete...), "; ")
 	sort.SliceStable(m.Events, func(i, j int) bool { return m.Events[i].Start < m.Events[j].Start })
 
+	for _, r := range runs {
+		for _, n := range r.NoEffect {
+			if !slices.Contains(m.NoEffect, n) {
+				m.NoEffect = append(m.NoEffect, n)
+			}
+		}
+	}
 	m.Guard = mergeGuard(runs, &m.MergeNotes)
 	m.Fairness = mergeFairness(runs, prefix, &m.MergeNotes, label)
 	m.Series = mergeSeries(runs)
@@ -304,8 +311,16 @@ func ownerPrefixes(runs []*Result) []string {
 func mergeFairness(runs []*Result, prefix []string, notes *[]string, label func(int) string) Fairness {
 	var counts []int64
 	var owners []string
+	var total int64
 	for i, r := range runs {
 		f := r.Fairness
+		if f.Total > 0 {
+			total += f.Total
+		} else {
+			for _, n := range r.Throughput.Acquisitions {
+				total += n
+			}
+		}
 		names := make([]string, 0, len(f.PerOwner))
 		for n := range f.PerOwner {
 			names = append(names, n)
@@ -319,7 +334,9 @@ func mergeFairness(runs []*Result, prefix []string, notes *[]string, label func(
 			*notes = append(*notes, fmt.Sprintf("%s lists no acquisition counts for %d of its %d owners: fairness leaves them out", label(i), missing, f.Owners))
 		}
 	}
-	return ComputeFairness(counts, owners)
+	f := ComputeFairness(counts, owners)
+	f.Judge(total)
+	return f
 }
 
 // mergeSeries adds the runs' points of the same second since each run's

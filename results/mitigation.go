@@ -44,7 +44,11 @@ type MitigationCell struct {
 	// RightfulRefused are reads and writes refused from holders that knew
 	// of no loss: fencing refusing the rightful holder.
 	RightfulRefused int64 `json:"rightful_refused"`
-	Written         int64 `json:"written"`
+	// Fenced: the cell's store refuses stale tokens. Stale writes it
+	// accepted are then fencing's failure; without fencing, nothing was
+	// there to refuse them.
+	Fenced  bool  `json:"fenced,omitempty"`
+	Written int64 `json:"written"`
 	// Expect is the cell's expected lost updates, Why the reason.
 	Expect string `json:"expect"`
 	Why    string `json:"why"`
@@ -139,6 +143,47 @@ func ReadMitigationMatrix(path string) (*MitigationMatrix, error) {
 	return readVersioned(path, func(m *MitigationMatrix) string { return m.Schema }, MitigationSchema, nil)
 }
 
+// CellMark is one mark a matrix cell carries beyond its four figures:
+// the count, a symbol for the terminal table, words for the report, and
+// what it means. Each symbol has one meaning (MitigationMarks lists them).
+type CellMark struct {
+	Count                  int64
+	Symbol, Words, Meaning string
+}
+
+var (
+	markFencingFailed = CellMark{Symbol: "!", Words: "stale accepted: fencing failed",
+		Meaning: "writes a fenced store accepted from holders told they had lost the lock: fencing failed (the token counter went backwards)"}
+	markUnfenced = CellMark{Symbol: "*", Words: "stale written, unfenced",
+		Meaning: "writes from holders told they had lost the lock, landed where no fence could refuse them"}
+	markRightful = CellMark{Symbol: "?", Words: "rightful refused",
+		Meaning: "reads and writes a fenced store refused from rightful holders (the token counter went backwards)"}
+)
+
+// MitigationMarks are the marks a cell can carry, in the order cells
+// show them: the legend.
+var MitigationMarks = []CellMark{markFencingFailed, markUnfenced, markRightful}
+
+// Marks are c's marks, in MitigationMarks' order; none for a cell that
+// shows nothing beyond its figures.
+func (c MitigationCell) Marks() []CellMark {
+	var out []CellMark
+	if c.StaleAccepted > 0 {
+		m := markUnfenced
+		if c.Fenced {
+			m = markFencingFailed
+		}
+		m.Count = c.StaleAccepted
+		out = append(out, m)
+	}
+	if c.RightfulRefused > 0 {
+		m := markRightful
+		m.Count = c.RightfulRefused
+		out = append(out, m)
+	}
+	return out
+}
+
 // WriteMitigationSummary prints the matrix as a terminal table: one row
 // per scenario, one column per mitigation, each cell "lost updates /
 // violations" with BAD where its expectation failed; then the costs.
@@ -149,7 +194,7 @@ func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
 	if m.Planted != "" {
 		fmt.Fprintf(w, "PLANTED BUG: %s\n", m.Planted)
 	}
-	fmt.Fprintf(w, "lost updates · violations · unsafe window · refused (· N! stale writes accepted · N? rightful holders refused), per scenario and mitigation\n")
+	fmt.Fprintf(w, "lost updates · violations · unsafe window · refused (· N and a mark, below), per scenario and mitigation\n")
 	fmt.Fprintf(w, "%-16s", "scenario")
 	for _, mi := range m.Mitigations {
 		fmt.Fprintf(w, " %-24s", mi)
@@ -166,11 +211,8 @@ func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
 				txt = "skipped"
 			default:
 				txt = fmt.Sprintf("%d · %d · %.0fms · %d", c.Lost, c.Violations, c.UnsafeMs, c.Rejected)
-				if c.StaleAccepted > 0 {
-					txt += fmt.Sprintf(" · %d!", c.StaleAccepted)
-				}
-				if c.RightfulRefused > 0 {
-					txt += fmt.Sprintf(" · %d?", c.RightfulRefused)
+				for _, mk := range c.Marks() {
+					txt += fmt.Sprintf(" · %d%s", mk.Count, mk.Symbol)
 				}
 				if !c.OK {
 					txt += " BAD"
@@ -179,6 +221,9 @@ func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
 			fmt.Fprintf(w, " %-24s", txt)
 		}
 		fmt.Fprintln(w)
+	}
+	for _, mk := range MitigationMarks {
+		fmt.Fprintf(w, "  N%s %s\n", mk.Symbol, mk.Meaning)
 	}
 	var bad []string
 	for _, c := range m.Cells {

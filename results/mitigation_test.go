@@ -45,3 +45,33 @@ func TestMitigationSummaryVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestMitigationMarks: stale writes accepted mean fencing failed in a
+// fenced column and nothing more than no fence in an unfenced one: each
+// has its own mark, and the legend gives each mark one meaning.
+func TestMitigationMarks(t *testing.T) {
+	m := &results.MitigationMatrix{Scenarios: []string{"watchdog-loss"}, Mitigations: []string{"none", "fencing"},
+		Cells: []results.MitigationCell{
+			{Scenario: "watchdog-loss", Mitigation: "none", Lost: 3, Written: 9, StaleAccepted: 4, Expect: "lost updates > 0", OK: true},
+			{Scenario: "watchdog-loss", Mitigation: "fencing", Fenced: true, Lost: 2, Written: 9, StaleAccepted: 2, RightfulRefused: 1, Expect: "0 lost updates", Problem: "2 lost updates"},
+		}}
+	out := mitigationSummary(m)
+	for _, want := range []string{"3 · 0 · 0ms · 0 · 4* ", "2 · 0 · 0ms · 0 · 2! · 1? BAD"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	legend := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  N"); ok && len(rest) > 2 {
+			mark := rest[:1]
+			if prev, seen := legend[mark]; seen {
+				t.Errorf("mark %q explained twice: %q and %q", mark, prev, rest)
+			}
+			legend[mark] = rest[2:]
+		}
+	}
+	if !strings.Contains(legend["!"], "fencing failed") || !strings.Contains(legend["*"], "no fence") || !strings.Contains(legend["?"], "rightful") {
+		t.Errorf("legend %q: want ! for fencing failed, * for unfenced stale writes, ? for rightful holders refused", legend)
+	}
+}

@@ -79,7 +79,8 @@ const (
 	// deleted) before it began to release; Released is that moment.
 	Lost
 	// Cut: the run ended during the operation (its acquire was cancelled
-	// or its hold shortened); not an error.
+	// or its hold shortened): neither a success nor an error, counted
+	// apart (Throughput.Cut).
 	Cut
 	// NestFailed: a nested (reentrant) acquisition failed; the operation
 	// went on at the depth it reached. Counted as an "other" error.

@@ -65,6 +65,10 @@ type Result struct {
 	// and which side saturated; nil in results of tests that drive no
 	// Redis, and of versions before it was measured.
 	CPU *CPU `json:"cpu,omitempty"`
+	// NoEffect names the profile's settings that could not take effect in
+	// this run, each with why ("replica_sync: no replica, nothing sent"):
+	// the profile records what was asked, this what did not happen.
+	NoEffect []string `json:"no_effect,omitempty"`
 	// Clamped counts latencies beyond the histograms' one-hour range,
 	// recorded as one hour.
 	Clamped int64 `json:"clamped,omitempty"`
@@ -106,6 +110,10 @@ type ErrorMessage struct {
 type Stall struct {
 	// NoReplyS is the longest a cut call had waited for Redis, in seconds.
 	NoReplyS float64 `json:"no_reply_s"`
+	// FromS is when the longest-waiting cut call was sent, in seconds
+	// since the run started: when Redis stopped answering, as far as the
+	// run saw.
+	FromS float64 `json:"from_s"`
 	// Calls is how many calls were cut.
 	Calls int `json:"calls"`
 	// BoundS is how long the run waited past its end for them, in seconds.
@@ -114,7 +122,7 @@ type Stall struct {
 
 // Reason is the stall in words, as partial_reason gives it.
 func (s *Stall) Reason() string {
-	return fmt.Sprintf("server stalled: no reply for %.1fs (%d calls still waiting were cut %.1fs after the run's end)", s.NoReplyS, s.Calls, s.BoundS)
+	return fmt.Sprintf("server stalled: no reply from t=%.1fs, for %.1fs (%d calls still waiting were cut %.1fs after the run's end)", s.FromS, s.NoReplyS, s.Calls, s.BoundS)
 }
 
 // ErrorRateLimit is the share of failed measured operations the run was
@@ -153,6 +161,8 @@ func (r *Result) Failures() []string {
 		out = append(out, r.Stall.Reason())
 	}
 	switch {
+	case t.Attempts == 0 && !r.Partial && t.Cut > 0:
+		out = append(out, fmt.Sprintf("no operation finished in the measured time: the run's end cut all %s short (a hold or wait longer than the run?)", commas(t.Cut)))
 	case t.Attempts == 0 && !r.Partial:
 		out = append(out, "no operation finished in the measured time")
 	case t.Attempts > 0 && t.Ops == 0:
@@ -177,11 +187,18 @@ const minDeadTime = 1.0
 
 // deadTime sums the measured seconds of the series in which nothing
 // succeeded and something failed for another reason than a lock timeout,
-// and says when the first began.
+// and says when the first began. After a stall the last interval is left
+// out: it holds the calls the stall bound cut, whose failures are filed
+// when they were cut, not when they went unanswered, and the stall's own
+// line dates them.
 func (r *Result) deadTime() (secs, from float64) {
 	prev := 0.0
 	from = -1
-	for _, p := range r.Series {
+	series := r.Series
+	if r.Stall != nil && len(series) > 0 {
+		series = series[:len(series)-1]
+	}
+	for _, p := range series {
 		if !p.Warmup && p.Ops == 0 && p.Errors-p.Timeouts > 0 {
 			secs += p.T - prev
 			if from < 0 {
@@ -283,7 +300,7 @@ type Event struct {
 // is an attempt, counted in Failed and by class in Result.Errors.
 type Throughput struct {
 	// Attempts is every measured operation that finished, successful or
-	// not (those the run's end cancelled are Cut, not attempts).
+	// not (those the run's end cut short are Cut, not attempts).
 	Attempts int64 `json:"attempts"`
 	// Ops is the attempts that succeeded: the operations the run achieved.
 	Ops    int64 `json:"ops"`
@@ -296,7 +313,10 @@ type Throughput struct {
 	Acquisitions map[string]int64 `json:"acquisitions"`          // outermost, by mode
 	Nested       int64            `json:"nested"`                // nested (reentrant) acquisitions
 	Lost         int64            `json:"lost"`                  // holds the holder was told were lost before release
-	Cut          int64            `json:"cut"`                   // acquisitions the run's end cancelled
+	// Cut is the operations the run's end cut short: acquisitions still
+	// waiting, and holds that had not lasted their planned time (their
+	// acquisitions count in Acquisitions, their holds in no latency).
+	Cut int64 `json:"cut"`
 	// Unreleased is the holds whose unlock failed or got no answer (warmup
 	// included): Redis may keep them until their lease ends.
 	Unreleased int64 `json:"unreleased"`

@@ -29,8 +29,12 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if t := r.Meta.RedisTopology; t != "" && t != "single" {
 		backend += " " + t
 	}
-	fmt.Fprintf(&b, "  redis %s (%s %s) · %.1fs measured after %.1fs warmup\n\n",
+	fmt.Fprintf(&b, "  redis %s (%s %s) · %.1fs measured after %.1fs warmup\n",
 		r.Meta.RedisVersion, backend, r.Meta.RedisAddr, r.Measured, r.Warmup)
+	for _, n := range r.NoEffect {
+		fmt.Fprintf(&b, "  no effect: %s\n", n)
+	}
+	b.WriteString("\n")
 
 	for _, f := range r.Failures() {
 		fmt.Fprintf(&b, "FAILED      %s\n", f)
@@ -91,6 +95,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 		b.WriteString("fairness    no measured acquisitions: nothing to judge")
 	}
 	b.WriteString("\n")
+	if f.Measured() && f.Caveat != "" {
+		fmt.Fprintf(&b, "            caveat: %s\n", f.Caveat)
+	}
 	if f.FIFO != nil && f.FIFO.Checked > 0 {
 		fmt.Fprintf(&b, "fifo        %s overtakes in %s fair acquisitions (slack %s)\n",
 			commas(f.FIFO.Violations), commas(f.FIFO.Checked), dur(f.FIFO.SlackUs))

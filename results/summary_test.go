@@ -74,8 +74,8 @@ func TestWriteSummary(t *testing.T) {
 	readonly.Fairness = results.Fairness{Owners: 32, Starved: 32}
 	readonly.Safety = results.Safety{}
 	stalled := baseResult()
-	stalled.Partial, stalled.PartialReason = true, "server stalled: no reply for 4.2s"
-	stalled.Stall = &results.Stall{NoReplyS: 4.2, Calls: 32, BoundS: 2}
+	stalled.Partial, stalled.PartialReason = true, "server stalled: no reply from t=27.8s, for 4.2s"
+	stalled.Stall = &results.Stall{FromS: 27.8, NoReplyS: 4.2, Calls: 32, BoundS: 2}
 	stalled.Throughput.Unreleased = 3
 	lenient := baseResult()
 	lenient.Throughput = results.Throughput{Attempts: 100, Ops: 90, Failed: 10, SuccessRatio: 0.9, Acquisitions: map[string]int64{}}
@@ -167,7 +167,7 @@ func TestWriteSummary(t *testing.T) {
 			name: "stalled",
 			r:    stalled,
 			want: []string{
-				"FAILED      server stalled: no reply for 4.2s (32 calls still waiting were cut 2.0s after the run's end)\n",
+				"FAILED      server stalled: no reply from t=27.8s, for 4.2s (32 calls still waiting were cut 2.0s after the run's end)\n",
 				"unreleased  3 holds: their unlock failed or got no answer",
 			},
 		},

@@ -327,7 +327,7 @@ func cellStore(mo MatrixOptions, name string, mi Mitigation) *guard.Store {
 
 // runCell runs one scenario under one mitigation and judges it.
 func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row matrixRow, mi Mitigation) results.MitigationCell {
-	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name}
+	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name, Fenced: mi.Fencing}
 	want := row.expect.of(mi)
 	c.Expect, c.Why = want.want, want.why
 	o = cellOptions(o, row.s)

@@ -339,6 +339,11 @@ func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, e
 // workloadOn is workload on impl.
 func (r *rig) workloadOn(p workloads.Profile, ignoreLost bool, impl workloads.Impl) (*results.Result, error) {
 	p.Name = "chaos-" + r.name
+	if r.mit != nil {
+		// The cell's clients wait for replicas only under the wait
+		// mitigation (lockOptions): the profile as run says so.
+		p.ReplicaSync = r.mit.Sync
+	}
 	var store *guard.Store
 	if r.store != nil {
 		store = r.store

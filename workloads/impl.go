@@ -3,6 +3,9 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -122,4 +125,80 @@ func FixedForWatchdog(impl string, p Profile, ttl time.Duration, source string) 
 				p.Hold, longest, impl, ttl, source))
 	}
 	return fmt.Sprintf("lease watchdog met by a fixed %v expiry (%s), not renewed, which outlasts every hold of %s (at most %v)", ttl, source, p.Name, p.Hold.Max()), nil
+}
+
+// ReplicaSyncer is an Impl that, like Redisson's checkLockSyncedSlaves,
+// can wait after each acquisition for a replica to acknowledge it (WAIT),
+// and does when the profile's replica_sync says so. An Impl without it
+// sends no WAIT, whatever replica_sync says.
+type ReplicaSyncer interface {
+	SyncsReplicas() bool
+}
+
+// SyncsReplicas is true: lockimpl waits for a replica when replica_sync
+// is true and the primary has one.
+func (Lockimpl) SyncsReplicas() bool { return true }
+
+// ReplicaSyncGap says what replica_sync of p does not do with impl on
+// primaries with replicas replicas each (the fewest of them), and the
+// fix; "" when it does what p asks. p asks for replicas when its own
+// topology is replica or cluster: elsewhere replica_sync: true (the
+// default) only means "if there are any", as in Redisson. The CLIs refuse
+// a gap they can see before the run (the topology they start); a run
+// records one it finds (an external Redis), in Result.NoEffect.
+func ReplicaSyncGap(impl Impl, p Profile, replicas int) (what, fix string) {
+	s, ok := impl.(ReplicaSyncer)
+	syncs := ok && s.SyncsReplicas()
+	switch {
+	case !p.ReplicaSync:
+		return "", ""
+	case replicas == 0 && (p.Topology == "replica" || p.Topology == "cluster"):
+		return "no replica, nothing sent (profile " + p.Name + " is meant for topology " + p.Topology + ")",
+			"run it where its primaries have replicas (drop --topology, or --topology replica), or without replica sync (--replica-sync false)"
+	case replicas > 0 && !syncs:
+		return impl.Name() + " sends no WAIT: no acquisition waits for a replica",
+			"run it without replica sync (--replica-sync false), or with --impl lockimpl"
+	}
+	return "", ""
+}
+
+// primaryReplicas is the fewest replicas connected to a primary rdb
+// writes to (INFO replication's connected_slaves), -1 when that cannot be
+// read.
+func primaryReplicas(ctx context.Context, rdb redis.UniversalClient) int {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	read := func(ctx context.Context, c redis.Cmdable) int {
+		info, err := c.Info(ctx, "replication").Result()
+		if err != nil {
+			return -1
+		}
+		for line := range strings.Lines(info) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
+				if n, err := strconv.Atoi(v); err == nil {
+					return n
+				}
+			}
+		}
+		return -1
+	}
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return read(ctx, rdb)
+	}
+	var mu sync.Mutex
+	fewest := -2 // none read yet
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		n := read(ctx, c)
+		mu.Lock()
+		defer mu.Unlock()
+		if fewest == -2 || n < fewest {
+			fewest = n
+		}
+		return nil
+	})
+	if err != nil || fewest < 0 {
+		return -1
+	}
+	return fewest
 }

@@ -363,6 +363,20 @@ func (p Profile) Validate() error {
 	return nil
 }
 
+// Ignored says why field (named as in profile files) has no effect in p,
+// "" when it has one. Profile files carry every field as a template, so
+// this judges fields a user set on their own, such as a flag overriding
+// one: Validate refuses the contradictions any file could hold.
+func (p Profile) Ignored(field string) string {
+	switch {
+	case field == "zipf_s" && p.Popularity != PopZipf:
+		return fmt.Sprintf("zipf_s shapes popularity zipf only, and this run's popularity is %s; add --popularity zipf", p.Popularity)
+	case field == "locks" && p.Popularity == PopPerOwner:
+		return "popularity per-owner gives each owner a lock of its own, whatever locks says; use --popularity uniform or zipf"
+	}
+	return ""
+}
+
 //go:embed builtin/*.yaml
 var builtinFS embed.FS
 
@@ -521,7 +535,7 @@ func Parse(b []byte, ext string) (Profile, error) {
 			return Profile{}, unknownField(k, fmt.Sprintf("line %d", m.Content[i].Line))
 		}
 		if v.Kind == yaml.ScalarNode {
-			if err := checkWhole(k, v.Value, f); err != nil {
+			if err := checkScalar(k, v.Value, f); err != nil {
 				return Profile{}, err
 			}
 		}
@@ -656,9 +670,30 @@ func orEmpty(v string) string {
 	return v
 }
 
-// checkWhole refuses a fraction for a whole-number field: YAML would
-// silently truncate 2.9 to 2.
-func checkWhole(k, val string, f reflect.Value) error {
+// ParseBool reads a yes/no value the one way lockbench reads every one,
+// in profile fields (YAML, JSON, flag overrides) and in flags alike: true
+// or false, as JSON writes them. YAML's yes/no/on/off and Go's 1/0/t/f
+// were each taken by some readers and refused by others.
+func ParseBool(s string) (bool, error) {
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, errors.New("want true or false")
+}
+
+// checkScalar refuses a fraction for a whole-number field (YAML would
+// silently truncate 2.9 to 2), and for a yes/no field anything ParseBool
+// does not take (YAML would take yes, on or y).
+func checkScalar(k, val string, f reflect.Value) error {
+	if f.Kind() == reflect.Bool {
+		if _, err := ParseBool(strings.TrimSpace(val)); err != nil {
+			return &FieldError{Field: k, Value: fmt.Sprintf("%q", orEmpty(val)), Fix: err.Error()}
+		}
+		return nil
+	}
 	switch f.Kind() {
 	case reflect.Int, reflect.Int64, reflect.Uint64:
 		if _, custom := f.Addr().Interface().(encoding.TextUnmarshaler); custom {
@@ -696,7 +731,7 @@ func (p *Profile) Set(field, value string) error {
 	if !ok {
 		return unknownField(field, "")
 	}
-	if err := checkWhole(field, value, f); err != nil {
+	if err := checkScalar(field, value, f); err != nil {
 		return err
 	}
 	n := yaml.Node{Kind: yaml.ScalarNode, Value: value}

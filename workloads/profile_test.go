@@ -531,3 +531,33 @@ func TestSetBoolSaysTrueOrFalse(t *testing.T) {
 		t.Errorf("Set replica_sync false: %v, ReplicaSync %v", err, p.ReplicaSync)
 	}
 }
+
+// TestBooleansOneWay: a yes/no field takes true or false, and nothing
+// else, in a flag override, a YAML file and a JSON file alike (YAML took
+// yes and on where 1 was refused).
+func TestBooleansOneWay(t *testing.T) {
+	for _, v := range []string{"yes", "no", "on", "off", "y", "1", "0", "t", "True", "FALSE", ""} {
+		p := workloads.Default()
+		if err := p.Set("auto_pipeline", v); err == nil || !strings.Contains(err.Error(), "want true or false") {
+			t.Errorf("Set auto_pipeline %q: %v, want refused with true or false", v, err)
+		}
+		if v == "" {
+			continue
+		}
+		if _, err := workloads.Parse([]byte("auto_pipeline: "+v+"\n"), ".yaml"); err == nil || !strings.Contains(err.Error(), "want true or false") {
+			t.Errorf("YAML auto_pipeline: %s: %v, want refused with true or false", v, err)
+		}
+		if _, err := workloads.Parse([]byte(`{"replica_sync": "`+v+`"}`), ".json"); err == nil || !strings.Contains(err.Error(), "want true or false") {
+			t.Errorf("JSON replica_sync %q: %v, want refused with true or false", v, err)
+		}
+	}
+	for _, v := range []string{"true", "false"} {
+		p, err := workloads.Parse([]byte("auto_pipeline: "+v+"\n"), ".yaml")
+		q := workloads.Default()
+		qerr := q.Set("auto_pipeline", v)
+		r, rerr := workloads.Parse([]byte(`{"auto_pipeline": `+v+`}`), ".json")
+		if err != nil || qerr != nil || rerr != nil || p.AutoPipeline != (v == "true") || q.AutoPipeline != p.AutoPipeline || r.AutoPipeline != p.AutoPipeline {
+			t.Errorf("%s: YAML %v (%v), flag %v (%v), JSON %v (%v)", v, p.AutoPipeline, err, q.AutoPipeline, qerr, r.AutoPipeline, rerr)
+		}
+	}
+}

@@ -148,6 +148,11 @@ type Config struct {
 	// Logf, when set, is told what the run does besides its load (stale
 	// fair-lock queues of killed runs cleared, bookkeeping that failed).
 	Logf func(format string, args ...any)
+	// Topology is the topology the run is on (single, replica or
+	// cluster), as its environment knows it: the result's profile records
+	// it, and the profile's own topology field (what it was meant for)
+	// only decides what replica_sync asks. Empty keeps the profile's.
+	Topology string
 }
 
 // Progress is the live view of a run.
@@ -243,6 +248,15 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The servers' own client: their CPU (below), and first how many
+	// replicas the primaries have, which decides what replica_sync did.
+	var cpuRdb redis.UniversalClient
+	replicas := -1
+	if cfg.ClientRedis != nil {
+		cpuRdb = cfg.ClientRedis(-1, 1)
+		clients.rdbs = append(clients.rdbs, cpuRdb)
+		replicas = primaryReplicas(ctx, cpuRdb)
+	}
 	prefix := cfg.KeyPrefix
 	if prefix == "" {
 		prefix = fmt.Sprintf("lockbench:%s:%s:", p.Name, NewRunID())
@@ -327,15 +341,13 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if cfg.ClientRedis != nil {
 		pinger := cfg.ClientRedis(-1, 1)
 		clients.rdbs = append(clients.rdbs, pinger) // closed with the rest, or at a stall
-		aux.Go(func() { r.ping(pinger, col.Shard(0)) })
+		pingCtx, stopPing := context.WithCancel(r.relCtx)
+		defer stopPing()
+		clients.beforeClose = stopPing
+		aux.Go(func() { r.ping(pingCtx, pinger, col.Shard(0)) })
 	}
 	var gMax atomic.Int64
 	aux.Go(func() { r.tick(total, &gMax, fair) })
-	var cpuRdb redis.UniversalClient
-	if cfg.ClientRedis != nil {
-		cpuRdb = cfg.ClientRedis(-1, 1)
-		clients.rdbs = append(clients.rdbs, cpuRdb)
-	}
 	cpu := newCPUMeter(cpuRdb, cfg.Impl, start)
 	aux.Go(func() { cpu.run(r.ctx, r.warmEnd) })
 
@@ -382,7 +394,23 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		}
 		res.Guard = g
 	}
-	res.Profile = p
+	ran := p
+	if cfg.Topology != "" {
+		ran.Topology = cfg.Topology
+	}
+	if ran.Topology == "single" && replicas > 0 {
+		// An external primary whose replicas the URL did not name.
+		ran.Topology = "replica"
+		if res.Meta.RedisTopology == "single" {
+			res.Meta.RedisTopology = "replica"
+		}
+	}
+	res.Profile = ran
+	if cfg.NewOwner == nil && replicas >= 0 {
+		if what, _ := ReplicaSyncGap(cfg.Impl, p, replicas); what != "" {
+			res.NoEffect = append(res.NoEffect, "replica_sync: "+what)
+		}
+	}
 	res.CPU = cpu.result(r.warmEnd, loadCores(cfg.Impl), sharedHost(cfg.Meta))
 	res.Throughput.TargetRate = p.Rate
 	limit := errorLimit(cfg.MaxErrorRate)
@@ -482,6 +510,7 @@ func (r *run) wait(wg *sync.WaitGroup, workers []*worker, interrupted func() boo
 func (r *run) reap(workers []*worker, now time.Time) *results.Stall {
 	st := &results.Stall{}
 	at := r.col.Since(now)
+	from := now
 	for _, w := range workers {
 		w.mu.Lock()
 		if !w.abandoned && w.phase != idle {
@@ -497,33 +526,52 @@ func (r *run) reap(workers []*worker, now time.Time) *results.Stall {
 				op.Done = at
 				op.Flags |= results.ReleaseFailed
 			}
+			waitedFrom := now
 			if w.phase != holding {
 				st.Calls++
 				st.NoReplyS = max(st.NoReplyS, now.Sub(w.phaseAt).Seconds())
+				waitedFrom = minTime(w.phaseAt, now)
+				from = minTime(from, waitedFrom)
 			}
 			w.shard.Record(op, nil, nil)
-			w.shard.NoteError(results.ErrStalled, "no reply from Redis before the run's stall bound", at)
+			// A call is dated from when it began waiting, where the outage
+			// showed, not from when the bound gave up on it.
+			w.shard.NoteError(results.ErrStalled, "no reply from Redis before the run's stall bound", r.col.Since(waitedFrom))
 		}
 		w.abandoned = true
 		w.mu.Unlock()
 	}
 	st.NoReplyS = math.Round(st.NoReplyS*10) / 10
+	st.FromS = math.Round(float64(r.col.Since(from))/float64(time.Second)*10) / 10
 	return st
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // runClients are what setup made: the Redis clients and the lock clients
 // on them.
 type runClients struct {
-	rdbs     []redis.UniversalClient
-	lock     []ImplClient
-	rdbOnce  sync.Once
-	lockOnce sync.Once
+	rdbs []redis.UniversalClient
+	// beforeClose, when set, runs once before the Redis clients close
+	// (it ends the PING sampler's context, so that it asks no more).
+	beforeClose func()
+	lock        []ImplClient
+	rdbOnce     sync.Once
+	lockOnce    sync.Once
 }
 
 // closeRedis closes the Redis clients, which fails every call still
 // waiting on them at once.
 func (c *runClients) closeRedis() {
 	c.rdbOnce.Do(func() {
+		if c.beforeClose != nil {
+			c.beforeClose()
+		}
 		for _, r := range c.rdbs {
 			_ = r.Close()
 		}
@@ -621,8 +669,13 @@ func (r *run) tick(total time.Duration, gMax *atomic.Int64, fair *fairRegistry) 
 }
 
 // ping samples the PING round trip on its own connection: the floor under
-// every lock operation, measured in the same run.
-func (r *run) ping(rdb redis.UniversalClient, sh *results.Shard) {
+// every lock operation, measured in the same run. A PING that got no
+// reply (timed out, or still waiting when the run closed its clients at a
+// stall) is recorded with the time it waited, as a stalled acquisition
+// is: a stall shows in the ping histogram instead of leaving it. The PING
+// in flight when the load stops is seen through, not cancelled (ctx ends
+// only as the clients close): if Redis is stalled, that PING shows it.
+func (r *run) ping(ctx context.Context, rdb redis.UniversalClient, sh *results.Shard) {
 	t := time.NewTicker(r.cfg.PingEvery)
 	defer t.Stop()
 	for {
@@ -631,17 +684,29 @@ func (r *run) ping(rdb redis.UniversalClient, sh *results.Shard) {
 			return
 		case <-t.C:
 		}
-		t0 := time.Now()
-		if err := rdb.Ping(r.ctx).Err(); err != nil {
-			if errors.Is(err, redis.ErrClosed) {
-				return // closed at a stall
-			}
-			continue
+		if r.ctx.Err() != nil {
+			return
 		}
-		if t0.After(r.warmEnd) {
-			sh.RecordValue(results.Ping, int64(time.Since(t0)))
+		t0 := time.Now()
+		err := rdb.Ping(ctx).Err()
+		if err == nil || noReply(err) || ctx.Err() != nil {
+			if t0.After(r.warmEnd) {
+				sh.RecordValue(results.Ping, int64(time.Since(t0)))
+			}
+		}
+		if ctx.Err() != nil || errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed) {
+			return // the clients are closing: at a stall, or at the end
 		}
 	}
+}
+
+// noReply reports whether err says a call waited and got no answer (a
+// timeout, or its client closed under it), rather than being answered
+// (an error reply) or refused at once.
+func noReply(err error) bool {
+	var ne net.Error
+	return errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // Classify sorts an acquire or release error into its results class: the

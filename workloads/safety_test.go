@@ -255,8 +255,9 @@ func TestSafetyCatchesMultiPartViolation(t *testing.T) {
 	if res.Safety.Violations == 0 {
 		t.Fatalf("a multi-lock that ignores its second name passed the safety check: %+v", res.Safety)
 	}
-	// Each operation counts once, although it holds two names.
-	if got, want := res.Throughput.Acquisitions["exclusive"], res.Throughput.Ops; got != want {
-		t.Errorf("acquisitions %d for %d operations", got, want)
+	// Each operation counts once, although it holds two names (besides
+	// the operations done, the run's end may have cut a hold or a wait).
+	if got, th := res.Throughput.Acquisitions["exclusive"], res.Throughput; got < th.Ops || got > th.Ops+th.Cut {
+		t.Errorf("acquisitions %d for %d operations (%d cut)", got, th.Ops, th.Cut)
 	}
 }

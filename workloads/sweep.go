@@ -91,6 +91,14 @@ func (sp SweepPlan) Points() ([]PlannedPoint, error) {
 			return nil, &FieldError{Field: "--rate", Value: fmt.Sprint(r), Fix: "every offered rate on the rate axis must be positive, e.g. 1000,2000,4000"}
 		}
 	}
+	for _, l := range []struct {
+		flag string
+		vals []float64
+	}{{"--clients", floats(sp.Clients)}, {"--owners", floats(sp.Owners)}, {"--read-ratio", sp.ReadRatios}, {"--rate", sp.Rates}, {"--shards", floats(sp.Shards)}} {
+		if err := listedOnce(l.flag, l.vals); err != nil {
+			return nil, err
+		}
+	}
 	shards := orDefault(sp.Shards, 0)
 	for _, n := range sp.Shards {
 		if n < 1 || n > 16 {
@@ -159,6 +167,27 @@ func (sp SweepPlan) Points() ([]PlannedPoint, error) {
 		return 0
 	})
 	return out, nil
+}
+
+// listedOnce refuses a value given twice in one list: the point would
+// run twice, and two points at one x make a curve that flattens out
+// there, so a knee would be named where nothing saturated.
+func listedOnce(flag string, vals []float64) error {
+	for i, v := range vals {
+		if j := slices.Index(vals, v); j < i {
+			return &FieldError{Field: flag, Value: strings.Trim(strings.Join(strings.Fields(fmt.Sprint(vals)), ","), "[]"),
+				Fix: fmt.Sprintf("%g is listed twice (values %d and %d); list each value once", v, j+1, i+1)}
+		}
+	}
+	return nil
+}
+
+func floats(vals []int) []float64 {
+	out := make([]float64, len(vals))
+	for i, v := range vals {
+		out[i] = float64(v)
+	}
+	return out
 }
 
 // sweepFieldError names the sweep flag behind a bad profile field.

@@ -67,6 +67,13 @@ func TestSweepPlanBadInput(t *testing.T) {
 		{workloads.SweepPlan{Rates: []float64{-5}}, "--rate"},
 		{workloads.SweepPlan{StopAfter: -1}, "--stop-after"},
 		{workloads.SweepPlan{SLO: -time.Millisecond}, "--slo-p99"},
+		// A value listed twice would run its point twice.
+		{workloads.SweepPlan{Clients: []int{1, 1}}, "--clients"},
+		{workloads.SweepPlan{Clients: []int{1, 2, 4, 2}}, "--clients"},
+		{workloads.SweepPlan{Owners: []int{4, 4}}, "--owners"},
+		{workloads.SweepPlan{ReadRatios: []float64{0.5, 0.50}}, "--read-ratio"},
+		{workloads.SweepPlan{Rates: []float64{1000, 2000, 1000}}, "--rate"},
+		{workloads.SweepPlan{Shards: []int{3, 3}}, "--shards"},
 	} {
 		tt.plan.Base = rw90(t)
 		_, err := tt.plan.Points()

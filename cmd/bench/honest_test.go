@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +24,7 @@ import (
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // TestRunFailsItsErrorThreshold: mutex with a 1 ms wait fails most of its
@@ -51,11 +55,15 @@ func TestRunFailsItsErrorThreshold(t *testing.T) {
 	}
 }
 
-// TestRunRefusesBadTargets: a read-only replica, a wrong password and TLS
-// against a plain server are each refused before any load, exit 2.
+// TestRunRefusesBadTargets: a read-only replica, a wrong password, TLS
+// against a plain server, a server that is not Redis (HTTP) and a
+// database the server does not have are each refused before any load,
+// exit 2, at once.
 func TestRunRefusesBadTargets(t *testing.T) {
 	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyReplica})
 	locked := redisenvtest.Start(t)
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
 	rdb := locked.NewClient()
 	if err := rdb.ConfigSet(context.Background(), "requirepass", "s3cret").Err(); err != nil {
 		t.Fatal(err)
@@ -67,11 +75,19 @@ func TestRunRefusesBadTargets(t *testing.T) {
 		{"redis://" + env.Nodes()[1].Addr(), "a read-only replica (of " + env.Primary().Addr() + "); point --redis at its primary"},
 		{"redis://:wrong-pw@" + locked.Addr(), "authentication failed"},
 		{"rediss://:s3cret@" + locked.Addr(), "TLS handshake failed"},
+		{"redis://:wrong-pw@" + strings.TrimPrefix(web.URL, "http://"), "not a Redis server: " + strings.TrimPrefix(web.URL, "http://") + " answered something other than Redis's protocol"},
+		{"redis://" + env.Primary().Addr() + "/99", "DB index out of range: the server has no database 99"},
 	} {
 		out := t.TempDir()
+		start := time.Now()
 		code, _, errOut := runBench(t, "run", "--redis-url", tc.url, "--duration", "1s", "--quiet", "--out", out)
 		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "wrong-pw") {
 			t.Errorf("%s: exit %d, want %d saying %q:\n%s", redisenv.Redact(tc.url), code, cli.ExitUsage, tc.want, errOut)
+		}
+		// Told at once, not after the dial timeout (5 s) as an unreachable
+		// server would be; the bound leaves a loaded machine room.
+		if took := time.Since(start); took > 4*time.Second {
+			t.Errorf("%s: refused after %v", redisenv.Redact(tc.url), took)
 		}
 		if files, _ := filepath.Glob(filepath.Join(out, "*.json")); len(files) != 0 {
 			t.Errorf("%s: a load ran: %v", redisenv.Redact(tc.url), files)
@@ -101,7 +117,8 @@ func TestChecksBeforeTheLoad(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--out", file}, "--out " + file + ": is a file, not a directory"},
-		{[]string{"run", "--memprofile", "/nonexistent/mem.prof", "--out", dir}, "--memprofile /nonexistent/mem.prof: directory /nonexistent does not exist"},
+		{[]string{"run", "--memprofile", filepath.Join(file, "mem.prof"), "--out", dir}, "--memprofile " + filepath.Join(file, "mem.prof") + ": " + file + " is a file, not a directory"},
+		{[]string{"run", "--memprofile", "/proc/self/new/mem.prof", "--out", dir}, "--memprofile /proc/self/new/mem.prof: cannot create its directory"},
 		{[]string{"run", "--cpuprofile", dir, "--out", dir}, "--cpuprofile " + dir + ": is a directory"},
 		{[]string{"run", "--profile-file", nan, "--out", dir}, "read_ratio NaN: must be a finite number"},
 		{[]string{"run", "--profile-file", empty, "--out", dir}, "the file has no fields"},
@@ -351,4 +368,144 @@ func TestInterruptWhileRedisStalls(t *testing.T) {
 		t.Errorf("result: partial %v (%q)", r.Partial, r.PartialReason)
 	}
 	t.Logf("exited %v after the SIGINT; %s", took.Round(time.Millisecond), r.PartialReason)
+}
+
+// TestNoEmptyOutBehind: a run or sweep that never started (Redis
+// unreachable) leaves no --out it created, while a directory the user
+// already had stays, empty or not; bench report --out into a missing
+// directory creates it, as bench run --out does.
+func TestNoEmptyOutBehind(t *testing.T) {
+	dir := t.TempDir()
+	dead := "redis://127.0.0.1:1" // refused at once
+	had := filepath.Join(dir, "had")
+	if err := os.Mkdir(had, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		out  string
+		keep bool
+	}{
+		{[]string{"run", "--redis-url", dead, "--quiet"}, filepath.Join(dir, "new", "results"), false},
+		{[]string{"run", "--redis-url", dead, "--quiet", "--cpuprofile", filepath.Join(dir, "prof", "cpu.prof")}, filepath.Join(dir, "new2"), false},
+		{[]string{"sweep", "--redis-url", dead, "--clients", "1,2"}, filepath.Join(dir, "sweep"), false},
+		{[]string{"run", "--redis-url", dead, "--quiet"}, had, true},
+	} {
+		code, _, errOut := runBench(t, append(tc.args, "--out", tc.out)...)
+		if code == cli.ExitOK {
+			t.Fatalf("bench %v: exit 0 against a dead Redis", tc.args)
+		}
+		if _, err := os.Stat(tc.out); (err == nil) != tc.keep {
+			t.Errorf("bench %v --out %s: exists %v after a run that never started, want %v:\n%s", tc.args, tc.out, err == nil, tc.keep, errOut)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "new"), filepath.Join(dir, "prof")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was created for a run that never started and left behind", p)
+		}
+	}
+
+	src := writeRun(t, filepath.Join(dir, "runs"), run{profile: "mutex", host: "h", start: t0, acquire: time.Millisecond, ops: 50})
+	report := filepath.Join(dir, "reports", "today", "r.html")
+	code, out, errOut := runBench(t, "report", "--out", report, src)
+	if code != cli.ExitOK {
+		t.Fatalf("bench report --out into a missing directory: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(report); err != nil {
+		t.Errorf("report not written: %v", err)
+	}
+	code, _, errOut = runBench(t, "report", "--out", filepath.Join(dir, "reports2", "r.html"), filepath.Join(dir, "nothing-here"))
+	if _, err := os.Stat(filepath.Join(dir, "reports2")); code != cli.ExitUsage || err == nil {
+		t.Errorf("a report refused (exit %d) left its --out directory: %v\n%s", code, err, errOut)
+	}
+}
+
+// TestHoldsCutByTheEnd: holds far longer than the run are cut by its end
+// and are no throughput: the run did not finish an operation and says so
+// (exit 1), where it counted each cut hold as an operation done.
+func TestHoldsCutByTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runBench(t, "run", "--redis", "local", "--profile", "rw90", "--hold", "1000h", "--clients", "1", "--owners", "4",
+		"--duration", "1s", "--warmup", "0s", "--quiet", "--out", dir)
+	if code != cli.ExitFailure {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, cli.ExitFailure, out, errOut)
+	}
+	for _, want := range []string{"throughput  0.0 ops/s  (0 successful of 0 attempts", "FAILED      no operation finished in the measured time: the run's end cut all 4 short", "cut by the end 4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	r := readResult(t, dir)
+	if r.Throughput.Ops != 0 || r.Throughput.OpsPerSec != 0 || r.Throughput.Cut != 4 || r.Safety.Sections == 0 {
+		t.Errorf("throughput %+v, safety sections %d: want no operation, 4 cut, the holds still checked", r.Throughput, r.Safety.Sections)
+	}
+}
+
+// TestFairnessOnFewAcquisitions: fairness drawn from the 5 acquisitions
+// --max-ops 5 kept of a whole run says it rests on them, in the summary,
+// the result and the report.
+func TestFairnessOnFewAcquisitions(t *testing.T) {
+	dir := t.TempDir()
+	out, _ := runBenchOK(t, "run", "--redis", "local", "--profile", "mutex", "--clients", "2", "--owners", "2", "--max-ops", "5",
+		"--duration", "1s", "--warmup", "0s", "--quiet", "--out", dir)
+	if !regexp.MustCompile(`(?m)^            caveat: rests on 5 of the run's [0-9,]+ acquisitions \(the record limit, --max-ops, kept the rest out\)`).MatchString(out) {
+		t.Errorf("summary lacks the fairness caveat:\n%s", out)
+	}
+	r := readResult(t, dir)
+	if r.Fairness.Counted != 5 || r.Fairness.Total <= 5 || !strings.Contains(r.Fairness.Caveat, "rests on 5 of") {
+		t.Errorf("result fairness counted %d of %d, caveat %q", r.Fairness.Counted, r.Fairness.Total, r.Fairness.Caveat)
+	}
+	html, err := filepath.Glob(filepath.Join(dir, "*.html"))
+	if err != nil || len(html) != 1 {
+		t.Fatalf("report: %v %v", html, err)
+	}
+	if b, err := os.ReadFile(html[0]); err != nil || !strings.Contains(string(b), "Caveat: rests on 5 of the run") {
+		t.Errorf("report lacks the fairness caveat (%v)", err)
+	}
+}
+
+// TestSettingsThatCannotTakeEffect: a setting that would silently do
+// nothing is refused before anything starts where that can be seen (the
+// topology the run starts, a flag whose field the profile ignores), and
+// recorded and printed where only the run finds out (an external Redis):
+// the result's topology is the one that ran.
+func TestSettingsThatCannotTakeEffect(t *testing.T) {
+	dir := t.TempDir()
+	quick := []string{"--duration", "300ms", "--warmup", "0s", "--clients", "1", "--owners", "2", "--quiet"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--profile", "rw90-synced", "--topology", "single"}, "replica_sync true: cannot take effect on the single topology: no replica, nothing sent (profile rw90-synced is meant for topology replica)"},
+		{[]string{"--profile", "rw90-synced", "--topology", "cluster", "--replicas", "0"}, "replica_sync true: cannot take effect on the cluster topology: no replica"},
+		{[]string{"--profile", "mutex", "--impl", "raw", "--topology", "replica"}, "replica_sync true: cannot take effect on the replica topology: raw sends no WAIT"},
+		{[]string{"--profile", "rw90", "--zipf-s", "2"}, "--zipf-s 2: has no effect: zipf_s shapes popularity zipf only"},
+		{[]string{"--profile", "mutex", "--popularity", "per-owner", "--locks", "8"}, "--locks 8: has no effect: popularity per-owner gives each owner a lock of its own"},
+		{[]string{"--profile", "mutex", "--appendfsync", "always"}, "--appendfsync \"always\": sets the AOF's fsync, and started servers keep no AOF without --appendonly"},
+		{[]string{"--profile", "mutex", "--appendonly", "--redis-url", "redis://127.0.0.1:1"}, "--appendonly: turns on AOF in servers lockbench starts, and an external Redis keeps the persistence it has"},
+	} {
+		code, _, errOut := runBench(t, append(append([]string{"run", "--out", filepath.Join(dir, "refused")}, tc.args...), quick...)...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("bench run %v: exit %d, want %d and one line saying %q:\n%s", tc.args, code, cli.ExitUsage, tc.want, errOut)
+		}
+	}
+
+	// An external single server: only the run can tell it has no replica.
+	single := redisenvtest.Start(t)
+	out, _ := runBenchOK(t, append([]string{"run", "--profile", "rw90-synced", "--redis-url", "redis://" + single.Addr(), "--out", dir}, quick...)...)
+	if !strings.Contains(out, "\n  no effect: replica_sync: no replica, nothing sent (profile rw90-synced is meant for topology replica)\n") {
+		t.Errorf("summary does not say replica sync sent nothing:\n%s", out)
+	}
+	r := readResult(t, dir)
+	b, err := json.Marshal(r.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran workloads.Profile
+	if err := json.Unmarshal(b, &ran); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Topology != "single" || r.Meta.RedisTopology != "single" || len(r.NoEffect) != 1 {
+		t.Errorf("result: profile topology %q, meta topology %q, no effect %q; want single, single and the replica sync note", ran.Topology, r.Meta.RedisTopology, r.NoEffect)
+	}
 }

@@ -211,6 +211,13 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if err := p.Validate(); err != nil {
 		return p, err
 	}
+	for _, o := range overrides {
+		if _, given := f.override[o.field]; given {
+			if why := p.Ignored(o.field); why != "" {
+				return p, cli.Usagef("--%s %s: has no effect: %s (or drop --%s)", o.flag, f.override[o.field], why, o.flag)
+			}
+		}
+	}
 	impl, err := impls.Lookup(f.impl)
 	if err != nil {
 		return p, err
@@ -218,12 +225,25 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if _, err := impl.Check(p); err != nil {
 		return p, err
 	}
-	if f.redis.Topology == "" && p.Topology != "" && f.redis.Backend != redisenv.BackendExternal && f.redis.URL == "" {
-		// The profile's topology, unless the flags chose one or a Redis.
+	if _, started := f.redis.PlannedReplicas(); f.redis.Topology == "" && p.Topology != "" && started {
+		// The profile's topology, unless the flags chose one or a Redis
+		// (--redis-url or $REDIS_URL).
 		f.redis.Topology = redisenv.Topology(p.Topology)
 	}
 	if err := f.redis.Validate(); err != nil {
 		return p, err
+	}
+	// A replica sync that cannot take effect on the topology the run will
+	// start is refused; on an external Redis the run finds out and says.
+	if n, known := f.redis.PlannedReplicas(); known {
+		if what, fix := workloads.ReplicaSyncGap(impl, p, n); what != "" {
+			topo := f.redis.Topology
+			if topo == "" {
+				topo = redisenv.TopologySingle
+			}
+			return p, &workloads.FieldError{Field: "replica_sync", Value: "true",
+				Fix: fmt.Sprintf("cannot take effect on the %s topology: %s; %s", topo, what, fix)}
+		}
 	}
 	if f.maxOps < 1 {
 		return p, cli.Usagef("--max-ops %d: must be at least 1", f.maxOps)
@@ -254,20 +274,25 @@ func (f *runFlags) errorLimit() float64 {
 
 // checkOutputs refuses, before anything starts, an output the run could
 // not write at its end: losing a whole run to a bad path is worse than
-// being told at once.
-func (f *runFlags) checkOutputs() error {
-	if err := cli.CheckOutDir("--out", f.out); err != nil {
-		return err
+// being told at once. It returns the directories it created, which the
+// caller prunes when the run wrote nothing into them.
+func (f *runFlags) checkOutputs() (cli.Created, error) {
+	made, err := cli.CheckOutDir("--out", f.out)
+	if err != nil {
+		return nil, err
 	}
 	for _, o := range []struct{ flag, path string }{{"--cpuprofile", f.cpuProf}, {"--memprofile", f.memProf}} {
 		if o.path == "" {
 			continue
 		}
-		if err := cli.CheckOutFile(o.flag, o.path); err != nil {
-			return err
+		m, err := cli.CheckOutFile(o.flag, o.path)
+		made = append(made, m...)
+		if err != nil {
+			made.Prune()
+			return nil, err
 		}
 	}
-	return nil
+	return made, nil
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -281,9 +306,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := cli.ReadInputs(ctx, func() (err error) { p, err = f.load(); return err }); err != nil {
 		return err
 	}
-	if err := f.checkOutputs(); err != nil {
+	made, err := f.checkOutputs()
+	if err != nil {
 		return err
 	}
+	defer made.Prune() // a run that never started wrote nothing
 	res, err := bench(ctx, f, p, stderr, args)
 	if res == nil {
 		return err
@@ -420,13 +447,10 @@ bench run --profile-file.`
 
 func profilesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("bench", "profiles [show NAME]", profilesUsage, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return &cli.UsageError{Err: err}
+	rest, err := cli.ParseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	rest := fs.Args()
 	switch {
 	case len(rest) == 0:
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

@@ -193,6 +193,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"sweep", "--clients", "1,0", "--out", dir}, "--clients 0: must be at least 1"},
 		{[]string{"sweep", "--read-ratio", "0.5,2", "--out", dir}, "--read-ratio 2"},
 		{[]string{"sweep", "--stop-after", "-1", "--out", dir}, "--stop-after -1"},
+		{[]string{"sweep", "--clients", "1,1", "--duration", "10ms", "--warmup", "0s", "--out", filepath.Join(dir, "dup")}, `--clients 1,1: 1 is listed twice (values 1 and 2); list each value once`},
+		{[]string{"sweep", "--clients", "2", "--owners", "1,4,1", "--duration", "10ms", "--warmup", "0s", "--out", filepath.Join(dir, "dup2")}, `--owners 1,4,1: 1 is listed twice`},
 		{[]string{"sweep", "--duration", "0s", "--out", dir}, "--duration 0s"},
 		{[]string{"run", "--shards", "3"}, "--shards"},
 		{[]string{"run", "--topology", "cluster", "--shards", "0"}, "--shards"},
@@ -217,6 +219,57 @@ func TestBadInput(t *testing.T) {
 		}
 		if n := strings.Count(strings.TrimSpace(errOut), "\n"); n > 0 && tc.args != nil && !strings.Contains(errOut, "Usage") {
 			t.Errorf("bench %v: want one line, got %d:\n%s", tc.args, n+1, errOut)
+		}
+	}
+}
+
+// TestMalformedFlagIsOneLine: a malformed flag value, an unknown flag or
+// a flag missing its value is one line on stderr, exit 2, in every
+// subcommand (the flag package printed its message and then every flag's
+// usage, about a hundred lines).
+func TestMalformedFlagIsOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--duration", "soon"}, "--duration"},
+		{[]string{"run", "--max-ops", "many"}, `"many" for flag -max-ops: parse error (see bench run -h)`},
+		{[]string{"run", "--quiet=maybe"}, `"maybe" for -quiet`},
+		{[]string{"run", "--nope"}, "-nope (see bench run -h)"},
+		{[]string{"run", "--max-ops"}, "-max-ops (see bench run -h)"},
+		{[]string{"sweep", "--clients", "1,x"}, "-clients: \"x\""},
+		{[]string{"report", "--nope", "x"}, "-nope (see bench report -h)"},
+		{[]string{"compare", "--max-regression", "lots", "a", "b"}, "-max-regression: want a percentage"},
+		{[]string{"profiles", "--nope"}, "-nope (see bench profiles -h)"},
+		{[]string{"env", "--duration", "long"}, `"long" for flag -duration: parse error (see bench env -h)`},
+	} {
+		code, out, errOut := runBench(t, tc.args...)
+		if code != cli.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("bench %v: exit %d, want %d and one line saying %q; stdout %q, stderr:\n%s", tc.args, code, cli.ExitUsage, tc.want, out, errOut)
+		}
+	}
+}
+
+// TestBooleansOneWay: yes/no flags, a profile field's override or a
+// flag of the program's own, take true or false and refuse the rest with
+// the same words (--auto-pipeline took yes while refusing 1; --quiet took
+// 1 and refused yes).
+func TestBooleansOneWay(t *testing.T) {
+	for _, args := range [][]string{
+		{"--auto-pipeline", "yes"}, {"--auto-pipeline", "1"}, {"--replica-sync", "on"},
+		{"--quiet=1"}, {"--quiet=yes"}, {"--json=True"}, {"--appendonly=t"},
+	} {
+		// --max-ops 0 stops a run whose flags were all taken.
+		code, _, errOut := runBench(t, append(append([]string{"run"}, args...), "--max-ops", "0")...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, "want true or false") {
+			t.Errorf("bench run %v: exit %d, want %d saying true or false:\n%s", args, code, cli.ExitUsage, errOut)
+		}
+	}
+	// Taken: the run goes on to the next check (--max-ops 0, refused).
+	for _, args := range [][]string{{"--auto-pipeline", "true"}, {"--replica-sync", "false"}, {"--quiet=true"}, {"--quiet"}, {"--json=false"}} {
+		code, _, errOut := runBench(t, append(append([]string{"run"}, args...), "--max-ops", "0")...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, "--max-ops 0") {
+			t.Errorf("bench run %v: exit %d, want it taken (then --max-ops refused):\n%s", args, code, errOut)
 		}
 	}
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -126,9 +124,11 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	spec.Rounds, spec.Duration, spec.Warmup = *matrixRounds, *matrixDuration, *matrixWarmup
 	if *doc != "" {
-		if err := os.MkdirAll(filepath.Dir(*doc), 0o755); err != nil {
-			return cli.Usagef("--doc %s: %v", *doc, err)
+		made, err := cli.CheckOutFile("--doc", *doc)
+		if err != nil {
+			return err
 		}
+		defer made.Prune()
 	}
 	if err := cfg.Validate(); err != nil {
 		return err

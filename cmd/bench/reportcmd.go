@@ -68,9 +68,11 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := refuseOverwrite(path, paths, in); err != nil {
 		return err
 	}
-	if err := cli.CheckOutFile("--out", path); err != nil {
+	made, err := cli.CheckOutFile("--out", path)
+	if err != nil {
 		return err
 	}
+	defer made.Prune()
 	if err := report.Write(path, in, report.Options{Title: *title, Format: f, Generator: cli.VersionString()}); err != nil {
 		return err
 	}

@@ -125,9 +125,11 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := os.Stat(filepath.Join(out, "sweep.json")); err == nil {
 		return cli.Usagef("--out %s already holds a sweep; give a new directory (or leave --out out: each sweep gets its own)", out)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return cli.Usagef("--out %s: %v", out, err)
+	made, err := cli.CheckOutDir("--out", out)
+	if err != nil {
+		return err
 	}
+	defer made.Prune() // a sweep that ran no point wrote nothing
 	sloText := "no SLO"
 	if *slo > 0 {
 		sloText = fmt.Sprintf("SLO acquire p99 ≤ %v", *slo)

@@ -228,15 +228,21 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if rcfg.Topology != "" && rcfg.Topology != redisenv.TopologySingle {
 		return cli.Usagef("--topology %s: scenarios choose their own topology (failover starts a primary and a replica); drop --topology", rcfg.Topology)
 	}
+	var made cli.Created
+	defer func() { made.Prune() }() // a suite that ran nothing wrote nothing
 	if *out != "" {
-		if err := cli.CheckOutDir("--out", *out); err != nil {
+		m, err := cli.CheckOutDir("--out", *out)
+		if err != nil {
 			return err
 		}
+		made = append(made, m...)
 	}
 	if *junit != "" {
-		if err := cli.CheckOutFile("--junit", *junit); err != nil {
+		m, err := cli.CheckOutFile("--junit", *junit)
+		if err != nil {
 			return err
 		}
+		made = append(made, m...)
 	}
 	// A suite of scenarios none of which this Redis can host would report
 	// nothing but skips: refuse it before starting anything.
@@ -401,9 +407,11 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if *out != "" {
-		if err := cli.CheckOutDir("--out", *out); err != nil {
+		made, err := cli.CheckOutDir("--out", *out)
+		if err != nil {
 			return err
 		}
+		defer made.Prune()
 	}
 	tp := faults.NewEmbedded()
 	defer tp.Close()

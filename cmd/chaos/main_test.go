@@ -187,3 +187,23 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("report: %v, partial %v, verdict %s", err, rep.Partial, rep.Verdict)
 	}
 }
+
+// TestNoEmptyOutBehind: a suite refused before it starts leaves no --out
+// (or --junit directory) it created; one the user had stays.
+func TestNoEmptyOutBehind(t *testing.T) {
+	dir := t.TempDir()
+	out, junit := filepath.Join(dir, "new", "out"), filepath.Join(dir, "ci", "chaos.xml")
+	code, _, errOut := runChaos(t, "run", "redis-pause", "--redis-url", "redis://127.0.0.1:1", "--out", out, "--junit", junit)
+	if code != cli.ExitUsage {
+		t.Fatalf("exit %d, want %d:\n%s", code, cli.ExitUsage, errOut)
+	}
+	for _, p := range []string{filepath.Join(dir, "new"), filepath.Join(dir, "ci")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s left behind by a suite that never started", p)
+		}
+	}
+	code, _, errOut = runChaos(t, "run", "redis-pause", "--redis-url", "redis://127.0.0.1:1", "--out", dir)
+	if _, err := os.Stat(dir); code != cli.ExitUsage || err != nil {
+		t.Errorf("exit %d; the user's own --out: %v\n%s", code, err, errOut)
+	}
+}

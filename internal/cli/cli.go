@@ -14,12 +14,14 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // Version is the lockbench version, set at build time with
@@ -233,15 +235,11 @@ func FlagSet(prog, cmd, usage string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// Parse parses args into fs, turning errors into UsageErrors (the flag
-// package has already printed the message and usage) and refusing stray
-// positional arguments.
+// Parse parses args into fs, turning errors into one-line UsageErrors
+// (see parse) and refusing stray positional arguments.
 func Parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &UsageError{Err: err}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return Usagef("%s: unexpected argument %q (flags go before it? see %s -h)", fs.Name(), fs.Arg(0), fs.Name())
@@ -255,11 +253,8 @@ func Parse(fs *flag.FlagSet, args []string) error {
 func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, &UsageError{Err: err}
+		if err := parse(fs, args); err != nil {
+			return nil, err
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -270,6 +265,67 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos, args = append(pos, rest[0]), rest[1:]
 	}
+}
+
+// parse parses args into fs without letting the flag package print: on
+// a mistyped value it prints its message and then the whole usage, a
+// hundred lines burying the one that matters. The error carries that
+// line (Program prints it), as a UsageError; -h still prints the usage
+// and returns flag.ErrHelp.
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.VisitAll(func(f *flag.Flag) {
+		if b, ok := f.Value.(boolFlag); ok && b.IsBoolFlag() {
+			if _, done := b.(strictBool); !done {
+				f.Value = strictBool{b}
+			}
+		}
+	})
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return err
+	case err != nil:
+		// The set's name is "bench report RESULT_DIR_OR_FILE...": the help
+		// is the command's.
+		words := strings.Fields(fs.Name())
+		return &UsageError{Err: fmt.Errorf("%v (see %s -h)", err, strings.Join(words[:min(2, len(words))], " "))}
+	}
+	return nil
+}
+
+// boolFlag is a flag.Value that stands alone on the command line
+// (--quiet), as the flag package's bool flags are.
+type boolFlag interface {
+	flag.Value
+	IsBoolFlag() bool
+}
+
+// strictBool reads a bool flag's value as a profile's yes/no fields are
+// read (workloads.ParseBool), so that --quiet=1 and --auto-pipeline 1 get
+// the same answer.
+type strictBool struct{ boolFlag }
+
+// String is the flag's value; the flag package also calls it on a zero
+// strictBool to tell a default worth printing.
+func (b strictBool) String() string {
+	if b.boolFlag == nil {
+		return "false"
+	}
+	return b.boolFlag.String()
+}
+
+func (b strictBool) Set(s string) error {
+	v, err := workloads.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	return b.boolFlag.Set(strconv.FormatBool(v))
 }
 
 // NotifyContext returns a context cancelled by the first SIGINT or SIGTERM,

@@ -41,9 +41,33 @@ func TestParseRefusesStrayArguments(t *testing.T) {
 	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), `"extra"`) {
 		t.Errorf("stray argument: %v (exit %d)", err, ExitCode(err))
 	}
-	err = Parse(fs, []string{"-n", "two"})
-	if ExitCode(err) != ExitUsage || !strings.Contains(sb.String(), "Usage: bench run") {
-		t.Errorf("bad value: %v, usage printed:\n%s", err, sb.String())
+}
+
+// TestParseErrorIsOneLine: a mistyped flag or value is one line naming
+// the flag and where the help is, not the flag package's message followed
+// by every flag's usage; -h still prints the usage.
+func TestParseErrorIsOneLine(t *testing.T) {
+	for _, args := range [][]string{{"-n", "two"}, {"-nope"}, {"-n"}} {
+		var sb strings.Builder
+		fs := FlagSet("bench", "run", "does things", &sb)
+		fs.Int("n", 1, "a number")
+		err := Parse(fs, args)
+		if ExitCode(err) != ExitUsage || sb.Len() != 0 {
+			t.Errorf("%v: exit %d, printed %d bytes:\n%s", args, ExitCode(err), sb.Len(), sb.String())
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "-n") || !strings.HasSuffix(msg, "(see bench run -h)") {
+			t.Errorf("%v: %q, want one line naming the flag and bench run -h", args, msg)
+		}
+		if _, err := ParseArgs(fs, args); err == nil || sb.Len() != 0 {
+			t.Errorf("ParseArgs %v: %v, printed %q", args, err, sb.String())
+		}
+	}
+	var sb strings.Builder
+	fs := FlagSet("bench", "run", "does things", &sb)
+	fs.Int("n", 1, "a number")
+	if err := Parse(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) || !strings.Contains(sb.String(), "Usage: bench run") || !strings.Contains(sb.String(), "a number") {
+		t.Errorf("-h: %v, printed:\n%s", err, sb.String())
 	}
 }
 

@@ -20,20 +20,24 @@ func TestCheckOutputs(t *testing.T) {
 	long := filepath.Join(dir, strings.Repeat("n", 300)+".prof")
 	for _, tc := range []struct {
 		name  string
-		check func() error
+		check func() (Created, error)
 		want  string // "" for no error
 	}{
-		{"new out dir", func() error { return CheckOutDir("--out", filepath.Join(dir, "new", "results")) }, ""},
-		{"out is a file", func() error { return CheckOutDir("--out", file) }, "--out " + file + ": is a file, not a directory"},
-		{"out under a file", func() error { return CheckOutDir("--out", filepath.Join(file, "sub")) }, "cannot create it"},
-		{"out not writable", func() error { return CheckOutDir("--out", "/proc/self") }, "cannot write into it"},
-		{"profile in a dir", func() error { return CheckOutFile("--memprofile", filepath.Join(dir, "mem.prof")) }, ""},
-		{"profile is a dir", func() error { return CheckOutFile("--memprofile", dir) }, "is a directory"},
-		{"missing dir", func() error { return CheckOutFile("--cpuprofile", "/nonexistent/x.prof") }, "directory /nonexistent does not exist"},
-		{"under a file", func() error { return CheckOutFile("--junit", filepath.Join(file, "x.xml")) }, "is a file, not a directory"},
-		{"name too long", func() error { return CheckOutFile("--memprofile", long) }, "file name too long"},
+		{"new out dir", func() (Created, error) { return CheckOutDir("--out", filepath.Join(dir, "new", "results")) }, ""},
+		{"out is a file", func() (Created, error) { return CheckOutDir("--out", file) }, "--out " + file + ": is a file, not a directory"},
+		{"out under a file", func() (Created, error) { return CheckOutDir("--out", filepath.Join(file, "sub")) }, "cannot create it"},
+		{"out not writable", func() (Created, error) { return CheckOutDir("--out", "/proc/self") }, "cannot write into it"},
+		{"profile in a dir", func() (Created, error) { return CheckOutFile("--memprofile", filepath.Join(dir, "mem.prof")) }, ""},
+		{"profile in a new dir", func() (Created, error) {
+			return CheckOutFile("--cpuprofile", filepath.Join(dir, "new", "prof", "x.prof"))
+		}, ""},
+		{"profile is a dir", func() (Created, error) { return CheckOutFile("--memprofile", dir) }, "is a directory"},
+		{"dir not creatable", func() (Created, error) { return CheckOutFile("--cpuprofile", "/proc/self/new/x.prof") }, "cannot create its directory /proc/self/new"},
+		{"under a file", func() (Created, error) { return CheckOutFile("--junit", filepath.Join(file, "x.xml")) }, "is a file, not a directory"},
+		{"under a file, deeper", func() (Created, error) { return CheckOutFile("--junit", filepath.Join(file, "sub", "x.xml")) }, "is a file, not a directory"},
+		{"name too long", func() (Created, error) { return CheckOutFile("--memprofile", long) }, "file name too long"},
 	} {
-		err := tc.check()
+		_, err := tc.check()
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -50,5 +54,65 @@ func TestCheckOutputs(t *testing.T) {
 	more, _ := filepath.Glob(filepath.Join(dir, ".lockbench-probe-*"))
 	if len(left)+len(more) > 0 {
 		t.Errorf("probe files left behind: %v %v", left, more)
+	}
+}
+
+// TestPruneCreated: an output directory a check created is taken away
+// again when nothing was written into it, empty subdirectories and all;
+// one with a file in it stays, and one that existed before the check is
+// never removed.
+func TestPruneCreated(t *testing.T) {
+	dir := t.TempDir()
+	had := filepath.Join(dir, "had")
+	if err := os.Mkdir(had, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+
+	made, err := CheckOutDir("--out", filepath.Join(had, "a", "b"))
+	if err != nil || len(made) != 2 {
+		t.Fatalf("CheckOutDir: %v, created %v", err, made)
+	}
+	if err := os.MkdirAll(filepath.Join(had, "a", "b", "points"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	made.Prune()
+	if exists(filepath.Join(had, "a")) || !exists(had) {
+		t.Errorf("nothing written: %s left behind, or %s (which existed) removed", filepath.Join(had, "a"), had)
+	}
+
+	made, err = CheckOutDir("--out", filepath.Join(had, "a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(had, "a", "b", "run.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	made.Prune()
+	if !exists(filepath.Join(had, "a", "b", "run.json")) {
+		t.Errorf("a directory with a result in it was pruned")
+	}
+
+	made, err = CheckOutDir("--out", had)
+	if err != nil || len(made) != 0 {
+		t.Fatalf("an existing --out: %v, created %v", err, made)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	made, _ = CheckOutDir("--out", empty)
+	made.Prune()
+	if !exists(empty) {
+		t.Errorf("an empty directory the user had was removed")
+	}
+
+	made, err = CheckOutFile("--out", filepath.Join(dir, "rep", "report.html"))
+	if err != nil || !exists(filepath.Join(dir, "rep")) {
+		t.Fatalf("CheckOutFile into a missing directory: %v", err)
+	}
+	made.Prune()
+	if exists(filepath.Join(dir, "rep")) {
+		t.Errorf("CheckOutFile's directory left behind with nothing in it")
 	}
 }
