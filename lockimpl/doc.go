@@ -123,7 +123,7 @@
 // the deadline less a safety margin (Options.LostMargin: by default 1% of
 // the TTL plus 2 ms for clock drift, as Redlock allows, plus 100 ms, or
 // twice what this client's timers have lately been late, for the holder's
-// own scheduling delays) passes without a newer successful renewal (Redis
+// own scheduling delays; at most half the TTL) passes without a newer successful renewal (Redis
 // unreachable, paused, or slow for a whole TTL), when a fixed lease runs
 // out, when the client is closed (renewals stop), and when an unlock whose
 // outcome is unknown (an error or timeout) was the owner's last

@@ -47,8 +47,11 @@ func (hd *Hold) Deadline() time.Time {
 // Context returns a context derived from parent that ends when this hold
 // ends: when Lost closes (its cause is ErrLost), or when the last Unlock
 // releases the hold. Work passed ctx stops with the hold, as with etcd's
-// Session.Ctx. Unlock with parent, not ctx: ctx has ended once the hold
-// is lost. Call cancel once the context is no longer needed.
+// Session.Ctx. Like Lost's channel it ends by a timer, which a busy host
+// may run late; Lost() and Deadline read the clock, so check one of them
+// right before an irreversible step. Unlock with parent, not ctx: ctx has
+// ended once the hold is lost. Call cancel once the context is no longer
+// needed.
 func (hd *Hold) Context(parent context.Context) (ctx context.Context, cancel context.CancelFunc) {
 	ctx, cancelCause := context.WithCancelCause(parent)
 	hd.h.whenEnded(func(lost bool) {
@@ -232,6 +235,11 @@ func (h *hold) acquired(send time.Time, lease time.Duration, token int64) bool {
 	}
 	if probe {
 		h.owner.c.wd.addProbe(h)
+	}
+	if (register || probe) && h.isDone() {
+		// Lost meanwhile (a reply that came after the deadline fires the
+		// timer at once): finish removed it before it was added.
+		h.owner.c.wd.remove(h)
 	}
 	return true
 }
@@ -430,7 +438,6 @@ func (h *hold) lose() {
 	if !h.finish(true) {
 		return
 	}
-	close(h.lost)
 	h.mu.Lock()
 	fs, ends := h.onLost, h.onEnd
 	h.onLost, h.onEnd = nil, nil
@@ -492,6 +499,11 @@ func (h *hold) finish(lost bool) bool {
 		return false
 	}
 	h.done, h.wasLost = true, lost
+	if lost {
+		// Closed with done set, under mu: Lost never returns an open
+		// channel for a hold another goroutine is losing.
+		close(h.lost)
+	}
 	if h.timer != nil {
 		h.timer.Stop()
 	}

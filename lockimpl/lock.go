@@ -401,15 +401,19 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		cmd.script, cmd.args = wire.AcquireArgs(l.kind.family(), &p, l.leaseArg(lease))
 	}
 	cmd.what = what
+	op := "lock"
+	if into != nil {
+		op = "re-enter"
+	}
 	send := time.Now()
 	res, sync, err := c.runAcquire(ctx, l.name, cmd)
 	acquired, token, ttl := errors.Is(err, redis.Nil), int64(0), int64(0)
 	switch {
 	case acquired:
 	case err != nil && strings.Contains(err.Error(), wire.NonReentrantError):
-		return 0, nil, l.fail(ctx, "lock", ErrNonReentrant)
+		return 0, nil, l.fail(ctx, op, ErrNonReentrant)
 	case err != nil:
-		return 0, nil, l.fail(ctx, "lock", err)
+		return 0, nil, l.fail(ctx, op, err)
 	default:
 		// The fenced acquire replies {-1, token} or {PTTL, -1}; the others
 		// nil (acquired) or the PTTL.
@@ -426,7 +430,7 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 	}
 	if sync.failed() {
 		l.undoAcquire(lease)
-		return 0, nil, l.fail(ctx, "lock", sync.err(c.opts.ReplicaSyncTimeout))
+		return 0, nil, l.fail(ctx, op, sync.err(c.opts.ReplicaSyncTimeout))
 	}
 	if into == nil {
 		return 0, l.owner.acquired(l, send, lease, token), nil
@@ -434,7 +438,7 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 	if !into.acquired(send, lease, token) {
 		l.undoAcquire(lease)
 		into.lose()
-		return 0, nil, l.fail(ctx, "re-enter", fmt.Errorf("%w: the hold was lost while the re-entry was in flight; the re-entry was given back", ErrNotHeld))
+		return 0, nil, l.fail(ctx, op, fmt.Errorf("%w: the hold was lost while the re-entry was in flight; the re-entry was given back", ErrNotHeld))
 	}
 	return 0, into, nil
 }
@@ -726,5 +730,19 @@ func (l *Lock) fail(ctx context.Context, op string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w: %w", cerr, err)
 	}
-	return fmt.Errorf("lockimpl: %s %s: %w", op, l, err)
+	return &opError{what: op + " " + l.String(), err: err}
 }
+
+// opError is an operation's error, "lockimpl: <operation>: <cause>": the
+// cause's own "lockimpl: " prefixes (its sentinels carry one) are left
+// out, since the whole message has one.
+type opError struct {
+	what string
+	err  error
+}
+
+func (e *opError) Error() string {
+	return "lockimpl: " + e.what + ": " + strings.ReplaceAll(e.err.Error(), "lockimpl: ", "")
+}
+
+func (e *opError) Unwrap() error { return e.err }

@@ -3,6 +3,7 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -10,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
 )
@@ -165,7 +169,78 @@ func TestHoldDeadlineAndContext(t *testing.T) {
 	if cause := context.Cause(ctx); errors.Is(cause, lockimpl.ErrLost) {
 		t.Errorf("a released hold's Context ended as lost")
 	}
+	// A multi-lock's deadline is its parts' earliest, and its Context
+	// ends as lost when the first part is.
+	o := c.NewOwner()
+	m, err := o.NewMultiLock(o.Lock("P"), o.Lock("Q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mh, err := m.Lock(bg, lockimpl.LockOptions{Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, parts := mh.Deadline(), mh.Holds(); !d.Equal(parts[0].Deadline()) && !d.Equal(parts[1].Deadline()) ||
+		d.After(parts[0].Deadline()) || d.After(parts[1].Deadline()) {
+		t.Errorf("multi-lock Deadline %v is not the earliest of its parts'", d)
+	}
+	mctx, mcancel := mh.Context(bg)
+	defer mcancel()
+	testkit.WaitClosed(t, "the multi-hold's Context to end", mctx.Done())
+	if !testkit.Closed(mh.Lost()) || !errors.Is(context.Cause(mctx), lockimpl.ErrLost) {
+		t.Errorf("multi-hold Context ended (cause %v) with Lost closed %v; want ErrLost and Lost closed", context.Cause(mctx), testkit.Closed(mh.Lost()))
+	}
+
 	if _, err := lockimpl.NewClient(bg, f.raw, lockimpl.Options{LostMargin: -time.Millisecond}); !errors.Is(err, lockimpl.ErrInvalidOptions) {
 		t.Errorf("NewClient with a negative LostMargin = %v, want ErrInvalidOptions", err)
 	}
+}
+
+// TestLostAtAcquisitionNotRenewed: an acquisition whose reply comes back
+// after its hold's deadline is lost at once, and nothing renews it: the
+// watchdog must not take in a hold that was lost while it was being
+// registered (it kept renewing such holds until the client closed).
+func TestLostAtAcquisitionNotRenewed(t *testing.T) {
+	f := setup(t)
+	const wd = 150 * time.Millisecond // margin: half of it
+	tp := faults.NewEmbedded()
+	t.Cleanup(func() { tp.Close() })
+	proxy, err := tp.NewProxy("late", f.env.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proxy.AddToxic(faults.Toxic{Name: "late", Type: "latency", Stream: "downstream",
+		Attributes: map[string]int64{"latency": (wd * 2 / 3).Milliseconds()}}); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), PoolSize: 200})
+	t.Cleanup(func() { rdb.Close() })
+	c, err := lockimpl.NewClient(bg, rdb, testOptions(lockimpl.Options{WatchdogTimeout: wd}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 10 {
+				h, err := c.NewOwner().Lock(fmt.Sprintf("late:%d:%d", i, j)).Lock(testkit.Context(t), lockimpl.LockOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !testkit.Closed(h.Lost()) {
+					t.Errorf("a hold whose reply came after its deadline is not lost: deadline in %v", time.Until(h.Deadline()))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := c.WatchdogLen(); n != 0 {
+		t.Errorf("%d lost holds still in the watchdog", n)
+	}
+	// And so their keys expire: nothing renews them.
+	testkit.Eventually(t, "every key to expire", func() bool { return len(f.keys("late:*")) == 0 })
 }

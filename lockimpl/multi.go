@@ -123,7 +123,7 @@ func (m *MultiLock) fail(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w: %w", cerr, err)
 	}
-	return fmt.Errorf("lockimpl: multi-lock of %d locks: %w", len(m.locks), err)
+	return &opError{what: fmt.Sprintf("multi-lock of %d locks", len(m.locks)), err: err}
 }
 
 // MultiHold is the hold of every lock of a MultiLock.
@@ -150,9 +150,44 @@ func (mh *MultiHold) Holds() []*Hold { return slices.Clone(mh.holds) }
 // multi-lock guards is then no longer exclusive.
 func (mh *MultiHold) Lost() <-chan struct{} {
 	for _, h := range mh.holds {
-		h.h.loseIfDue()
+		// A part another goroutine is losing has its own channel closed
+		// already; ours must not lag behind it.
+		select {
+		case <-h.Lost():
+			mh.once.Do(func() { close(mh.lost) })
+		default:
+		}
 	}
 	return mh.lost
+}
+
+// Deadline is the earliest of the holds' deadlines (Hold.Deadline): when
+// Lost closes unless renewals move it.
+func (mh *MultiHold) Deadline() time.Time {
+	d := mh.holds[0].Deadline()
+	for _, h := range mh.holds[1:] {
+		if e := h.Deadline(); e.Before(d) {
+			d = e
+		}
+	}
+	return d
+}
+
+// Context returns a context derived from parent that ends when the first
+// of the holds ends: lost (its cause is ErrLost) or released by Unlock.
+// Call cancel once it is no longer needed.
+func (mh *MultiHold) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancelCause := context.WithCancelCause(parent)
+	for _, h := range mh.holds {
+		h.h.whenEnded(func(lost bool) {
+			if lost {
+				cancelCause(ErrLost)
+			} else {
+				cancelCause(errReleased)
+			}
+		})
+	}
+	return ctx, func() { cancelCause(context.Canceled) }
 }
 
 // Unlock releases every hold, in reverse order, and returns their errors

@@ -151,7 +151,8 @@ type Options struct {
 	// Zero: 1% of the TTL plus 2 ms for clocks running at different rates
 	// (Redlock's allowance), plus SchedulingAllowance or, when this
 	// client's deadline timers have lately fired later than that, twice
-	// their lateness. Either way the margin is at most half the TTL.
+	// their lateness. Either way, a margin set here too, it is at most
+	// half the TTL: a hold keeps at least half its lease.
 	// Raise it where a holder needs time to stop: what it does after Lost
 	// closes must end before the key can expire. Negative is refused.
 	LostMargin time.Duration

@@ -74,6 +74,9 @@ func TestReplicaSync(t *testing.T) {
 		if !strings.Contains(err.Error(), "Options.SkipReplicaSync") {
 			t.Errorf("error %q does not say how to turn the check off", err)
 		}
+		if n := strings.Count(err.Error(), "lockimpl:"); n != 1 {
+			t.Errorf("error %q says lockimpl %d times", err, n)
+		}
 		if d := time.Since(start); d < 300*time.Millisecond {
 			t.Errorf("%s failed after %v, before the 300ms WAIT", l, d)
 		}

@@ -3,6 +3,7 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -359,8 +360,8 @@ func TestReenterRacingLossLeavesNoOrphan(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Reenter answered after the hold's deadline = nil (count %d, lost %v); want ErrNotHeld", h.Count(), testkit.Closed(h.Lost()))
 			}
-			if !errors.Is(err, lockimpl.ErrNotHeld) {
-				t.Fatalf("Reenter = %v, want ErrNotHeld", err)
+			if !errors.Is(err, lockimpl.ErrNotHeld) || !strings.HasPrefix(err.Error(), "lockimpl: re-enter ") {
+				t.Fatalf("Reenter = %v, want ErrNotHeld from re-enter", err)
 			}
 			if !testkit.Closed(h.Lost()) || h.Count() != 0 {
 				t.Errorf("after the failed re-entry: lost %v, count %d; want lost, 0", testkit.Closed(h.Lost()), h.Count())
