@@ -165,8 +165,9 @@ type hold struct {
 	count    int           // acquisitions not yet unlocked (re-entries included)
 	token    int64         // fencing token of the latest acquisition
 	timer    *time.Timer
-	done     bool // released or lost
-	wasLost  bool // done by lose
+	firesAt  time.Time // when the timer is due, if set for the future
+	done     bool      // released or lost
+	wasLost  bool      // done by lose
 	lost     chan struct{}
 	onLost   []func()     // run once lost closes (a multi-lock's own Lost)
 	onEnd    []func(bool) // run once the hold ends, told whether it was lost (Hold.Context)
@@ -395,7 +396,12 @@ func (h *hold) armLocked() {
 	if h.done {
 		return
 	}
-	wait := time.Until(h.lostAt())
+	at := h.lostAt()
+	wait := time.Until(at)
+	h.firesAt = time.Time{}
+	if wait > 0 {
+		h.firesAt = at
+	}
 	if h.timer == nil {
 		h.timer = time.AfterFunc(wait, h.checkDeadline)
 	} else {
@@ -409,16 +415,22 @@ func (h *hold) checkDeadline() {
 		h.mu.Unlock()
 		return
 	}
-	wait := time.Until(h.lostAt())
-	if wait > 0 { // extended meanwhile
-		h.timer.Reset(wait)
+	if time.Until(h.lostAt()) > 0 { // extended meanwhile
+		h.armLocked()
 		h.mu.Unlock()
 		return
 	}
+	// How late the timer ran, when it was set for a time still ahead (a
+	// reply that came after the deadline sets it for the past: that is
+	// the network's lateness, not the host's).
+	var late time.Duration
+	if !h.firesAt.IsZero() {
+		late = time.Since(h.firesAt)
+	}
 	h.mu.Unlock()
 	h.lose()
-	// Fired late: later margins allow for it (see Client.margin).
-	h.owner.c.late.note(-wait)
+	// Later margins allow for it (see Client.margin).
+	h.owner.c.late.note(late)
 }
 
 // loseIfDue loses the hold now if its deadline has passed, without

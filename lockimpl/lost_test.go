@@ -244,3 +244,45 @@ func TestLostAtAcquisitionNotRenewed(t *testing.T) {
 	// And so their keys expire: nothing renews them.
 	testkit.Eventually(t, "every key to expire", func() bool { return len(f.keys("late:*")) == 0 })
 }
+
+// TestLateReplyIsNotALateTimer: a reply that comes after its hold's
+// deadline loses the hold at once, and that is the network's lateness, not
+// a late timer: it must not widen the margins of later holds (Lost would
+// close long before it needs to).
+func TestLateReplyIsNotALateTimer(t *testing.T) {
+	f := setup(t)
+	tp := faults.NewEmbedded()
+	t.Cleanup(func() { tp.Close() })
+	proxy, err := tp.NewProxy("late", f.env.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	c, err := lockimpl.NewClient(bg, rdb, testOptions(lockimpl.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	o := c.NewOwner()
+	if err := proxy.AddToxic(faults.Toxic{Name: "late", Type: "latency", Stream: "downstream",
+		Attributes: map[string]int64{"latency": 400}}); err != nil {
+		t.Fatal(err)
+	}
+	h := lock(t, o.Lock("a"), lockimpl.LockOptions{Lease: 300 * time.Millisecond})
+	// Its deadline timer loses it (Lost() would check the clock first).
+	ctx, cancel := h.Context(bg)
+	defer cancel()
+	testkit.WaitClosed(t, "the late hold to be lost", ctx.Done())
+	if err := proxy.RemoveToxic(bg, "late"); err != nil {
+		t.Fatal(err)
+	}
+	const lease = 2 * time.Second
+	want := lease - lease/100 - 2*time.Millisecond - lockimpl.SchedulingAllowance
+	before := time.Now()
+	h = lock(t, o.Lock("b"), lockimpl.LockOptions{Lease: lease})
+	if got := h.Deadline().Sub(before); got < want {
+		t.Errorf("the next hold's Deadline is %v after its call, want at least %v: the late reply widened its margin", got, want)
+	}
+	unlock(t, h)
+}
