@@ -85,20 +85,32 @@ const dockerSocket = "unix:///var/run/docker.sock"
 // but never answers cannot stall the caller.
 func DockerAvailable(ctx context.Context) error {
 	host := engineHost()
+	// A probe the caller cut short found nothing out about the engine: it
+	// says so, rather than blame the engine.
+	cut := func() error { return fmt.Errorf("redisenv: probe of the engine at %s: %w", host, ctx.Err()) }
 	pctx, cancel := context.WithTimeout(ctx, DockerProbeTimeout)
 	err := pingEngine(pctx, host)
 	cancel()
+	if ctx.Err() != nil {
+		return cut()
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %s at %s", ErrNoDocker, oneLine(err.Error()), host)
 	}
-	ctx, cancel = context.WithTimeout(ctx, EngineSetupTimeout)
+	sctx, cancel := context.WithTimeout(ctx, EngineSetupTimeout)
 	defer cancel()
 	res := make(chan error, 1)
-	go func() { res <- probeDocker(ctx) }()
+	go func() { res <- probeDocker(sctx) }()
 	select {
 	case err := <-res:
+		if ctx.Err() != nil {
+			return cut()
+		}
 		return err
-	case <-ctx.Done():
+	case <-sctx.Done():
+		if ctx.Err() != nil {
+			return cut()
+		}
 		return fmt.Errorf("%w: %s answered /_ping but not its API within %v", ErrNoDocker, host, EngineSetupTimeout)
 	}
 }
@@ -136,8 +148,15 @@ func (e *Engine) Close() error {
 // Podman API service of this process's own (podman on $PATH), which
 // DOCKER_HOST then names for the rest of the process (testcontainers
 // keeps the first engine address it sees). Where none can be had, the
-// error is a *ConfigError (wrapping ErrNoDocker) naming the fix.
-func OpenEngine(ctx context.Context) (*Engine, error) {
+// error is a *ConfigError (wrapping ErrNoDocker) naming the fix; where
+// ctx was cancelled, it is ctx's error.
+func OpenEngine(ctx context.Context) (_ *Engine, err error) {
+	defer func() {
+		if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+			// Cut short, it learnt nothing of the engine to blame it for.
+			err = fmt.Errorf("redisenv: container engine: %w", ctx.Err())
+		}
+	}()
 	own := ownPodman.host()
 	if host := strings.TrimSpace(os.Getenv("DOCKER_HOST")); host != "" && host != own {
 		if err := DockerAvailable(ctx); err != nil {
@@ -601,6 +620,7 @@ func (s *podmanService) start(ctx context.Context) error {
 	}
 	s.cmd, s.exited = cmd, exited
 	host := "unix://" + sock
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, EngineSetupTimeout)
 	defer cancel()
 	for {
@@ -615,6 +635,9 @@ func (s *podmanService) start(ctx context.Context) error {
 		case <-exited:
 			return fmt.Errorf("podman system service exited at start: %s", oneLine(tail()))
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return fmt.Errorf("podman system service: start: %w", parent.Err())
+			}
 			return fmt.Errorf("podman system service did not answer within %v: %w; its log ends: %s", EngineSetupTimeout, ctx.Err(), oneLine(tail()))
 		case <-time.After(50 * time.Millisecond):
 		}

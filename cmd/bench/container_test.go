@@ -132,7 +132,7 @@ func TestRunContainerOwnEngine(t *testing.T) {
 
 	cmd := benchProcess(t, tmp, "run --redis container --redis-image local --profile rw90 --duration 5m --warmup 0s --out "+t.TempDir(), "DOCKER_HOST")
 	seen, stderr := startUntil(t, cmd, "bench: running ")
-	if own && len(serviceProcs(tmp)) == 0 {
+	if own && len(procsUnder(tmp)) == 0 {
 		t.Errorf("no Podman service runs under %s while the run's load does\n%s", tmp, seen)
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -154,7 +154,7 @@ func TestRunContainerOwnEngine(t *testing.T) {
 	if !strings.Contains(seen, "left by a lockbench that was killed") {
 		t.Errorf("the next run did not say it removed the killed run's leftovers:\n%s", seen)
 	}
-	if left := serviceProcs(tmp); len(left) > 0 {
+	if left := procsUnder(tmp); len(left) > 0 {
 		t.Errorf("a Podman service outlived its run: %s", strings.Join(left, "; "))
 	}
 	if dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-engine-*")); len(dirs) > 0 {
@@ -229,15 +229,18 @@ func ownedBy(t *testing.T, api client.APIClient, pid int) []string {
 	return found
 }
 
-// serviceProcs lists the processes whose command line names a path under
-// dir: the Podman services whose socket is there.
-func serviceProcs(dir string) []string {
+// procsUnder lists the processes whose command line names a path under
+// dir, or whose working dir is there: the Podman services whose socket
+// is there, the local servers whose data dir is (redis-server rewrites
+// its command line).
+func procsUnder(dir string) []string {
 	var found []string
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), dir+"/") {
-			found = append(found, filepath.Base(filepath.Dir(p))+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		b, err := os.ReadFile(filepath.Join(p, "cmdline"))
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		if err == nil && (strings.Contains(string(b), dir+"/") || strings.HasPrefix(cwd+"/", dir+"/")) {
+			found = append(found, filepath.Base(p)+": "+strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
 	return found
@@ -249,7 +252,7 @@ func waitNoService(t *testing.T, dir string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		left := serviceProcs(dir)
+		left := procsUnder(dir)
 		if len(left) == 0 {
 			return
 		}
