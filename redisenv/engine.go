@@ -52,6 +52,37 @@ const EngineSetupTimeout = 20 * time.Second
 // engine lacks it.
 const ImagePullTimeout = time.Minute
 
+// MakeGrace is how long an engine call that makes something (an image,
+// a network, a container) may go on once its context is cancelled.
+// Cut mid-way, the call may still make it on the engine without this
+// process learning its name, and nothing would remove it; let finish, it
+// is known and removed. Ctrl-C waits for that at most this long (a second
+// Ctrl-C does not).
+const MakeGrace = 20 * time.Second
+
+// making is the context for an engine call that makes something: ctx's
+// values, cancelled MakeGrace after ctx is (see MakeGrace). The caller
+// calls the returned cancel when the call returns.
+func making(ctx context.Context) (context.Context, context.CancelFunc) {
+	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var grace *time.Timer
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		grace = time.AfterFunc(MakeGrace, cancel)
+		mu.Unlock()
+	})
+	return mctx, func() {
+		stop()
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
+}
+
 // LocalImage as Config.Image (--redis-image local) runs the containers
 // from an image made on the spot from the local redis-server
 // (Config.ServerPath) and the libraries it links: for an engine that can
@@ -427,7 +458,9 @@ var lddPath = regexp.MustCompile(`(/[^\s]+)`)
 // BuildImage imports an image of the redis-server at serverPath (looked
 // up on $PATH), the libraries ldd lists for it and an empty /data,
 // labelled with this process as its owner, and returns its tag. The
-// caller removes it (SweepLeftovers does, once this process is gone).
+// caller removes it (SweepLeftovers does, once this process is gone). The
+// tag comes with an error too once the import was asked for: the image
+// may then exist. A cancelled ctx lets the import finish (see MakeGrace).
 func BuildImage(ctx context.Context, api client.APIClient, serverPath string) (string, error) {
 	bin, err := exec.LookPath(serverPath)
 	if err != nil {
@@ -482,15 +515,23 @@ func BuildImage(ctx context.Context, api client.APIClient, serverPath string) (s
 	for k, v := range ownerLabels() {
 		changes = append(changes, fmt.Sprintf("LABEL %s=%q", k, v))
 	}
-	res, err := api.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, tag,
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	mctx, done := making(ctx)
+	defer done()
+	res, err := api.ImageImport(mctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, tag,
 		client.ImageImportOptions{Changes: changes})
 	if err != nil {
-		return "", fmt.Errorf("import: %w", err)
+		return tag, fmt.Errorf("import: %w", err)
 	}
-	_, _ = io.Copy(io.Discard, res)
+	_, _ = io.Copy(io.Discard, res) // the import is done when its progress ends
 	res.Close()
+	if err := ctx.Err(); err != nil {
+		return tag, err
+	}
 	if _, err := api.ImageInspect(ctx, tag); err != nil {
-		return "", fmt.Errorf("import of %s: %w", tag, err)
+		return tag, fmt.Errorf("import of %s: %w", tag, err)
 	}
 	return tag, nil
 }
@@ -597,7 +638,9 @@ func (s *podmanService) start(ctx context.Context) error {
 	}
 	defer log.Close()
 	cmd := exec.Command(podman, "system", "service", "--time=0", "unix://"+sock)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+confPath)
+	// Its temp files (an image import's upload, kept after the import)
+	// go in its dir, and with it.
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+confPath, "TMPDIR="+s.dir)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = serviceAttr()
 	// The parent-death signal is tied to the thread that forks the child

@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
@@ -162,6 +163,86 @@ func TestRunContainerOwnEngine(t *testing.T) {
 	}
 }
 
+// TestRunContainerInterruptedStarting: Ctrl-C or SIGTERM at each step of
+// a container run's start (its Podman service starting, then answering,
+// the image being imported, then made, the container made) exits 130 with
+// the line any interrupt ends with, blaming no engine, and leaves nothing
+// for the next run's sweep: no container, network or image of its own on
+// the engine, no service process, nothing in its temp dir.
+func TestRunContainerInterruptedStarting(t *testing.T) {
+	redisenvtest.ContainerConfig(t)
+	api := engineAPI(t)
+	// With a Podman service of the tests' own, a run without DOCKER_HOST
+	// starts one of its own as well; on another engine its steps are not
+	// to be seen, and the run uses the tests' engine.
+	own := redisenvtest.CurrentEngine().Own
+	var drop []string
+	if own {
+		drop = []string{"DOCKER_HOST"}
+	}
+	type probe struct {
+		tmp string
+		cmd *exec.Cmd
+	}
+	has := func(kind string) func(p probe) bool {
+		return func(p probe) bool {
+			found, _ := listOwned(api, p.cmd.Process.Pid) // an error: not yet
+			for _, l := range found {
+				if strings.HasPrefix(l, kind+" ") {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	file := func(patterns ...string) func(p probe) bool {
+		return func(p probe) bool {
+			for _, pat := range patterns {
+				if m, _ := filepath.Glob(filepath.Join(p.tmp, pat)); len(m) > 0 {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	for _, tc := range []struct {
+		step    string
+		sig     syscall.Signal
+		ownOnly bool
+		when    func(probe) bool
+	}{
+		{"service starting", syscall.SIGINT, true, func(p probe) bool { return len(procsUnder(p.tmp)) > 0 }},
+		{"service answering", syscall.SIGTERM, true, file("lockbench-engine-*/podman.sock")},
+		// The service keeps an import's upload in a temp file.
+		{"image importing", syscall.SIGINT, true, file("api_load.tar*", "lockbench-engine-*/api_load.tar*")},
+		{"image made", syscall.SIGTERM, false, has("image")},
+		{"container made", syscall.SIGINT, false, has("container")},
+	} {
+		t.Run(strings.ReplaceAll(tc.step, " ", "-"), func(t *testing.T) {
+			if tc.ownOnly && !own {
+				t.Skipf("the tests' engine (%s) is not a Podman service of their own", redisenvtest.CurrentEngine().Host)
+			}
+			// A short dir: the service's socket is in it, and a unix
+			// socket's path has room for about a hundred bytes.
+			tmp, err := os.MkdirTemp("", "lb")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			cmd := benchProcess(t, tmp, "run --redis container --redis-image local --duration 20s --out "+t.TempDir(), drop...)
+			code, stderr := signalWhen(t, cmd, tc.sig, func() bool { return tc.when(probe{tmp, cmd}) })
+			if strings.Contains(stderr, "bench: running") {
+				t.Logf("the start was over when the signal came")
+			}
+			checkInterrupted(t, code, stderr)
+			if left := ownedBy(t, api, cmd.Process.Pid); len(left) > 0 {
+				t.Errorf("left on the engine: %s", strings.Join(left, "; "))
+			}
+			checkNothingUnder(t, tmp)
+		})
+	}
+}
+
 // killMidRun starts bench run --redis container (with extra flags, its
 // temp dir tmp, its environment without the variables drop names), waits
 // until its load runs, SIGKILLs it and returns its pid and what it wrote
@@ -189,9 +270,26 @@ func engineAPI(t *testing.T) client.APIClient {
 }
 
 // ownedBy lists the containers, networks and images on the engine whose
-// owner label names process pid.
+// owner label names process pid. Podman's image list fails while another
+// process's image is half made (its record there, not yet its manifest):
+// the lists are read again until they answer, within Patience.
 func ownedBy(t *testing.T, api client.APIClient, pid int) []string {
 	t.Helper()
+	deadline := time.Now().Add(testkit.Patience)
+	for {
+		found, err := listOwned(api, pid)
+		if err == nil {
+			return found
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// listOwned is one reading of ownedBy's lists.
+func listOwned(api client.APIClient, pid int) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	mine := func(labels map[string]string) bool {
@@ -201,7 +299,7 @@ func ownedBy(t *testing.T, api client.APIClient, pid int) []string {
 	var found []string
 	cs, err := api.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for _, c := range cs.Items {
 		if mine(c.Labels) {
@@ -210,7 +308,7 @@ func ownedBy(t *testing.T, api client.APIClient, pid int) []string {
 	}
 	ns, err := api.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for _, n := range ns.Items {
 		if mine(n.Labels) {
@@ -219,14 +317,14 @@ func ownedBy(t *testing.T, api client.APIClient, pid int) []string {
 	}
 	is, err := api.ImageList(ctx, client.ImageListOptions{Filters: f})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for _, img := range is.Items {
 		if mine(img.Labels) {
 			found = append(found, "image "+strings.Join(img.RepoTags, ","))
 		}
 	}
-	return found
+	return found, nil
 }
 
 // procsUnder lists the processes whose command line names a path under
