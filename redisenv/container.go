@@ -67,7 +67,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 	}
 	e.closers = append(e.closers, tc.Close)
 	for _, d := range SweepLeftovers(ctx, tc.Client(), false) {
-		cfg.Logf("redis: removed %s, left by a lockbench that was killed", d)
+		cfg.Logf("redis: removed %s, %s", d, leftBy)
 	}
 	image, err := e.image(ctx, cfg, tc.Client())
 	if err != nil {

@@ -98,7 +98,7 @@ func TestRunContainerSweepsKilledRun(t *testing.T) {
 	if left := ownedBy(t, api, killed); len(left) > 0 {
 		t.Errorf("still on the engine after the next run: %s\n%s", strings.Join(left, "; "), output)
 	}
-	if !strings.Contains(string(output), "left by a lockbench that was killed") {
+	if !strings.Contains(string(output), "left by a lockbench that is no longer running") {
 		t.Errorf("the next run did not say it removed the killed run's container:\n%s", output)
 	}
 }
@@ -152,7 +152,7 @@ func TestRunContainerOwnEngine(t *testing.T) {
 			t.Errorf("pid %d's still on the engine: %s\n%s", pid, strings.Join(left, "; "), seen)
 		}
 	}
-	if !strings.Contains(seen, "left by a lockbench that was killed") {
+	if !strings.Contains(seen, "left by a lockbench that is no longer running") {
 		t.Errorf("the next run did not say it removed the killed run's leftovers:\n%s", seen)
 	}
 	if left := procsUnder(tmp); len(left) > 0 {
