@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/internal/testkit"
-	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
 
@@ -186,7 +183,7 @@ func TestRunContainerInterruptedStarting(t *testing.T) {
 	}
 	has := func(kind string) func(p probe) bool {
 		return func(p probe) bool {
-			found, _ := listOwned(api, p.cmd.Process.Pid) // an error: not yet
+			found, _ := redisenvtest.Owned(api, p.cmd.Process.Pid) // an error: not yet
 			for _, l := range found {
 				if strings.HasPrefix(l, kind+" ") {
 					return true
@@ -269,15 +266,15 @@ func engineAPI(t *testing.T) client.APIClient {
 	return api
 }
 
-// ownedBy lists the containers, networks and images on the engine whose
-// owner label names process pid. Podman's image list fails while another
-// process's image is half made (its record there, not yet its manifest):
-// the lists are read again until they answer, within Patience.
+// ownedBy lists what pid owns on the engine (redisenvtest.Owned). Podman's
+// image list fails while another process's image is half made (its record
+// there, not yet its manifest): it is read again until it answers, within
+// Patience.
 func ownedBy(t *testing.T, api client.APIClient, pid int) []string {
 	t.Helper()
 	deadline := time.Now().Add(testkit.Patience)
 	for {
-		found, err := listOwned(api, pid)
+		found, err := redisenvtest.Owned(api, pid)
 		if err == nil {
 			return found
 		}
@@ -286,45 +283,6 @@ func ownedBy(t *testing.T, api client.APIClient, pid int) []string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// listOwned is one reading of ownedBy's lists.
-func listOwned(api client.APIClient, pid int) ([]string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	mine := func(labels map[string]string) bool {
-		return strings.HasPrefix(labels[redisenv.OwnerLabel], strconv.Itoa(pid)+" ")
-	}
-	f := client.Filters{}.Add("label", redisenv.OwnerLabel)
-	var found []string
-	cs, err := api.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range cs.Items {
-		if mine(c.Labels) {
-			found = append(found, "container "+c.ID[:12]+" ("+string(c.State)+")")
-		}
-	}
-	ns, err := api.NetworkList(ctx, client.NetworkListOptions{Filters: f})
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range ns.Items {
-		if mine(n.Labels) {
-			found = append(found, "network "+n.Name)
-		}
-	}
-	is, err := api.ImageList(ctx, client.ImageListOptions{Filters: f})
-	if err != nil {
-		return nil, err
-	}
-	for _, img := range is.Items {
-		if mine(img.Labels) {
-			found = append(found, "image "+strings.Join(img.RepoTags, ","))
-		}
-	}
-	return found, nil
 }
 
 // procsUnder lists the processes whose command line names a path under
