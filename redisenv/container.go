@@ -32,14 +32,20 @@ func (e *Env) newNetwork(ctx context.Context, api client.APIClient) (string, err
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "lockbench-" + hex.EncodeToString(b[:])
-	if _, err := api.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: ownerLabels()}); err != nil {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	mctx, done := making(ctx)
+	_, err := api.NetworkCreate(mctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: ownerLabels()})
+	done()
+	if err != nil {
 		return "", fmt.Errorf("redisenv: container network: %w", err)
 	}
 	e.closers = append(e.closers, func() error {
 		_, err := api.NetworkRemove(context.Background(), name, client.NetworkRemoveOptions{})
 		return err
 	})
-	return name, nil
+	return name, ctx.Err()
 }
 
 // startContainer runs Redis in containers. On a local Docker daemon the
@@ -61,7 +67,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 	}
 	e.closers = append(e.closers, tc.Close)
 	for _, d := range SweepLeftovers(ctx, tc.Client(), false) {
-		cfg.Logf("redis: removed %s, left by a lockbench that was killed", d)
+		cfg.Logf("redis: removed %s, %s", d, leftBy)
 	}
 	image, err := e.image(ctx, cfg, tc.Client())
 	if err != nil {
@@ -124,13 +130,15 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 func (e *Env) image(ctx context.Context, cfg Config, api client.APIClient) (string, error) {
 	if cfg.Image == LocalImage {
 		tag, err := BuildImage(ctx, api, cfg.ServerPath)
+		if tag != "" {
+			e.closers = append(e.closers, func() error {
+				_, err := api.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
+				return err
+			})
+		}
 		if err != nil {
 			return "", fmt.Errorf("redisenv: --redis-image %s: %w", LocalImage, err)
 		}
-		e.closers = append(e.closers, func() error {
-			_, err := api.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
-			return err
-		})
 		return tag, nil
 	}
 	if err := FindImage(ctx, api, cfg.Image); err != nil {
@@ -250,9 +258,9 @@ func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient
 				}
 			}))
 		}
-		c, err := tcredis.Run(ctx, cfg.Image, opts...)
-		if c != nil {
-			e.closers = append(e.closers, func() error { return testcontainers.TerminateContainer(c) })
+		c, err := e.createContainer(ctx, cfg.Image, opts)
+		if err == nil {
+			err = c.Start(ctx)
 		}
 		if err != nil {
 			lastErr = fmt.Errorf("redisenv: %s container (%s): %w", name, cfg.Image, err)
@@ -271,6 +279,30 @@ func (e *Env) runContainer(ctx context.Context, cfg Config, api client.APIClient
 		return n, nil
 	}
 	return nil, lastErr
+}
+
+// createContainer makes (without starting) a Redis container from image,
+// to be removed by Close. The create is let finish when ctx is cancelled
+// (see MakeGrace): cut mid-way, the engine may make a container whose ID
+// never reaches Close.
+func (e *Env) createContainer(ctx context.Context, image string, opts []testcontainers.ContainerCustomizer) (*tcredis.RedisContainer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	mctx, done := making(ctx)
+	defer done()
+	created := testcontainers.CustomizeRequestOption(func(req *testcontainers.GenericContainerRequest) error {
+		req.Started = false
+		return nil
+	})
+	c, err := tcredis.Run(mctx, image, append(opts, created)...)
+	if c != nil {
+		e.closers = append(e.closers, func() error { return testcontainers.TerminateContainer(c) })
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return c, err
 }
 
 // containerNode is one Redis container; process faults go through the

@@ -15,7 +15,8 @@
 //     (DOCKER_HOST's, Docker's socket, else a Podman API service of the
 //     process's own, stopped by Close), without testcontainers' reaper: each
 //     start first sweeps the containers, networks and images (OwnerLabel)
-//     of lockbench processes that are gone, and Close removes the Env's.
+//     of lockbench processes that are gone, and Close (or cancelling
+//     Start's context, mid-start included) removes the Env's.
 //     No engine, or an image the engine lacks and cannot pull, is a
 //     ConfigError; LocalImage makes one from the local redis-server.
 //   - external: a redis://, rediss://, cluster-list or sentinel URL (see

@@ -52,6 +52,37 @@ const EngineSetupTimeout = 20 * time.Second
 // engine lacks it.
 const ImagePullTimeout = time.Minute
 
+// MakeGrace is how long an engine call that makes something (an image,
+// a network, a container) may go on once its context is cancelled.
+// Cut mid-way, the call may still make it on the engine without this
+// process learning its name, and nothing would remove it; let finish, it
+// is known and removed. Ctrl-C waits for that at most this long (a second
+// Ctrl-C does not).
+const MakeGrace = 20 * time.Second
+
+// making is the context for an engine call that makes something: ctx's
+// values, cancelled MakeGrace after ctx is (see MakeGrace). The caller
+// calls the returned cancel when the call returns.
+func making(ctx context.Context) (context.Context, context.CancelFunc) {
+	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var grace *time.Timer
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		grace = time.AfterFunc(MakeGrace, cancel)
+		mu.Unlock()
+	})
+	return mctx, func() {
+		stop()
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
+}
+
 // LocalImage as Config.Image (--redis-image local) runs the containers
 // from an image made on the spot from the local redis-server
 // (Config.ServerPath) and the libraries it links: for an engine that can
@@ -85,20 +116,32 @@ const dockerSocket = "unix:///var/run/docker.sock"
 // but never answers cannot stall the caller.
 func DockerAvailable(ctx context.Context) error {
 	host := engineHost()
+	// A probe the caller cut short found nothing out about the engine: it
+	// says so, rather than blame the engine.
+	cut := func() error { return fmt.Errorf("redisenv: probe of the engine at %s: %w", host, ctx.Err()) }
 	pctx, cancel := context.WithTimeout(ctx, DockerProbeTimeout)
 	err := pingEngine(pctx, host)
 	cancel()
+	if ctx.Err() != nil {
+		return cut()
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %s at %s", ErrNoDocker, oneLine(err.Error()), host)
 	}
-	ctx, cancel = context.WithTimeout(ctx, EngineSetupTimeout)
+	sctx, cancel := context.WithTimeout(ctx, EngineSetupTimeout)
 	defer cancel()
 	res := make(chan error, 1)
-	go func() { res <- probeDocker(ctx) }()
+	go func() { res <- probeDocker(sctx) }()
 	select {
 	case err := <-res:
+		if ctx.Err() != nil {
+			return cut()
+		}
 		return err
-	case <-ctx.Done():
+	case <-sctx.Done():
+		if ctx.Err() != nil {
+			return cut()
+		}
 		return fmt.Errorf("%w: %s answered /_ping but not its API within %v", ErrNoDocker, host, EngineSetupTimeout)
 	}
 }
@@ -136,8 +179,15 @@ func (e *Engine) Close() error {
 // Podman API service of this process's own (podman on $PATH), which
 // DOCKER_HOST then names for the rest of the process (testcontainers
 // keeps the first engine address it sees). Where none can be had, the
-// error is a *ConfigError (wrapping ErrNoDocker) naming the fix.
-func OpenEngine(ctx context.Context) (*Engine, error) {
+// error is a *ConfigError (wrapping ErrNoDocker) naming the fix; where
+// ctx was cancelled, it is ctx's error.
+func OpenEngine(ctx context.Context) (_ *Engine, err error) {
+	defer func() {
+		if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+			// Cut short, it learnt nothing of the engine to blame it for.
+			err = fmt.Errorf("redisenv: container engine: %w", ctx.Err())
+		}
+	}()
 	own := ownPodman.host()
 	if host := strings.TrimSpace(os.Getenv("DOCKER_HOST")); host != "" && host != own {
 		if err := DockerAvailable(ctx); err != nil {
@@ -408,7 +458,9 @@ var lddPath = regexp.MustCompile(`(/[^\s]+)`)
 // BuildImage imports an image of the redis-server at serverPath (looked
 // up on $PATH), the libraries ldd lists for it and an empty /data,
 // labelled with this process as its owner, and returns its tag. The
-// caller removes it (SweepLeftovers does, once this process is gone).
+// caller removes it (SweepLeftovers does, once this process is gone). The
+// tag comes with an error too once the import was asked for: the image
+// may then exist. A cancelled ctx lets the import finish (see MakeGrace).
 func BuildImage(ctx context.Context, api client.APIClient, serverPath string) (string, error) {
 	bin, err := exec.LookPath(serverPath)
 	if err != nil {
@@ -463,15 +515,23 @@ func BuildImage(ctx context.Context, api client.APIClient, serverPath string) (s
 	for k, v := range ownerLabels() {
 		changes = append(changes, fmt.Sprintf("LABEL %s=%q", k, v))
 	}
-	res, err := api.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, tag,
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	mctx, done := making(ctx)
+	defer done()
+	res, err := api.ImageImport(mctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, tag,
 		client.ImageImportOptions{Changes: changes})
 	if err != nil {
-		return "", fmt.Errorf("import: %w", err)
+		return tag, fmt.Errorf("import: %w", err)
 	}
-	_, _ = io.Copy(io.Discard, res)
+	_, _ = io.Copy(io.Discard, res) // the import is done when its progress ends
 	res.Close()
+	if err := ctx.Err(); err != nil {
+		return tag, err
+	}
 	if _, err := api.ImageInspect(ctx, tag); err != nil {
-		return "", fmt.Errorf("import of %s: %w", tag, err)
+		return tag, fmt.Errorf("import of %s: %w", tag, err)
 	}
 	return tag, nil
 }
@@ -578,7 +638,9 @@ func (s *podmanService) start(ctx context.Context) error {
 	}
 	defer log.Close()
 	cmd := exec.Command(podman, "system", "service", "--time=0", "unix://"+sock)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+confPath)
+	// Its temp files (an image import's upload, kept after the import)
+	// go in its dir, and with it.
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+confPath, "TMPDIR="+s.dir)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = serviceAttr()
 	// The parent-death signal is tied to the thread that forks the child
@@ -601,6 +663,7 @@ func (s *podmanService) start(ctx context.Context) error {
 	}
 	s.cmd, s.exited = cmd, exited
 	host := "unix://" + sock
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, EngineSetupTimeout)
 	defer cancel()
 	for {
@@ -615,6 +678,9 @@ func (s *podmanService) start(ctx context.Context) error {
 		case <-exited:
 			return fmt.Errorf("podman system service exited at start: %s", oneLine(tail()))
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return fmt.Errorf("podman system service: start: %w", parent.Err())
+			}
 			return fmt.Errorf("podman system service did not answer within %v: %w; its log ends: %s", EngineSetupTimeout, ctx.Err(), oneLine(tail()))
 		case <-time.After(50 * time.Millisecond):
 		}

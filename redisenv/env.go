@@ -77,7 +77,8 @@ type Env struct {
 
 // Start brings up (or connects to) the Redis described by cfg and returns
 // once it answers PING. The returned Env is closed when ctx is cancelled,
-// so no server outlives the caller's context.
+// so no server outlives the caller's context. A start that ctx cancels
+// removes what it made before it returns, and its error is ctx's.
 func Start(ctx context.Context, cfg Config) (*Env, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -109,6 +110,11 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	}
 	if err != nil {
 		_ = e.Close()
+		if errors.Is(ctx.Err(), context.Canceled) {
+			// Whatever failed (a dial, an engine call) failed because
+			// the caller cancelled: that is all there is to say.
+			return nil, fmt.Errorf("redisenv: start: %w", ctx.Err())
+		}
 		return nil, err
 	}
 	version := e.serverVersion(ctx)

@@ -386,6 +386,23 @@ func TestContainerBackend(t *testing.T) {
 	}
 }
 
+// TestCancelledEngineProbeBlamesNothing: a probe of the engine, or a
+// look for one, that its caller cancels says so: it found out nothing to
+// blame the engine for (no ErrNoDocker, and not the bad input a
+// DOCKER_HOST that serves nothing is).
+func TestCancelledEngineProbeBlamesNothing(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "docker.sock"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := redisenv.DockerAvailable(ctx); !errors.Is(err, context.Canceled) || errors.Is(err, redisenv.ErrNoDocker) {
+		t.Errorf("DockerAvailable, cancelled: %v; want context.Canceled, not ErrNoDocker", err)
+	}
+	var ce *redisenv.ConfigError
+	if _, err := redisenv.OpenEngine(ctx); !errors.Is(err, context.Canceled) || errors.Is(err, redisenv.ErrNoDocker) || errors.As(err, &ce) {
+		t.Errorf("OpenEngine, cancelled: %v; want context.Canceled, neither ErrNoDocker nor bad input", err)
+	}
+}
+
 // TestDockerProbeBounded: a Docker socket that accepts connections but
 // never answers must not stall the probe (and so auto) past its bound.
 // testcontainers caches the Docker host per process, so the probe runs in

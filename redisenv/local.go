@@ -30,7 +30,7 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 	}
 	// Dirs that killed runs could not remove go first (see stale.go).
 	for _, d := range sweepStaleDirs(cfg.Dir, dirPattern) {
-		cfg.Logf("redis: removed %s, left by a lockbench that was killed", d)
+		cfg.Logf("redis: removed %s, %s", d, leftBy)
 	}
 	dir, err := os.MkdirTemp(cfg.Dir, "lockbench-redis-")
 	if err != nil {

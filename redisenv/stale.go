@@ -20,6 +20,11 @@ import (
 // is gone.
 // A dir kept on purpose (Config.KeepDir) records no owner and is left.
 
+// leftBy ends the line a start logs for each thing it swept. All a sweep
+// knows is that the owner is gone: killed, or interrupted twice, or
+// stopped short of removing it.
+const leftBy = "left by a lockbench that is no longer running"
+
 // ownerFile names a data dir's owner record.
 const ownerFile = "lockbench-owner"
 

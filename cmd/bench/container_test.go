@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,7 +13,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/lockbench/lockbench/internal/cli"
-	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
 
@@ -97,7 +95,7 @@ func TestRunContainerSweepsKilledRun(t *testing.T) {
 	if left := ownedBy(t, api, killed); len(left) > 0 {
 		t.Errorf("still on the engine after the next run: %s\n%s", strings.Join(left, "; "), output)
 	}
-	if !strings.Contains(string(output), "left by a lockbench that was killed") {
+	if !strings.Contains(string(output), "left by a lockbench that is no longer running") {
 		t.Errorf("the next run did not say it removed the killed run's container:\n%s", output)
 	}
 }
@@ -132,7 +130,7 @@ func TestRunContainerOwnEngine(t *testing.T) {
 
 	cmd := benchProcess(t, tmp, "run --redis container --redis-image local --profile rw90 --duration 5m --warmup 0s --out "+t.TempDir(), "DOCKER_HOST")
 	seen, stderr := startUntil(t, cmd, "bench: running ")
-	if own && len(serviceProcs(tmp)) == 0 {
+	if own && len(procsUnder(tmp)) == 0 {
 		t.Errorf("no Podman service runs under %s while the run's load does\n%s", tmp, seen)
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -151,14 +149,94 @@ func TestRunContainerOwnEngine(t *testing.T) {
 			t.Errorf("pid %d's still on the engine: %s\n%s", pid, strings.Join(left, "; "), seen)
 		}
 	}
-	if !strings.Contains(seen, "left by a lockbench that was killed") {
+	if !strings.Contains(seen, "left by a lockbench that is no longer running") {
 		t.Errorf("the next run did not say it removed the killed run's leftovers:\n%s", seen)
 	}
-	if left := serviceProcs(tmp); len(left) > 0 {
+	if left := procsUnder(tmp); len(left) > 0 {
 		t.Errorf("a Podman service outlived its run: %s", strings.Join(left, "; "))
 	}
 	if dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-engine-*")); len(dirs) > 0 {
 		t.Errorf("service dirs left: %v", dirs)
+	}
+}
+
+// TestRunContainerInterruptedStarting: Ctrl-C or SIGTERM at each step of
+// a container run's start (its Podman service starting, then answering,
+// the image being imported, then made, the container made) exits 130 with
+// the line any interrupt ends with, blaming no engine, and leaves nothing
+// for the next run's sweep: no container, network or image of its own on
+// the engine, no service process, nothing in its temp dir.
+func TestRunContainerInterruptedStarting(t *testing.T) {
+	redisenvtest.ContainerConfig(t)
+	api := engineAPI(t)
+	// With a Podman service of the tests' own, a run without DOCKER_HOST
+	// starts one of its own as well; on another engine its steps are not
+	// to be seen, and the run uses the tests' engine.
+	own := redisenvtest.CurrentEngine().Own
+	var drop []string
+	if own {
+		drop = []string{"DOCKER_HOST"}
+	}
+	type probe struct {
+		tmp string
+		cmd *exec.Cmd
+	}
+	has := func(kind string) func(p probe) bool {
+		return func(p probe) bool {
+			found, _ := redisenvtest.Owned(api, p.cmd.Process.Pid) // an error: not yet
+			for _, l := range found {
+				if strings.HasPrefix(l, kind+" ") {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	file := func(patterns ...string) func(p probe) bool {
+		return func(p probe) bool {
+			for _, pat := range patterns {
+				if m, _ := filepath.Glob(filepath.Join(p.tmp, pat)); len(m) > 0 {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	for _, tc := range []struct {
+		step    string
+		sig     syscall.Signal
+		ownOnly bool
+		when    func(probe) bool
+	}{
+		{"service starting", syscall.SIGINT, true, func(p probe) bool { return len(procsUnder(p.tmp)) > 0 }},
+		{"service answering", syscall.SIGTERM, true, file("lockbench-engine-*/podman.sock")},
+		// The service keeps an import's upload in a temp file.
+		{"image importing", syscall.SIGINT, true, file("api_load.tar*", "lockbench-engine-*/api_load.tar*")},
+		{"image made", syscall.SIGTERM, false, has("image")},
+		{"container made", syscall.SIGINT, false, has("container")},
+	} {
+		t.Run(strings.ReplaceAll(tc.step, " ", "-"), func(t *testing.T) {
+			if tc.ownOnly && !own {
+				t.Skipf("the tests' engine (%s) is not a Podman service of their own", redisenvtest.CurrentEngine().Host)
+			}
+			// A short dir: the service's socket is in it, and a unix
+			// socket's path has room for about a hundred bytes.
+			tmp, err := os.MkdirTemp("", "lb")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			cmd := benchProcess(t, tmp, "run --redis container --redis-image local --duration 20s --out "+t.TempDir(), drop...)
+			code, stderr := signalWhen(t, cmd, tc.sig, func() bool { return tc.when(probe{tmp, cmd}) })
+			if strings.Contains(stderr, "bench: running") {
+				t.Logf("the start was over when the signal came")
+			}
+			checkInterrupted(t, code, stderr)
+			if left := ownedBy(t, api, cmd.Process.Pid); len(left) > 0 {
+				t.Errorf("left on the engine: %s", strings.Join(left, "; "))
+			}
+			checkNothingUnder(t, tmp)
+		})
 	}
 }
 
@@ -188,56 +266,37 @@ func engineAPI(t *testing.T) client.APIClient {
 	return api
 }
 
-// ownedBy lists the containers, networks and images on the engine whose
-// owner label names process pid.
+// ownedBy lists what pid owns on the engine (redisenvtest.Owned). Podman's
+// image list fails while another process's image is half made (its record
+// there, not yet its manifest): it is read again until it answers, within
+// Patience.
 func ownedBy(t *testing.T, api client.APIClient, pid int) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	mine := func(labels map[string]string) bool {
-		return strings.HasPrefix(labels[redisenv.OwnerLabel], strconv.Itoa(pid)+" ")
-	}
-	f := client.Filters{}.Add("label", redisenv.OwnerLabel)
-	var found []string
-	cs, err := api.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cs.Items {
-		if mine(c.Labels) {
-			found = append(found, "container "+c.ID[:12]+" ("+string(c.State)+")")
+	deadline := time.Now().Add(testkit.Patience)
+	for {
+		found, err := redisenvtest.Owned(api, pid)
+		if err == nil {
+			return found
 		}
-	}
-	ns, err := api.NetworkList(ctx, client.NetworkListOptions{Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range ns.Items {
-		if mine(n.Labels) {
-			found = append(found, "network "+n.Name)
+		if time.Now().After(deadline) {
+			t.Fatal(err)
 		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	is, err := api.ImageList(ctx, client.ImageListOptions{Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, img := range is.Items {
-		if mine(img.Labels) {
-			found = append(found, "image "+strings.Join(img.RepoTags, ","))
-		}
-	}
-	return found
 }
 
-// serviceProcs lists the processes whose command line names a path under
-// dir: the Podman services whose socket is there.
-func serviceProcs(dir string) []string {
+// procsUnder lists the processes whose command line names a path under
+// dir, or whose working dir is there: the Podman services whose socket
+// is there, the local servers whose data dir is (redis-server rewrites
+// its command line).
+func procsUnder(dir string) []string {
 	var found []string
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), dir+"/") {
-			found = append(found, filepath.Base(filepath.Dir(p))+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		b, err := os.ReadFile(filepath.Join(p, "cmdline"))
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		if err == nil && (strings.Contains(string(b), dir+"/") || strings.HasPrefix(cwd+"/", dir+"/")) {
+			found = append(found, filepath.Base(p)+": "+strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
 	return found
@@ -249,7 +308,7 @@ func waitNoService(t *testing.T, dir string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		left := serviceProcs(dir)
+		left := procsUnder(dir)
 		if len(left) == 0 {
 			return
 		}

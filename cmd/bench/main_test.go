@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/clitest"
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -531,6 +533,127 @@ func TestInterrupt(t *testing.T) {
 			}
 			redisenvtest.WaitProcessGone(t, pid, 15*time.Second)
 		})
+	}
+}
+
+// TestInterruptWhileStarting: Ctrl-C or SIGTERM while a local cluster
+// starts exits 130 with the line any interrupt ends with (not the error of
+// whichever node's start it cut, with its log) and leaves no server and
+// no dir behind.
+func TestInterruptWhileStarting(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		when string // a file of the start's, under its temp dir
+	}{
+		{syscall.SIGINT, "lockbench-redis-*/shard1-primary/redis.conf"},
+		{syscall.SIGTERM, "lockbench-redis-*/shard3-replica1/redis.conf"},
+	} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := benchProcess(t, tmp, "run --redis local --topology cluster --shards 3 --replicas 1 --duration 20s --out "+t.TempDir())
+			code, stderr := signalWhen(t, cmd, tc.sig, func() bool {
+				m, _ := filepath.Glob(filepath.Join(tmp, tc.when))
+				return len(m) > 0
+			})
+			checkInterrupted(t, code, stderr)
+			checkNothingUnder(t, tmp)
+		})
+	}
+}
+
+// signalWhen starts cmd (a bench process), sends it sig as soon as when
+// holds (polled while it starts) and returns its exit code and all it
+// wrote to stderr. t fails if cmd ends before when holds, or either takes
+// longer than Patience.
+func signalWhen(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, when func() bool) (int, string) {
+	t.Helper()
+	var stderr clitest.LineWriter
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var waitErr error
+	done := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		// A failed test's process is interrupted, not killed: a Podman
+		// service killed with it while it commits an image leaves the
+		// engine's storage with half an image.
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-done:
+		case <-time.After(testkit.Patience):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	exit := func(err error) int {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		return 0
+	}
+	deadline := time.Now().Add(testkit.Patience)
+	for !when() {
+		select {
+		case <-done:
+			t.Fatalf("bench ended (exit %d) before the moment to signal it:\n%s", exit(waitErr), stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the moment to signal bench did not come within %v:\n%s", testkit.Patience, stderr.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		return exit(waitErr), stderr.String()
+	case <-time.After(testkit.Patience):
+		t.Fatalf("bench still runs %v after %v:\n%s", testkit.Patience, sig, stderr.String())
+		return 0, ""
+	}
+}
+
+// checkInterrupted fails t unless a bench process exited 130 and wrote,
+// after the signal's own line, the line the programs end any interrupt
+// with and nothing else (a line of what its start swept aside: another
+// run's leftovers are not its message).
+func checkInterrupted(t *testing.T, code int, stderr string) {
+	t.Helper()
+	var end bytes.Buffer
+	cli.Program{Name: "bench", Commands: map[string]cli.Command{"run": {Run: func(context.Context, []string, io.Writer, io.Writer) error {
+		return context.Canceled
+	}}}}.Main(context.Background(), []string{"run"}, io.Discard, &end)
+	_, after, ok := strings.Cut(stderr, "stopping and cleaning up (again to quit at once)\n")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(after), "\n") {
+		if !strings.HasPrefix(l, "redis: removed ") {
+			lines = append(lines, l)
+		}
+	}
+	if code != cli.ExitInterrupted || !ok || len(lines) != 1 || lines[0]+"\n" != end.String() {
+		t.Errorf("exit %d, want %d with the one line %q after the signal's:\n%s", code, cli.ExitInterrupted, strings.TrimSpace(end.String()), stderr)
+	}
+}
+
+// checkNothingUnder fails t if a process runs from dir (a bench's temp
+// dir) or anything is left in it.
+func checkNothingUnder(t *testing.T, dir string) {
+	t.Helper()
+	if left := procsUnder(dir); len(left) > 0 {
+		t.Errorf("still running: %s", strings.Join(left, "; "))
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) > 0 {
+		t.Errorf("left in its temp dir: %s", strings.Join(names, ", "))
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,10 +11,15 @@ import (
 )
 
 // StartEnv starts the Redis that cfg describes, printing the one-line
-// choice to stderr.
+// choice to stderr. Interrupted, it returns ctx's error alone, so that the
+// program ends with the one line any interrupt ends with.
 func StartEnv(ctx context.Context, cfg redisenv.Config, stderr io.Writer) (*redisenv.Env, error) {
 	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
-	return redisenv.Start(ctx, cfg)
+	env, err := redisenv.Start(ctx, cfg)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return nil, ctx.Err()
+	}
+	return env, err
 }
 
 // StartEnvFor starts the environment like StartEnv, but once started it
@@ -28,7 +34,10 @@ func StartEnvFor(ctx context.Context, cfg redisenv.Config, stderr io.Writer) (*r
 	if !abort() || err != nil {
 		cancel()
 		if err == nil {
-			err = fmt.Errorf("start: %w", ctx.Err())
+			// The cancel closes env from a goroutine of its own: wait for
+			// that here, or the program could exit with it half done.
+			_ = env.Close()
+			err = ctx.Err()
 		}
 		return nil, err
 	}

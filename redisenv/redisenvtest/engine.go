@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -238,4 +239,45 @@ func Main(m *testing.M, opts ...goleak.Option) {
 	code := m.Run()
 	teardown()
 	os.Exit(testkit.CheckLeaks(code, opts...))
+}
+
+// Owned lists the containers, networks and images on the engine whose
+// owner label (redisenv.OwnerLabel) names process pid, one line each
+// ("image localhost/lockbench-redis:12-1").
+func Owned(api client.APIClient, pid int) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mine := func(labels map[string]string) bool {
+		return strings.HasPrefix(labels[redisenv.OwnerLabel], strconv.Itoa(pid)+" ")
+	}
+	f := client.Filters{}.Add("label", redisenv.OwnerLabel)
+	var found []string
+	cs, err := api.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs.Items {
+		if mine(c.Labels) {
+			found = append(found, "container "+c.ID[:12]+" ("+string(c.State)+")")
+		}
+	}
+	ns, err := api.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ns.Items {
+		if mine(n.Labels) {
+			found = append(found, "network "+n.Name)
+		}
+	}
+	is, err := api.ImageList(ctx, client.ImageListOptions{Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	for _, img := range is.Items {
+		if mine(img.Labels) {
+			found = append(found, "image "+strings.Join(img.RepoTags, ","))
+		}
+	}
+	return found, nil
 }
