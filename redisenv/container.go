@@ -297,7 +297,9 @@ func (e *Env) createContainer(ctx context.Context, image string, opts []testcont
 	})
 	c, err := tcredis.Run(mctx, image, append(opts, created)...)
 	if c != nil {
-		e.closers = append(e.closers, func() error { return testcontainers.TerminateContainer(c) })
+		// A second at most: a server stopped just as it started may not
+		// handle SIGTERM yet, and the engine's own wait is 10 s.
+		e.closers = append(e.closers, func() error { return testcontainers.TerminateContainer(c, testcontainers.StopTimeout(time.Second)) })
 	}
 	if err == nil {
 		err = ctx.Err()
