@@ -27,9 +27,10 @@ type Guard struct {
 	RejectedWrites int64 `json:"rejected_writes"`
 	Rejected       int64 `json:"rejected"`
 	// StaleAccepted are writes the store applied from holders that knew
-	// their hold was lost: a fencing store must refuse these, and accepts
-	// them when the token counter went backwards (lost in a restart or a
-	// failover).
+	// their hold was lost. A fencing store accepts one only while no
+	// higher token has reached it (no newer holder came yet, or the token
+	// counter went backwards in a restart or failover); lost updates are
+	// Lost's to count.
 	StaleAccepted int64 `json:"stale_accepted"`
 	// RightfulRefused are reads and writes refused from holders that knew
 	// of no loss: a fencing store refusing the lock's rightful holder,

@@ -327,7 +327,7 @@ func cellStore(mo MatrixOptions, name string, mi Mitigation) *guard.Store {
 
 // runCell runs one scenario under one mitigation and judges it.
 func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row matrixRow, mi Mitigation) results.MitigationCell {
-	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name, Fenced: mi.Fencing}
+	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name}
 	want := row.expect.of(mi)
 	c.Expect, c.Why = want.want, want.why
 	o = cellOptions(o, row.s)
@@ -348,6 +348,7 @@ func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row mat
 	mit := mi
 	err := runVariant(ctx, row.s, v, t, Rand(o.Seed, row.s.Name), o, rep, &kept, func(r *rig) {
 		r.mit, r.store, r.storeAt = &mit, cellStore(mo, row.s.Name, mi), mo.StoreAt
+		c.Fenced = r.store.Fences()
 	})
 	var skip *skipError
 	if errors.As(err, &skip) {
