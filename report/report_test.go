@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
@@ -247,12 +248,19 @@ func TestSweepReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	logs, _ := filepath.Glob(filepath.Join(pointsDir, "*.hlog"))
+	opened := testkit.WatchOpens(t, logs...)
 	in, err := report.Load(path, pointsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(in.Sweeps) != 1 || len(in.Runs) != 0 {
 		t.Fatalf("%d sweeps and %d runs, want 1 and 0 (the points belong to the sweep)", len(in.Sweeps), len(in.Runs))
+	}
+	// A sweep's report draws no point's spectrum: their logs, which may be
+	// large, are not read.
+	if o := opened(); len(logs) != 4 || len(o) > 0 {
+		t.Errorf("of the points' %d logs, Load opened %q; want none", len(logs), o)
 	}
 	out := filepath.Join(dir, "report.html")
 	if err := report.Write(out, in, report.Options{}); err != nil {

@@ -39,34 +39,14 @@ const mergeExamples = 20
 // merged result carries an interval log with one interval per metric, so
 // it can be reported, and merged again.
 func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
-	if len(runs) < 2 {
-		return nil, fmt.Errorf("results: merge needs at least 2 runs, got %d", len(runs))
+	if err := CheckMerge(runs); err != nil {
+		return nil, err
 	}
 	if len(hists) != len(runs) {
 		return nil, fmt.Errorf("results: merge: %d runs but %d histogram sets", len(runs), len(hists))
 	}
-	for i, r := range runs {
-		if r == nil {
-			return nil, fmt.Errorf("results: merge: run %d is nil", i)
-		}
-	}
-	label := func(i int) string { return fmt.Sprintf("run %d (host %s)", i, orNone(runs[i].Meta.Host)) }
+	label := mergeLabel(runs)
 	first := runs[0]
-	for i, r := range runs[1:] {
-		for _, f := range []struct{ field, a, b string }{
-			{"meta.profile", first.Meta.Profile, r.Meta.Profile},
-			{"meta.workload", first.Meta.Workload, r.Meta.Workload},
-			{"meta.impl", first.Meta.ImplName(), r.Meta.ImplName()},
-		} {
-			if f.a != f.b {
-				return nil, fmt.Errorf("results: merge: %s differs: %s has %q, %s has %q; merge only runs of one profile with the same settings",
-					f.field, label(0), f.a, label(i+1), f.b)
-			}
-		}
-	}
-	if err := refuseDuplicates(runs, label); err != nil {
-		return nil, err
-	}
 	prefix := ownerPrefixes(runs)
 
 	m := &Result{
@@ -209,6 +189,42 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// CheckMerge refuses the runs Merge refuses for what their result files
+// say: fewer than two, runs whose Meta.Profile, Meta.Workload or
+// implementation differ, and a run given twice. It needs no histogram, so
+// a caller can refuse incompatible runs before reading their interval
+// logs, which may be large.
+func CheckMerge(runs []*Result) error {
+	if len(runs) < 2 {
+		return fmt.Errorf("results: merge needs at least 2 runs, got %d", len(runs))
+	}
+	for i, r := range runs {
+		if r == nil {
+			return fmt.Errorf("results: merge: run %d is nil", i)
+		}
+	}
+	label := mergeLabel(runs)
+	first := runs[0]
+	for i, r := range runs[1:] {
+		for _, f := range []struct{ field, a, b string }{
+			{"meta.profile", first.Meta.Profile, r.Meta.Profile},
+			{"meta.workload", first.Meta.Workload, r.Meta.Workload},
+			{"meta.impl", first.Meta.ImplName(), r.Meta.ImplName()},
+		} {
+			if f.a != f.b {
+				return fmt.Errorf("results: merge: %s differs: %s has %q, %s has %q; merge only runs of one profile with the same settings",
+					f.field, label(0), f.a, label(i+1), f.b)
+			}
+		}
+	}
+	return refuseDuplicates(runs, label)
+}
+
+// mergeLabel names a merge's runs in its messages.
+func mergeLabel(runs []*Result) func(int) string {
+	return func(i int) string { return fmt.Sprintf("run %d (host %s)", i, orNone(runs[i].Meta.Host)) }
 }
 
 // refuseDuplicates refuses a run given twice (as a file and again in a

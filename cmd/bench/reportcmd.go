@@ -54,7 +54,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return cli.Usagef("--format %q: want html or md", *format)
 	}
 	var in *report.Input
-	if err := cli.ReadInputs(ctx, func() (err error) { in, err = report.Load(paths...); return err }); err != nil {
+	if err := cli.ReadInputs(ctx, func() (err error) { in, err = report.LoadFiles(paths...); return err }); err != nil {
 		return err
 	}
 	path := *out
@@ -68,6 +68,10 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := refuseOverwrite(path, paths, in); err != nil {
 		return err
 	}
+	// The interval logs, which may be large, are read once every input
+	// and --out's name passed; --out's directory is made after this last
+	// read a Ctrl-C may cut, so that such a Ctrl-C leaves nothing behind.
+	_ = cli.ReadInputs(ctx, func() error { in.ReadLogs(); return nil })
 	made, err := cli.CheckOutFile("--out", path)
 	if err != nil {
 		return err
