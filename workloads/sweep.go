@@ -176,7 +176,7 @@ func listedOnce(flag string, vals []float64) error {
 	for i, v := range vals {
 		if j := slices.Index(vals, v); j < i {
 			return &FieldError{Field: flag, Value: strings.Trim(strings.Join(strings.Fields(fmt.Sprint(vals)), ","), "[]"),
-				Fix: fmt.Sprintf("%g is listed twice (values %d and %d); list each value once", v, j+1, i+1)}
+				Fix: fmt.Sprintf("%g is listed twice (at positions %d and %d of the list); list each value once", v, j+1, i+1)}
 		}
 	}
 	return nil

@@ -36,7 +36,7 @@ no successful operation, a stalled Redis, or a safety violation). A curve
 with a failed point names no knee: a failure is not saturation.
 
 --out gets points/ (each point's result and histogram log), sweep.json
-(schema lockbench.sweep/v1), capacity-throughput.png, capacity-p99.png and
+(schema ` + results.SweepSchema + `), capacity-throughput.png, capacity-p99.png and
 report.html. Ctrl-C stops the current point, keeps every finished one,
 writes the sweep and report marked partial, and exits 130.`
 

@@ -50,6 +50,38 @@ func TestHelpVersionList(t *testing.T) {
 	}
 }
 
+// TestHelpTexts: each command's help gives its usage with its arguments,
+// every verdict it can print, and what decides the topology.
+func TestHelpTexts(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"run", []string{"Usage: chaos run NAME...|--all [flags]", "each scenario starts its own (failover a primary and a replica), so only single is accepted"}},
+		{"describe", []string{"Usage: chaos describe NAME [flags]"}},
+		{"matrix", []string{"the matrix chooses its cells' topologies"}},
+	} {
+		code, _, errOut := runChaos(t, tc.cmd, "-h")
+		if code != cli.ExitOK {
+			t.Errorf("chaos %s -h: exit %d", tc.cmd, code)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("chaos %s -h lacks %q:\n%s", tc.cmd, w, errOut)
+			}
+		}
+		if strings.Contains(errOut, "single (default)") {
+			t.Errorf("chaos %s -h: --topology calls single the default:\n%s", tc.cmd, errOut)
+		}
+	}
+	_, _, help := runChaos(t, "run", "-h")
+	for _, v := range []results.Verdict{results.Pass, results.ExpectedViolation, results.Fail, results.Skipped, results.Incomplete} {
+		if !strings.Contains(help, "\n  "+string(v)+" ") {
+			t.Errorf("chaos run -h does not list verdict %s", v)
+		}
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
