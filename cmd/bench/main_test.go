@@ -555,6 +555,11 @@ func TestInterrupt(t *testing.T) {
 				if r := readResult(t, out); !r.Partial || !strings.Contains(r.PartialReason, "interrupted") {
 					t.Errorf("result file: partial %v (%q), want partial", r.Partial, r.PartialReason)
 				}
+				// One plain line at the end, not "interrupted: context canceled".
+				lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+				if last := lines[len(lines)-1]; last != "bench: interrupted" {
+					t.Errorf("last line %q, want %q", last, "bench: interrupted")
+				}
 			}
 			redisenvtest.WaitProcessGone(t, pid, 15*time.Second)
 		})
