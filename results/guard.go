@@ -58,10 +58,10 @@ func (g *Guard) OK() bool { return g.Lost == 0 }
 
 // Line is the guard's one-line summary.
 func (g *Guard) Line() string {
-	s := fmt.Sprintf("%s %s: %s lost updates · %s of %s sections written · counter %s of %s accepted",
-		g.Mode, g.Store, Commas(g.Lost), Commas(g.Written), Commas(g.Sections), Commas(g.Final), Commas(g.Accepted))
+	s := fmt.Sprintf("%s %s: %s · %s of %s written · counter %s of %s accepted",
+		g.Mode, g.Store, Count(g.Lost, "lost update"), Commas(g.Written), Count(g.Sections, "section"), Commas(g.Final), Commas(g.Accepted))
 	if g.Mode == "fenced" || g.Rejected > 0 {
-		s += fmt.Sprintf(" · stale refused: %s reads, %s writes", Commas(g.RejectedReads), Commas(g.RejectedWrites))
+		s += fmt.Sprintf(" · stale refused: %s, %s", Count(g.RejectedReads, "read"), Count(g.RejectedWrites, "write"))
 	}
 	if g.RightfulRefused > 0 {
 		s += fmt.Sprintf(" · rightful holders refused: %s", Commas(g.RightfulRefused))

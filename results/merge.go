@@ -237,8 +237,8 @@ func refuseDuplicates(runs []*Result, label func(int) string) error {
 			if a.Meta.Host != b.Meta.Host || !a.Meta.Start.Equal(b.Meta.Start) || !sameOwners(a.Fairness.PerOwner, b.Fairness.PerOwner) {
 				continue
 			}
-			return fmt.Errorf("results: merge: %s and %s are the same run (host %s, started %s, the same %d owners): give each machine's result once",
-				label(j), label(i), orNone(a.Meta.Host), a.Meta.Start.UTC().Format(time.RFC3339Nano), len(a.Fairness.PerOwner))
+			return fmt.Errorf("results: merge: %s and %s are the same run (host %s, started %s, the same %s): give each machine's result once",
+				label(j), label(i), orNone(a.Meta.Host), a.Meta.Start.UTC().Format(time.RFC3339Nano), Count(len(a.Fairness.PerOwner), "owner"))
 		}
 	}
 	return nil
@@ -347,7 +347,7 @@ func mergeFairness(runs []*Result, prefix []string, notes *[]string, label func(
 			counts = append(counts, f.PerOwner[n])
 		}
 		if missing := f.Owners - len(f.PerOwner); missing > 0 {
-			*notes = append(*notes, fmt.Sprintf("%s lists no acquisition counts for %d of its %d owners: fairness leaves them out", label(i), missing, f.Owners))
+			*notes = append(*notes, fmt.Sprintf("%s lists no acquisition counts for %d of its %s: fairness leaves them out", label(i), missing, Count(f.Owners, "owner")))
 		}
 	}
 	f := ComputeFairness(counts, owners)
@@ -476,7 +476,7 @@ func mergeHistograms(runs []*Result, hists []map[string]*hdr.Histogram, label fu
 				out[tag] = NewHistogram()
 			}
 			if dropped := out[tag].Merge(h); dropped > 0 {
-				*notes = append(*notes, fmt.Sprintf("%s: %d %s values beyond the histogram range were dropped", label(i), dropped, tag))
+				*notes = append(*notes, fmt.Sprintf("%s: %s beyond the histogram range dropped", label(i), Count(dropped, tag+" value")))
 			}
 		}
 	}
@@ -543,7 +543,7 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 		return nil
 	}
 	if with < len(runs) {
-		*notes = append(*notes, fmt.Sprintf("guard: only %d of %d runs updated a guarded counter; lost updates not merged", with, len(runs)))
+		*notes = append(*notes, fmt.Sprintf("guard: only %d of %s updated a guarded counter; lost updates not merged", with, Count(len(runs), "run")))
 		return nil
 	}
 	g := *runs[0].Guard

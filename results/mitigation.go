@@ -251,7 +251,7 @@ func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
 	var verdict string
 	switch {
 	case m.Partial:
-		verdict = fmt.Sprintf("PARTIAL: interrupted after %d cells and %d healthy runs", len(m.Cells), len(m.Costs))
+		verdict = fmt.Sprintf("PARTIAL: interrupted after %s and %s", Count(len(m.Cells), "cell"), Count(len(m.Costs), "healthy run"))
 		if n := m.Bad(); n > 0 {
 			verdict += fmt.Sprintf("; FAIL: %d of them not as expected", n)
 		}

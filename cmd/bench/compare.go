@@ -70,7 +70,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if len(pos) != 2 {
-		return cli.Usagef("compare takes two results, BASE and NEW; got %d argument(s) %q: e.g. bench compare base.json new.json", len(pos), pos)
+		return cli.Usagef("compare takes two results, BASE and NEW; got %s %q: e.g. bench compare base.json new.json", results.Count(len(pos), "argument"), pos)
 	}
 	var runs [2]*results.Result
 	var paths [2]string
@@ -283,7 +283,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, n := range merged.MergeNotes {
 		fmt.Fprintf(stdout, "note        %s\n", n)
 	}
-	fmt.Fprintf(stdout, "merged      %d results from %s\n", len(paths), merged.Meta.Host)
+	fmt.Fprintf(stdout, "merged      %s from %s\n", results.Count(len(paths), "result"), merged.Meta.Host)
 	_, err = fmt.Fprintf(stdout, "result      %s\n", path)
 	return err
 }

@@ -235,8 +235,11 @@ func TestReportChecksBeforeReadingLogs(t *testing.T) {
 		}
 	}
 	opened := testkit.WatchOpens(t, hlogOf(res))
-	runBenchOK(t, "report", res, "--out", filepath.Join(dir, "r.html"))
+	out, _ := runBenchOK(t, "report", res, "--out", filepath.Join(dir, "r.html"))
 	if o := opened(); len(o) != 1 {
 		t.Errorf("a report opened %q, want the run's log", o)
+	}
+	if !strings.Contains(out, "(1 run, 0 chaos scenarios, 0 sweeps)") {
+		t.Errorf("bench report of one run says:\n%s", out)
 	}
 }

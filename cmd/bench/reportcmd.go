@@ -80,7 +80,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := report.Write(path, in, report.Options{Title: *title, Format: f, Generator: cli.VersionString()}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "report      %s (%d runs, %d chaos scenarios, %d sweeps)\n", path, len(in.Runs), len(in.Scenarios), len(in.Sweeps))
+	fmt.Fprintf(stdout, "report      %s (%s, %s, %s)\n", path, results.Count(len(in.Runs), "run"), results.Count(len(in.Scenarios), "chaos scenario"), results.Count(len(in.Sweeps), "sweep"))
 	return nil
 }
 

@@ -134,8 +134,8 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *slo > 0 {
 		sloText = fmt.Sprintf("SLO acquire p99 ≤ %v", *slo)
 	}
-	fmt.Fprintf(stderr, "bench: sweeping %s on %s over %d points (%v each after %v warmup), %s; Ctrl-C keeps finished points\n",
-		p.Name, f.impl, len(pts), *duration, time.Duration(p.Warmup), sloText)
+	fmt.Fprintf(stderr, "bench: sweeping %s on %s over %s (%v each after %v warmup), %s; Ctrl-C keeps finished points\n",
+		p.Name, f.impl, results.Count(len(pts), "point"), *duration, time.Duration(p.Warmup), sloText)
 	o, err := harness.Sweep(ctx, harness.SweepOptions{
 		Plan: plan, Impl: impl, Redis: f.redis, Out: out, MaxOps: f.maxOps, Version: cli.VersionString(), Args: args,
 		StartEnv: func(ctx context.Context, cfg redisenv.Config) (*redisenv.Env, error) {

@@ -264,7 +264,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	defer tp.Close()
-	fmt.Fprintf(stderr, "chaos: %d scenarios, %s timings, seed %d, %s\n", len(list), timingName(*quick), seed, tp)
+	fmt.Fprintf(stderr, "chaos: %s, %s timings, seed %d, %s\n", results.Count(len(list), "scenario"), timingName(*quick), seed, tp)
 
 	logw := cli.Locked(stderr) // faults and actors log from their own goroutines
 	logf := func(f string, a ...any) { fmt.Fprintf(logw, "  "+f+"\n", a...) }
@@ -303,15 +303,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, r := range reps {
 		counts[r.Verdict]++
 	}
-	fmt.Fprintf(stdout, "\n%d scenarios in %v: %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED",
-		len(reps), time.Since(began).Round(time.Second), counts[results.Pass], counts[results.ExpectedViolation],
+	fmt.Fprintf(stdout, "\n%s in %v: %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED",
+		results.Count(len(reps), "scenario"), time.Since(began).Round(time.Second), counts[results.Pass], counts[results.ExpectedViolation],
 		counts[results.Fail], counts[results.Skipped])
 	if counts[results.Incomplete] > 0 {
 		fmt.Fprintf(stdout, ", %d INCOMPLETE", counts[results.Incomplete])
 	}
 	fmt.Fprintln(stdout)
 	if ctx.Err() != nil {
-		return errors.Join(fmt.Errorf("after %d of %d scenarios: %w", len(reps), len(list), context.Cause(ctx)), reportErr)
+		return errors.Join(fmt.Errorf("after %d of %s: %w", len(reps), results.Count(len(list), "scenario"), context.Cause(ctx)), reportErr)
 	}
 	if len(failed) > 0 {
 		return errors.Join(errors.New("verdicts differ from the expected ones: "+strings.Join(failed, ", ")), reportErr)

@@ -174,6 +174,10 @@ func TestRunWritesReportsAndJUnit(t *testing.T) {
 	if !strings.Contains(stdout, "redis-pause          PASS") || !strings.Contains(stdout, "1 PASS, 0 EXPECTED VIOLATION DETECTED, 0 FAIL") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
+	// One scenario is one, not "1 scenarios".
+	if !strings.Contains(stderr, "chaos: 1 scenario, quick timings") || !strings.Contains(stdout, "\n1 scenario in ") {
+		t.Errorf("the counts of one scenario:\n%s\n%s", stdout, stderr)
+	}
 	reports, _ := filepath.Glob(filepath.Join(out, "redis-pause-*.chaos.json"))
 	runs, _ := filepath.Glob(filepath.Join(out, "chaos-redis-pause.*.json"))
 	if len(reports) != 1 || len(runs) != 1 {
