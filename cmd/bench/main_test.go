@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/clitest"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -149,18 +150,7 @@ func TestHelpTexts(t *testing.T) {
 		{"sweep", []string{"(schema " + results.SweepSchema + ")", "the profile's topology field decides"}},
 		{"run", []string{"the profile's topology field decides (rw90-synced's is replica), else single"}},
 	} {
-		code, _, errOut := runBench(t, tc.cmd, "-h")
-		if code != cli.ExitOK {
-			t.Errorf("bench %s -h: exit %d", tc.cmd, code)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(errOut, w) {
-				t.Errorf("bench %s -h lacks %q:\n%s", tc.cmd, w, errOut)
-			}
-		}
-		if strings.Contains(errOut, "single (default)") {
-			t.Errorf("bench %s -h: --topology calls single the default:\n%s", tc.cmd, errOut)
-		}
+		clitest.Help(t, program().Main, tc.cmd, tc.want, []string{"single (default)"})
 	}
 }
 

@@ -61,20 +61,9 @@ func TestHelpTexts(t *testing.T) {
 		{"describe", []string{"Usage: chaos describe NAME [flags]"}},
 		{"matrix", []string{"the matrix chooses its cells' topologies"}},
 	} {
-		code, _, errOut := runChaos(t, tc.cmd, "-h")
-		if code != cli.ExitOK {
-			t.Errorf("chaos %s -h: exit %d", tc.cmd, code)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(errOut, w) {
-				t.Errorf("chaos %s -h lacks %q:\n%s", tc.cmd, w, errOut)
-			}
-		}
-		if strings.Contains(errOut, "single (default)") {
-			t.Errorf("chaos %s -h: --topology calls single the default:\n%s", tc.cmd, errOut)
-		}
+		clitest.Help(t, program().Main, tc.cmd, tc.want, []string{"single (default)"})
 	}
-	_, _, help := runChaos(t, "run", "-h")
+	help := clitest.Help(t, program().Main, "run", nil, nil)
 	for _, v := range []results.Verdict{results.Pass, results.ExpectedViolation, results.Fail, results.Skipped, results.Incomplete} {
 		if !strings.Contains(help, "\n  "+string(v)+" ") {
 			t.Errorf("chaos run -h does not list verdict %s", v)
