@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/results"
 )
 
 // nodeFault acts on one Redis process.
@@ -101,7 +102,7 @@ func WithProxiesDownStaggered(f Fault, first, later []*Proxy, lag time.Duration)
 }
 
 func (s *staggered) Detail() string {
-	return fmt.Sprintf("%s; %d clients back at once, %d %v later", s.Fault.Detail(), len(s.first), len(s.later), s.lag)
+	return fmt.Sprintf("%s; %s back at once, %d %v later", s.Fault.Detail(), results.Count(len(s.first), "client"), len(s.later), s.lag)
 }
 
 func (s *staggered) Inject(ctx context.Context) (func(context.Context) error, error) {

@@ -124,6 +124,10 @@ func (s *Store) check() int {
 	return 1
 }
 
+// Fences reports whether the store refuses stale tokens: Fenced mode,
+// without NewBroken's planted bug.
+func (s *Store) Fences() bool { return s.mode == Fenced && !s.broken }
+
 // Mode is how the store is written.
 func (s *Store) Mode() Mode { return s.mode }
 

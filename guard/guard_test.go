@@ -85,6 +85,13 @@ func TestFencedRefusesStale(t *testing.T) {
 		if _, err := s.Read(bg, "L", 1); !broken && !errors.Is(err, guard.ErrStale) {
 			t.Errorf("fenced: read with a lower token: %v; want ErrStale", err)
 		}
+		// The matrix tells fencing's stale writes from a non-fence's by it.
+		if s.Fences() == broken {
+			t.Errorf("broken %v: Fences() = %v", broken, s.Fences())
+		}
+	}
+	if guard.New(env.NewClient(), "g:plain", guard.Plain).Fences() {
+		t.Error("a plain store Fences()")
 	}
 }
 

@@ -155,9 +155,27 @@ func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // notHeld wraps workloads.ErrNotHeld with the library's answer.
-func notHeld(impl string, cause error) error {
-	if cause == nil {
-		return fmt.Errorf("%s: %w", impl, workloads.ErrNotHeld)
+func notHeld(impl string, cause error) error { return &notHeldError{impl: impl, cause: cause} }
+
+// notHeldError is workloads.ErrNotHeld from impl, which its message names
+// instead of lockimpl (whose sentinel it is): "redsync: lock not held by
+// this owner (…)", not "redsync: lockimpl: lock not held …".
+type notHeldError struct {
+	impl  string
+	cause error // the library's answer, or nil
+}
+
+func (e *notHeldError) Error() string {
+	s := e.impl + ": " + strings.TrimPrefix(workloads.ErrNotHeld.Error(), "lockimpl: ")
+	if e.cause != nil {
+		s += " (" + e.cause.Error() + ")"
 	}
-	return fmt.Errorf("%s: %w (%w)", impl, workloads.ErrNotHeld, cause)
+	return s
+}
+
+func (e *notHeldError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{workloads.ErrNotHeld}
+	}
+	return []error{workloads.ErrNotHeld, e.cause}
 }

@@ -216,6 +216,8 @@ func TestLockerContract(t *testing.T) {
 			}
 			if err := a.Release(bg); !errors.Is(err, workloads.ErrNotHeld) {
 				t.Errorf("release of an expired hold = %v; want ErrNotHeld", err)
+			} else if msg := err.Error(); !strings.HasPrefix(msg, name+": lock not held by this owner") || strings.Contains(msg, "lockimpl") {
+				t.Errorf("release of an expired hold says %q; want %s named once, and not lockimpl", msg, name)
 			}
 			if err := b.Release(bg); err != nil {
 				t.Errorf("release = %v", err)

@@ -174,8 +174,8 @@ func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, 
 	perRun := spec.Duration + spec.Warmup
 	// Each baseline: redis-benchmark plain and -P 16 (about a duration
 	// each) and the two bare go-redis loops (a duration each).
-	say("matrix: %d runs of %v + %v warmup in %d rounds, plus redis-benchmark and bare go-redis at each concurrency: about %v",
-		runs, spec.Duration, spec.Warmup, spec.Rounds, (time.Duration(runs)*perRun + 4*time.Duration(spec.Rounds*len(baselines))*spec.Duration).Round(time.Minute))
+	say("matrix: %s of %v + %v warmup in %s, plus redis-benchmark and bare go-redis at each concurrency: about %v",
+		results.Count(runs, "run"), spec.Duration, spec.Warmup, results.Count(spec.Rounds, "round"), (time.Duration(runs)*perRun + 4*time.Duration(spec.Rounds*len(baselines))*spec.Duration).Round(time.Minute))
 
 	m.TimerFloor = timerFloor(100*time.Microsecond, 200)
 	rdb := base.NewRedis(2)
@@ -192,7 +192,7 @@ rounds:
 			var fastest float64
 			for _, name := range order {
 				done++
-				say("round %d/%d · %s at %d owners · %s (run %d of %d)", round+1, spec.Rounds, p.Name, p.TotalOwners(), name, done, runs)
+				say("round %d/%d · %s at %s · %s (run %d of %d)", round+1, spec.Rounds, p.Name, results.Count(p.TotalOwners(), "owner"), name, done, runs)
 				cfg := base
 				cfg.Profile = p
 				cfg.Impl = spec.Impls[name]
@@ -469,7 +469,7 @@ func Targets(m *results.Matrix) []results.TargetCheck {
 	var t []results.TargetCheck
 	for _, c := range m.Cells {
 		if c.Profile == "uncontended" && c.Impl == impls.Default && c.VsRaw.Ops > 0 {
-			t = append(t, results.TargetCheck{Target: fmt.Sprintf("uncontended, %d owners: lockimpl ≥ 0.9× raw ops/s", c.Owners),
+			t = append(t, results.TargetCheck{Target: fmt.Sprintf("uncontended, %s: lockimpl ≥ 0.9× raw ops/s", results.Count(c.Owners, "owner")),
 				Value: ratioAgainst(c.VsRaw.Ops, 2, 0.9), Met: c.VsRaw.Ops >= 0.9})
 		}
 	}
@@ -482,7 +482,7 @@ func Targets(m *results.Matrix) []results.TargetCheck {
 			continue
 		}
 		r := c.Median.HandoffP50 / li.Median.HandoffP50
-		t = append(t, results.TargetCheck{Target: fmt.Sprintf("mutex, %d owners: lockimpl handoff p50 ≥ 10× lower than %s's", c.Owners, c.Impl),
+		t = append(t, results.TargetCheck{Target: fmt.Sprintf("mutex, %s: lockimpl handoff p50 ≥ 10× lower than %s's", results.Count(c.Owners, "owner"), c.Impl),
 			Value: fmt.Sprintf("%s (%s vs %s)", ratioAgainst(r, 1, 10), results.FormatUs(li.Median.HandoffP50), results.FormatUs(c.Median.HandoffP50)), Met: r >= 10})
 	}
 	t = append(t, pipelineTargets(m)...)
@@ -493,7 +493,7 @@ func Targets(m *results.Matrix) []results.TargetCheck {
 		cells++
 	}
 	if cells > 0 {
-		t = append(t, results.TargetCheck{Target: "no safety violation in any run", Value: fmt.Sprintf("%d violations in %d cells", v, cells), Met: v == 0})
+		t = append(t, results.TargetCheck{Target: "no safety violation in any run", Value: fmt.Sprintf("%s in %s", results.Count(v, "violation"), results.Count(cells, "cell")), Met: v == 0})
 	}
 	return t
 }
@@ -544,7 +544,7 @@ func pipelineTargets(m *results.Matrix) []results.TargetCheck {
 		return results.TargetCheck{Target: target, Value: "not measured: " + why}
 	}
 	if c := m.Cell("uncontended", PipelineOwners, PipelinedName); c != nil {
-		target := fmt.Sprintf("uncontended, %d owners: lockimpl on the autopipeliner ≥ %g× redis-benchmark's unpipelined lock+unlock cycles (stretch %g×)", c.Owners, PipelinedVsRedisBenchmark, PipelinedStretch)
+		target := fmt.Sprintf("uncontended, %s: lockimpl on the autopipeliner ≥ %g× redis-benchmark's unpipelined lock+unlock cycles (stretch %g×)", results.Count(c.Owners, "owner"), PipelinedVsRedisBenchmark, PipelinedStretch)
 		if r := c.VsRedisBenchmark.Ops; r > 0 {
 			stretch := ""
 			if r >= PipelinedStretch {
@@ -560,7 +560,7 @@ func pipelineTargets(m *results.Matrix) []results.TargetCheck {
 		}
 	}
 	if c := m.Cell("uncontended", PipelineOwners, impls.Default); c != nil {
-		target := fmt.Sprintf("uncontended, %d owners: lockimpl ≥ %g× a bare go-redis loop running the same scripts", c.Owners, PlainVsGoRedis)
+		target := fmt.Sprintf("uncontended, %s: lockimpl ≥ %g× a bare go-redis loop running the same scripts", results.Count(c.Owners, "owner"), PlainVsGoRedis)
 		if r := c.VsGoRedis; r > 0 {
 			t = append(t, results.TargetCheck{Target: target,
 				Value: fmt.Sprintf("%s (medians %s vs %s cycles/s%s)%s", ratioAgainst(r, 2, PlainVsGoRedis), results.CommasFloat(c.Median.OpsPerSec),
@@ -577,7 +577,7 @@ func pipelineTargets(m *results.Matrix) []results.TargetCheck {
 		if c.Profile != "mutex" || c.Impl != PipelinedName || c.Owners < 2 {
 			continue // a lone owner never waits: no handoffs to compare
 		}
-		target := fmt.Sprintf("mutex, %d owners: handoff p50 on the autopipeliner no higher than plain lockimpl's", c.Owners)
+		target := fmt.Sprintf("mutex, %s: handoff p50 on the autopipeliner no higher than plain lockimpl's", results.Count(c.Owners, "owner"))
 		plain := m.Cell("mutex", c.Owners, impls.Default)
 		var rs []float64
 		if plain != nil {

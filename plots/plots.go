@@ -208,7 +208,7 @@ func Fairness(title string, f results.Fairness) (*plot.Plot, error) {
 		vals[i] = float64(n)
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s — Jain %.4f, min/max %.2f, %d owners", title, f.Jain, f.MinMax, len(counts))
+	p.Title.Text = fmt.Sprintf("%s — Jain %.4f, min/max %.2f, %s", title, f.Jain, f.MinMax, results.Count(len(counts), "owner"))
 	p.X.Label.Text = "owners, most acquisitions first"
 	p.Y.Label.Text = "acquisitions"
 	w := max(vg.Points(1), (Width-vg.Inch)/vg.Length(len(vals))*0.8)

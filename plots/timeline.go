@@ -170,16 +170,13 @@ func timelineTitle(title string, t *results.Timeline, unsafe float64) string {
 		}
 		fmt.Fprintf(&b, "lock %s: ", lock)
 	}
-	switch k := len(t.Overlaps); k {
-	case 0:
+	if k := len(t.Overlaps); k == 0 {
 		b.WriteString("no overlap")
-	case 1:
-		fmt.Fprintf(&b, "1 overlap, %s unsafe", seconds(unsafe))
-	default:
-		fmt.Fprintf(&b, "%d overlaps, %s unsafe", k, seconds(unsafe))
+	} else {
+		fmt.Fprintf(&b, "%s, %s unsafe", results.Count(k, "overlap"), seconds(unsafe))
 	}
 	if t.Omitted > 0 {
-		fmt.Fprintf(&b, " (%d of %d holds shown)", len(t.Holds), len(t.Holds)+t.Omitted)
+		fmt.Fprintf(&b, " (%d of %s shown)", len(t.Holds), results.Count(len(t.Holds)+t.Omitted, "hold"))
 	}
 	return b.String()
 }

@@ -189,6 +189,12 @@ var ErrServerNotFound = errors.New("redisenv: redis-server not found")
 // InstallHint says how to get redis-server on this machine.
 const InstallHint = "install it with: sudo apt-get install -y redis-server (or run: make setup); or point at your own Redis with --redis-url / REDIS_URL"
 
+// TopologyUsage is the --topology flag's help, ending with what decides
+// the topology when the flag is not given (which differs by command).
+func TopologyUsage(otherwise string) string {
+	return "Redis topology to start: single, replica (primary + replica) or cluster (Redis Cluster: --shards primaries with --replicas replicas each); " + otherwise
+}
+
 // RegisterFlags binds c's fields to flags on fs, so every CLI spells the
 // Redis options the same way.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
@@ -204,7 +210,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		c.Backend = Backend(s)
 		return nil
 	})
-	fs.Func("topology", "Redis topology: single (default), replica (primary + replica) or cluster (Redis Cluster: --shards primaries with --replicas replicas each)", func(s string) error {
+	fs.Func("topology", TopologyUsage("single when not given"), func(s string) error {
 		c.Topology = Topology(s)
 		return nil
 	})

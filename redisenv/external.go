@@ -2,10 +2,12 @@ package redisenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -82,7 +84,7 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 			return bad("database %d on a Redis Cluster node, which has only database 0; drop the /DB path (or name the cluster by its seeds: host1:port,host2:port)", opts.DB)
 		}
 		// Not bad input as such (the server may be down for now): exit 1.
-		return fmt.Errorf("redisenv: %s %q: unreachable within %v: %s", cfg.urlName(), Redact(cfg.URL), timeout, msg)
+		return fmt.Errorf("redisenv: %s %q: %s", cfg.urlName(), Redact(cfg.URL), unreachable(err, msg, timeout))
 	}
 	if opts.IsClusterMode || opts.MasterName != "" {
 		return nil // a cluster client or a sentinel finds the primaries itself
@@ -102,6 +104,25 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 		return bad("a read-only replica (of %s); point %s at its primary", of, target)
 	}
 	return nil
+}
+
+// unreachable says what happened to a server that did not answer a PING
+// (err, msg its scrubbed text): refused at once, silent past the timeout,
+// or otherwise out of reach (a name that does not resolve, no route).
+func unreachable(err error, msg string, timeout time.Duration) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		at := "the address"
+		var oe *net.OpError
+		if errors.As(err, &oe) && oe.Addr != nil {
+			at = oe.Addr.String()
+		}
+		return fmt.Sprintf("connection refused: nothing listens at %s; start the server, or check the host and port", at)
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return fmt.Sprintf("no answer within %v: %s", timeout, msg)
+	}
+	return "unreachable: " + msg
 }
 
 // plainRESP reports whether the server at addr answers a plain-text PING

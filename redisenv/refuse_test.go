@@ -108,6 +108,12 @@ func TestErrorsNameTheirSource(t *testing.T) {
 	}
 	closed := l.Addr().String()
 	l.Close()
+	// A listener nobody serves: connections are taken, and never answered.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
 
 	for _, tc := range []struct {
 		what, url string
@@ -115,7 +121,9 @@ func TestErrorsNameTheirSource(t *testing.T) {
 		want      string
 	}{
 		{"parse", "foo://x:1", true, `redisenv: $REDIS_URL "foo://x:1": field scheme`},
-		{"unreachable", "redis://" + closed + "/0", false, `redisenv: $REDIS_URL "redis://` + closed + `/0": unreachable within`},
+		// Refused at once: said so, not "unreachable within" the timeout.
+		{"refused", "redis://" + closed + "/0", false, `redisenv: $REDIS_URL "redis://` + closed + `/0": connection refused: nothing listens at ` + closed + "; start the server"},
+		{"silent", "redis://" + silent.Addr().String() + "/0?dial_timeout=200ms", false, `: no answer within 200ms`},
 		{"replica", "redis://" + replicated.Nodes()[1].Addr(), true, "a read-only replica (of " + replicated.Primary().Addr() + "); point $REDIS_URL at its primary"},
 		{"wrong password", "redis://:wrong-pw@" + locked.Addr(), true, "authentication failed (WRONGPASS"},
 		{"no password", "redis://" + locked.Addr(), true, "authentication required"},

@@ -73,10 +73,23 @@ func inputErrorf(format string, args ...any) error {
 	return &InputError{Err: fmt.Errorf(format, args...)}
 }
 
-// Load reads each path: a lockbench file (result, chaos report or sweep),
-// or a directory whose lockbench files are all read. Runs that a chaos
-// report or a sweep names are shown with it, not again on their own.
+// Load reads each path as LoadFiles does, then the interval logs of the
+// runs the report shows (ReadLogs).
 func Load(paths ...string) (*Input, error) {
+	in, err := LoadFiles(paths...)
+	if err != nil {
+		return nil, err
+	}
+	in.ReadLogs()
+	return in, nil
+}
+
+// LoadFiles reads each path: a lockbench file (result, chaos report or
+// sweep), or a directory whose lockbench files are all read. Runs that a
+// chaos report or a sweep names are shown with it, not again on their own.
+// It reads no interval log: those may be large, and are read (ReadLogs)
+// once every input has been checked, and only for the runs shown.
+func LoadFiles(paths ...string) (*Input, error) {
 	if len(paths) == 0 {
 		return nil, inputErrorf("report: no result file or directory given")
 	}
@@ -262,18 +275,29 @@ func schemaOf(path string) (string, error) {
 	return h.Schema, nil
 }
 
-// loadRun reads a result and, if it can, its histograms: a missing log
-// costs the spectrum chart, not the report.
+// ReadLogs reads the histograms of the runs in shows (its runs and its
+// chaos reports'; a sweep's points show no spectrum) from their interval
+// logs. A log it cannot read costs that run's spectrum chart, not the
+// report (Run.HistErr says why).
+func (in *Input) ReadLogs() {
+	runs := slices.Clone(in.Runs)
+	for _, s := range in.Scenarios {
+		runs = append(runs, s.Runs...)
+	}
+	for _, r := range runs {
+		if r != nil && r.Hists == nil && r.HistErr == nil && r.Result.HistogramLog != "" {
+			r.Hists, r.HistErr = results.LoadHistograms(r.Path, r.Result)
+		}
+	}
+}
+
+// loadRun reads a result, not its interval log (see ReadLogs).
 func loadRun(path string) (*Run, error) {
 	r, err := results.ReadFile(path)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
-	run := &Run{Path: path, Result: r}
-	if r.HistogramLog != "" {
-		run.Hists, run.HistErr = results.LoadHistograms(path, r)
-	}
-	return run, nil
+	return &Run{Path: path, Result: r}, nil
 }
 
 // loadScenario reads a chaos report and its runs' results, looked for

@@ -15,9 +15,9 @@ import (
 // and their ratios to raw and to redis-benchmark.
 func matrixBlocks(m *results.Matrix) []block {
 	md := m.Meta
-	intro := fmt.Sprintf("Measured by %q on %s: Redis %s (%s), %s, GOMAXPROCS %d, host %s, %s. %d rounds; each run %v measured after %v warmup; %v in all.",
+	intro := fmt.Sprintf("Measured by %q on %s: Redis %s (%s), %s, GOMAXPROCS %d, host %s, %s. %s; each run %v measured after %v warmup; %v in all.",
 		strings.TrimSpace("bench "+strings.Join(md.Args, " ")), md.Start.UTC().Format("2006-01-02"), md.RedisVersion, md.RedisBackend,
-		md.Go, md.GOMAXPROCS, md.Host, md.Lockbench, m.Rounds, m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
+		md.Go, md.GOMAXPROCS, md.Host, md.Lockbench, results.Count(m.Rounds, "round"), m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
 	bl := []block{para{text: intro}}
 	if m.Partial {
 		bl = append(bl, para{text: "Partial: interrupted before every round ran; the figures cover the rounds that finished.", class: "warn"})
@@ -127,7 +127,7 @@ func matrixBlocks(m *results.Matrix) []block {
 			if t != nil {
 				bl = append(bl, *t)
 			}
-			bl = append(bl, heading{level: 3, text: fmt.Sprintf("%s (%s)", count(c.Owners, "owner"), count(c.Clients, "client"))})
+			bl = append(bl, heading{level: 3, text: fmt.Sprintf("%s (%s)", results.Count(c.Owners, "owner"), results.Count(c.Clients, "client"))})
 			t = &table{head: head, right: true}
 		}
 		x := c.Median
@@ -178,12 +178,4 @@ func jain(j float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.3f", j)
-}
-
-// count is n things in words: "1 owner", "8 owners".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -93,13 +93,13 @@ func build(in *Input, title string, o Options) []block {
 			items = append(items, fmt.Sprintf("%d side-by-side matrix(es)", len(in.Matrices)))
 		}
 		if len(in.Sweeps) > 0 {
-			items = append(items, fmt.Sprintf("%d capacity sweep(s)", len(in.Sweeps)))
+			items = append(items, results.Count(len(in.Sweeps), "capacity sweep"))
 		}
 		if len(in.Scenarios) > 0 {
-			items = append(items, fmt.Sprintf("%d chaos scenario(s)", len(in.Scenarios)))
+			items = append(items, results.Count(len(in.Scenarios), "chaos scenario"))
 		}
 		if len(in.Runs) > 0 {
-			items = append(items, fmt.Sprintf("%d benchmark run(s)", len(in.Runs)))
+			items = append(items, results.Count(len(in.Runs), "benchmark run"))
 		}
 		bl = append(bl, para{text: "Contents: " + strings.Join(items, ", ") + "."})
 	}
@@ -136,7 +136,7 @@ const gateThreshold = 10
 // results.Compare, the rule bench compare gates CI with.
 func comparisonBlocks(runs []*Run, ch *charts) []block {
 	bl := []block{heading{level: 2, text: "Comparison"},
-		para{text: fmt.Sprintf("%d runs, oldest first; deltas are against the first (%s). Throughput counts successful operations only. The gate is bench compare's: throughput may not drop, nor acquire p99 rise, by more than %d%%, the success ratio may not fall, the run must pass its own error-rate threshold, and no new safety violation; a run with no successful operation cannot be compared.", len(runs), runs[0].Name(), gateThreshold)}}
+		para{text: fmt.Sprintf("%s, oldest first; deltas are against the first (%s). Throughput counts successful operations only. The gate is bench compare's: throughput may not drop, nor acquire p99 rise, by more than %d%%, the success ratio may not fall, the run must pass its own error-rate threshold, and no new safety violation; a run with no successful operation cannot be compared.", results.Count(len(runs), "run"), runs[0].Name(), gateThreshold)}}
 	t := table{right: true, head: []string{"run", "profile", "host", "measured", "ops/s", "Δ ops/s", "success", "acquire p50", "p99", "Δ p99", "p99.9", "failed", "jain", "safety", "gate"}}
 	base := runs[0].Result
 	var notes []string
@@ -316,7 +316,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 		}
 	}
 	if t.Unreleased > 0 {
-		bl = append(bl, para{class: "warn", text: fmt.Sprintf("Unreleased: %s holds whose unlock failed or got no answer; Redis keeps them until their lease ends.", results.Commas(t.Unreleased))})
+		bl = append(bl, para{class: "warn", text: fmt.Sprintf("Unreleased: %s whose unlock failed or got no answer; Redis keeps them until their lease ends.", results.Count(t.Unreleased, "hold"))})
 	}
 	if len(res.ClientLog) > 0 {
 		items := slices.Clone(res.ClientLog)
@@ -364,14 +364,14 @@ func safetyBlocks(res *results.Result) []block {
 	var bl []block
 	switch {
 	case s.Violations > 0:
-		bl = append(bl, para{class: "bad", text: fmt.Sprintf("Safety VIOLATED: %s mutual-exclusion violations in %s critical sections; unsafe for %s in total, longest overlap %s.",
-			results.Commas(s.Violations), results.Commas(s.Sections), us(s.UnsafeUs), us(s.MaxOverlapUs))})
+		bl = append(bl, para{class: "bad", text: fmt.Sprintf("Safety VIOLATED: %s in %s; unsafe for %s in total, longest overlap %s.",
+			results.Count(s.Violations, "mutual-exclusion violation"), results.Count(s.Sections, "critical section"), us(s.UnsafeUs), us(s.MaxOverlapUs))})
 	case s.Sections == 0:
 		bl = append(bl, para{class: "warn", text: "Safety NO DATA: no critical section was checked (nothing was acquired)."})
 	case s.Incomplete != "":
-		bl = append(bl, para{class: "warn", text: fmt.Sprintf("Safety INCOMPLETE: no violation in %s checked critical sections.", results.Commas(s.Sections))})
+		bl = append(bl, para{class: "warn", text: fmt.Sprintf("Safety INCOMPLETE: no violation in %s checked.", results.Count(s.Sections, "critical section"))})
 	default:
-		bl = append(bl, para{class: "ok", text: fmt.Sprintf("Safety OK: no mutual-exclusion violation in %s critical sections.", results.Commas(s.Sections))})
+		bl = append(bl, para{class: "ok", text: fmt.Sprintf("Safety OK: no mutual-exclusion violation in %s.", results.Count(s.Sections, "critical section"))})
 	}
 	if s.Incomplete != "" {
 		bl = append(bl, para{class: "note", text: "Not checked: " + s.Incomplete + "."})
@@ -410,10 +410,10 @@ func fairnessBlocks(res *results.Result) []block {
 		return nil
 	}
 	if !f.Measured() {
-		return []block{para{class: "warn", text: fmt.Sprintf("Fairness: no measured acquisitions among the %d owners, so nothing to judge.", f.Owners)}}
+		return []block{para{class: "warn", text: fmt.Sprintf("Fairness: no measured acquisitions among the %s, so nothing to judge.", results.Count(f.Owners, "owner"))}}
 	}
-	text := fmt.Sprintf("Fairness over %d owners: Jain %.4f, min/max %.3f (%s/%s), cv %.3f, starved %d.",
-		f.Owners, f.Jain, f.MinMax, results.Commas(f.Min), results.Commas(f.Max), f.CV, f.Starved)
+	text := fmt.Sprintf("Fairness over %s: Jain %.4f, min/max %.3f (%s/%s), cv %.3f, starved %d.",
+		results.Count(f.Owners, "owner"), f.Jain, f.MinMax, results.Commas(f.Min), results.Commas(f.Max), f.CV, f.Starved)
 	class := ""
 	if f.Owners > 1 && f.MinMax < 0.5 {
 		text += " Max/2 > min: some owners got less than half the lock the luckiest did."
@@ -425,8 +425,8 @@ func fairnessBlocks(res *results.Result) []block {
 	}
 	bl := []block{para{text: text, class: class}}
 	if f.FIFO != nil && f.FIFO.Checked > 0 {
-		bl = append(bl, para{text: fmt.Sprintf("FIFO: %s overtakes in %s fair acquisitions (send-time slack %s).",
-			results.Commas(f.FIFO.Violations), results.Commas(f.FIFO.Checked), us(f.FIFO.SlackUs))})
+		bl = append(bl, para{text: fmt.Sprintf("FIFO: %s in %s (send-time slack %s).",
+			results.Count(f.FIFO.Violations, "overtake"), results.Count(f.FIFO.Checked, "fair acquisition"), us(f.FIFO.SlackUs))})
 	}
 	return bl
 }
@@ -527,12 +527,12 @@ func scenarioBlocks(s *Scenario, ch *charts) []block {
 		bl = append(bl, heading{level: 3, text: r.Scenario + " · " + rs.Variant})
 		run := s.Runs[i]
 		if run == nil {
-			bl = append(bl, para{class: "note", text: fmt.Sprintf("Result file %q not found: charts omitted. %s ops/s, %d violations.", rs.File, results.CommasFloat(rs.OpsPerSec), rs.Safety.Violations)})
+			bl = append(bl, para{class: "note", text: fmt.Sprintf("Result file %q not found: charts omitted. %s ops/s, %s.", rs.File, results.CommasFloat(rs.OpsPerSec), results.Count(rs.Safety.Violations, "violation"))})
 			continue
 		}
 		res := run.Result
-		bl = append(bl, para{text: fmt.Sprintf("%s over %s: %s ops/s, %s errors, %s lost holds. File: %s.",
-			res.Meta.Workload, secs(res.Measured), results.CommasFloat(res.Throughput.OpsPerSec), results.Commas(res.ErrorCount()), results.Commas(res.Throughput.Lost), run.Path)})
+		bl = append(bl, para{text: fmt.Sprintf("%s over %s: %s ops/s, %s, %s. File: %s.",
+			res.Meta.Workload, secs(res.Measured), results.CommasFloat(res.Throughput.OpsPerSec), results.Count(res.ErrorCount(), "error"), results.Count(res.Throughput.Lost, "lost hold"), run.Path)})
 		bl = append(bl, safetyBlocks(res)...)
 		if len(res.Events) > 0 {
 			bl = append(bl, eventsTable(res.Events))
@@ -572,7 +572,7 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 	if sw.SLOP99Us > 0 {
 		slo = "SLO: acquire p99 ≤ " + us(sw.SLOP99Us)
 	}
-	stop := fmt.Sprintf("a curve stops after %d points in a row break the SLO", sw.StopAfter)
+	stop := fmt.Sprintf("a curve stops after %s in a row broke the SLO", results.Count(sw.StopAfter, "point"))
 	if sw.StopAfter == 0 {
 		stop = "every planned point runs"
 	}

@@ -489,10 +489,10 @@ func (f *Fairness) Judge(total int64) {
 	f.Total = max(total, f.Counted)
 	var why []string
 	if f.Counted < f.Total {
-		why = append(why, fmt.Sprintf("rests on %s of the run's %s acquisitions (the record limit, --max-ops, kept the rest out)", commas(f.Counted), commas(f.Total)))
+		why = append(why, fmt.Sprintf("rests on %s of the run's %s (the record limit, --max-ops, kept the rest out)", commas(f.Counted), Count(f.Total, "acquisition")))
 	}
 	if need := int64(MinFairnessPerOwner * f.Owners); f.Owners > 1 && f.Counted > 0 && f.Counted < need {
-		why = append(why, fmt.Sprintf("%s acquisitions for %d owners are too few to tell unfairness from chance: it takes %d per owner (%s)", commas(f.Counted), f.Owners, MinFairnessPerOwner, commas(need)))
+		why = append(why, fmt.Sprintf("%s for %s: too few to tell unfairness from chance, which takes %d per owner (%s)", Count(f.Counted, "acquisition"), Count(f.Owners, "owner"), MinFairnessPerOwner, commas(need)))
 	}
 	f.Caveat = strings.Join(why, "; ")
 }

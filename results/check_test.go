@@ -897,7 +897,7 @@ func TestFairnessCaveat(t *testing.T) {
 		want   []string // in the caveat; none: no caveat
 	}{
 		{"enough, all counted", even(32, results.MinFairnessPerOwner), 320, nil},
-		{"too few", append([]int64{5}, even(31, 0)...), 5, []string{"5 acquisitions for 32 owners are too few to tell unfairness from chance: it takes 10 per owner (320)"}},
+		{"too few", append([]int64{5}, even(31, 0)...), 5, []string{"5 acquisitions for 32 owners: too few to tell unfairness from chance, which takes 10 per owner (320)"}},
 		{"part of the run", append([]int64{5}, even(31, 0)...), 2043, []string{"rests on 5 of the run's 2,043 acquisitions (the record limit, --max-ops, kept the rest out)", "too few"}},
 		{"part, but enough", even(4, 100), 1000, []string{"rests on 400 of the run's 1,000 acquisitions"}},
 		{"one owner", []int64{3}, 3, nil},

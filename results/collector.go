@@ -645,7 +645,7 @@ func (c *Collector) Finish(end time.Time, warmup bool, goroutines int, a Analysi
 		r.Timeline = BuildTimeline(ops, a.Labels)
 	}
 	if dropped > 0 {
-		r.Safety.Incomplete = fmt.Sprintf("%d acquisitions past the %d-acquisition record limit were not checked", dropped, c.maxOps)
+		r.Safety.Incomplete = fmt.Sprintf("%s past the %d-acquisition record limit not checked", Count(dropped, "acquisition"), c.maxOps)
 	}
 	r.Clamped = c.total.set.clamped
 	r.log = c.intervalLog(post)

@@ -366,7 +366,7 @@ func TestCollectorMaxOpsOverflow(t *testing.T) {
 	if r.Safety.Incomplete == "" {
 		t.Fatal("Safety.Incomplete empty although an operation was dropped")
 	}
-	if !strings.Contains(r.Safety.Incomplete, "1 acquisitions past the 4-acquisition record limit") {
+	if !strings.Contains(r.Safety.Incomplete, "1 acquisition past the 4-acquisition record limit not checked") {
 		t.Errorf("Incomplete = %q, want it to count the 1 dropped acquisition against the limit 4", r.Safety.Incomplete)
 	}
 	if r.Safety.Sections != 4 || r.Safety.OK() {

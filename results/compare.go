@@ -162,8 +162,8 @@ func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
 		r    *Result
 	}{{"BASE", base}, {"NEW", cur}} {
 		if t := side.r.Throughput; t.Ops == 0 {
-			c.Refused = fmt.Sprintf("%s has no successful operation (%s of %s attempts failed: %s): its throughput and latencies measure nothing; fix the run before comparing",
-				side.name, commas(t.Failed), commas(t.Attempts), side.r.errorBreakdown())
+			c.Refused = fmt.Sprintf("%s has no successful operation (%s of %s failed: %s): its throughput and latencies measure nothing; fix the run before comparing",
+				side.name, commas(t.Failed), Count(t.Attempts, "attempt"), side.r.errorBreakdown())
 			break
 		}
 	}
@@ -179,8 +179,8 @@ func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
 	sr := fill(Row{Name: "success ratio", Metric: "success_ratio", Base: base.Throughput.SuccessRatio, New: cur.Throughput.SuccessRatio, Better: HigherIsBetter, Gated: true})
 	if sr.New < sr.Base-SuccessRatioSlack {
 		sr.Regressed = true
-		c.Regressions = append(c.Regressions, fmt.Sprintf("success ratio fell from %s to %s (%s of %s attempts failed), more than %s",
-			percent(sr.Base), percent(sr.New), commas(cur.Throughput.Failed), commas(cur.Throughput.Attempts), percent(SuccessRatioSlack)))
+		c.Regressions = append(c.Regressions, fmt.Sprintf("success ratio fell from %s to %s (%s of %s failed), more than %s",
+			percent(sr.Base), percent(sr.New), commas(cur.Throughput.Failed), Count(cur.Throughput.Attempts, "attempt"), percent(SuccessRatioSlack)))
 	}
 	c.Rows = append(c.Rows, sr)
 	if nf, bf := cur.Failures(), base.Failures(); len(nf) > 0 && len(bf) == 0 {
@@ -306,7 +306,7 @@ func unlike(base, cur *Result) []string {
 		}
 	}
 	if len(base.MergedFrom) != len(cur.MergedFrom) {
-		notes = append(notes, fmt.Sprintf("BASE is merged from %d runs, NEW from %d: merged throughput adds machines", max(1, len(base.MergedFrom)), max(1, len(cur.MergedFrom))))
+		notes = append(notes, fmt.Sprintf("BASE is merged from %s, NEW from %d: merged throughput adds machines", Count(max(1, len(base.MergedFrom)), "run"), max(1, len(cur.MergedFrom))))
 	}
 	for _, s := range []struct {
 		side string

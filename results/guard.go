@@ -27,9 +27,10 @@ type Guard struct {
 	RejectedWrites int64 `json:"rejected_writes"`
 	Rejected       int64 `json:"rejected"`
 	// StaleAccepted are writes the store applied from holders that knew
-	// their hold was lost: a fencing store must refuse these, and accepts
-	// them when the token counter went backwards (lost in a restart or a
-	// failover).
+	// their hold was lost. A fencing store accepts one only while no
+	// higher token has reached it (no newer holder came yet, or the token
+	// counter went backwards in a restart or failover); lost updates are
+	// Lost's to count.
 	StaleAccepted int64 `json:"stale_accepted"`
 	// RightfulRefused are reads and writes refused from holders that knew
 	// of no loss: a fencing store refusing the lock's rightful holder,
@@ -57,10 +58,10 @@ func (g *Guard) OK() bool { return g.Lost == 0 }
 
 // Line is the guard's one-line summary.
 func (g *Guard) Line() string {
-	s := fmt.Sprintf("%s %s: %s lost updates · %s of %s sections written · counter %s of %s accepted",
-		g.Mode, g.Store, Commas(g.Lost), Commas(g.Written), Commas(g.Sections), Commas(g.Final), Commas(g.Accepted))
+	s := fmt.Sprintf("%s %s: %s · %s of %s written · counter %s of %s accepted",
+		g.Mode, g.Store, Count(g.Lost, "lost update"), Commas(g.Written), Count(g.Sections, "section"), Commas(g.Final), Commas(g.Accepted))
 	if g.Mode == "fenced" || g.Rejected > 0 {
-		s += fmt.Sprintf(" · stale refused: %s reads, %s writes", Commas(g.RejectedReads), Commas(g.RejectedWrites))
+		s += fmt.Sprintf(" · stale refused: %s, %s", Count(g.RejectedReads, "read"), Count(g.RejectedWrites, "write"))
 	}
 	if g.RightfulRefused > 0 {
 		s += fmt.Sprintf(" · rightful holders refused: %s", Commas(g.RightfulRefused))

@@ -39,34 +39,14 @@ const mergeExamples = 20
 // merged result carries an interval log with one interval per metric, so
 // it can be reported, and merged again.
 func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
-	if len(runs) < 2 {
-		return nil, fmt.Errorf("results: merge needs at least 2 runs, got %d", len(runs))
+	if err := CheckMerge(runs); err != nil {
+		return nil, err
 	}
 	if len(hists) != len(runs) {
 		return nil, fmt.Errorf("results: merge: %d runs but %d histogram sets", len(runs), len(hists))
 	}
-	for i, r := range runs {
-		if r == nil {
-			return nil, fmt.Errorf("results: merge: run %d is nil", i)
-		}
-	}
-	label := func(i int) string { return fmt.Sprintf("run %d (host %s)", i, orNone(runs[i].Meta.Host)) }
+	label := mergeLabel(runs)
 	first := runs[0]
-	for i, r := range runs[1:] {
-		for _, f := range []struct{ field, a, b string }{
-			{"meta.profile", first.Meta.Profile, r.Meta.Profile},
-			{"meta.workload", first.Meta.Workload, r.Meta.Workload},
-			{"meta.impl", first.Meta.ImplName(), r.Meta.ImplName()},
-		} {
-			if f.a != f.b {
-				return nil, fmt.Errorf("results: merge: %s differs: %s has %q, %s has %q; merge only runs of one profile with the same settings",
-					f.field, label(0), f.a, label(i+1), f.b)
-			}
-		}
-	}
-	if err := refuseDuplicates(runs, label); err != nil {
-		return nil, err
-	}
 	prefix := ownerPrefixes(runs)
 
 	m := &Result{
@@ -211,6 +191,42 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	return m, nil
 }
 
+// CheckMerge refuses the runs Merge refuses for what their result files
+// say: fewer than two, runs whose Meta.Profile, Meta.Workload or
+// implementation differ, and a run given twice. It needs no histogram, so
+// a caller can refuse incompatible runs before reading their interval
+// logs, which may be large.
+func CheckMerge(runs []*Result) error {
+	if len(runs) < 2 {
+		return fmt.Errorf("results: merge needs at least 2 runs, got %d", len(runs))
+	}
+	for i, r := range runs {
+		if r == nil {
+			return fmt.Errorf("results: merge: run %d is nil", i)
+		}
+	}
+	label := mergeLabel(runs)
+	first := runs[0]
+	for i, r := range runs[1:] {
+		for _, f := range []struct{ field, a, b string }{
+			{"meta.profile", first.Meta.Profile, r.Meta.Profile},
+			{"meta.workload", first.Meta.Workload, r.Meta.Workload},
+			{"meta.impl", first.Meta.ImplName(), r.Meta.ImplName()},
+		} {
+			if f.a != f.b {
+				return fmt.Errorf("results: merge: %s differs: %s has %q, %s has %q; merge only runs of one profile with the same settings",
+					f.field, label(0), f.a, label(i+1), f.b)
+			}
+		}
+	}
+	return refuseDuplicates(runs, label)
+}
+
+// mergeLabel names a merge's runs in its messages.
+func mergeLabel(runs []*Result) func(int) string {
+	return func(i int) string { return fmt.Sprintf("run %d (host %s)", i, orNone(runs[i].Meta.Host)) }
+}
+
 // refuseDuplicates refuses a run given twice (as a file and again in a
 // directory, say): same host, same start and the same owners would count
 // its operations twice.
@@ -221,8 +237,8 @@ func refuseDuplicates(runs []*Result, label func(int) string) error {
 			if a.Meta.Host != b.Meta.Host || !a.Meta.Start.Equal(b.Meta.Start) || !sameOwners(a.Fairness.PerOwner, b.Fairness.PerOwner) {
 				continue
 			}
-			return fmt.Errorf("results: merge: %s and %s are the same run (host %s, started %s, the same %d owners): give each machine's result once",
-				label(j), label(i), orNone(a.Meta.Host), a.Meta.Start.UTC().Format(time.RFC3339Nano), len(a.Fairness.PerOwner))
+			return fmt.Errorf("results: merge: %s and %s are the same run (host %s, started %s, the same %s): give each machine's result once",
+				label(j), label(i), orNone(a.Meta.Host), a.Meta.Start.UTC().Format(time.RFC3339Nano), Count(len(a.Fairness.PerOwner), "owner"))
 		}
 	}
 	return nil
@@ -331,7 +347,7 @@ func mergeFairness(runs []*Result, prefix []string, notes *[]string, label func(
 			counts = append(counts, f.PerOwner[n])
 		}
 		if missing := f.Owners - len(f.PerOwner); missing > 0 {
-			*notes = append(*notes, fmt.Sprintf("%s lists no acquisition counts for %d of its %d owners: fairness leaves them out", label(i), missing, f.Owners))
+			*notes = append(*notes, fmt.Sprintf("%s lists no acquisition counts for %d of its %s: fairness leaves them out", label(i), missing, Count(f.Owners, "owner")))
 		}
 	}
 	f := ComputeFairness(counts, owners)
@@ -460,7 +476,7 @@ func mergeHistograms(runs []*Result, hists []map[string]*hdr.Histogram, label fu
 				out[tag] = NewHistogram()
 			}
 			if dropped := out[tag].Merge(h); dropped > 0 {
-				*notes = append(*notes, fmt.Sprintf("%s: %d %s values beyond the histogram range were dropped", label(i), dropped, tag))
+				*notes = append(*notes, fmt.Sprintf("%s: %s beyond the histogram range dropped", label(i), Count(dropped, tag+" value")))
 			}
 		}
 	}
@@ -527,7 +543,7 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 		return nil
 	}
 	if with < len(runs) {
-		*notes = append(*notes, fmt.Sprintf("guard: only %d of %d runs updated a guarded counter; lost updates not merged", with, len(runs)))
+		*notes = append(*notes, fmt.Sprintf("guard: only %d of %s updated a guarded counter; lost updates not merged", with, Count(len(runs), "run")))
 		return nil
 	}
 	g := *runs[0].Guard

@@ -38,15 +38,15 @@ type MitigationCell struct {
 	Lost       int64   `json:"lost_updates"`
 	Rejected   int64   `json:"rejected_stale"`
 	// StaleAccepted are writes applied from holders that knew their lock
-	// was lost: where fencing is on, its failure (the token counter went
-	// backwards).
+	// was lost. A fencing store accepts one only while the holder's token
+	// is still the highest it has seen: no newer holder had reached it.
 	StaleAccepted int64 `json:"stale_accepted"`
 	// RightfulRefused are reads and writes refused from holders that knew
 	// of no loss: fencing refusing the rightful holder.
 	RightfulRefused int64 `json:"rightful_refused"`
-	// Fenced: the cell's store refuses stale tokens. Stale writes it
-	// accepted are then fencing's failure; without fencing, nothing was
-	// there to refuse them.
+	// Fenced: the cell's store refuses stale tokens (a planted broken one
+	// does not), so the stale writes it accepted came before any newer
+	// holder's token; without a fence, nothing was there to refuse them.
 	Fenced  bool  `json:"fenced,omitempty"`
 	Written int64 `json:"written"`
 	// Expect is the cell's expected lost updates, Why the reason.
@@ -152,8 +152,8 @@ type CellMark struct {
 }
 
 var (
-	markFencingFailed = CellMark{Symbol: "!", Words: "stale accepted: fencing failed",
-		Meaning: "writes a fenced store accepted from holders told they had lost the lock: fencing failed (the token counter went backwards)"}
+	markBeforeNewer = CellMark{Symbol: "~", Words: "stale accepted, no newer token yet",
+		Meaning: "writes a fenced store accepted from holders told they had lost the lock while their token was still the highest it had seen (no newer holder had reached it): fencing allows these, and they overwrite no one unless the token counter was lost and tokens repeat (the first figure counts any lost update)"}
 	markUnfenced = CellMark{Symbol: "*", Words: "stale written, unfenced",
 		Meaning: "writes from holders told they had lost the lock, landed where no fence could refuse them"}
 	markRightful = CellMark{Symbol: "?", Words: "rightful refused",
@@ -162,7 +162,7 @@ var (
 
 // MitigationMarks are the marks a cell can carry, in the order cells
 // show them: the legend.
-var MitigationMarks = []CellMark{markFencingFailed, markUnfenced, markRightful}
+var MitigationMarks = []CellMark{markBeforeNewer, markUnfenced, markRightful}
 
 // Marks are c's marks, in MitigationMarks' order; none for a cell that
 // shows nothing beyond its figures.
@@ -171,7 +171,7 @@ func (c MitigationCell) Marks() []CellMark {
 	if c.StaleAccepted > 0 {
 		m := markUnfenced
 		if c.Fenced {
-			m = markFencingFailed
+			m = markBeforeNewer
 		}
 		m.Count = c.StaleAccepted
 		out = append(out, m)
@@ -251,7 +251,7 @@ func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
 	var verdict string
 	switch {
 	case m.Partial:
-		verdict = fmt.Sprintf("PARTIAL: interrupted after %d cells and %d healthy runs", len(m.Cells), len(m.Costs))
+		verdict = fmt.Sprintf("PARTIAL: interrupted after %s and %s", Count(len(m.Cells), "cell"), Count(len(m.Costs), "healthy run"))
 		if n := m.Bad(); n > 0 {
 			verdict += fmt.Sprintf("; FAIL: %d of them not as expected", n)
 		}

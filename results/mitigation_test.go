@@ -29,7 +29,7 @@ func TestMitigationSummaryVerdicts(t *testing.T) {
 	}{
 		{"as expected", results.MitigationMatrix{Cells: []results.MitigationCell{good, skipped}}, true, "matrix: every cell as expected", false},
 		{"a bad cell", results.MitigationMatrix{Cells: []results.MitigationCell{good, bad}}, false, "matrix: FAIL: some cell", false},
-		{"interrupted, good so far", results.MitigationMatrix{Cells: []results.MitigationCell{good}, Partial: true}, false, "matrix: PARTIAL: interrupted after 1 cells and 0 healthy runs [", true},
+		{"interrupted, good so far", results.MitigationMatrix{Cells: []results.MitigationCell{good}, Partial: true}, false, "matrix: PARTIAL: interrupted after 1 cell and 0 healthy runs [", true},
 		{"interrupted, a bad cell", results.MitigationMatrix{Cells: []results.MitigationCell{good, bad}, Partial: true}, false, "matrix: PARTIAL: interrupted after 2 cells and 0 healthy runs; FAIL: 1 of them not as expected", true},
 		{"every cell skipped", results.MitigationMatrix{Cells: []results.MitigationCell{skipped}}, false, "matrix: FAIL: nothing ran: every cell was skipped", false},
 		{"no cell", results.MitigationMatrix{}, false, "matrix: FAIL: nothing ran", false},
@@ -46,20 +46,32 @@ func TestMitigationSummaryVerdicts(t *testing.T) {
 	}
 }
 
-// TestMitigationMarks: stale writes accepted mean fencing failed in a
-// fenced column and nothing more than no fence in an unfenced one: each
-// has its own mark, and the legend gives each mark one meaning.
+// TestMitigationMarks: a stale write a fenced store accepted before any
+// newer token reached it is what fencing allows (lease-expiry's fencing
+// cell: 0 lost updates, every cell as expected) and is not called a
+// failure; where nothing fences, a stale write has a mark of its own, as
+// rightful holders refused do. Each mark has one symbol and one meaning,
+// and the legend lists them all.
 func TestMitigationMarks(t *testing.T) {
-	m := &results.MitigationMatrix{Scenarios: []string{"watchdog-loss"}, Mitigations: []string{"none", "fencing"},
+	m := &results.MitigationMatrix{Scenarios: []string{"lease-expiry", "redis-restart"}, Mitigations: []string{"none", "fencing"},
 		Cells: []results.MitigationCell{
-			{Scenario: "watchdog-loss", Mitigation: "none", Lost: 3, Written: 9, StaleAccepted: 4, Expect: "lost updates > 0", OK: true},
-			{Scenario: "watchdog-loss", Mitigation: "fencing", Fenced: true, Lost: 2, Written: 9, StaleAccepted: 2, RightfulRefused: 1, Expect: "0 lost updates", Problem: "2 lost updates"},
+			{Scenario: "lease-expiry", Mitigation: "none", Lost: 3, Written: 9, StaleAccepted: 4, Expect: "lost updates > 0", OK: true},
+			{Scenario: "lease-expiry", Mitigation: "fencing", Fenced: true, Lost: 0, Written: 9, Rejected: 17, StaleAccepted: 1, Expect: "0 lost updates", OK: true},
+			{Scenario: "redis-restart", Mitigation: "none", Lost: 2, Written: 9, StaleAccepted: 2, Expect: "lost updates > 0", OK: true},
+			{Scenario: "redis-restart", Mitigation: "fencing", Fenced: true, Lost: 2, Written: 9, StaleAccepted: 2, RightfulRefused: 1, Expect: "0 lost updates", Problem: "2 lost updates"},
 		}}
 	out := mitigationSummary(m)
-	for _, want := range []string{"3 · 0 · 0ms · 0 · 4* ", "2 · 0 · 0ms · 0 · 2! · 1? BAD"} {
+	for _, want := range []string{"3 · 0 · 0ms · 0 · 4* ", "0 · 0 · 0ms · 17 · 1~ ", "2 · 0 · 0ms · 0 · 2~ · 1? BAD"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "!") || strings.Contains(out, "fencing failed") {
+		t.Errorf("summary calls a stale write a fenced store accepted a failure:\n%s", out)
+	}
+	good := &results.MitigationMatrix{Scenarios: m.Scenarios[:1], Mitigations: m.Mitigations, Cells: m.Cells[:2]}
+	if out := mitigationSummary(good); !strings.Contains(out, "matrix: every cell as expected") || strings.Contains(out, "fencing failed") {
+		t.Errorf("lease-expiry's cells as expected, yet:\n%s", out)
 	}
 	legend := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
@@ -71,7 +83,17 @@ func TestMitigationMarks(t *testing.T) {
 			legend[mark] = rest[2:]
 		}
 	}
-	if !strings.Contains(legend["!"], "fencing failed") || !strings.Contains(legend["*"], "no fence") || !strings.Contains(legend["?"], "rightful") {
-		t.Errorf("legend %q: want ! for fencing failed, * for unfenced stale writes, ? for rightful holders refused", legend)
+	if len(legend) != len(results.MitigationMarks) {
+		t.Errorf("legend %q: want one line per mark (%d)", legend, len(results.MitigationMarks))
+	}
+	if !strings.Contains(legend["~"], "fencing allows") || !strings.Contains(legend["*"], "no fence") || !strings.Contains(legend["?"], "rightful") {
+		t.Errorf("legend %q: want ~ for stale writes fencing allows, * for unfenced stale writes, ? for rightful holders refused", legend)
+	}
+	words := map[string]bool{}
+	for _, mk := range results.MitigationMarks {
+		if words[mk.Words] {
+			t.Errorf("two marks say %q", mk.Words)
+		}
+		words[mk.Words] = true
 	}
 }

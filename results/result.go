@@ -122,7 +122,7 @@ type Stall struct {
 
 // Reason is the stall in words, as partial_reason gives it.
 func (s *Stall) Reason() string {
-	return fmt.Sprintf("server stalled: no reply from t=%.1fs, for %.1fs (%d calls still waiting were cut %.1fs after the run's end)", s.FromS, s.NoReplyS, s.Calls, s.BoundS)
+	return fmt.Sprintf("server stalled: no reply from t=%.1fs, for %.1fs (%s still waiting, cut %.1fs after the run's end)", s.FromS, s.NoReplyS, Count(s.Calls, "call"), s.BoundS)
 }
 
 // ErrorRateLimit is the share of failed measured operations the run was
@@ -166,7 +166,11 @@ func (r *Result) Failures() []string {
 	case t.Attempts == 0 && !r.Partial:
 		out = append(out, "no operation finished in the measured time")
 	case t.Attempts > 0 && t.Ops == 0:
-		out = append(out, fmt.Sprintf("no operation succeeded: all %s attempts failed (%s)", commas(t.Attempts), r.errorBreakdown()))
+		all := "all " + Count(t.Attempts, "attempt")
+		if t.Attempts == 1 {
+			all = "its one attempt"
+		}
+		out = append(out, fmt.Sprintf("no operation succeeded: %s failed (%s)", all, r.errorBreakdown()))
 	case t.Attempts > 0 && r.ErrorRate() > r.ErrorRateLimit()+1e-12:
 		out = append(out, fmt.Sprintf("%s of operations failed (%s of %s: %s), over the %s allowed (--max-error-rate)",
 			percent(r.ErrorRate()), commas(t.Failed), commas(t.Attempts), r.errorBreakdown(), percent(r.ErrorRateLimit())))

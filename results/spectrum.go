@@ -36,10 +36,10 @@ func ReadIntervalLog(r io.Reader) (map[string]*hdr.Histogram, error) {
 // LoadHistograms reads the interval log named by r (a result read from
 // path) and returns the whole run's histogram per metric.
 func LoadHistograms(path string, r *Result) (map[string]*hdr.Histogram, error) {
-	if r.HistogramLog == "" {
-		return nil, fmt.Errorf("results: %s names no histogram log", path)
+	log, err := histogramLog(path, r)
+	if err != nil {
+		return nil, err
 	}
-	log := filepath.Join(filepath.Dir(path), r.HistogramLog)
 	f, err := infile.Open(log, infile.HistLog)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
@@ -51,6 +51,28 @@ func LoadHistograms(path string, r *Result) (map[string]*hdr.Histogram, error) {
 		err = fmt.Errorf("%w (in %s)", err, log)
 	}
 	return h, err
+}
+
+// CheckHistogramLog refuses, without reading it, the interval log
+// LoadHistograms would read for r (a result read from path): none named,
+// missing, not a regular file, or over its limit.
+func CheckHistogramLog(path string, r *Result) error {
+	log, err := histogramLog(path, r)
+	if err != nil {
+		return err
+	}
+	if err := infile.Check(log, infile.HistLog); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// histogramLog is the path of the interval log r (read from path) names.
+func histogramLog(path string, r *Result) (string, error) {
+	if r.HistogramLog == "" {
+		return "", fmt.Errorf("results: %s names no histogram log", path)
+	}
+	return filepath.Join(filepath.Dir(path), r.HistogramLog), nil
 }
 
 // maxLogLine bounds a line of an interval log, which the log reader

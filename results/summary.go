@@ -61,7 +61,7 @@ func WriteSummary(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "acquired    %s\n", strings.Join(modes, " · "))
 	}
 	for _, sh := range r.PerShard {
-		fmt.Fprintf(&b, "  %-40s %s ops/s · %s locks · %.1f%% of acquisitions\n", sh.Name, commasFloat(sh.OpsPerSec), commas(int64(sh.Locks)), 100*sh.Share)
+		fmt.Fprintf(&b, "  %-40s %s ops/s · %s · %.1f%% of acquisitions\n", sh.Name, commasFloat(sh.OpsPerSec), Count(sh.Locks, "lock"), 100*sh.Share)
 	}
 	if r.CPU != nil {
 		fmt.Fprintf(&b, "cpu         %s\n", r.CPU.Line())
@@ -99,14 +99,14 @@ func WriteSummary(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "            caveat: %s\n", f.Caveat)
 	}
 	if f.FIFO != nil && f.FIFO.Checked > 0 {
-		fmt.Fprintf(&b, "fifo        %s overtakes in %s fair acquisitions (slack %s)\n",
-			commas(f.FIFO.Violations), commas(f.FIFO.Checked), dur(f.FIFO.SlackUs))
+		fmt.Fprintf(&b, "fifo        %s in %s (slack %s)\n",
+			Count(f.FIFO.Violations, "overtake"), Count(f.FIFO.Checked, "fair acquisition"), dur(f.FIFO.SlackUs))
 	}
 	s := r.Safety
 	if s.Sections == 0 && s.Violations == 0 {
 		b.WriteString("safety      NO DATA: no critical section was checked\n")
 	} else {
-		fmt.Fprintf(&b, "safety      %s: %s violations in %s critical sections", s.Verdict(), commas(s.Violations), commas(s.Sections))
+		fmt.Fprintf(&b, "safety      %s: %s in %s", s.Verdict(), Count(s.Violations, "violation"), Count(s.Sections, "critical section"))
 		if s.Violations > 0 {
 			fmt.Fprintf(&b, " (max overlap %s)", dur(s.MaxOverlapUs))
 		}
@@ -130,7 +130,7 @@ func WriteSummary(w io.Writer, r *Result) error {
 				fmt.Fprintf(&b, "            … %d more in the result file\n", int64(len(g.Overwrites)-3)+g.OverwritesDropped)
 				break
 			}
-			fmt.Fprintf(&b, "            %s overwrote %s update(s) of %s at t=%.6fs\n", o.By, commas(o.Updates), o.Of, float64(o.At)/1e9)
+			fmt.Fprintf(&b, "            %s overwrote %s of %s at t=%.6fs\n", o.By, Count(o.Updates, "update"), o.Of, float64(o.At)/1e9)
 		}
 	}
 	var errs []string
@@ -149,7 +149,7 @@ func WriteSummary(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "            … %s more failures with other messages\n", commas(r.ErrorMessagesDropped))
 	}
 	if t.Unreleased > 0 {
-		fmt.Fprintf(&b, "unreleased  %s holds: their unlock failed or got no answer; Redis keeps them until their lease ends\n", commas(t.Unreleased))
+		fmt.Fprintf(&b, "unreleased  %s: their unlock failed or got no answer; Redis keeps them until their lease ends\n", Count(t.Unreleased, "hold"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -159,7 +159,7 @@ func WriteSummary(w io.Writer, r *Result) error {
 // and the report print them: "29,690 successful of 29,690 attempts, 100%"
 // or "1,893 successful of 29,690 attempts, 6.38%: 27,797 failed".
 func ThroughputCounts(t Throughput) string {
-	s := fmt.Sprintf("%s successful of %s attempts, %s", commas(t.Ops), commas(t.Attempts), percent(t.SuccessRatio))
+	s := fmt.Sprintf("%s successful of %s, %s", commas(t.Ops), Count(t.Attempts, "attempt"), percent(t.SuccessRatio))
 	if t.Failed > 0 {
 		s += fmt.Sprintf(": %s failed", commas(t.Failed))
 	}
@@ -195,6 +195,29 @@ func Times(r float64) string {
 
 // Commas prints n with thousands separators, as the summary table does.
 func Commas(n int64) string { return commas(n) }
+
+// Count is n with thousands separators and noun, in the plural unless n
+// is 1: "1 run", "0 runs", "1,008 owners", "2 matches". noun is the
+// singular (a phrase's last word takes the plural: "critical section").
+// Every count a reader sees goes through it, or through Noun where the
+// number is written otherwise, so none says "1 runs".
+func Count[N ~int | ~int32 | ~int64](n N, noun string) string {
+	return commas(int64(n)) + " " + Noun(n, noun)
+}
+
+// Noun is noun as n of it are called: the singular for 1, else the
+// plural (noun+"es" after s, x, ch or sh, else noun+"s").
+func Noun[N ~int | ~int32 | ~int64](n N, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	for _, end := range []string{"s", "x", "ch", "sh"} {
+		if strings.HasSuffix(noun, end) {
+			return noun + "es"
+		}
+	}
+	return noun + "s"
+}
 
 // CommasFloat prints v with thousands separators and one decimal.
 func CommasFloat(v float64) string { return commasFloat(v) }
@@ -245,7 +268,7 @@ func SweepPointLine(pt SweepPoint) string {
 	case pt.Partial:
 		mark = "PARTIAL, left off the curves"
 	case pt.Violations > 0:
-		mark = fmt.Sprintf("%d SAFETY VIOLATIONS", pt.Violations)
+		mark = strings.ToUpper(Count(pt.Violations, "safety violation"))
 	case pt.Failure != "":
 		mark = "FAILED, breaks the SLO: " + pt.Failure
 	case !pt.MeetsSLO:
@@ -258,8 +281,8 @@ func SweepPointLine(pt SweepPoint) string {
 			cpu += " (" + pt.CPULimit + " saturated)"
 		}
 	}
-	return fmt.Sprintf("%s ops/s, acquire p99 %s, %s of %s operations failed%s: %s",
-		CommasFloat(pt.OpsPerSec), pt.Percentile(pt.P99Us), Commas(pt.Errors), Commas(pt.Attempts), cpu, mark)
+	return fmt.Sprintf("%s ops/s, acquire p99 %s, %s of %s failed%s: %s",
+		CommasFloat(pt.OpsPerSec), pt.Percentile(pt.P99Us), Commas(pt.Errors), Count(pt.Attempts, "operation"), cpu, mark)
 }
 
 // failedShare is a point's failed operations and their share: "12 (0.4%)".
@@ -323,7 +346,7 @@ func pass(ok bool) string {
 // WriteMatrixSummary prints a side-by-side matrix for a terminal: one line
 // per cell with its medians, then the targets.
 func WriteMatrixSummary(w io.Writer, m *Matrix) {
-	fmt.Fprintf(w, "\nmatrix    %d rounds of %v (+%v warmup) per run, %v in all", m.Rounds, m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
+	fmt.Fprintf(w, "\nmatrix    %s of %v (+%v warmup) per run, %v in all", Count(m.Rounds, "round"), m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
 	if m.Partial {
 		fmt.Fprint(w, " [PARTIAL]")
 	}
@@ -374,7 +397,7 @@ func WriteScaleSummary(w io.Writer, s Scale, clients, owners, locks int, saved s
 func WriteHandoffSummary(w io.Writer, h HandoffFigure, saved string) {
 	r := h.Result
 	hl := r.Latency[Handoff.String()]
-	fmt.Fprintf(w, "\nhandoff   mutex: %d owners, 1 lock, %.0fs measured, %d handoffs\n", r.Fairness.Owners, r.Measured, hl.Count)
+	fmt.Fprintf(w, "\nhandoff   mutex: %s, 1 lock, %.0fs measured, %s\n", Count(r.Fairness.Owners, "owner"), r.Measured, Count(hl.Count, "handoff"))
 	fmt.Fprintf(w, "          handoff p50 %.1fµs (p99 %.1fµs) vs ping p50 %.1fµs: %.1f× (target <= %.0f×) %s\n",
 		h.HandoffUs, hl.P99, h.PingUs, h.Ratio, HandoffTarget, pass(h.Ratio > 0 && h.Ratio <= HandoffTarget))
 	fmt.Fprintf(w, "          %s\n", saved)

@@ -85,6 +85,11 @@ func TestWriteSummary(t *testing.T) {
 	tooMany := baseResult()
 	tooMany.Throughput = lenient.Throughput
 	tooMany.Errors = lenient.Errors
+	// One of each: no line says "1 critical sections" or "1 overtakes".
+	ones := baseResult()
+	ones.Safety = results.Safety{Sections: 1}
+	ones.Fairness.FIFO = &results.FIFO{Checked: 1, Violations: 1}
+	ones.Throughput.Unreleased = 1
 
 	tests := []struct {
 		name    string
@@ -136,6 +141,12 @@ func TestWriteSummary(t *testing.T) {
 			notWant: []string{"l4:", "l5:"},
 		},
 		{
+			name:    "counts of one",
+			r:       ones,
+			want:    []string{"safety      OK: 0 violations in 1 critical section\n", "fifo        1 overtake in 1 fair acquisition (", "unreleased  1 hold: "},
+			notWant: []string{"1 critical sections", "1 overtakes", "1 holds"},
+		},
+		{
 			name: "fifo",
 			r:    fifo,
 			want: []string{"fifo        4 overtakes in 1,000 fair acquisitions (slack 1.00ms)"},
@@ -167,7 +178,7 @@ func TestWriteSummary(t *testing.T) {
 			name: "stalled",
 			r:    stalled,
 			want: []string{
-				"FAILED      server stalled: no reply from t=27.8s, for 4.2s (32 calls still waiting were cut 2.0s after the run's end)\n",
+				"FAILED      server stalled: no reply from t=27.8s, for 4.2s (32 calls still waiting, cut 2.0s after the run's end)\n",
 				"unreleased  3 holds: their unlock failed or got no answer",
 			},
 		},
@@ -209,7 +220,7 @@ func TestWriteSummaryCollectedViolation(t *testing.T) {
 	r := runE2E(t)
 	out := summaryOf(t, r)
 	for _, s := range []string{
-		"safety      VIOLATED: 1 violations in 104 critical sections (max overlap 50.00ms)",
+		"safety      VIOLATED: 1 violation in 104 critical sections (max overlap 50.00ms)",
 		"shared: w0 (exclusive) and w1 (exclusive) both held it for 50.00ms at t=0.550000s",
 		"throughput  27.0 ops/s  (81 successful of 85 attempts, 95.29%: 4 failed)",
 		"errors      timeout 2 · ctx 0 · conn 1 · redis 0 · stalled 0 · other 1 · lost holds 1 · cut by the end 1",
@@ -300,5 +311,25 @@ func TestWriteMatrixSummaryDashesUnmeasured(t *testing.T) {
 	}
 	if strings.Contains(row, "0.00") {
 		t.Errorf("row %q prints an unmeasured figure as 0.00", row)
+	}
+}
+
+// TestCount: a count's noun agrees with it, with thousands separators,
+// so that no line says "1 runs" or "over 1 points".
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{results.Count(1, "run"), "1 run"},
+		{results.Count(0, "run"), "0 runs"},
+		{results.Count(int64(1), "critical section"), "1 critical section"},
+		{results.Count(int64(3500), "critical section"), "3,500 critical sections"},
+		{results.Count(int32(2), "match"), "2 matches"},
+		{results.Noun(1, "point"), "point"},
+		{results.Noun(1008, "owner"), "owners"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%q, want %q", tc.got, tc.want)
+		}
 	}
 }

@@ -79,17 +79,9 @@ func (p SweepPoint) Label() string {
 		s += fmt.Sprintf(" @%g/s", p.Rate)
 	}
 	if p.Shards > 0 {
-		s += " on " + ShardCount(p.Shards)
+		s += " on " + Count(p.Shards, "shard")
 	}
 	return s
-}
-
-// ShardCount is n shards in words: "1 shard", "3 shards".
-func ShardCount(n int) string {
-	if n == 1 {
-		return "1 shard"
-	}
-	return fmt.Sprintf("%d shards", n)
 }
 
 // Judge sets MeetsSLO: the run did not fail (Failure empty), some
@@ -351,7 +343,7 @@ func (c Capacity) Statement(axis string, sloUs float64) []string {
 		case AxisRate:
 			return fmt.Sprintf("an offered %s ops/s (%s)", commasFloat(p.X), p.Label())
 		case AxisShards:
-			return fmt.Sprintf("%s (%s)", ShardCount(int(p.X)), p.Label())
+			return fmt.Sprintf("%s (%s)", Count(int(p.X), "shard"), p.Label())
 		}
 		return fmt.Sprintf("concurrency %g (%s)", p.X, p.Label())
 	}

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -95,7 +94,7 @@ func violations(res *results.Result) string {
 	if res.Safety.Sections == 0 {
 		return "no critical section checked"
 	}
-	s := fmt.Sprintf("%d violations", res.Safety.Violations)
+	s := results.Count(res.Safety.Violations, "violation")
 	if res.Safety.Incomplete != "" {
 		s += " (incomplete: " + res.Safety.Incomplete + ")"
 	}

@@ -327,7 +327,7 @@ func cellStore(mo MatrixOptions, name string, mi Mitigation) *guard.Store {
 
 // runCell runs one scenario under one mitigation and judges it.
 func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row matrixRow, mi Mitigation) results.MitigationCell {
-	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name, Fenced: mi.Fencing}
+	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name}
 	want := row.expect.of(mi)
 	c.Expect, c.Why = want.want, want.why
 	o = cellOptions(o, row.s)
@@ -348,6 +348,7 @@ func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row mat
 	mit := mi
 	err := runVariant(ctx, row.s, v, t, Rand(o.Seed, row.s.Name), o, rep, &kept, func(r *rig) {
 		r.mit, r.store, r.storeAt = &mit, cellStore(mo, row.s.Name, mi), mo.StoreAt
+		c.Fenced = r.store.Fences()
 	})
 	var skip *skipError
 	if errors.As(err, &skip) {
@@ -379,7 +380,7 @@ func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error, h
 			c.Lost, c.Rejected, c.Written = g.Lost, g.RejectedReads+g.RejectedWrites, g.Written
 			c.StaleAccepted, c.RightfulRefused = g.StaleAccepted, g.RightfulRefused
 			if g.Failed > 0 {
-				problems = append(problems, fmt.Sprintf("%d reads or writes of the guarded counter failed", g.Failed))
+				problems = append(problems, fmt.Sprintf("%s of the guarded counter failed", results.Count(g.Failed, "read or write")))
 			}
 			// Lost updates are counted from the store's writes: where
 			// no critical section wrote the counter, 0 lost says nothing,
@@ -387,7 +388,7 @@ func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error, h
 			// signal, which is what honouring it means.
 			stoppedAll := honour && g.Sections > 0 && run.Lost >= g.Sections
 			if g.Written == 0 && g.Accepted == 0 && !stoppedAll {
-				problems = append(problems, fmt.Sprintf("no write reached the guarded counter (%d critical sections read it): its lost updates measure nothing", g.Sections))
+				problems = append(problems, fmt.Sprintf("no write reached the guarded counter (%s read it): its lost updates measure nothing", results.Count(g.Sections, "critical section")))
 			}
 		} else {
 			problems = append(problems, "no guarded-counter figures")
@@ -447,7 +448,7 @@ func runCost(ctx context.Context, o Options, mo MatrixOptions, t Timing, mi Miti
 			c.Lost = g.Lost
 		}
 		if c.Violations != 0 || c.Lost != 0 {
-			problems = append(problems, fmt.Sprintf("%d violations, %d lost updates on a healthy run", c.Violations, c.Lost))
+			problems = append(problems, fmt.Sprintf("%s, %s on a healthy run", results.Count(c.Violations, "violation"), results.Count(c.Lost, "lost update")))
 		}
 	}
 	c.Problem = strings.Join(problems, "; ")

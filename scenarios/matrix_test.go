@@ -46,8 +46,8 @@ func TestMitigationMatrix(t *testing.T) {
 		t.Fatal("the matrix did not meet its expected verdicts")
 	}
 	for _, s := range m.Scenarios {
-		if c, _ := m.Cell(s, "fencing"); c.Rejected == 0 {
-			t.Errorf("%s × fencing: no stale read or write refused", s)
+		if c, _ := m.Cell(s, "fencing"); c.Rejected == 0 || !c.Fenced {
+			t.Errorf("%s × fencing: %d stale reads or writes refused, fenced %v; want some, fenced", s, c.Rejected, c.Fenced)
 		}
 		if c, _ := m.Cell(s, "none"); c.Violations == 0 {
 			t.Errorf("%s × none: no violation", s)
@@ -75,8 +75,16 @@ func TestMitigationMatrixCatchesBrokenFencing(t *testing.T) {
 	if m.OK() {
 		t.Fatal("the matrix passed with a fenced store that does not fence")
 	}
-	if c, _ := m.Cell("lease-expiry", "fencing"); c.OK || c.Lost == 0 {
+	c, _ := m.Cell("lease-expiry", "fencing")
+	if c.OK || c.Lost == 0 {
 		t.Errorf("lease-expiry × fencing with the planted bug: %+v; want lost updates and the cell failed", c)
+	}
+	// Its stale writes landed where no fence refused them: they are not
+	// the ones a fence allows.
+	for _, mk := range c.Marks() {
+		if c.Fenced || mk.Symbol == "~" {
+			t.Errorf("lease-expiry × fencing with the planted bug: marked %q (%s), fenced %v; want stale writes marked unfenced", mk.Symbol, mk.Words, c.Fenced)
+		}
 	}
 }
 

@@ -395,11 +395,11 @@ const recoverySlack = 3 * time.Second
 func (r *rig) healthChecks(res *results.Result, events []results.Event) {
 	th := res.Throughput
 	r.check("some operation succeeded", "≥ 1 successful operation",
-		fmt.Sprintf("%s of %s attempts", results.Commas(th.Ops), results.Commas(th.Attempts)), th.Ops > 0)
+		fmt.Sprintf("%s of %s", results.Commas(th.Ops), results.Count(th.Attempts, "attempt")), th.Ops > 0)
 	failed, attempts, at := outsideFaults(res.Series, events, recoverySlack)
 	got := "none"
 	if failed > 0 {
-		got = fmt.Sprintf("%s of %s attempts (%s) at %s", results.Commas(failed), results.Commas(attempts),
+		got = fmt.Sprintf("%s of %s (%s) at %s", results.Commas(failed), results.Count(attempts, "attempt"),
 			results.Percent(float64(failed)/float64(max(attempts, 1))), at)
 	}
 	// A healthy Redis fails nothing where no fault is: the suite's runs

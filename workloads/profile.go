@@ -22,6 +22,7 @@ import (
 
 	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/internal/infile"
+	"github.com/lockbench/lockbench/results"
 )
 
 // Kind is the lock a profile drives.
@@ -161,7 +162,9 @@ func (p Profile) LockCount() int {
 	return p.Locks
 }
 
-// Summary is a one-line description of the workload for reports.
+// Summary is a one-line description of the workload for reports. It is
+// the result's meta.workload, which merge compares between runs, so its
+// numbers are written plainly (no thousands separators).
 func (p Profile) Summary() string {
 	var b strings.Builder
 	b.WriteString(string(p.Kind))
@@ -169,7 +172,7 @@ func (p Profile) Summary() string {
 		fmt.Fprintf(&b, " %g%% reads", p.ReadRatio*100)
 	}
 	if p.Kind == Multi {
-		fmt.Fprintf(&b, " of %d names", p.MultiNames())
+		fmt.Fprintf(&b, " of %d %s", p.MultiNames(), results.Noun(p.MultiNames(), "name"))
 	}
 	if !p.ReplicaSync {
 		b.WriteString(" · replica sync off")
@@ -180,14 +183,14 @@ func (p Profile) Summary() string {
 	if p.Depth.Max() > 1 {
 		fmt.Fprintf(&b, " · depth %s", p.Depth)
 	}
-	fmt.Fprintf(&b, " · %d clients × %d owners", p.Clients, p.Owners)
+	fmt.Fprintf(&b, " · %d %s × %d %s", p.Clients, results.Noun(p.Clients, "client"), p.Owners, results.Noun(p.Owners, "owner"))
 	switch p.Popularity {
 	case PopPerOwner:
 		b.WriteString(" · one lock per owner")
 	case PopZipf:
-		fmt.Fprintf(&b, " · %d locks zipf(%g)", p.Locks, p.ZipfS)
+		fmt.Fprintf(&b, " · %d %s zipf(%g)", p.Locks, results.Noun(p.Locks, "lock"), p.ZipfS)
 	default:
-		fmt.Fprintf(&b, " · %d lock%s", p.Locks, plural(p.Locks))
+		fmt.Fprintf(&b, " · %d %s", p.Locks, results.Noun(p.Locks, "lock"))
 	}
 	fmt.Fprintf(&b, " · hold %s", p.Hold)
 	if p.Rate > 0 {
@@ -715,13 +718,6 @@ func (p Profile) YAML() []byte {
 		panic(err) // every field type marshals
 	}
 	return b.Bytes()
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // Set decodes value into the field named as in profile files ("read_ratio",

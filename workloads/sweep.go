@@ -176,7 +176,7 @@ func listedOnce(flag string, vals []float64) error {
 	for i, v := range vals {
 		if j := slices.Index(vals, v); j < i {
 			return &FieldError{Field: flag, Value: strings.Trim(strings.Join(strings.Fields(fmt.Sprint(vals)), ","), "[]"),
-				Fix: fmt.Sprintf("%g is listed twice (values %d and %d); list each value once", v, j+1, i+1)}
+				Fix: fmt.Sprintf("%g is listed twice (at positions %d and %d of the list); list each value once", v, j+1, i+1)}
 		}
 	}
 	return nil
@@ -315,11 +315,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 			if sp.Failure != "" {
 				why = "its run failed: " + sp.Failure
 			}
-			stopped[pt.Series] = fmt.Sprintf("%d points in a row broke the SLO, the last at x=%g (%s)", broken[pt.Series], sp.X, why)
+			stopped[pt.Series] = fmt.Sprintf("%s in a row broke the SLO, the last at x=%g (%s)", results.Count(broken[pt.Series], "point"), sp.X, why)
 		}
 		if cfg.Checkpoint != nil {
 			snap := *sw
-			snap.Partial, snap.PartialReason = true, fmt.Sprintf("in progress: %d of %d points done", i+1, len(pts))
+			snap.Partial, snap.PartialReason = true, fmt.Sprintf("in progress: %d of %s done", i+1, results.Count(len(pts), "point"))
 			snap.Points = slices.Clone(sw.Points)
 			snap.Analyze()
 			if err := cfg.Checkpoint(&snap); err != nil {
@@ -347,7 +347,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 func (pt PlannedPoint) Describe() string {
 	s := fmt.Sprintf("clients %d × owners %d", pt.Profile.Clients, pt.Profile.Owners)
 	if pt.Shards > 0 {
-		s += " on " + results.ShardCount(pt.Shards)
+		s += " on " + results.Count(pt.Shards, "shard")
 	}
 	if pt.Profile.Rate > 0 {
 		s += fmt.Sprintf(" at %g ops/s", pt.Profile.Rate)

@@ -70,7 +70,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if len(pos) != 2 {
-		return cli.Usagef("compare takes two results, BASE and NEW; got %d argument(s) %q: e.g. bench compare base.json new.json", len(pos), pos)
+		return cli.Usagef("compare takes two results, BASE and NEW; got %s %q: e.g. bench compare base.json new.json", results.Count(len(pos), "argument"), pos)
 	}
 	var runs [2]*results.Result
 	var paths [2]string
@@ -183,7 +183,8 @@ from the machines' HdrHistograms added together, not averaged; fairness is
 recomputed over every owner, named <host>/<owner>; safety violations add
 up, but overlaps between machines cannot be checked (their clocks differ),
 so the merged safety line says INCOMPLETE. Runs of different profiles or
-settings are refused; differing Redis versions or addresses are noted.
+settings, and a run given twice, are refused before any interval log is
+read; differing Redis versions or addresses are noted.
 
 Each RESULT is a result file, or a directory: every run result in it
 (chaos reports, sweep files and earlier merged results are skipped; name a
@@ -204,6 +205,19 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var paths []string
 	var runs []*results.Result
 	var hists []map[string]*hdr.Histogram
+	refused := func(err error) error {
+		var which []string
+		for i, p := range paths {
+			which = append(which, fmt.Sprintf("run %d is %s", i, p))
+		}
+		return cli.Usagef("%v (%s)", err, strings.Join(which, ", "))
+	}
+	logErr := func(err error) error {
+		if errors.As(err, new(*infile.Error)) {
+			return err // it names the log and why it was refused
+		}
+		return cli.Usagef("%v: merge adds the runs' histograms, so each result needs its .hlog next to it", err)
+	}
 	err = cli.ReadInputs(ctx, func() (err error) {
 		if paths, err = mergeInputs(pos); err != nil {
 			return err
@@ -214,12 +228,20 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if runs[i], err = results.ReadFile(p); err != nil {
 				return cli.Usagef("%v; give result files written by bench run", err)
 			}
-			hists[i], err = results.LoadHistograms(p, runs[i])
-			switch {
-			case errors.As(err, new(*infile.Error)):
-				return err // it names the log and why it was refused
-			case err != nil:
-				return cli.Usagef("%v: merge adds the runs' histograms, so each result needs its .hlog next to it", err)
+		}
+		// The interval logs may be large: what the result files say, and
+		// whether every log is there, is checked before any is read.
+		if err := results.CheckMerge(runs); err != nil {
+			return refused(err)
+		}
+		for i, p := range paths {
+			if err := results.CheckHistogramLog(p, runs[i]); err != nil {
+				return logErr(err)
+			}
+		}
+		for i, p := range paths {
+			if hists[i], err = results.LoadHistograms(p, runs[i]); err != nil {
+				return logErr(err)
 			}
 		}
 		return nil
@@ -229,11 +251,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	merged, err := results.Merge(runs, hists)
 	if err != nil {
-		var which []string
-		for i, p := range paths {
-			which = append(which, fmt.Sprintf("run %d is %s", i, p))
-		}
-		return cli.Usagef("%v (%s)", err, strings.Join(which, ", "))
+		return refused(err)
 	}
 	absOut, err := filepath.Abs(*out)
 	if err != nil {
@@ -265,7 +283,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, n := range merged.MergeNotes {
 		fmt.Fprintf(stdout, "note        %s\n", n)
 	}
-	fmt.Fprintf(stdout, "merged      %d results from %s\n", len(paths), merged.Meta.Host)
+	fmt.Fprintf(stdout, "merged      %s from %s\n", results.Count(len(paths), "result"), merged.Meta.Host)
 	_, err = fmt.Fprintf(stdout, "result      %s\n", path)
 	return err
 }

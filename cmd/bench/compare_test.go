@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/infile"
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -24,6 +27,7 @@ type run struct {
 	start   time.Time
 	acquire time.Duration // every acquisition's latency
 	ops     int           // acquisitions over the run's one second
+	impl    string        // --impl ("": lockimpl)
 }
 
 var t0 = time.Date(2024, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -41,7 +45,7 @@ func writeRun(t *testing.T, dir string, r run) string {
 		}, nil, nil)
 	}
 	res := c.Finish(r.start.Add(time.Second), false, 1, results.Analysis{Labels: results.Labels{Owners: []string{"o0", "o1"}, Locks: []string{"l"}}})
-	res.Meta = results.Meta{Profile: r.profile, Workload: "exclusive, 1 client × 2 owners", Host: r.host, Start: r.start,
+	res.Meta = results.Meta{Profile: r.profile, Impl: r.impl, Workload: "exclusive, 1 client × 2 owners", Host: r.host, Start: r.start,
 		RedisVersion: "7.4.0", RedisBackend: "external", RedisAddr: "10.0.0.5:6379"}
 	path, err := results.WriteFiles(dir, res)
 	if err != nil {
@@ -230,6 +234,71 @@ func TestMergeBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeChecksBeforeReadingLogs: runs merge refuses for what their
+// result files say (another profile or implementation, the same run given
+// twice), and a log over its limit, are refused before any interval log
+// is opened: a log may be large, and was read in full before the refusal.
+func TestMergeChecksBeforeReadingLogs(t *testing.T) {
+	dir := t.TempDir()
+	at := func(sub string, r run) string { return writeRun(t, filepath.Join(dir, sub), r) }
+	a := at("a", run{profile: "mutex", host: "alpha", start: t0, acquire: time.Millisecond, ops: 10})
+	rw := at("rw", run{profile: "rw90", host: "beta", start: t0, acquire: time.Millisecond, ops: 10})
+	redsync := at("redsync", run{profile: "mutex", impl: "redsync", host: "gamma", start: t0, acquire: time.Millisecond, ops: 10})
+	big := at("big", run{profile: "mutex", host: "delta", start: t0, acquire: time.Millisecond, ops: 10})
+	// The same run as a, copied elsewhere: not the same path, the same run.
+	again := filepath.Join(dir, "again", filepath.Base(a))
+	for _, p := range []string{a, hlogOf(a)} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, "again", filepath.Base(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(hlogOf(big)); err != nil {
+		t.Fatal(err)
+	}
+	sparse(t, hlogOf(big), int64(infile.HistLog)+1)
+	var logs []string
+	for _, p := range []string{a, rw, redsync, big, again} {
+		logs = append(logs, hlogOf(p))
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{a, rw}, "meta.profile differs"},
+		{[]string{a, redsync}, "meta.impl differs"},
+		{[]string{a, again}, "are the same run"},
+		{[]string{a, big}, "over the " + infile.HistLog.String() + " limit for an interval log"},
+	} {
+		opened := testkit.WatchOpens(t, logs...)
+		_, _, err := merge(append(tc.args, "--out", t.TempDir())...)
+		if code := cli.ExitCode(err); code != cli.ExitUsage || !strings.Contains(fmt.Sprint(err), tc.want) {
+			t.Errorf("merge %q: exit %d (%v), want %d saying %q", tc.args, code, err, cli.ExitUsage, tc.want)
+		}
+		if o := opened(); len(o) > 0 {
+			t.Errorf("merge %q: opened %q before refusing", tc.args, o)
+		}
+	}
+	// The watch sees what a merge that goes ahead reads.
+	b := at("b", run{profile: "mutex", host: "beta", start: t0, acquire: time.Millisecond, ops: 10})
+	opened := testkit.WatchOpens(t, hlogOf(a), hlogOf(b))
+	if out, errOut, err := merge(a, b, "--out", t.TempDir()); err != nil {
+		t.Fatalf("merge: %v\n%s%s", err, out, errOut)
+	}
+	if o := opened(); len(o) != 2 {
+		t.Errorf("a merge opened %q, want both logs", o)
+	}
+}
+
+func hlogOf(result string) string { return strings.TrimSuffix(result, ".json") + ".hlog" }
 
 func TestCompareMergeHelp(t *testing.T) {
 	for _, tc := range []struct {

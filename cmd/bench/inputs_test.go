@@ -206,3 +206,40 @@ func TestReportDirWithPipes(t *testing.T) {
 		t.Errorf("no report: %v", err)
 	}
 }
+
+// TestReportChecksBeforeReadingLogs: bench report refuses a bad input or
+// an --out that names one of its inputs before it opens any interval log
+// (a log may be large, and was read in full before the refusal), and a
+// report that goes ahead reads the logs it shows.
+func TestReportChecksBeforeReadingLogs(t *testing.T) {
+	dir := t.TempDir()
+	res := writeRun(t, filepath.Join(dir, "runs"), run{profile: "mutex", host: "a", start: t0, acquire: time.Millisecond, ops: 10})
+	other := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(other, []byte(`{"x": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", res, other, "--out", filepath.Join(dir, "r.html")}, "not a lockbench file"},
+		{[]string{"report", res, "--out", res}, "is one of the report's inputs"},
+	} {
+		opened := testkit.WatchOpens(t, hlogOf(res))
+		code, _, errOut := runBench(t, tc.args...)
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("bench %s: exit %d, want %d saying %q:\n%s", strings.Join(tc.args, " "), code, cli.ExitUsage, tc.want, errOut)
+		}
+		if o := opened(); len(o) > 0 {
+			t.Errorf("bench %s: opened %q before refusing", strings.Join(tc.args, " "), o)
+		}
+	}
+	opened := testkit.WatchOpens(t, hlogOf(res))
+	out, _ := runBenchOK(t, "report", res, "--out", filepath.Join(dir, "r.html"))
+	if o := opened(); len(o) != 1 {
+		t.Errorf("a report opened %q, want the run's log", o)
+	}
+	if !strings.Contains(out, "(1 run, 0 chaos scenarios, 0 sweeps)") {
+		t.Errorf("bench report of one run says:\n%s", out)
+	}
+}

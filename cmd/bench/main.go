@@ -142,6 +142,7 @@ type runFlags struct {
 // flags.
 func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	f.redis.RegisterFlags(fs)
+	fs.Lookup("topology").Usage = redisenv.TopologyUsage("not given, the profile's topology field decides (rw90-synced's is replica), else single")
 	fs.StringVar(&f.profile, "profile", "rw90", "built-in profile (bench profiles lists them)")
 	fs.StringVar(&f.impl, "impl", impls.Default, "lock implementation: "+strings.Join(impls.Names(), ", ")+" (see bench impls)")
 	fs.StringVar(&f.file, "profile-file", "", "profile file, YAML or JSON (overrides --profile)")

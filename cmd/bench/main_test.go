@@ -140,6 +140,21 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
+// TestHelpTexts: the help names the schema sweeps are written in, and
+// says that the profile decides the topology when --topology is not
+// given (rw90-synced starts a replica).
+func TestHelpTexts(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"sweep", []string{"(schema " + results.SweepSchema + ")", "the profile's topology field decides"}},
+		{"run", []string{"the profile's topology field decides (rw90-synced's is replica), else single"}},
+	} {
+		clitest.Help(t, program().Main, tc.cmd, tc.want, []string{"single (default)"})
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	unknownField := filepath.Join(dir, "typo.yaml")
@@ -195,7 +210,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"sweep", "--clients", "1,0", "--out", dir}, "--clients 0: must be at least 1"},
 		{[]string{"sweep", "--read-ratio", "0.5,2", "--out", dir}, "--read-ratio 2"},
 		{[]string{"sweep", "--stop-after", "-1", "--out", dir}, "--stop-after -1"},
-		{[]string{"sweep", "--clients", "1,1", "--duration", "10ms", "--warmup", "0s", "--out", filepath.Join(dir, "dup")}, `--clients 1,1: 1 is listed twice (values 1 and 2); list each value once`},
+		{[]string{"sweep", "--clients", "1,1", "--duration", "10ms", "--warmup", "0s", "--out", filepath.Join(dir, "dup")}, `--clients 1,1: 1 is listed twice (at positions 1 and 2 of the list); list each value once`},
+		{[]string{"sweep", "--clients", "1,2,4,2", "--duration", "10ms", "--warmup", "0s", "--out", filepath.Join(dir, "dup3")}, `--clients 1,2,4,2: 2 is listed twice (at positions 2 and 4 of the list)`},
 		{[]string{"sweep", "--clients", "2", "--owners", "1,4,1", "--duration", "10ms", "--warmup", "0s", "--out", filepath.Join(dir, "dup2")}, `--owners 1,4,1: 1 is listed twice`},
 		{[]string{"sweep", "--duration", "0s", "--out", dir}, "--duration 0s"},
 		{[]string{"run", "--shards", "3"}, "--shards"},
@@ -529,6 +545,11 @@ func TestInterrupt(t *testing.T) {
 				}
 				if r := readResult(t, out); !r.Partial || !strings.Contains(r.PartialReason, "interrupted") {
 					t.Errorf("result file: partial %v (%q), want partial", r.Partial, r.PartialReason)
+				}
+				// One plain line at the end, not "interrupted: context canceled".
+				lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+				if last := lines[len(lines)-1]; last != "bench: interrupted" {
+					t.Errorf("last line %q, want %q", last, "bench: interrupted")
 				}
 			}
 			redisenvtest.WaitProcessGone(t, pid, 15*time.Second)

@@ -181,13 +181,13 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		for _, c := range m.Cells {
 			if c.Median.Violations > 0 {
-				return fmt.Errorf("perf: %s on %s at %d owners: %d safety violations", c.Impl, c.Profile, c.Owners, c.Median.Violations)
+				return fmt.Errorf("perf: %s on %s at %s: %s", c.Impl, c.Profile, results.Count(c.Owners, "owner"), results.Count(c.Median.Violations, "safety violation"))
 			}
 		}
 	}
 
 	if slices.Contains(parts, "scale") {
-		fmt.Fprintf(stderr, "scale: %d clients × %d owners for %v...\n", *scaleClients, *scaleOwners, *scaleD)
+		fmt.Fprintf(stderr, "scale: %s × %s for %v...\n", results.Count(*scaleClients, "client"), results.Count(*scaleOwners, "owner"), *scaleD)
 		s, err := perf.MeasureScale(ctx, base, *scaleClients, *scaleOwners, *scaleLocks, *scaleD)
 		if s.Result != nil {
 			results.WriteScaleSummary(stdout, s, *scaleClients, *scaleOwners, *scaleLocks, save(s.Result))

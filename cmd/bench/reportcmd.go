@@ -54,7 +54,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return cli.Usagef("--format %q: want html or md", *format)
 	}
 	var in *report.Input
-	if err := cli.ReadInputs(ctx, func() (err error) { in, err = report.Load(paths...); return err }); err != nil {
+	if err := cli.ReadInputs(ctx, func() (err error) { in, err = report.LoadFiles(paths...); return err }); err != nil {
 		return err
 	}
 	path := *out
@@ -68,6 +68,10 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := refuseOverwrite(path, paths, in); err != nil {
 		return err
 	}
+	// The interval logs, which may be large, are read once every input
+	// and --out's name passed; --out's directory is made after this last
+	// read a Ctrl-C may cut, so that such a Ctrl-C leaves nothing behind.
+	_ = cli.ReadInputs(ctx, func() error { in.ReadLogs(); return nil })
 	made, err := cli.CheckOutFile("--out", path)
 	if err != nil {
 		return err
@@ -76,7 +80,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := report.Write(path, in, report.Options{Title: *title, Format: f, Generator: cli.VersionString()}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "report      %s (%d runs, %d chaos scenarios, %d sweeps)\n", path, len(in.Runs), len(in.Scenarios), len(in.Sweeps))
+	fmt.Fprintf(stdout, "report      %s (%s, %s, %s)\n", path, results.Count(len(in.Runs), "run"), results.Count(len(in.Scenarios), "chaos scenario"), results.Count(len(in.Sweeps), "sweep"))
 	return nil
 }
 

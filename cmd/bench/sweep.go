@@ -36,7 +36,7 @@ no successful operation, a stalled Redis, or a safety violation). A curve
 with a failed point names no knee: a failure is not saturation.
 
 --out gets points/ (each point's result and histogram log), sweep.json
-(schema lockbench.sweep/v1), capacity-throughput.png, capacity-p99.png and
+(schema ` + results.SweepSchema + `), capacity-throughput.png, capacity-p99.png and
 report.html. Ctrl-C stops the current point, keeps every finished one,
 writes the sweep and report marked partial, and exits 130.`
 
@@ -134,8 +134,8 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *slo > 0 {
 		sloText = fmt.Sprintf("SLO acquire p99 ≤ %v", *slo)
 	}
-	fmt.Fprintf(stderr, "bench: sweeping %s on %s over %d points (%v each after %v warmup), %s; Ctrl-C keeps finished points\n",
-		p.Name, f.impl, len(pts), *duration, time.Duration(p.Warmup), sloText)
+	fmt.Fprintf(stderr, "bench: sweeping %s on %s over %s (%v each after %v warmup), %s; Ctrl-C keeps finished points\n",
+		p.Name, f.impl, results.Count(len(pts), "point"), *duration, time.Duration(p.Warmup), sloText)
 	o, err := harness.Sweep(ctx, harness.SweepOptions{
 		Plan: plan, Impl: impl, Redis: f.redis, Out: out, MaxOps: f.maxOps, Version: cli.VersionString(), Args: args,
 		StartEnv: func(ctx context.Context, cfg redisenv.Config) (*redisenv.Env, error) {

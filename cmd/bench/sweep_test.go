@@ -23,7 +23,7 @@ func TestSweep(t *testing.T) {
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"point 1 of 2: clients 1 × owners 2", "point 2 of 2", "meets the SLO"} {
+	for _, want := range []string{"over 2 points (", "point 1 of 2: clients 1 × owners 2", "point 2 of 2", "meets the SLO"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("progress lacks %q:\n%s", want, errOut)
 		}
@@ -54,7 +54,7 @@ func TestSweep(t *testing.T) {
 	}
 	// bench report reads the sweep directory back, in Markdown too.
 	code, out, errOut = runBench(t, "report", "--format", "md", dir)
-	if code != cli.ExitOK || !strings.Contains(out, "1 sweeps") {
+	if code != cli.ExitOK || !strings.Contains(out, "(0 runs, 0 chaos scenarios, 1 sweep)") {
 		t.Fatalf("bench report: exit %d\n%s\n%s", code, out, errOut)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || !strings.Contains(string(b), "## Capacity: rw90") {
@@ -64,6 +64,15 @@ func TestSweep(t *testing.T) {
 	code, _, errOut = runBench(t, "sweep", "--redis", "local", "--clients", "1", "--out", dir)
 	if code != cli.ExitUsage || !strings.Contains(errOut, "already holds a sweep") {
 		t.Errorf("sweep into a used --out: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestSweepOfOnePoint: a sweep of one point says so in the singular.
+func TestSweepOfOnePoint(t *testing.T) {
+	_, errOut := runBenchOK(t, "sweep", "--redis", "local", "--profile", "mutex", "--clients", "1", "--owners", "1",
+		"--duration", "300ms", "--warmup", "0s", "--slo-p99", "1s", "--out", t.TempDir())
+	if !strings.Contains(errOut, "over 1 point (") {
+		t.Errorf("progress does not say 'over 1 point':\n%s", errOut)
 	}
 }
 

@@ -86,7 +86,7 @@ of each variant). The plan depends on --quick and --seed only: the same seed
 always gives the same schedule.`
 
 func describeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.FlagSet("chaos", "describe", describeUsage, stderr)
+	fs := cli.FlagSet("chaos", "describe NAME", describeUsage, stderr)
 	quick := fs.Bool("quick", false, "show the scaled-down timings of --quick")
 	seed := fs.Uint64("seed", 1, "seed of the fault schedule")
 	names, err := cli.ParseArgs(fs, args)
@@ -162,6 +162,7 @@ For each scenario it prints the verdict:
   FAIL                          a check came out otherwise (the reason says which)
   SKIPPED                       the Redis cannot host it (process faults on
                                 an external server); never counted as a pass
+  INCOMPLETE                    interrupted before its checks could be made
 with the checks behind it and the figures (violations, unsafe window, lost
 acquisitions, throughput under the fault). --out gets a report per scenario
 (<scenario>-<time>.chaos.json, with the fault timeline) and each variant's
@@ -177,7 +178,7 @@ included), 130 when interrupted (the reports so far are written, the one
 interrupted marked partial, and every fault is reverted).`
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.FlagSet("chaos", "run", runUsage, stderr)
+	fs := cli.FlagSet("chaos", "run NAME...|--all", runUsage, stderr)
 	all := fs.Bool("all", false, "run every scenario")
 	quick := fs.Bool("quick", false, "scaled-down timings (3 s watchdog, seconds-long faults): the suite takes a few minutes")
 	seedFlag := fs.String("seed", "1", "seed of the fault schedules: same seed, same schedule")
@@ -188,6 +189,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	guardURL := fs.String("guard-url", "", "with --guard: the counter's Redis (default: a redis-server of its own)")
 	var rcfg redisenv.Config
 	rcfg.RegisterFlags(fs)
+	fs.Lookup("topology").Usage = redisenv.TopologyUsage("each scenario starts its own (failover a primary and a replica), so only single is accepted")
 	names, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
@@ -262,7 +264,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	defer tp.Close()
-	fmt.Fprintf(stderr, "chaos: %d scenarios, %s timings, seed %d, %s\n", len(list), timingName(*quick), seed, tp)
+	fmt.Fprintf(stderr, "chaos: %s, %s timings, seed %d, %s\n", results.Count(len(list), "scenario"), timingName(*quick), seed, tp)
 
 	logw := cli.Locked(stderr) // faults and actors log from their own goroutines
 	logf := func(f string, a ...any) { fmt.Fprintf(logw, "  "+f+"\n", a...) }
@@ -301,15 +303,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, r := range reps {
 		counts[r.Verdict]++
 	}
-	fmt.Fprintf(stdout, "\n%d scenarios in %v: %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED",
-		len(reps), time.Since(began).Round(time.Second), counts[results.Pass], counts[results.ExpectedViolation],
+	fmt.Fprintf(stdout, "\n%s in %v: %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED",
+		results.Count(len(reps), "scenario"), time.Since(began).Round(time.Second), counts[results.Pass], counts[results.ExpectedViolation],
 		counts[results.Fail], counts[results.Skipped])
 	if counts[results.Incomplete] > 0 {
 		fmt.Fprintf(stdout, ", %d INCOMPLETE", counts[results.Incomplete])
 	}
 	fmt.Fprintln(stdout)
 	if ctx.Err() != nil {
-		return errors.Join(fmt.Errorf("after %d of %d scenarios: %w", len(reps), len(list), context.Cause(ctx)), reportErr)
+		return errors.Join(fmt.Errorf("after %d of %s: %w", len(reps), results.Count(len(list), "scenario"), context.Cause(ctx)), reportErr)
 	}
 	if len(failed) > 0 {
 		return errors.Join(errors.New("verdicts differ from the expected ones: "+strings.Join(failed, ", ")), reportErr)
@@ -365,6 +367,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	plant := fs.Bool("plant-broken-fencing", false, "plant a fenced store that accepts lower tokens (the matrix must fail)")
 	var rcfg redisenv.Config
 	rcfg.RegisterFlags(fs)
+	fs.Lookup("topology").Usage = redisenv.TopologyUsage("the matrix chooses its cells' topologies (a primary and a replica), so leave it out")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}

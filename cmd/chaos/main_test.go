@@ -50,6 +50,27 @@ func TestHelpVersionList(t *testing.T) {
 	}
 }
 
+// TestHelpTexts: each command's help gives its usage with its arguments,
+// every verdict it can print, and what decides the topology.
+func TestHelpTexts(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"run", []string{"Usage: chaos run NAME...|--all [flags]", "each scenario starts its own (failover a primary and a replica), so only single is accepted"}},
+		{"describe", []string{"Usage: chaos describe NAME [flags]"}},
+		{"matrix", []string{"the matrix chooses its cells' topologies"}},
+	} {
+		clitest.Help(t, program().Main, tc.cmd, tc.want, []string{"single (default)"})
+	}
+	help := clitest.Help(t, program().Main, "run", nil, nil)
+	for _, v := range []results.Verdict{results.Pass, results.ExpectedViolation, results.Fail, results.Skipped, results.Incomplete} {
+		if !strings.Contains(help, "\n  "+string(v)+" ") {
+			t.Errorf("chaos run -h does not list verdict %s", v)
+		}
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -141,6 +162,10 @@ func TestRunWritesReportsAndJUnit(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "redis-pause          PASS") || !strings.Contains(stdout, "1 PASS, 0 EXPECTED VIOLATION DETECTED, 0 FAIL") {
 		t.Errorf("stdout:\n%s", stdout)
+	}
+	// One scenario is one, not "1 scenarios".
+	if !strings.Contains(stderr, "chaos: 1 scenario, quick timings") || !strings.Contains(stdout, "\n1 scenario in ") {
+		t.Errorf("the counts of one scenario:\n%s\n%s", stdout, stderr)
 	}
 	reports, _ := filepath.Glob(filepath.Join(out, "redis-pause-*.chaos.json"))
 	runs, _ := filepath.Glob(filepath.Join(out, "chaos-redis-pause.*.json"))

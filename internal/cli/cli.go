@@ -187,12 +187,35 @@ func (p Program) exit(err error, stderr io.Writer) int {
 	code := ExitCode(err)
 	if err != nil {
 		if code == ExitInterrupted {
-			fmt.Fprintf(stderr, "%s: interrupted: %v\n", p.Name, err)
+			fmt.Fprintf(stderr, "%s: %s\n", p.Name, interruptLine(err))
 		} else {
 			fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
 		}
 	}
 	return code
+}
+
+// interruptLine is what a command a signal stopped ends with: one line
+// saying so, with what its error adds (how far it got), less the
+// cancelled context's "context canceled", which says it again in Go's
+// words: "interrupted", "interrupted: after 2 of 5 scenarios".
+func interruptLine(err error) string {
+	var parts []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if i := strings.Index(line, context.Canceled.Error()); i >= 0 {
+			line = line[:i] // and the signal's name after it: the handler printed it
+		}
+		if line = strings.TrimRight(strings.TrimSpace(line), ":"); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	switch {
+	case len(parts) == 0:
+		return "interrupted"
+	case strings.Contains(parts[0], "interrupted"):
+		return strings.Join(parts, "; ")
+	}
+	return "interrupted: " + strings.Join(parts, "; ")
 }
 
 func (p Program) names() []string {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -26,6 +27,28 @@ func TestExitCode(t *testing.T) {
 	} {
 		if got := ExitCode(tc.err); got != tc.want {
 			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestInterruptLine: a command a signal stopped ends with one plain line
+// saying so, with how far it got, never Go's "context canceled".
+func TestInterruptLine(t *testing.T) {
+	cause := fmt.Errorf("%w by %v", context.Canceled, os.Interrupt) // what NotifyContext cancels with
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{context.Canceled, "chaos: interrupted\n"},
+		{cause, "chaos: interrupted\n"},
+		{fmt.Errorf("after 2 of 5 scenarios: %w", cause), "chaos: interrupted: after 2 of 5 scenarios\n"},
+		{fmt.Errorf("matrix interrupted: %w", cause), "chaos: matrix interrupted\n"},
+		{errors.Join(fmt.Errorf("after 1 of 2 scenarios: %w", cause), errors.New("report: disk full")), "chaos: interrupted: after 1 of 2 scenarios; report: disk full\n"},
+	} {
+		p := Program{Name: "chaos", Commands: map[string]Command{"run": {Run: func(context.Context, []string, io.Writer, io.Writer) error { return tc.err }}}}
+		var errOut strings.Builder
+		if code := p.Main(context.Background(), []string{"run"}, io.Discard, &errOut); code != ExitInterrupted || errOut.String() != tc.want {
+			t.Errorf("%q: exit %d, stderr %q; want %d, %q", tc.err, code, errOut.String(), ExitInterrupted, tc.want)
 		}
 	}
 }

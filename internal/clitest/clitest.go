@@ -70,3 +70,26 @@ func Interrupt(t testing.TB, main func(ctx context.Context, args []string, stdou
 	}
 	return code, out.String(), errOut.String()
 }
+
+// Help runs "cmd -h" through main and fails t unless it exits 0 with a
+// help that says every string of want and none of notWant; it returns
+// the help.
+func Help(t testing.TB, main func(ctx context.Context, args []string, stdout, stderr io.Writer) int, cmd string, want, notWant []string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := main(context.Background(), []string{cmd, "-h"}, &out, &errOut); code != 0 {
+		t.Errorf("%s -h: exit %d", cmd, code)
+	}
+	help := errOut.String()
+	for _, w := range want {
+		if !strings.Contains(help, w) {
+			t.Errorf("%s -h lacks %q:\n%s", cmd, w, help)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(help, w) {
+			t.Errorf("%s -h says %q:\n%s", cmd, w, help)
+		}
+	}
+	return help
+}

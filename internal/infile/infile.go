@@ -20,18 +20,22 @@ import (
 // Limit is the most lockbench reads of one kind of file, in bytes.
 type Limit int64
 
-// The limits, stated in the README. Each leaves wide headroom over the
-// files lockbench writes: a result's JSON grows by about 0.4 KB and its
-// interval log by about 16 KB per measured second, so both limits hold a
-// run of about a week.
+// The limits, stated in the README. Each leaves headroom over the files
+// lockbench writes: a result's JSON grows by about 0.4 KB per measured
+// second (its limit holds a run of about a week), its interval log by
+// about 16 KB, 1.4 GB a day.
 const (
 	// Profile bounds a --profile-file; a profile is a few hundred bytes.
 	Profile Limit = 1 << 20
 	// JSON bounds a result, chaos report, sweep or matrix file, which is
 	// read whole into memory.
 	JSON Limit = 256 << 20
-	// HistLog bounds a result's interval log (.hlog), which is streamed.
-	HistLog Limit = 16 << 30
+	// HistLog bounds a result's interval log (.hlog), which is streamed:
+	// a day's run with half again as headroom. Every interval's histogram
+	// is decoded at a few MB per second, so a day's log takes minutes to
+	// read, and a larger file is refused at once rather than read for
+	// longer.
+	HistLog Limit = 2 << 30
 )
 
 // what names the kind of file l bounds, for messages.
@@ -132,6 +136,23 @@ func Open(path string, limit Limit) (io.ReadCloser, error) {
 		return nil, tooLarge(path, limit, st.Size())
 	}
 	return &bounded{f: f, path: path, limit: limit, left: int64(limit)}, nil
+}
+
+// Check refuses, as Open would, the file at path: anything but a regular
+// file, and a file of more than limit bytes; it neither opens nor reads
+// it. A command that reads several large files checks them all first.
+func Check(path string, limit Limit) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if err := regular(path, st); err != nil {
+		return err
+	}
+	if st.Size() > int64(limit) {
+		return tooLarge(path, limit, st.Size())
+	}
+	return nil
 }
 
 // bounded reads a file that may give at most limit bytes.

@@ -167,11 +167,41 @@ func TestTail(t *testing.T) {
 	}
 }
 
-// TestLimits: the limits as the README states them.
+// TestLimits: the limits as the README states them. An interval log
+// grows by about 16 KB per measured second: its limit holds a day's run
+// with a quarter more at least, and not so much more that a file at the
+// limit would be read for many more minutes than a day's.
 func TestLimits(t *testing.T) {
-	for l, want := range map[infile.Limit]string{infile.Profile: "1 MiB", infile.JSON: "256 MiB", infile.HistLog: "16 GiB", 1536 << 10: "1536 KiB"} {
+	for l, want := range map[infile.Limit]string{infile.Profile: "1 MiB", infile.JSON: "256 MiB", infile.HistLog: "2 GiB", 1536 << 10: "1536 KiB"} {
 		if l.String() != want {
 			t.Errorf("%d: %q, want %q", int64(l), l.String(), want)
 		}
+	}
+	day := int64(24*60*60) * 16_000
+	if l := int64(infile.HistLog); l < day*5/4 || l > 2*day {
+		t.Errorf("interval log limit %v: want a day's run (%d MB) with between a quarter and as much again as headroom", infile.HistLog, day/1_000_000)
+	}
+}
+
+// TestCheck: Check refuses what Open would, without opening the file.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	const limit infile.Limit = 1 << 10
+	ok, big, pipe := write(t, dir, "ok", int(limit)), write(t, dir, "big", int(limit)+1), fifo(t, dir)
+	opened := testkit.WatchOpens(t, ok, big, pipe)
+	if err := infile.Check(ok, limit); err != nil {
+		t.Errorf("a file of exactly the limit: %v", err)
+	}
+	if err := infile.Check(big, limit); !errors.Is(err, infile.ErrTooLarge) || !strings.Contains(err.Error(), big+": is 1025 bytes, over the 1 KiB limit") {
+		t.Errorf("a file over the limit: %v", err)
+	}
+	if err := infile.Check(pipe, limit); !errors.Is(err, infile.ErrNotRegular) {
+		t.Errorf("a FIFO: %v", err)
+	}
+	if err := infile.Check(filepath.Join(dir, "missing"), limit); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+	if o := opened(); len(o) > 0 {
+		t.Errorf("Check opened %q", o)
 	}
 }
