@@ -225,7 +225,7 @@ var localAddr = regexp.MustCompile(`(\[[0-9a-fA-F:.]+\]|[0-9]{1,3}(\.[0-9]{1,3})
 // per lock), the owner's id (one per owner) and the connection's local
 // port (one per socket) replaced.
 func (w *worker) message(lock int32, err error) string {
-	msg := samePrefixOnce(err.Error())
+	msg := err.Error()
 	if int(lock) < len(w.r.names) {
 		msg = strings.ReplaceAll(msg, w.r.names[lock], "<lock>")
 	}
@@ -233,17 +233,6 @@ func (w *worker) message(lock int32, err error) string {
 		msg = strings.ReplaceAll(msg, id, "<owner>")
 	}
 	return localAddr.ReplaceAllString(msg, "")
-}
-
-// samePrefixOnce drops a package prefix that msg repeats after its start:
-// lockimpl's errors wrap its own sentinels, each of which names the
-// package again ("lockimpl: lock …: lockimpl: no replica acknowledged …").
-func samePrefixOnce(msg string) string {
-	pkg, rest, ok := strings.Cut(msg, ": ")
-	if !ok || strings.ContainsAny(pkg, " \"") {
-		return msg // not a package's name
-	}
-	return pkg + ": " + strings.ReplaceAll(rest, ": "+pkg+": ", ": ")
 }
 
 // op runs one operation: the outermost acquisition, nested ones, the hold,
