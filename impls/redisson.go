@@ -53,6 +53,9 @@ func (*Redisson) Name() string { return RedissonName }
 // whose holds could outlive the lease (Redisson has no loss signal).
 func (r *Redisson) Check(p workloads.Profile) (string, error) {
 	jar, err := redisson.FindJar()
+	if je := (*redisson.JarError)(nil); errors.As(err, &je) {
+		return "", err // names the variable to fix, not --impl
+	}
 	if err != nil {
 		return "", &workloads.FieldError{Field: "--impl", Value: r.Name(), Fix: err.Error()}
 	}

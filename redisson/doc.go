@@ -10,5 +10,6 @@
 // included, come on the first line of that pipe, never on its command
 // line, and no error it surfaces carries the password.
 //
-// It imports no package of this module.
+// It imports no package of this module but internal/infile, through
+// which it checks the jar it is given.
 package redisson

@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lockbench/lockbench/internal/infile"
 )
 
 // JarEnv names the environment variable that points at the driver's jar.
@@ -32,7 +34,9 @@ var ErrUnavailable = errors.New("redisson: driver unavailable")
 
 // FindJar returns the driver's jar: $LOCKBENCH_REDISSON_JAR, or the one
 // `make redisson-driver` builds, looked for from the working directory
-// upwards. It also checks that java is on PATH.
+// upwards. It also checks that java is on PATH, and that the jar is a
+// regular file that starts as a jar does, so that nothing else reaches the
+// JVM (a FIFO would block it, another file fail it only once a run began).
 func FindJar() (string, error) {
 	if _, err := exec.LookPath("java"); err != nil {
 		return "", fmt.Errorf("%w: java is not on PATH (make setup installs a JDK when root)", ErrUnavailable)
@@ -40,6 +44,9 @@ func FindJar() (string, error) {
 	if p := os.Getenv(JarEnv); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("%w: $%s=%s: %v", ErrUnavailable, JarEnv, p, err)
+		}
+		if why := notJar(p); why != "" {
+			return "", &JarError{Path: p, Reason: why}
 		}
 		return p, nil
 	}
@@ -50,6 +57,9 @@ func FindJar() (string, error) {
 	for {
 		p := filepath.Join(dir, jarPath)
 		if _, err := os.Stat(p); err == nil {
+			if why := notJar(p); why != "" {
+				return "", fmt.Errorf("%w: %s %s; rebuild it with make redisson-driver", ErrUnavailable, p, why)
+			}
 			return p, nil
 		}
 		up := filepath.Dir(dir)
@@ -58,6 +68,34 @@ func FindJar() (string, error) {
 		}
 		dir = up
 	}
+}
+
+// JarError is a $LOCKBENCH_REDISSON_JAR that is no jar: bad input, found
+// before the JVM starts. The CLIs exit 2 on it.
+type JarError struct{ Path, Reason string }
+
+func (e *JarError) Error() string {
+	return fmt.Sprintf("redisson: $%s=%s: %s; point it at the driver's jar (make redisson-driver builds %s), or unset it", JarEnv, e.Path, e.Reason, jarPath)
+}
+
+// IsUsage marks the error as bad input.
+func (e *JarError) IsUsage() bool { return true }
+
+// zipMagic starts every jar: a jar is a zip file whose first entry is a
+// local file header.
+const zipMagic = "PK\x03\x04"
+
+// notJar says why the file at p cannot be a jar ("" when it can): not a
+// regular file, unreadable, or not starting as a zip file does.
+func notJar(p string) string {
+	head, err := infile.Head(p, len(zipMagic))
+	switch {
+	case err != nil:
+		return infile.Reason(err)
+	case string(head) != zipMagic:
+		return "is not a jar (it does not start as a zip file does)"
+	}
+	return ""
 }
 
 // JarVersion is the Redisson version the driver's jar was built with, read
@@ -206,6 +244,8 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 			return nil, err
 		}
 		cfg.Jar = j
+	} else if why := notJar(cfg.Jar); why != "" {
+		return nil, fmt.Errorf("redisson: %s %s", cfg.Jar, why)
 	}
 	config, err := configLine(cfg)
 	if err != nil {
