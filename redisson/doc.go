@@ -8,7 +8,8 @@
 // is the harness's pipe (EOF stops it), and on Linux the kernel kills it
 // when the harness dies, SIGKILL included. Its settings, credentials
 // included, come on the first line of that pipe, never on its command
-// line, and no error it surfaces carries the password.
+// line; its environment keeps only the variables a JVM reads (no
+// $REDIS_URL); and no error it surfaces carries the password.
 //
 // It imports no package of this module but internal/infile, through
 // which it checks the jar it is given.

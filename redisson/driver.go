@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -252,6 +253,7 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	cmd := exec.Command("java", "-XX:+UseSerialGC", "-Xss512k", "-jar", cfg.Jar)
+	cmd.Env = jvmEnv(os.Environ())
 	// The kernel kills the JVM when the thread that started it dies, even
 	// when the harness is SIGKILLed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -285,6 +287,27 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		d.Close()
 		return nil, fmt.Errorf("redisson: driver not ready: %w", ctx.Err())
 	}
+}
+
+// jvmVars are the variables the JVM is given of the harness's
+// environment: what the java launcher and the JVM read (search path,
+// locale, time zone, Java's own options), and none of the rest, where
+// secrets live ($REDIS_URL with its password, tokens of other tools). A
+// process's environment can be read in /proc/PID/environ, and a JVM's
+// crash log (hs_err_pid*.log) copies some of it. LC_* are kept too.
+var jvmVars = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+	"JAVA_HOME", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "LD_LIBRARY_PATH"}
+
+// jvmEnv keeps of environ (KEY=value entries) those of jvmVars and LC_*.
+func jvmEnv(environ []string) []string {
+	env := []string{}
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(jvmVars, k) || strings.HasPrefix(k, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 type lockedWriter struct {
