@@ -53,6 +53,9 @@ func (*Redisson) Name() string { return RedissonName }
 // whose holds could outlive the lease (Redisson has no loss signal).
 func (r *Redisson) Check(p workloads.Profile) (string, error) {
 	jar, err := redisson.FindJar()
+	if je := (*redisson.JarError)(nil); errors.As(err, &je) {
+		return "", err // names the variable to fix, not --impl
+	}
 	if err != nil {
 		return "", &workloads.FieldError{Field: "--impl", Value: r.Name(), Fix: err.Error()}
 	}
@@ -131,16 +134,19 @@ func (r *Redisson) acquireJVM(ctx context.Context, cfg redisson.Config) (d *redi
 	return r.jvm, first, nil
 }
 
-// releaseJVM stops the JVM when its last client closes.
-func (r *Redisson) releaseJVM() error {
+// releaseJVM stops the JVM when its last client closes, and returns how
+// many locks it then still held that the run never learnt it took
+// (redisson.Driver's HeldAtClose).
+func (r *Redisson) releaseJVM() (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.users--; r.users > 0 || r.jvm == nil {
-		return nil
+		return 0, nil
 	}
 	d := r.jvm
 	r.jvm = nil
-	return d.Close()
+	err := d.Close()
+	return d.HeldAtClose(), err
 }
 
 // PID is the run's JVM's process id, 0 when none runs: the process a
@@ -193,6 +199,7 @@ type redissonClient struct {
 	ids  *ownerIDs
 	kind workloads.Kind
 	once sync.Once
+	held int // the JVM's HeldAtClose, when this client closed it
 }
 
 func (c *redissonClient) NewOwner() workloads.Owner {
@@ -200,13 +207,18 @@ func (c *redissonClient) NewOwner() workloads.Owner {
 	return &redissonOwner{c: c, id: id, thread: c.name + "/" + id}
 }
 
-// Close lets go of the JVM, which stops with the run's last client; holds
-// still open end with their leases.
+// Close lets go of the JVM, which stops with the run's last client: its
+// calls still in flight are cut short, and their holds released (see
+// redisson.Driver's Close).
 func (c *redissonClient) Close() error {
 	var err error
-	c.once.Do(func() { err = c.r.releaseJVM() })
+	c.once.Do(func() { c.held, err = c.r.releaseJVM() })
 	return err
 }
+
+// HeldAtClose is how many locks the JVM still held, unknown to the run,
+// when this client's Close stopped it (0 for the other clients).
+func (c *redissonClient) HeldAtClose() int { return c.held }
 
 type redissonOwner struct {
 	c      *redissonClient
@@ -321,7 +333,7 @@ func (l *redissonLocker) Section(ctx context.Context, wait, lease, hold time.Dur
 	if s.Acquired == 0 {
 		return t, false, err // the acquisition failed
 	}
-	t.Acquired, t.Released = redisson.Time(s.Acquired), redisson.Time(s.Released)
+	t.Acquired, t.Released, t.Cut = redisson.Time(s.Acquired), redisson.Time(s.Released), s.Cut
 	if s.Value == "0" {
 		return t, false, nil
 	}

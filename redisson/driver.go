@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lockbench/lockbench/internal/infile"
 )
 
 // JarEnv names the environment variable that points at the driver's jar.
@@ -32,7 +35,9 @@ var ErrUnavailable = errors.New("redisson: driver unavailable")
 
 // FindJar returns the driver's jar: $LOCKBENCH_REDISSON_JAR, or the one
 // `make redisson-driver` builds, looked for from the working directory
-// upwards. It also checks that java is on PATH.
+// upwards. It also checks that java is on PATH, and that the jar is a
+// regular file that starts as a jar does, so that nothing else reaches the
+// JVM (a FIFO would block it, another file fail it only once a run began).
 func FindJar() (string, error) {
 	if _, err := exec.LookPath("java"); err != nil {
 		return "", fmt.Errorf("%w: java is not on PATH (make setup installs a JDK when root)", ErrUnavailable)
@@ -40,6 +45,9 @@ func FindJar() (string, error) {
 	if p := os.Getenv(JarEnv); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("%w: $%s=%s: %v", ErrUnavailable, JarEnv, p, err)
+		}
+		if why := notJar(p); why != "" {
+			return "", &JarError{Path: p, Reason: why}
 		}
 		return p, nil
 	}
@@ -50,6 +58,9 @@ func FindJar() (string, error) {
 	for {
 		p := filepath.Join(dir, jarPath)
 		if _, err := os.Stat(p); err == nil {
+			if why := notJar(p); why != "" {
+				return "", fmt.Errorf("%w: %s %s; rebuild it with make redisson-driver", ErrUnavailable, p, why)
+			}
 			return p, nil
 		}
 		up := filepath.Dir(dir)
@@ -58,6 +69,34 @@ func FindJar() (string, error) {
 		}
 		dir = up
 	}
+}
+
+// JarError is a $LOCKBENCH_REDISSON_JAR that is no jar: bad input, found
+// before the JVM starts. The CLIs exit 2 on it.
+type JarError struct{ Path, Reason string }
+
+func (e *JarError) Error() string {
+	return fmt.Sprintf("redisson: $%s=%s: %s; point it at the driver's jar (make redisson-driver builds %s), or unset it", JarEnv, e.Path, e.Reason, jarPath)
+}
+
+// IsUsage marks the error as bad input.
+func (e *JarError) IsUsage() bool { return true }
+
+// zipMagic starts every jar: a jar is a zip file whose first entry is a
+// local file header.
+const zipMagic = "PK\x03\x04"
+
+// notJar says why the file at p cannot be a jar ("" when it can): not a
+// regular file, unreadable, or not starting as a zip file does.
+func notJar(p string) string {
+	head, err := infile.Head(p, len(zipMagic))
+	switch {
+	case err != nil:
+		return infile.Reason(err)
+	case string(head) != zipMagic:
+		return "is not a jar (it does not start as a zip file does)"
+	}
+	return ""
 }
 
 // JarVersion is the Redisson version the driver's jar was built with, read
@@ -100,8 +139,12 @@ type Driver struct {
 
 	mu      sync.Mutex
 	nextID  int64
-	pending map[int64]chan Reply
+	pending map[int64]*pending
 	failed  error // the JVM is gone: every call fails with it
+	// heldAtClose is what the JVM said, as it closed, it still held
+	// unknown to its callers (see HeldAtClose).
+	heldAtClose int
+	closed      bool // the JVM sent its closing line
 
 	done     chan struct{}
 	stderr   strings.Builder
@@ -206,16 +249,19 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 			return nil, err
 		}
 		cfg.Jar = j
+	} else if why := notJar(cfg.Jar); why != "" {
+		return nil, fmt.Errorf("redisson: %s %s", cfg.Jar, why)
 	}
 	config, err := configLine(cfg)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command("java", "-XX:+UseSerialGC", "-Xss512k", "-jar", cfg.Jar)
+	cmd.Env = jvmEnv(os.Environ())
 	// The kernel kills the JVM when the thread that started it dies, even
 	// when the harness is SIGKILLed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	d := &Driver{cmd: cmd, pending: map[int64]chan Reply{}, done: make(chan struct{}), password: cfg.Password}
+	d := &Driver{cmd: cmd, pending: map[int64]*pending{}, done: make(chan struct{}), password: cfg.Password}
 	cmd.Stderr = &lockedWriter{mu: &d.mu, b: &d.stderr}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -245,6 +291,27 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		d.Close()
 		return nil, fmt.Errorf("redisson: driver not ready: %w", ctx.Err())
 	}
+}
+
+// jvmVars are the variables the JVM is given of the harness's
+// environment: what the java launcher and the JVM read (search path,
+// locale, time zone, Java's own options), and none of the rest, where
+// secrets live ($REDIS_URL with its password, tokens of other tools). A
+// process's environment can be read in /proc/PID/environ, and a JVM's
+// crash log (hs_err_pid*.log) copies some of it. LC_* are kept too.
+var jvmVars = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+	"JAVA_HOME", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "LD_LIBRARY_PATH"}
+
+// jvmEnv keeps of environ (KEY=value entries) those of jvmVars and LC_*.
+func jvmEnv(environ []string) []string {
+	env := []string{}
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(jvmVars, k) || strings.HasPrefix(k, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 type lockedWriter struct {
@@ -353,27 +420,38 @@ func (d *Driver) read(stdout io.Reader, addr string, ready chan<- error) {
 			ready <- nil
 			continue
 		}
+		if f[1] == "closed" {
+			n, _ := strconv.Atoi(f[4])
+			d.mu.Lock()
+			d.heldAtClose, d.closed = n, true
+			d.mu.Unlock()
+			continue
+		}
 		id, _ := strconv.ParseInt(f[0], 10, 64)
 		start, _ := strconv.ParseInt(f[2], 10, 64)
 		end, _ := strconv.ParseInt(f[3], 10, 64)
-		r := Reply{Start: start, End: end, Value: f[4]}
 		d.mu.Lock()
-		ch := d.pending[id]
+		p := d.pending[id]
 		delete(d.pending, id)
 		d.mu.Unlock()
-		if ch == nil {
-			continue
+		if p != nil {
+			p.ch <- answer{Reply: Reply{Start: start, End: end, Value: f[4]}, status: f[1]}
 		}
-		if f[1] != "ok" {
-			r.Value = "\x00" + f[4] // marks an error for Call
-		}
-		ch <- r
 	}
 	err := d.cmd.Wait()
 	d.mu.Lock()
 	d.failed = fmt.Errorf("redisson: driver exited (%v): %s", err, stackless(d.redact(d.stderr.String())))
-	for id, ch := range d.pending {
-		close(ch)
+	if !d.closed {
+		// Killed, or dead, before it could say what it held: a section in
+		// flight may hold its lock until the lease ends.
+		for _, p := range d.pending {
+			if p.op == "section" {
+				d.heldAtClose++
+			}
+		}
+	}
+	for id, p := range d.pending {
+		close(p.ch)
 		delete(d.pending, id)
 	}
 	failed := d.failed
@@ -383,11 +461,34 @@ func (d *Driver) read(stdout io.Reader, addr string, ready chan<- error) {
 	}
 }
 
+// pending is a call waiting for its answer.
+type pending struct {
+	op string
+	ch chan answer
+}
+
+// answer is a reply line: its status (ok, err or cancelled) and the rest.
+type answer struct {
+	Reply
+	status string
+}
+
+// cancelWait bounds how long a call that takes a lock waits, once its ctx
+// ended, for the JVM to cut it short and answer (see Call). It is longer
+// than the runs' stall bounds, which close the driver first.
+const cancelWait = 5 * time.Second
+
 // Call runs op for owner on the lock of kind and name: wait < 0 waits for
 // ever (lock), else tryLock within wait; lease 0 is the watchdog. An error
 // reply from Redisson (IllegalMonitorStateException and the like) is an
-// error carrying its message; a ctx that ends stops waiting for the reply,
-// not the call in the JVM.
+// error carrying its message. A ctx that ends cuts a call that takes a
+// lock (lock, section, warm) short in the JVM, and Call waits for its
+// answer (at most cancelWait), so that nothing it took is left behind
+// unknown: a section's hold ends and it unlocks; a wait for the lock is
+// answered at once with ctx's error, and goes on in the JVM (Redisson's
+// waits are not interrupted), which gives back a lock it then takes; warm
+// stops between cycles. Other ops are not cut short: a ctx that ends stops
+// waiting for their reply, not the call in the JVM.
 func (d *Driver) Call(ctx context.Context, op, owner, kind, name string, wait, lease time.Duration) (Reply, error) {
 	return d.call(ctx, op, owner, kind, name, wait, lease, -1)
 }
@@ -401,12 +502,16 @@ type Section struct {
 	// Value is the acquisition's: "0" not acquired, else "1" or the
 	// fencing token.
 	Value string
+	// Cut says the hold ended before its time: ctx ended, or the driver
+	// closed.
+	Cut bool
 }
 
 // Section has owner take the lock (as Call's lock), hold it for hold and
 // unlock it, all in the owner's thread with no round trip to the harness
 // in between. An unlock that fails returns its *Error with the section's
-// times filled in.
+// times filled in. A ctx that ends cuts it short, as Call says: a hold
+// ends and is unlocked (Cut); a wait for the lock returns ctx's error.
 func (d *Driver) Section(ctx context.Context, owner, kind, name string, wait, lease, hold time.Duration) (Section, error) {
 	r, err := d.call(ctx, "section", owner, kind, name, wait, lease, max(hold, 0))
 	s := Section{Start: r.Start, End: r.End}
@@ -422,6 +527,9 @@ func (d *Driver) Section(ctx context.Context, owner, kind, name string, wait, le
 		return s, err
 	}
 	f := strings.Fields(v)
+	if len(f) == 4 && f[3] == "cut" {
+		s.Cut, f = true, f[:3]
+	}
 	if len(f) != 3 {
 		return s, fmt.Errorf("redisson: section reply %q: want value, acquired and released", v)
 	}
@@ -430,6 +538,19 @@ func (d *Driver) Section(ctx context.Context, owner, kind, name string, wait, le
 	s.Released, _ = strconv.ParseInt(f[2], 10, 64)
 	return s, err
 }
+
+// acquires says whether op takes a lock: the calls a ctx that ends cuts
+// short in the JVM.
+func acquires(op string) bool {
+	switch op {
+	case "lock", "section", "warm":
+		return true
+	}
+	return false
+}
+
+// ErrClosing is the answer of a call the driver's Close cut short.
+var ErrClosing = errors.New("redisson: the driver closed: call cut short")
 
 // call sends one request; hold < 0 leaves the 8th field out.
 func (d *Driver) call(ctx context.Context, op, owner, kind, name string, wait, lease, hold time.Duration) (Reply, error) {
@@ -445,7 +566,7 @@ func (d *Driver) call(ctx context.Context, op, owner, kind, name string, wait, l
 	if wait >= 0 {
 		waitMs = wait.Milliseconds()
 	}
-	ch := make(chan Reply, 1)
+	p := &pending{op: op, ch: make(chan answer, 1)}
 	d.mu.Lock()
 	if d.failed != nil {
 		err := d.failed
@@ -454,7 +575,7 @@ func (d *Driver) call(ctx context.Context, op, owner, kind, name string, wait, l
 	}
 	d.nextID++
 	id := d.nextID
-	d.pending[id] = ch
+	d.pending[id] = p
 	line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%d\t%d", id, op, owner, kind, name, waitMs, lease.Milliseconds())
 	if hold >= 0 {
 		line += "\t" + strconv.FormatInt(int64(hold), 10)
@@ -464,23 +585,55 @@ func (d *Driver) call(ctx context.Context, op, owner, kind, name string, wait, l
 	if err != nil {
 		return Reply{}, fmt.Errorf("redisson: send to the driver: %w", err)
 	}
+	var a answer
+	var ok bool
 	select {
-	case r, ok := <-ch:
-		if !ok {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			return Reply{}, d.failed
-		}
-		if msg, isErr := strings.CutPrefix(r.Value, "\x00"); isErr {
-			return r, d.newError(op, owner, kind, name, msg)
-		}
-		return r, nil
+	case a, ok = <-p.ch:
 	case <-ctx.Done():
-		d.mu.Lock()
-		delete(d.pending, id)
-		d.mu.Unlock()
-		return Reply{}, ctx.Err()
+		if !acquires(op) || !d.send(fmt.Sprintf("%d\tcancel\t-\t-\t-\t0\t0\n", id)) {
+			d.forget(id)
+			return Reply{}, ctx.Err()
+		}
+		t := time.NewTimer(cancelWait)
+		defer t.Stop()
+		select {
+		case a, ok = <-p.ch:
+		case <-t.C:
+			d.forget(id)
+			return Reply{}, ctx.Err()
+		}
 	}
+	switch {
+	case !ok:
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return Reply{}, d.failed
+	case a.status == "ok":
+		return a.Reply, nil
+	case a.status != "cancelled":
+		return a.Reply, d.newError(op, owner, kind, name, a.Value)
+	case ctx.Err() != nil:
+		return a.Reply, ctx.Err()
+	}
+	return a.Reply, ErrClosing
+}
+
+// send writes line to the JVM, reporting whether it could.
+func (d *Driver) send(line string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failed != nil {
+		return false
+	}
+	_, err := io.WriteString(d.stdin, line)
+	return err == nil
+}
+
+// forget stops waiting for call id's answer.
+func (d *Driver) forget(id int64) {
+	d.mu.Lock()
+	delete(d.pending, id)
+	d.mu.Unlock()
 }
 
 // Connect adds a RedissonClient called client on the single server at
@@ -503,10 +656,14 @@ func (d *Driver) Warm(ctx context.Context, owner, name string, cycles int) error
 	return err
 }
 
-// Close stops the JVM (its input closes, it halts; killed after 5 s) and
-// waits for it.
+// Close stops the JVM and waits for it: its input closes, which cuts
+// every call short as a ctx that ends does (holds end with an unlock), it
+// waits up to a second for them and exits; it is killed if still there
+// after 5 s. HeldAtClose then says what it could not release.
 func (d *Driver) Close() error {
+	d.mu.Lock()
 	_ = d.stdin.Close()
+	d.mu.Unlock()
 	select {
 	case <-d.done:
 	case <-time.After(5 * time.Second):
@@ -514,4 +671,17 @@ func (d *Driver) Close() error {
 		<-d.done
 	}
 	return nil
+}
+
+// HeldAtClose is, after Close, how many locks the driver still held when
+// it closed that no caller knows it took: those of critical sections
+// (Section) still running, and those that calls cut short took and could
+// not give back; their unlock got no answer (Redis stalled), so Redis
+// keeps them until their lease ends. A JVM that had to be killed could not
+// say: every section then in flight is counted. Locks that Call's lock
+// returned are not counted here: their caller knows of them.
+func (d *Driver) HeldAtClose() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.heldAtClose
 }

@@ -62,7 +62,9 @@ func aclRedis(t *testing.T, db int) (*redisenv.Env, *redis.Client) {
 }
 
 // jvmSees fails t if the JVM's command line or environment, which any
-// local user can read (ps, /proc), holds any of secrets.
+// local user can read (ps, /proc), holds any of secrets. It names the
+// argument or variable that does, never the rest: the environment is the
+// host's, which may hold secrets of its own.
 func jvmSees(t *testing.T, pid int, secrets ...string) {
 	t.Helper()
 	for _, f := range []string{"cmdline", "environ"} {
@@ -70,9 +72,17 @@ func jvmSees(t *testing.T, pid int, secrets ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range secrets {
-			if strings.Contains(string(b), s) {
-				t.Errorf("/proc/%d/%s holds %q: %q", pid, f, s, strings.ReplaceAll(string(b), "\x00", " "))
+		for i, entry := range strings.Split(string(b), "\x00") {
+			for _, s := range secrets {
+				if !strings.Contains(entry, s) {
+					continue
+				}
+				what := fmt.Sprintf("argument %d", i)
+				if f == "environ" {
+					name, _, _ := strings.Cut(entry, "=")
+					what = "variable " + name
+				}
+				t.Errorf("/proc/%d/%s: %s holds %q", pid, f, what, s)
 			}
 		}
 	}
@@ -122,6 +132,20 @@ func TestDriverPasswordOffTheCommandLine(t *testing.T) {
 	const password = "s3cretPW\twith a tab\nand a newline, = % é"
 	env, authed := lockedRedis(t, password)
 	lockOnBoth(t, env, redisson.Config{Password: password}, authed, "s3cretPW", "newline")
+}
+
+// TestDriverEnvironmentHasNoSecret: the JVM is given only the variables
+// a JVM reads, so neither $REDIS_URL's password nor any other secret of
+// the harness's environment is in its /proc/PID/environ (which a JVM's
+// crash log copies), and it still locks on Redis.
+func TestDriverEnvironmentHasNoSecret(t *testing.T) {
+	needJar(t)
+	const password = "s3cretPW"
+	env, authed := lockedRedis(t, password)
+	t.Setenv("REDIS_URL", "redis://:"+password+"@"+env.Addr()+"/0")
+	t.Setenv("REDISCLI_AUTH", password)
+	t.Setenv("SOME_TOOL_TOKEN", "token-"+password)
+	lockOnBoth(t, env, redisson.Config{Password: password}, authed, password)
 }
 
 // TestDriverACLUser: a user of Redis's ACLs reaches the driver with its

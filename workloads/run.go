@@ -62,9 +62,20 @@ type Sectioned interface {
 }
 
 // SectionTimes are when a Sectioned call started, acquired (or gave up),
-// sent its release and ended; zero when it got no answer.
+// sent its release and ended; zero when it got no answer. Cut says the
+// hold ended early: the ctx given to Section ended, which cuts a wait or
+// a hold short (a wait so cut returns ctx's error).
 type SectionTimes struct {
 	Start, Acquired, Released, End time.Time
+	Cut                            bool
+}
+
+// HeldAtClose is an ImplClient whose process may still hold locks when it
+// closes that the run never learnt it took: critical sections run whole
+// in it (Sectioned) that a stall cut off, their unlock unanswered. After
+// Close, HeldAtClose is how many; the run counts them as unreleased.
+type HeldAtClose interface {
+	HeldAtClose() int
 }
 
 // Owner is one lock owner (a thread in Redisson's terms).
@@ -416,6 +427,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	limit := errorLimit(cfg.MaxErrorRate)
 	res.MaxErrorRate = &limit
 	clients.closeAll()
+	res.Throughput.Unreleased += int64(clients.heldAtClose)
 	res.Runtime = results.Runtime{
 		PeakRSSBytes:    peakRSS(),
 		GoroutinesStart: g0,
@@ -563,6 +575,7 @@ type runClients struct {
 	lock        []ImplClient
 	rdbOnce     sync.Once
 	lockOnce    sync.Once
+	heldAtClose int // what the lock clients held as they closed (HeldAtClose)
 }
 
 // closeRedis closes the Redis clients, which fails every call still
@@ -579,11 +592,14 @@ func (c *runClients) closeRedis() {
 }
 
 // closeLocks closes the lock clients (lockimpl's also close the no-retry
-// pool its acquisitions go through).
+// pool its acquisitions go through) and adds up what they still held.
 func (c *runClients) closeLocks() {
 	c.lockOnce.Do(func() {
 		for _, l := range c.lock {
 			_ = l.Close()
+			if h, ok := l.(HeldAtClose); ok {
+				c.heldAtClose += h.HeldAtClose()
+			}
 		}
 	})
 }

@@ -436,15 +436,21 @@ func (w *worker) section(s Sectioned, op *results.Op, lease time.Duration) bool 
 		op.Start = op.Called
 	}
 	if !ok {
-		if err == nil {
+		switch {
+		case err == nil:
 			op.Err = results.ErrTimeout
-		} else {
+		case w.r.stopped.Load() && w.r.ctx.Err() != nil:
+			op.Flags |= results.Cut // the run's end stopped the wait
+		default:
 			op.Err = Classify(err)
 		}
 		op.Released, op.Done = op.Called, w.since(t.End)
 		return w.record(op, err)
 	}
 	op.Acquired, op.Released, op.Done = w.since(t.Acquired), w.since(t.Released), w.since(t.End)
+	if t.Cut {
+		op.Flags |= results.Cut // the run's end cut the hold short
+	}
 	switch {
 	case err == nil:
 	case w.r.cfg.IgnoreLost && errors.Is(err, lockimpl.ErrNotHeld):

@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/internal/infile"
 	"github.com/lockbench/lockbench/internal/testkit"
+	"github.com/lockbench/lockbench/redisson"
 )
 
 // maxChildRSS is more memory than bench needs for any of these cases: a
@@ -241,5 +242,36 @@ func TestReportChecksBeforeReadingLogs(t *testing.T) {
 	}
 	if !strings.Contains(out, "(1 run, 0 chaos scenarios, 0 sweeps)") {
 		t.Errorf("bench report of one run says:\n%s", out)
+	}
+}
+
+// TestRedissonJarRefused: a $LOCKBENCH_REDISSON_JAR that is no jar (a
+// FIFO, which would block the JVM, a text file, a directory) is refused
+// before the run starts: exit 2, one line naming the variable, the file
+// and why, and no "running" line.
+func TestRedissonJarRefused(t *testing.T) {
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Skip("no java on PATH: the jar is looked at only where a JVM could run it")
+	}
+	dir := t.TempDir()
+	text := filepath.Join(dir, "passwd")
+	if err := os.WriteFile(text, []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, jar, want string }{
+		{"fifo", mkfifo(t, filepath.Join(dir, "pipe.jar")), "is a named pipe (FIFO), not a regular file"},
+		{"text", text, "is not a jar"},
+		{"dir", dir, "is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(redisson.JarEnv, tc.jar)
+			code, errOut := runProcess(t, "run", "--impl", "redisson", "--profile", "mutex", "--duration", "1s", "--out", t.TempDir())
+			switch {
+			case code != cli.ExitUsage, !strings.Contains(errOut, "$"+redisson.JarEnv+"="+tc.jar+": "+tc.want):
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and a line naming $%s=%s: %s", code, errOut, cli.ExitUsage, redisson.JarEnv, tc.jar, tc.want)
+			case strings.Count(strings.TrimSpace(errOut), "\n") > 0, strings.Contains(errOut, "running"):
+				t.Errorf("want one line before anything runs, got:\n%s", errOut)
+			}
+		})
 	}
 }

@@ -110,6 +110,9 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 	}
+	if err := cli.CheckRedissonJar(); err != nil {
+		return err
+	}
 	if !flagSet(fs, "matrix-impls") {
 		if _, err := redisson.FindJar(); err != nil {
 			// The default lists every implementation; without the JVM

@@ -204,6 +204,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := harness.CheckGuardURL(*guardURL); err != nil {
 		return err
 	}
+	if err := cli.CheckRedissonJar(); err != nil {
+		return err
+	}
 	seed, err := strconv.ParseUint(*seedFlag, 10, 64)
 	if err != nil {
 		return cli.Usagef("--seed %q: want a non-negative integer, e.g. 42", *seedFlag)
@@ -391,6 +394,9 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return cli.Usagef("--topology %s: the matrix chooses its topologies (a primary and a replica); drop --topology", rcfg.Topology)
 	}
 	if err := harness.CheckGuardURL(*guardURL); err != nil {
+		return err
+	}
+	if err := cli.CheckRedissonJar(); err != nil {
 		return err
 	}
 	// The matrix kills, restarts and fails over the lock's Redis: one it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/internal/clitest"
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -132,6 +134,30 @@ func TestMatrixRefusesRedisURLFromEnv(t *testing.T) {
 	code = program().Main(context.Background(), []string{"matrix", "--redis", "local", "--plant-broken-fencing", "--only", "failover"}, &out, &errb)
 	if code != cli.ExitUsage || !strings.HasPrefix(errb.String(), "chaos: --plant-broken-fencing with --only failover") {
 		t.Errorf("--redis local with $REDIS_URL set: code %d, stderr:\n%s", code, errb.String())
+	}
+}
+
+// TestRedissonJarRefused: a $LOCKBENCH_REDISSON_JAR that is no jar is
+// refused before any scenario or matrix starts (exit 2, one line), not
+// met by Redisson's variants midway.
+func TestRedissonJarRefused(t *testing.T) {
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Skip("no java on PATH: the jar is looked at only where a JVM could run it")
+	}
+	text := filepath.Join(t.TempDir(), "passwd")
+	if err := os.WriteFile(text, []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(redisson.JarEnv, text)
+	for _, args := range [][]string{
+		{"run", "lease-expiry", "--quick", "--redis-url", "redis://127.0.0.1:1", "--out", t.TempDir()},
+		{"matrix", "--quick", "--only", "lease-expiry", "--no-costs", "--out", t.TempDir()},
+	} {
+		code, _, errOut := runChaos(t, args...)
+		want := "chaos: redisson: $" + redisson.JarEnv + "=" + text + ": is not a jar"
+		if code != cli.ExitUsage || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("chaos %v: code %d, stderr:\n%s\nwant exit %d and one line starting %q", args, code, errOut, cli.ExitUsage, want)
+		}
 	}
 }
 

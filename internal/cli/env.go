@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisson"
 )
 
 // StartEnv starts the Redis that cfg describes, printing the one-line
@@ -42,6 +43,18 @@ func StartEnvFor(ctx context.Context, cfg redisenv.Config, stderr io.Writer) (*r
 		return nil, err
 	}
 	return env, nil
+}
+
+// CheckRedissonJar refuses a $LOCKBENCH_REDISSON_JAR that is no jar (a
+// FIFO, a text file) before anything starts: commands whose Redisson part
+// is optional would otherwise skip it or fail it midway. A driver that is
+// only missing is left to each command, which says so where it matters.
+func CheckRedissonJar() error {
+	_, err := redisson.FindJar()
+	if je := (*redisson.JarError)(nil); errors.As(err, &je) {
+		return err
+	}
+	return nil
 }
 
 const envUsage = `

@@ -1,6 +1,7 @@
 // Package infile is how lockbench opens the files it reads: profiles,
-// results and their interval logs, chaos reports, sweeps, matrices, and
-// the logs and records of the servers it starts. It refuses anything but a
+// results and their interval logs, chaos reports, sweeps, matrices, the
+// logs and records of the servers it starts, and the head of the Redisson
+// driver's jar. It refuses anything but a
 // regular file (a FIFO would block its reader until a writer came, a
 // device such as /dev/zero never ends) and any file larger than the limit
 // for its kind, reading at most one byte past that limit. It imports no
@@ -179,6 +180,23 @@ func (b *bounded) Read(p []byte) (int, error) {
 }
 
 func (b *bounded) Close() error { return b.f.Close() }
+
+// Head returns the first n bytes of the regular file at path (fewer when
+// it is shorter), refusing anything else: enough to tell what kind of file
+// it is, whatever its size.
+func Head(path string, n int) ([]byte, error) {
+	f, _, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	k, err := io.ReadFull(f, b)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil
+	}
+	return b[:k], err
+}
 
 // Tail returns the end of the regular file at path that starts at offset
 // from, or, when that is longer than n bytes, its last n bytes starting

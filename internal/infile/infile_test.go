@@ -167,6 +167,27 @@ func TestTail(t *testing.T) {
 	}
 }
 
+// TestHead: the first bytes of a regular file, all of a shorter one; a
+// FIFO (at once) and a device are refused.
+func TestHead(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "jar", 100)
+	if b, err := infile.Head(p, 4); err != nil || string(b) != "xxxx" {
+		t.Errorf("Head(4) of 100 bytes = %q, %v", b, err)
+	}
+	if b, err := infile.Head(write(t, dir, "short", 2), 4); err != nil || string(b) != "xx" {
+		t.Errorf("Head(4) of 2 bytes = %q, %v", b, err)
+	}
+	pipe := fifo(t, dir)
+	err := within(t, "Head of a FIFO", pipe, func() error { _, err := infile.Head(pipe, 4); return err })
+	if !errors.Is(err, infile.ErrNotRegular) {
+		t.Errorf("Head of a FIFO: %v", err)
+	}
+	if _, err := infile.Head("/dev/zero", 4); !errors.Is(err, infile.ErrNotRegular) {
+		t.Errorf("Head of /dev/zero: %v", err)
+	}
+}
+
 // TestLimits: the limits as the README states them. An interval log
 // grows by about 16 KB per measured second: its limit holds a day's run
 // with a quarter more at least, and not so much more that a file at the

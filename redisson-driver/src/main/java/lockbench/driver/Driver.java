@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 import org.redisson.Redisson;
@@ -44,6 +45,19 @@ import org.redisson.config.Config;
  * has compiled the lock path before anything is measured). Kind multi takes comma-separated names: a
  * RedissonMultiLock of reentrant locks.
  *
+ * <p>A call that takes a lock (lock, section, warm) can be cut short by the
+ * line {@code id cancel - - - 0 0}, id being the call's. A section's hold
+ * ends at once and it unlocks, its reply's value ending in {@code cut}. A
+ * lock op or a section still waiting for its lock is answered at once with
+ * status cancelled; its wait goes on in its thread (Redisson's waits are not
+ * interrupted: an interrupt that lands while Redisson waits for a command's
+ * reply drops the reply and can stall the connection), and a lock it then
+ * takes is given back at once. Warm stops between cycles. When standard
+ * input closes, every call is cut short in this way, the driver waits up to
+ * a second for its threads, replies {@code 0 closed 0 0 N}, N being the locks
+ * they still hold or could not give back (their unlock got no answer), and
+ * exits.
+ *
  * <p>An owner named {@code client/thread} belongs to the RedissonClient
  * connected as client by op connect (owner field: the client's name, name
  * field: its host:port); an owner without a slash to the one of --addr. A
@@ -72,6 +86,84 @@ public final class Driver {
     private long watchdogMs;
     private final Map<String, RedissonClient> clients = new ConcurrentHashMap<>();
     private final Map<String, ExecutorService> owners = new ConcurrentHashMap<>();
+    /** The calls dispatched to owners' threads and not yet answered, by id. */
+    private final Map<String, Call> calls = new ConcurrentHashMap<>();
+
+    /** Locks that calls answered as cancelled took and could not give back. */
+    private final AtomicInteger strayHeld = new AtomicInteger();
+
+    /** Where a call is, for cancel and for what the driver holds at its close. */
+    private enum Stage { WAITING, HOLDING, RELEASING, OTHER }
+
+    /**
+     * A call in an owner's thread, which cancel cuts short. It is answered
+     * once, by whichever of its thread and cancel comes first (see answer).
+     */
+    private static final class Call {
+        final String id;
+        volatile Thread thread;
+        volatile boolean cancelled;
+        private Stage stage;
+        private boolean answered;
+        private long start;
+
+        Call(String id, String op) {
+            this.id = id;
+            // A lock or section op waits for its lock until it is taken.
+            this.stage = op.equals("lock") || op.equals("section") ? Stage.WAITING : Stage.OTHER;
+        }
+
+        synchronized Stage stage() {
+            return stage;
+        }
+
+        synchronized void begin() {
+            thread = Thread.currentThread();
+            start = System.nanoTime();
+        }
+
+        /** Answers the call unless it was answered already. */
+        synchronized void answer(String status, long start, long end, String value) {
+            if (!answered) {
+                answered = true;
+                reply(id, status, start, end, value);
+            }
+        }
+
+        /**
+         * Moves a call that took its lock on to stage s, unless it was
+         * answered as cancelled meanwhile: then it must give the lock back,
+         * and false says so.
+         */
+        synchronized boolean took(Stage s) {
+            if (answered) {
+                stage = Stage.RELEASING;
+                return false;
+            }
+            stage = s;
+            return true;
+        }
+
+        synchronized void enter(Stage s) {
+            stage = s;
+        }
+
+        /** Marks it cancelled; one still waiting for its lock is answered so. */
+        void cancel() {
+            synchronized (this) {
+                cancelled = true;
+                if (stage == Stage.WAITING && !answered) {
+                    answered = true;
+                    long now = System.nanoTime();
+                    reply(id, "cancelled", thread == null ? now : start, now, "");
+                }
+            }
+            Thread t = thread;
+            if (t != null) {
+                LockSupport.unpark(t); // ends a hold; elsewhere a spurious wake-up, which every wait allows
+            }
+        }
+    }
 
     private RedissonClient connect(String addr) {
         Config cfg = new Config();
@@ -148,8 +240,40 @@ public final class Driver {
         while ((line = in.readLine()) != null) {
             d.dispatch(line);
         }
-        // The harness is gone or done: stop at once, holds left to their leases.
+        // The harness is gone or done: cut every call short, so that the
+        // holds end with an unlock instead of their leases, and say what
+        // could not be released.
+        reply("0", "closed", 0, 0, Integer.toString(d.close(TimeUnit.SECONDS.toNanos(1))));
         Runtime.getRuntime().halt(0);
+    }
+
+    /**
+     * Cancels every call and waits up to waitNs for their threads; returns
+     * how many locks they then still hold or could not give back.
+     */
+    private int close(long waitNs) {
+        calls.values().forEach(Call::cancel);
+        long until = System.nanoTime() + waitNs;
+        while (!calls.isEmpty() && System.nanoTime() - until < 0) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        int held = strayHeld.get();
+        for (Call c : calls.values()) {
+            Stage s = c.stage();
+            if (s == Stage.HOLDING || s == Stage.RELEASING) {
+                held++;
+            }
+        }
+        return held;
+    }
+
+    /** Gives back l, taken by a call already answered as cancelled. */
+    private void giveBack(RLock l) {
+        try {
+            l.unlock();
+        } catch (Throwable t) {
+            strayHeld.incrementAndGet(); // Redis keeps it until its lease ends
+        }
     }
 
     /** The client of an owner named client/thread; no slash: the --addr client. */
@@ -179,6 +303,13 @@ public final class Driver {
             reply(id, "err", 0, 0, "wait_ms, lease_ms and hold_ns must be integers");
             return;
         }
+        if (op.equals("cancel")) {
+            Call c = calls.get(id);
+            if (c != null) {
+                c.cancel();
+            }
+            return;
+        }
         if (op.equals("connect")) {
             // Connecting takes a while: off the reader's thread.
             new Thread(() -> {
@@ -197,11 +328,18 @@ public final class Driver {
             t.setDaemon(true);
             return t;
         }));
+        Call c = new Call(id, op);
+        calls.put(id, c);
         ex.execute(() -> {
-            if (op.equals("section")) {
-                section(id, owner, kind, name, waitMs, leaseMs, holdNs);
-            } else {
-                run(id, op, owner, kind, name, waitMs, leaseMs);
+            c.begin();
+            try {
+                if (op.equals("section")) {
+                    section(c, owner, kind, name, waitMs, leaseMs, holdNs);
+                } else {
+                    run(c, op, owner, kind, name, waitMs, leaseMs);
+                }
+            } finally {
+                calls.remove(id);
             }
         });
     }
@@ -228,13 +366,24 @@ public final class Driver {
         };
     }
 
-    private void run(String id, String op, String owner, String kind, String name, long waitMs, long leaseMs) {
+    private void run(Call c, String op, String owner, String kind, String name, long waitMs, long leaseMs) {
         long start = System.nanoTime();
+        if (c.cancelled && (op.equals("lock") || op.equals("warm"))) {
+            c.answer("cancelled", start, start, "");
+            return;
+        }
         try {
             RedissonClient redisson = clientOf(owner);
             RLock l = lock(redisson, kind, name);
             String v = switch (op) {
-                case "lock" -> acquire(l, waitMs, leaseMs);
+                case "lock" -> {
+                    String got = acquire(l, waitMs, leaseMs);
+                    if (!got.equals("0") && !c.took(Stage.OTHER)) {
+                        giveBack(l);
+                        yield null;
+                    }
+                    yield got;
+                }
                 case "unlock" -> {
                     l.unlock();
                     yield "1";
@@ -247,17 +396,20 @@ public final class Driver {
                 case "lock-and-get-token" -> String.valueOf(((RFencedLock) l).lockAndGetToken(leaseMs, TimeUnit.MILLISECONDS));
                 case "id" -> redisson.getId() + ":" + Thread.currentThread().getId();
                 case "warm" -> {
-                    for (long i = 0; i < waitMs; i++) {
+                    long i = 0;
+                    for (; i < waitMs && !c.cancelled; i++) {
                         l.lock();
                         l.unlock();
                     }
-                    yield Long.toString(waitMs);
+                    yield i < waitMs ? "" : Long.toString(waitMs);
                 }
                 default -> throw new IllegalArgumentException("unknown op " + op);
             };
-            reply(id, "ok", start, System.nanoTime(), v);
+            if (v != null) {
+                c.answer(v.isEmpty() ? "cancelled" : "ok", start, System.nanoTime(), v);
+            }
         } catch (Throwable t) {
-            reply(id, "err", start, System.nanoTime(), describe(t));
+            c.answer("err", start, System.nanoTime(), describe(t));
         }
     }
 
@@ -265,37 +417,48 @@ public final class Driver {
      * A whole critical section in the JVM: acquire, hold hold_ns, unlock,
      * with no round trip to the harness in between (which would lengthen
      * the hold). The reply's value is the acquire's value, then the
-     * acquisition's and the unlock's start on System.nanoTime; a failed
-     * unlock replies err with those times after its message.
+     * acquisition's and the unlock's start on System.nanoTime, and "cut"
+     * when a cancel ended the hold early; a failed unlock replies err with
+     * those after its message.
      */
-    private void section(String id, String owner, String kind, String name, long waitMs, long leaseMs, long holdNs) {
+    private void section(Call c, String owner, String kind, String name, long waitMs, long leaseMs, long holdNs) {
         long start = System.nanoTime();
+        if (c.cancelled) {
+            c.answer("cancelled", start, start, "");
+            return;
+        }
         String got;
         RLock l;
         try {
             l = lock(clientOf(owner), kind, name);
             got = acquire(l, waitMs, leaseMs);
         } catch (Throwable t) {
-            reply(id, "err", start, System.nanoTime(), describe(t));
+            c.answer("err", start, System.nanoTime(), describe(t));
             return;
         }
         long acquired = System.nanoTime();
         if (got.equals("0")) {
-            reply(id, "ok", start, acquired, "0 " + acquired + " " + acquired);
+            c.answer("ok", start, acquired, "0 " + acquired + " " + acquired);
+            return;
+        }
+        if (!c.took(Stage.HOLDING)) {
+            giveBack(l);
             return;
         }
         long until = acquired + holdNs;
-        for (long left = holdNs; left > 0; left = until - System.nanoTime()) {
+        for (long left = holdNs; left > 0 && !c.cancelled; left = until - System.nanoTime()) {
             LockSupport.parkNanos(left);
         }
         long released = System.nanoTime();
+        String cut = until - released > 0 ? " cut" : "";
+        c.enter(Stage.RELEASING);
         try {
             l.unlock();
         } catch (Throwable t) {
-            reply(id, "err", start, System.nanoTime(), describe(t) + "\u0001" + got + " " + acquired + " " + released);
+            c.answer("err", start, System.nanoTime(), describe(t) + "\u0001" + got + " " + acquired + " " + released + cut);
             return;
         }
-        reply(id, "ok", start, System.nanoTime(), got + " " + acquired + " " + released);
+        c.answer("ok", start, System.nanoTime(), got + " " + acquired + " " + released + cut);
     }
 
     private static String acquire(RLock l, long waitMs, long leaseMs) throws InterruptedException {
