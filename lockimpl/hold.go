@@ -53,14 +53,22 @@ func (hd *Hold) Deadline() time.Time {
 // ended once the hold is lost. Call cancel once the context is no longer
 // needed.
 func (hd *Hold) Context(parent context.Context) (ctx context.Context, cancel context.CancelFunc) {
+	return endsWith(parent, hd.h)
+}
+
+// endsWith is a context derived from parent that ends when the first of
+// holds ends: lost (cause ErrLost) or released.
+func endsWith(parent context.Context, holds ...*hold) (context.Context, context.CancelFunc) {
 	ctx, cancelCause := context.WithCancelCause(parent)
-	hd.h.whenEnded(func(lost bool) {
-		if lost {
-			cancelCause(ErrLost)
-		} else {
-			cancelCause(errReleased)
-		}
-	})
+	for _, h := range holds {
+		h.whenEnded(func(lost bool) {
+			if lost {
+				cancelCause(ErrLost)
+			} else {
+				cancelCause(errReleased)
+			}
+		})
+	}
 	return ctx, func() { cancelCause(context.Canceled) }
 }
 

@@ -177,17 +177,11 @@ func (mh *MultiHold) Deadline() time.Time {
 // of the holds ends: lost (its cause is ErrLost) or released by Unlock.
 // Call cancel once it is no longer needed.
 func (mh *MultiHold) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancelCause := context.WithCancelCause(parent)
-	for _, h := range mh.holds {
-		h.h.whenEnded(func(lost bool) {
-			if lost {
-				cancelCause(ErrLost)
-			} else {
-				cancelCause(errReleased)
-			}
-		})
+	parts := make([]*hold, len(mh.holds))
+	for i, h := range mh.holds {
+		parts[i] = h.h
 	}
-	return ctx, func() { cancelCause(context.Canceled) }
+	return endsWith(parent, parts...)
 }
 
 // Unlock releases every hold, in reverse order, and returns their errors
