@@ -150,8 +150,9 @@ func TestRunRW90(t *testing.T) {
 // overtake an earlier waiter. The check orders waiters by when the client
 // sent their call, but the queue is ordered where the call reached Redis: a
 // goroutine descheduled between the two on a busy 2-core host lands behind a
-// later caller by more than the slack, which shows as a rare overtake. A lock that does not queue its waiters overtakes in
-// a far larger share under the same load (TestRunFairCheckCatchesBarging).
+// later caller by more than the slack, which shows as a rare overtake. A
+// lock that does not queue its waiters overtakes in a far larger share
+// under the same load (TestRunFairCheckCatchesBarging).
 const maxOvertakeShare = 0.03
 
 // fifoHeld reports why a fair lock's FIFO verdict shows more overtakes than
