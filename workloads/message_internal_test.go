@@ -28,7 +28,7 @@ func TestMessageNamesThePackageOnce(t *testing.T) {
 	if err == nil {
 		t.Fatal("a negative lease was accepted")
 	}
-	w := &worker{r: &run{names: []string{name}}, owner: namedOwner(o.ID())}
+	w := &worker{r: &run{runEnv: &runEnv{names: []string{name}}}, owner: namedOwner(o.ID())}
 	want := `lockimpl: lock reentrant lock "<lock>" of <owner>: invalid options: LockOptions.Lease -1s is negative (0 means a watchdog lease)`
 	if msg := w.message(0, err); msg != want {
 		t.Errorf("%q recorded as\n\t%q; want\n\t%q", err, msg, want)

@@ -1,0 +1,47 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
+)
+
+// noReply reports whether err says a call waited and got no answer (a
+// timeout, or its client closed under it), rather than being answered
+// (an error reply) or refused at once.
+func noReply(err error) bool {
+	var ne net.Error
+	return errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// Classify sorts an acquire or release error into its results class: the
+// driver and the chaos scenarios' scripted actors count failures alike.
+func Classify(err error) results.ErrClass {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return results.NoErr
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return results.ErrCtx
+	case errors.Is(err, lockimpl.ErrClosed), errors.Is(err, lockimpl.ErrSubscribeTimeout),
+		errors.Is(err, redis.ErrClosed), errors.Is(err, redis.ErrPoolTimeout),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne):
+		return results.ErrConn
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) && !errors.Is(err, redis.Nil) {
+		return results.ErrRedis
+	}
+	return results.ErrOther
+}
