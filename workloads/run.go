@@ -168,7 +168,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	res := r.analyse(l)
 	r.describe(res, implNote)
 	r.finishBookkeeping(res, l.stall)
-	r.close(res, g0)
+	r.closeClients(res, g0)
 	l.markPartial(res, r.loadStart, r.total)
 	if l.interrupted {
 		return res, ctx.Err()
@@ -210,6 +210,7 @@ func checkConfig(cfg Config) (Config, string, error) {
 	return cfg, implNote, nil
 }
 
+// newRun readies the load on env: its time marks and its contexts.
 func newRun(ctx context.Context, cfg Config, env *runEnv) *run {
 	p := cfg.Profile
 	r := &run{runEnv: env, p: p, cfg: cfg}
@@ -348,9 +349,9 @@ func (r *run) finishBookkeeping(res *results.Result, stall *results.Stall) {
 	}
 }
 
-// close closes every client, counts what the lock clients still held and
+// closeClients closes every client, counts what the lock clients still held and
 // records the run's own footprint.
-func (r *run) close(res *results.Result, g0 int) {
+func (r *run) closeClients(res *results.Result, g0 int) {
 	r.clients.closeAll()
 	res.Throughput.Unreleased += int64(r.clients.heldAtClose)
 	res.Runtime = results.Runtime{
