@@ -349,8 +349,8 @@ func (r *run) finishBookkeeping(res *results.Result, stall *results.Stall) {
 	}
 }
 
-// closeClients closes every client, counts what the lock clients still held and
-// records the run's own footprint.
+// closeClients closes every client, counts what the lock clients still
+// held and records the run's own footprint.
 func (r *run) closeClients(res *results.Result, g0 int) {
 	r.clients.closeAll()
 	res.Throughput.Unreleased += int64(r.clients.heldAtClose)
