@@ -420,3 +420,35 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+var docPathRE = regexp.MustCompile(`\bdocs/[a-z0-9-]+\.md\b`)
+
+// TestDocPathsInGo: every docs/*.md page a Go file names exists, so a
+// package doc that sends its reader there is not sending them nowhere.
+func TestDocPathsInGo(t *testing.T) {
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != root || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, page := range docPathRE.FindAllString(string(b), -1) {
+			if _, err := os.Stat(filepath.Join(root, page)); err != nil {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s names %s: %v", rel, page, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
