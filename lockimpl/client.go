@@ -193,12 +193,9 @@ func pipelineOptions(rdb redis.UniversalClient) (opts *redis.AutoPipelineOptions
 // holds a batch back until the callers the last one woke have sent again,
 // as a closed loop of single commands does; lock traffic often does not (a
 // woken waiter's acquire, an unlock whose holder goes on to work), and
-// there the wait lands on handoffs: measured on the mutex profile (8
-// owners a client), it cut throughput by a third and raised handoff p50 by
-// a fifth. It pays where many owners of a client keep sending (8 each on
-// the uncontended profile: 55k lock cycles/s against 40k without it), so
-// a command sent while more than crowdSize others are in flight rides a
-// second autopipeliner with go-redis's defaults.
+// there the wait lands on handoffs. It pays where many owners of a client
+// keep sending, so a command sent while more than crowdSize others are in
+// flight rides a second autopipeliner with go-redis's defaults.
 func DefaultAutoPipelineOptions() *redis.AutoPipelineOptions {
 	o := redis.DefaultAutoPipelineOptions()
 	o.MaxBatchSize = 1 // flush at once: no wait for more

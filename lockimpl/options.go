@@ -84,40 +84,12 @@ type Options struct {
 	// Default: rdb itself, sending each acquisition as a command go-redis
 	// never resends (Cmder.NoRetry), whatever its MaxRetries.
 	AcquireClient redis.Scripter
-	// AutoPipeline sends the lock commands through go-redis's autopipeliner
-	// of rdb: concurrent acquisitions and unlocks of all owners share
-	// batches, one write and one read per batch instead of per command,
-	// which lifts throughput where the client's round trips, not Redis,
-	// are the limit. NewClient makes the deferred one
-	// (rdb.AsyncAutoPipelineWithOptions), configured by rdb's
-	// redis.Options.AutoPipelineOptions when set; else with
-	// DefaultAutoPipelineOptions (no wait for more commands), and beside
-	// it go-redis's default blocking one (rdb.AutoPipeline), which a
-	// command rides while more than 3 others of this client are in flight:
-	// a crowd of owners fills a batch worth waiting for, a lone command
-	// does not (see DefaultAutoPipelineOptions); an attempt after a wait
-	// never waits for a crowd. Below that an unlock, which ends a critical
-	// section others may be waiting on, and a command with nothing in
-	// flight beside it go straight to a pooled connection of rdb. Both
-	// belong to rdb, which caches them: later calls of rdb's getters
-	// return these, and if the application made either before NewClient,
-	// lockimpl gets that one with the options it was made with (correct,
-	// though perhaps slower). Closing them, or rdb, ends the Client's
-	// commands. Passing a *redis.AutoPipeliner as rdb sends every command
-	// through that one. On any autopipeliner a lock command, once queued,
-	// is waited for until it has run, whatever its context does (the
-	// connection's read timeout bounds the wait), as a plain go-redis
-	// client ignores contexts during a read: go-redis would send it anyway,
-	// and a lock command that runs after its sender gave up is an
-	// acquisition nobody knows of, or an unlock that may release a newer
-	// hold. A context that has ended before a command is queued sends
-	// nothing. Either way acquisitions
-	// are never resent (an acquisition applied twice counts twice, and an
-	// autopipeliner retries whole batches) and no lock command is resent by
-	// go-redis, so that batches stay uniform; an unlock whose connection
-	// failed is re-sent by lockimpl with its latch, so a repeat changes
-	// nothing. Pub/sub, watchdog renewals (already pipelined) and the WAIT
-	// of replica sync use rdb's own connections.
+	// AutoPipeline sends the lock commands of all owners through go-redis's
+	// autopipeliners of rdb, one write and one read per batch, which lifts
+	// throughput where the client's round trips, not Redis, are the limit.
+	// Lock commands are still never resent by go-redis, and each is waited
+	// for once queued, so none runs after its sender gave up on it.
+	// docs/lockimpl.md says which command rides which way, and why.
 	AutoPipeline bool
 	// SkipReplicaSync turns off the replica check. By default, as in
 	// Redisson (checkLockSyncedSlaves), every acquisition on a primary with

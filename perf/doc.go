@@ -1,8 +1,12 @@
-// Package perf measures implementations and the harness itself, beside
-// the driver rather than in it: the side-by-side matrix (each
-// implementation on the same profiles, rounds in rotating order, with
-// redis-benchmark driving the same Lua at each concurrency), the harness's
-// overhead against redis-benchmark and bare go-redis, its scale (RSS and
+// Package perf measures the implementations and the harness itself,
+// beside the driver rather than in it.
+//
+// Run runs the parts bench perf asks for and judges their targets: the
+// implementations side by side (each on the same profiles, in rounds of
+// rotating order, beside redis-benchmark and bare go-redis loops driving
+// the same Lua at each concurrency), the overhead targets (lockimpl plain
+// and auto-pipelined against those baselines), the scale run (RSS and
 // goroutines with a thousand owners) and handoff latency against PING.
-// bench perf runs it; make perf writes the matrix to docs/perf.md.
+// Package report writes what they measured; make perf renders the side by
+// side as docs/perf.md.
 package perf

@@ -1,40 +1,22 @@
 // Package redisenv owns where Redis comes from: every test, benchmark and
 // chaos run gets its Redis through Start.
 //
-// Backends:
-//   - local (the embedded default): real redis-server child processes on
-//     127.0.0.1, each on a free port in its own temp dir, persistence off
-//     unless asked. Each runs in its own process group with a parent-death
-//     signal, and Close (or cancelling Start's context) kills the group and
-//     removes the dir, so no server outlives a panic, a failed test, a
-//     cancelled context or Ctrl-C. A dir left by a process that died
-//     without Close (SIGKILL, os.Exit) is removed by the next local start
-//     in the same parent dir: each dir records its owner. A ServerArgs
-//     requirepass is honoured: the servers' clients authenticate with it.
-//   - container: testcontainers-go on the engine OpenEngine finds
-//     (DOCKER_HOST's, Docker's socket, else a Podman API service of the
-//     process's own, stopped by Close), without testcontainers' reaper: each
-//     start first sweeps the containers, networks and images (OwnerLabel)
-//     of lockbench processes that are gone, and Close (or cancelling
-//     Start's context, mid-start included) removes the Env's.
-//     No engine, or an image the engine lacks and cannot pull, is a
-//     ConfigError; LocalImage makes one from the local redis-server.
-//   - external: a redis://, rediss://, cluster-list or sentinel URL (see
-//     ParseURL), turned into go-redis UniversalOptions. Passwords never
-//     appear in logs or errors.
-//   - auto: external when a URL is given (flag or $REDIS_URL), else
-//     container when Docker answers, else local. Env.String says which, and why.
+// Backends: local (redis-server child processes on 127.0.0.1, each in its
+// own temp dir and process group with a parent-death signal, so none
+// outlives a panic, a failed test or Ctrl-C, and a dir left by a killed
+// owner is removed by the next local start; a ServerArgs requirepass is
+// honoured by their clients); container (testcontainers-go on the engine
+// OpenEngine finds, without testcontainers' reaper: labels name each
+// container's owner, and the next start sweeps those whose owner is gone; a
+// cluster's nodes meet on a network of their own and clients reach them
+// through a Dialer); external (a URL, see ParseURL; passwords never appear
+// in logs or errors); and auto, which picks one and says why (Env.String).
 //
-// Topologies: single, replica (a primary plus one replica; Env.Promote
-// turns the replica into the primary for failover scenarios), and cluster
-// (Config.Shards primaries with Config.Replicas replicas each). The
-// container backend runs a cluster's nodes on a Docker network of their
-// own, where they meet by their container IPs, and its clients reach them
-// through the published ports by a Dialer that maps one to the other.
-//
-// Each started server is a Node with the handles fault injection needs:
-// address, PID, Stop, Kill, Pause/Resume (SIGSTOP/SIGCONT, or docker
-// pause), Restart on the same address and data dir, and its log.
+// Topologies: single, replica (Env.Promote turns the replica into the
+// primary) and cluster (Config.Shards primaries with Config.Replicas
+// replicas each). Each started server is a Node with the handles fault
+// injection needs: Stop, Kill, Pause/Resume, Restart on the same address
+// and data dir, and its log. docs/topologies.md is the guide.
 //
 // Tests take a fresh, isolated Redis from package redisenvtest.
 package redisenv

@@ -1,5 +1,6 @@
-// Command bench measures Redisson-style Redis locks: throughput, latency
-// percentiles, fairness and safety under a workload profile.
+// Command bench measures Redisson-style Redis locks under workload
+// profiles. Its commands run, sweep, report, compare and merge, and
+// measure the implementations side by side (perf).
 package main
 
 import (

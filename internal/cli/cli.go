@@ -95,9 +95,8 @@ func Exit(p Program) {
 // gcPercent is the programs' GOGC, unless the environment sets one. A run
 // keeps a large record free of pointers (its operations, its histograms)
 // for its whole length; Go's default of 100 lets the heap grow to twice
-// that before collecting, which doubled the harness's footprint for
-// nothing. At 50 a collection costs little more (there is little to
-// scan), and a run of a thousand owners peaked about 30% lower here.
+// that before collecting, doubling the harness's footprint for nothing.
+// At 50 a collection costs little more, since there is little to scan.
 const gcPercent = 50
 
 func tuneGC() {

@@ -1,7 +1,8 @@
-// Package infile is how lockbench opens the files it reads: profiles,
-// results and their interval logs, chaos reports, sweeps, matrices, the
-// logs and records of the servers it starts, and the head of the Redisson
-// driver's jar. It refuses anything but a
+// Package infile is how lockbench opens every file it reads: a regular
+// file under the size limit of its kind. Profiles, results and their
+// interval logs, chaos reports, sweeps, the side-by-side and mitigation
+// files, the logs and records of the servers it starts, and the head of
+// the Redisson driver's jar all come through it. It refuses anything but a
 // regular file (a FIFO would block its reader until a writer came, a
 // device such as /dev/zero never ends) and any file larger than the limit
 // for its kind, reading at most one byte past that limit. It imports no
@@ -21,7 +22,7 @@ import (
 // Limit is the most lockbench reads of one kind of file, in bytes.
 type Limit int64
 
-// The limits, stated in the README. Each leaves headroom over the files
+// The limits, stated in docs/commands.md. Each leaves headroom over the files
 // lockbench writes: a result's JSON grows by about 0.4 KB per measured
 // second (its limit holds a run of about a week), its interval log by
 // about 16 KB, 1.4 GB a day.

@@ -188,7 +188,7 @@ func TestHead(t *testing.T) {
 	}
 }
 
-// TestLimits: the limits as the README states them. An interval log
+// TestLimits: the limits as docs/commands.md states them. An interval log
 // grows by about 16 KB per measured second: its limit holds a day's run
 // with a quarter more at least, and not so much more that a file at the
 // limit would be read for many more minutes than a day's.
