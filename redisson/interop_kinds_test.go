@@ -170,14 +170,14 @@ func TestInteropExclusion(t *testing.T) {
 			total += len(secs)
 			totalCross += cross
 			mu.Unlock()
-			// Woken by the other side's unlock message (or a poll), not by
-			// the lease's end (the watchdog's 30 s).
-			limit := 10 * time.Millisecond
-			if kind == "spin" {
-				limit = 150 * time.Millisecond
-			}
+			// Woken by the other side's unlock message (or a spin lock's
+			// poll, at most 128 ms apart), not by the lease's end: a missed
+			// wake-up waits for the watchdog's 30 s lease. The bound is that
+			// order of magnitude, not the host's speed, so a loaded host
+			// passes and a lost message still fails.
+			limit := time.Second
 			if p50 > limit || worst > 5*time.Second {
-				t.Errorf("cross-language handoff p50 %v, max %v: want p50 under %v and no wait for a lease", p50, worst, limit)
+				t.Errorf("cross-language handoff p50 %v, max %v: want p50 under %v and none waiting for a lease", p50, worst, limit)
 			}
 		})
 	}
