@@ -84,7 +84,7 @@ func Chaos(ctx context.Context, o ChaosOptions) (*ChaosOutput, error) {
 		}
 	}
 	if o.JUnit != "" {
-		if err := scenarios.WriteJUnit(o.JUnit, out.Reports); err != nil {
+		if err := report.WriteJUnit(o.JUnit, out.Reports); err != nil {
 			return out, err
 		}
 		out.JUnit = o.JUnit

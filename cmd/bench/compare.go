@@ -98,7 +98,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
 			return err
 		}
-	} else if err := results.WriteComparison(stdout, c); err != nil {
+	} else if err := report.WriteComparison(stdout, c); err != nil {
 		return err
 	}
 	if !c.OK() {
@@ -277,15 +277,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := results.WriteSummary(stdout, merged); err != nil {
-		return err
-	}
-	for _, n := range merged.MergeNotes {
-		fmt.Fprintf(stdout, "note        %s\n", n)
-	}
-	fmt.Fprintf(stdout, "merged      %s from %s\n", results.Count(len(paths), "result"), merged.Meta.Host)
-	_, err = fmt.Fprintf(stdout, "result      %s\n", path)
-	return err
+	return report.WriteMerged(stdout, merged, len(paths), path)
 }
 
 // mergeInputs expands bench merge's arguments into result files: a file

@@ -331,7 +331,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		if err := results.WriteSummary(stdout, res); err != nil {
+		if err := report.WriteSummary(stdout, res); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "result      %s\n", path)

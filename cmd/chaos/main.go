@@ -19,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
 )
@@ -278,7 +279,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Scenarios: list, Run: opts, Out: *out, JUnit: *junit, Version: cli.VersionString(), Guard: gm, GuardURL: *guardURL,
 		Starting: func(i int, s *scenarios.Scenario) { fmt.Fprintf(stderr, "chaos: [%d/%d] %s\n", i+1, len(list), s.Name) },
 		Done: func(rep *results.ChaosReport, path string) {
-			results.WriteChaosSummary(stdout, rep)
+			_ = report.WriteChaosSummary(stdout, rep)
 			if path != "" {
 				fmt.Fprintf(stdout, "  report: %s\n", path)
 			}
@@ -428,13 +429,13 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	logf := func(f string, a ...any) { fmt.Fprintf(logw, "  "+f+"\n", a...) }
 	rcfg.Logf = logf
 	fmt.Fprintf(stderr, "chaos: mitigation matrix, %s timings, seed %d, %s\n", timingName(*quick), seed, tp)
-	m, path, err := harness.Matrix(ctx, harness.MatrixOptions{
+	m, path, err := harness.Mitigation(ctx, harness.MitigationOptions{
 		Run:      scenarios.Options{Redis: rcfg, Toxiproxy: tp, Quick: *quick, Seed: seed, Out: *out, Logf: logf},
 		GuardURL: *guardURL, PlantBrokenFencing: *plant, Only: list, NoCosts: *noCosts, Out: *out, Version: cli.VersionString(),
 		Progress: func(s string) { fmt.Fprintf(logw, "chaos: matrix: %s\n", s) },
 	})
 	if m != nil {
-		results.WriteMitigationSummary(stdout, m)
+		_ = report.WriteMitigationSummary(stdout, m)
 	}
 	if path != "" {
 		fmt.Fprintf(stdout, "matrix file: %s\nhtml report: %s\n", path, strings.TrimSuffix(path, ".json")+".html")

@@ -11,8 +11,8 @@ import (
 	"github.com/lockbench/lockbench/scenarios"
 )
 
-// MatrixOptions is a mitigation matrix run.
-type MatrixOptions struct {
+// MitigationOptions is a mitigation matrix run.
+type MitigationOptions struct {
 	Run scenarios.Options
 	// GuardURL is the guarded counter's Redis; empty starts a redis-server
 	// of its own.
@@ -29,10 +29,10 @@ type MatrixOptions struct {
 	Version string
 }
 
-// Matrix starts the guarded store and runs the mitigation matrix; it
+// Mitigation starts the guarded store and runs the mitigation matrix; it
 // returns the matrix and where it was written ("" without Out), with its
 // HTML report beside it (table and chart).
-func Matrix(ctx context.Context, o MatrixOptions) (*results.MitigationMatrix, string, error) {
+func Mitigation(ctx context.Context, o MitigationOptions) (*results.MitigationMatrix, string, error) {
 	gs, err := StartGuard(ctx, guard.Plain, o.GuardURL, "")
 	if err != nil {
 		return nil, "", err
