@@ -2,7 +2,9 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/guard"
@@ -65,4 +67,25 @@ func Mitigation(ctx context.Context, o MitigationOptions) (*results.MitigationMa
 		}
 	}
 	return m, path, nil
+}
+
+// MitigationVerdict is the matrix's outcome as an exit status: nil when
+// every cell met its expectation; else interrupted, nothing ran (every
+// cell skipped), or some cell missed.
+func MitigationVerdict(ctx context.Context, m *results.MitigationMatrix) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("matrix interrupted: %w", context.Cause(ctx))
+	case m.Ran() == 0:
+		var why []string
+		for _, c := range m.Cells {
+			if !slices.Contains(why, c.Skipped) {
+				why = append(why, c.Skipped)
+			}
+		}
+		return fmt.Errorf("mitigation matrix: nothing ran: every cell was skipped (%s)", strings.Join(why, "; "))
+	case !m.OK():
+		return errors.New("mitigation matrix: some cell missed its expected verdict")
+	}
+	return nil
 }
