@@ -2,11 +2,14 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
@@ -84,7 +87,7 @@ func Chaos(ctx context.Context, o ChaosOptions) (*ChaosOutput, error) {
 		}
 	}
 	if o.JUnit != "" {
-		if err := scenarios.WriteJUnit(o.JUnit, out.Reports); err != nil {
+		if err := report.WriteJUnit(o.JUnit, out.Reports); err != nil {
 			return out, err
 		}
 		out.JUnit = o.JUnit
@@ -103,3 +106,51 @@ func Chaos(ctx context.Context, o ChaosOptions) (*ChaosOutput, error) {
 	}
 	return out, nil
 }
+
+// CheckRunnable refuses a suite none of whose scenarios the Redis of cfg
+// can host: it would report nothing but skips. It is bad input.
+func CheckRunnable(list []*scenarios.Scenario, cfg redisenv.Config) error {
+	var cannot []string
+	for _, s := range list {
+		if why := scenarios.Unsupported(s, cfg); why != "" {
+			cannot = append(cannot, s.Name+": "+why)
+		}
+	}
+	if len(cannot) == len(list) {
+		return &usageError{fmt.Errorf("nothing to run: %s", strings.Join(cannot, "; "))}
+	}
+	return nil
+}
+
+// Verdict is the suite's outcome as an exit status: nil when every
+// verdict matched its expectation; else why not (interrupted after
+// some of planned, verdicts that differ, nothing ran), joined with an
+// HTML report that could not be drawn.
+func (o *ChaosOutput) Verdict(ctx context.Context, planned int) error {
+	var failed []string
+	for _, rep := range o.Reports {
+		if !rep.OK() {
+			failed = append(failed, fmt.Sprintf("%s (%s)", rep.Scenario, rep.Verdict))
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		return errors.Join(fmt.Errorf("after %d of %s: %w", len(o.Reports), results.Count(planned, "scenario"), context.Cause(ctx)), o.HTMLErr)
+	case len(failed) > 0:
+		return errors.Join(errors.New("verdicts differ from the expected ones: "+strings.Join(failed, ", ")), o.HTMLErr)
+	case len(o.Reports) > 0 && results.CountVerdicts(o.Reports)[results.Skipped] == len(o.Reports):
+		var why []string
+		for _, r := range o.Reports {
+			why = append(why, r.Scenario+": "+r.Reason)
+		}
+		return errors.Join(fmt.Errorf("nothing ran: every scenario was skipped (%s)", strings.Join(why, "; ")), o.HTMLErr)
+	}
+	return o.HTMLErr
+}
+
+// usageError is bad input: the programs exit with code 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+func (e *usageError) IsUsage() bool { return true }

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 
+	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -18,8 +19,10 @@ type RunOptions struct {
 	Meta     results.Meta
 	Logf     func(format string, args ...any)
 	Progress func(workloads.Progress)
-	// Guard is the guarded store of a profile with guard on (StartGuard).
-	Guard *GuardStore
+	// Guard is the guarded store of a profile with guard on; nil starts
+	// one (StartGuard with GuardURL and GuardKey) for the run.
+	Guard              *GuardStore
+	GuardURL, GuardKey string
 }
 
 // Run drives o.Profile against env: the locks spread over the shards of a
@@ -29,6 +32,17 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 	names, of, err := env.ShardMap(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if gm, _ := guard.ParseMode(o.Profile.Guard); gm != guard.Off && o.Guard == nil {
+		gs, err := StartGuard(ctx, gm, o.GuardURL, o.GuardKey)
+		if err != nil {
+			return nil, err
+		}
+		defer gs.Close()
+		if o.Logf != nil {
+			o.Logf("guarded counters (%s) at %s, key %s", gm, gs.Where, gs.Store.Key())
+		}
+		o.Guard = gs
 	}
 	mark := redisenv.ClientLogMark()
 	res, err := workloads.Run(ctx, workloads.Config{

@@ -89,7 +89,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepOutput, error) {
 			if err != nil {
 				return "", err
 			}
-			logf("  %s", results.SweepPointLine(pt))
+			logf("  %s", report.SweepPointLine(pt))
 			return filepath.Rel(o.Out, path)
 		},
 		Checkpoint: func(sw *results.Sweep) error {

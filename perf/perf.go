@@ -307,16 +307,16 @@ func runBuiltin(ctx context.Context, base workloads.Config, name string, set fun
 }
 
 // MeasureScale runs the rw90 shape with clients × owners for d.
-func MeasureScale(ctx context.Context, base workloads.Config, clients, owners, locks int, d time.Duration) (results.Scale, error) {
+func MeasureScale(ctx context.Context, base workloads.Config, clients, owners, locks int, d time.Duration) (Scale, error) {
 	res, err := runBuiltin(ctx, base, "rw90", func(p *workloads.Profile) {
 		p.Name = "scale"
 		p.Clients, p.Owners, p.Locks = clients, owners, locks
 		p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(min(d/10, 5*time.Second))
 	})
 	if res == nil {
-		return results.Scale{}, err
+		return Scale{}, err
 	}
-	s := results.Scale{Result: res}
+	s := Scale{Result: res}
 	var measured []results.Point
 	for _, pt := range res.Series {
 		if !pt.Warmup {
@@ -337,14 +337,14 @@ func MeasureScale(ctx context.Context, base workloads.Config, clients, owners, l
 }
 
 // MeasureHandoff runs the mutex profile (owners on one lock) for d.
-func MeasureHandoff(ctx context.Context, base workloads.Config, d time.Duration) (results.HandoffFigure, error) {
+func MeasureHandoff(ctx context.Context, base workloads.Config, d time.Duration) (HandoffFigure, error) {
 	res, err := runBuiltin(ctx, base, "mutex", func(p *workloads.Profile) {
 		p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(min(d/5, 2*time.Second))
 	})
 	if res == nil {
-		return results.HandoffFigure{}, err
+		return HandoffFigure{}, err
 	}
-	h := results.HandoffFigure{Result: res, HandoffUs: res.Latency[results.Handoff.String()].P50, PingUs: res.Latency[results.Ping.String()].P50}
+	h := HandoffFigure{Result: res, HandoffUs: res.Latency[results.Handoff.String()].P50, PingUs: res.Latency[results.Ping.String()].P50}
 	if h.PingUs > 0 {
 		h.Ratio = h.HandoffUs / h.PingUs
 	}

@@ -59,7 +59,7 @@ func TestScaleGrew(t *testing.T) {
 		{1000, 1060, true},
 		{0, 0, false},
 	} {
-		if got := (results.Scale{GoroutinesEarly: c.early, GoroutinesLate: c.late}).Grew(); got != c.want {
+		if got := (perf.Scale{GoroutinesEarly: c.early, GoroutinesLate: c.late}).Grew(); got != c.want {
 			t.Errorf("Grew(early %d, late %d) = %v, want %v", c.early, c.late, got, c.want)
 		}
 	}

@@ -47,14 +47,14 @@ type Input struct {
 	Runs      []*Run
 	Scenarios []*Scenario
 	Sweeps    []*Sweep
-	Matrices  []*results.Matrix
+	Lineups   []*results.Lineup
 	// Mitigations are chaos matrix's mitigation matrices.
 	Mitigations []*results.MitigationMatrix
 }
 
 // Empty reports whether there is nothing to show.
 func (in *Input) Empty() bool {
-	return len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0 && len(in.Matrices) == 0 && len(in.Mitigations) == 0
+	return len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0 && len(in.Lineups) == 0 && len(in.Mitigations) == 0
 }
 
 // InputError is a path that is not something a report can show. It is
@@ -142,12 +142,12 @@ func LoadFiles(paths ...string) (*Input, error) {
 					return nil, err
 				}
 				in.Sweeps = append(in.Sweeps, &Sweep{Path: f, Sweep: s})
-			case results.KindMatrix:
-				m, err := results.ReadMatrix(f)
+			case results.KindLineup:
+				m, err := results.ReadLineup(f)
 				if err != nil {
 					return nil, err
 				}
-				in.Matrices = append(in.Matrices, m)
+				in.Lineups = append(in.Lineups, m)
 			case results.KindMitigations:
 				m, err := results.ReadMitigationMatrix(f)
 				if err != nil {

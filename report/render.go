@@ -35,6 +35,8 @@ type table struct {
 	rows [][]cell
 	// right aligns every column but the first (figures).
 	right bool
+	// indent starts each row on a terminal.
+	indent string
 }
 
 type chart struct {

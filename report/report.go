@@ -71,7 +71,7 @@ func defaultTitle(in *Input) string {
 		return "lockbench chaos report"
 	case len(in.Sweeps) > 0 && len(in.Runs) == 0 && len(in.Scenarios) == 0:
 		return "lockbench capacity report: " + in.Sweeps[0].Sweep.Meta.Profile
-	case len(in.Matrices) > 0 && len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0:
+	case len(in.Lineups) > 0 && len(in.Runs) == 0 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0:
 		return "Lock implementations side by side"
 	case len(in.Runs) == 1 && len(in.Scenarios) == 0 && len(in.Sweeps) == 0:
 		return "lockbench report: " + in.Runs[0].Result.Meta.Profile
@@ -87,10 +87,10 @@ func build(in *Input, title string, o Options) []block {
 		gen += " by " + o.Generator
 	}
 	bl = append(bl, para{text: gen, class: "note"})
-	if n := len(in.Runs) + len(in.Scenarios) + len(in.Sweeps) + len(in.Matrices); n > 1 {
+	if n := len(in.Runs) + len(in.Scenarios) + len(in.Sweeps) + len(in.Lineups); n > 1 {
 		var items []string
-		if len(in.Matrices) > 0 {
-			items = append(items, fmt.Sprintf("%d side-by-side matrix(es)", len(in.Matrices)))
+		if len(in.Lineups) > 0 {
+			items = append(items, fmt.Sprintf("%d side-by-side matrix(es)", len(in.Lineups)))
 		}
 		if len(in.Sweeps) > 0 {
 			items = append(items, results.Count(len(in.Sweeps), "capacity sweep"))
@@ -103,8 +103,8 @@ func build(in *Input, title string, o Options) []block {
 		}
 		bl = append(bl, para{text: "Contents: " + strings.Join(items, ", ") + "."})
 	}
-	for _, m := range in.Matrices {
-		bl = append(bl, matrixBlocks(m)...)
+	for _, m := range in.Lineups {
+		bl = append(bl, lineupBlocks(m)...)
 	}
 	ch := &charts{}
 	for _, m := range in.Mitigations {
@@ -362,17 +362,11 @@ func metricOrder(k string) int {
 func safetyBlocks(res *results.Result) []block {
 	s := res.Safety
 	var bl []block
-	switch {
-	case s.Violations > 0:
-		bl = append(bl, para{class: "bad", text: fmt.Sprintf("Safety VIOLATED: %s in %s; unsafe for %s in total, longest overlap %s.",
-			results.Count(s.Violations, "mutual-exclusion violation"), results.Count(s.Sections, "critical section"), us(s.UnsafeUs), us(s.MaxOverlapUs))})
-	case s.Sections == 0:
-		bl = append(bl, para{class: "warn", text: "Safety NO DATA: no critical section was checked (nothing was acquired)."})
-	case s.Incomplete != "":
-		bl = append(bl, para{class: "warn", text: fmt.Sprintf("Safety INCOMPLETE: no violation in %s checked.", results.Count(s.Sections, "critical section"))})
-	default:
-		bl = append(bl, para{class: "ok", text: fmt.Sprintf("Safety OK: no mutual-exclusion violation in %s.", results.Count(s.Sections, "critical section"))})
+	class := map[string]string{results.SafetyViolated: "bad", results.SafetyNoData: "warn", results.SafetyIncomplete: "warn"}[s.Verdict()]
+	if class == "" {
+		class = "ok"
 	}
+	bl = append(bl, para{class: class, text: "Safety " + safetyText(s) + "."})
 	if s.Incomplete != "" {
 		bl = append(bl, para{class: "note", text: "Not checked: " + s.Incomplete + "."})
 	}
@@ -405,28 +399,17 @@ func holderText(h results.Holder) string {
 }
 
 func fairnessBlocks(res *results.Result) []block {
-	f := res.Fairness
-	if f.Owners == 0 {
+	text, warn := fairnessText(res.Fairness)
+	if text == "" {
 		return nil
 	}
-	if !f.Measured() {
-		return []block{para{class: "warn", text: fmt.Sprintf("Fairness: no measured acquisitions among the %s, so nothing to judge.", results.Count(f.Owners, "owner"))}}
-	}
-	text := fmt.Sprintf("Fairness over %s: Jain %.4f, min/max %.3f (%s/%s), cv %.3f, starved %d.",
-		results.Count(f.Owners, "owner"), f.Jain, f.MinMax, results.Commas(f.Min), results.Commas(f.Max), f.CV, f.Starved)
 	class := ""
-	if f.Owners > 1 && f.MinMax < 0.5 {
-		text += " Max/2 > min: some owners got less than half the lock the luckiest did."
+	if warn {
 		class = "warn"
 	}
-	if f.Caveat != "" {
-		text += " Caveat: " + f.Caveat + "."
-		class = "warn"
-	}
-	bl := []block{para{text: text, class: class}}
-	if f.FIFO != nil && f.FIFO.Checked > 0 {
-		bl = append(bl, para{text: fmt.Sprintf("FIFO: %s in %s (send-time slack %s).",
-			results.Count(f.FIFO.Violations, "overtake"), results.Count(f.FIFO.Checked, "fair acquisition"), us(f.FIFO.SlackUs))})
+	bl := []block{para{text: "Fairness " + text + ".", class: class}}
+	if t := fifoText(res.Fairness); t != "" {
+		bl = append(bl, para{text: "FIFO: " + t + "."})
 	}
 	return bl
 }
@@ -447,11 +430,11 @@ func eventsTable(evs []results.Event) table {
 
 // suiteBlocks is the chaos suite's verdict table.
 func suiteBlocks(scs []*Scenario) []block {
-	counts := map[results.Verdict]int{}
+	var reps []*results.ChaosReport
 	t := table{head: []string{"scenario", "verdict", "expected", "time", "reason"}}
 	for _, s := range scs {
 		r := s.Report
-		counts[r.Verdict]++
+		reps = append(reps, r)
 		t.rows = append(t.rows, []cell{plain(r.Scenario), verdictCell(r), plain(string(r.Expected)), plain(secs(r.Seconds)), plain(r.Reason)})
 	}
 	// A results directory may gather several suite runs: say so rather
@@ -464,8 +447,8 @@ func suiteBlocks(scs []*Scenario) []block {
 		}
 		runs[fmt.Sprintf("%s, seed %d", mode, s.Report.Seed)] = true
 	}
-	sum := fmt.Sprintf("%d scenario reports (%s): %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED, %d INCOMPLETE.",
-		len(scs), strings.Join(slices.Sorted(maps.Keys(runs)), "; "), counts[results.Pass], counts[results.ExpectedViolation], counts[results.Fail], counts[results.Skipped], counts[results.Incomplete])
+	counts := results.CountVerdicts(reps)
+	sum := fmt.Sprintf("%s (%s): %s.", results.Count(len(scs), "scenario report"), strings.Join(slices.Sorted(maps.Keys(runs)), "; "), tallyText(counts))
 	class := "ok"
 	if counts[results.Fail] > 0 || counts[results.Incomplete] > 0 {
 		class = "bad"

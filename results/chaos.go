@@ -167,3 +167,12 @@ func readJSON(path string, v any) error {
 	}
 	return nil
 }
+
+// CountVerdicts counts a suite's reports by verdict.
+func CountVerdicts(reps []*ChaosReport) map[Verdict]int {
+	counts := map[Verdict]int{}
+	for _, r := range reps {
+		counts[r.Verdict]++
+	}
+	return counts
+}

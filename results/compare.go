@@ -3,12 +3,10 @@ package results
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -394,56 +392,3 @@ func beyond(d, limit float64) bool { return d > limit+1e-9*math.Max(1, limit) }
 func pct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" }
 
 func sumErrors(r *Result) int64 { return r.ErrorCount() }
-
-// WriteComparison prints c as an aligned table, then its notes, then the
-// verdict line.
-func WriteComparison(w io.Writer, c Comparison) error {
-	var b strings.Builder
-	side := func(name string, ri RunInfo) {
-		fmt.Fprintf(&b, "%-4s  %s · %s", name, ri.Profile, ri.Impl)
-		if ri.Host != "" {
-			fmt.Fprintf(&b, " on %s", ri.Host)
-		}
-		if !ri.Start.IsZero() {
-			fmt.Fprintf(&b, " at %s", ri.Start.UTC().Format("2006-01-02 15:04:05Z"))
-		}
-		if ri.Partial {
-			b.WriteString(" [PARTIAL]")
-		}
-		if ri.File != "" {
-			fmt.Fprintf(&b, "  (%s)", ri.File)
-		}
-		b.WriteString("\n")
-	}
-	side("BASE", c.Base)
-	side("NEW", c.New)
-	b.WriteString("\n")
-
-	// Numbers align right; names, padded here, read left-aligned.
-	width := len("metric")
-	for _, r := range c.Rows {
-		width = max(width, len([]rune(r.Name)))
-	}
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tbase\tnew\tdelta\tchange\tgate\t\n", width, "metric")
-	for _, r := range c.Rows {
-		gate := ""
-		switch {
-		case r.Regressed:
-			gate = "REGRESSED"
-		case r.Gated:
-			gate = "ok"
-		}
-		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t\n", width, r.Name, r.FormatValue(r.Base), r.FormatValue(r.New), r.Delta, r.Change, gate)
-	}
-	tw.Flush()
-	if len(c.Notes) > 0 {
-		b.WriteString("\n")
-		for _, n := range c.Notes {
-			fmt.Fprintf(&b, "note: %s\n", n)
-		}
-	}
-	fmt.Fprintf(&b, "\n%s\n", c.Verdict())
-	_, err := io.WriteString(w, b.String())
-	return err
-}

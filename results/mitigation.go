@@ -2,8 +2,6 @@ package results
 
 import (
 	"fmt"
-	"io"
-	"strings"
 	"time"
 )
 
@@ -182,85 +180,4 @@ func (c MitigationCell) Marks() []CellMark {
 		out = append(out, m)
 	}
 	return out
-}
-
-// WriteMitigationSummary prints the matrix as a terminal table: one row
-// per scenario, one column per mitigation, each cell "lost updates /
-// violations" with BAD where its expectation failed; then the costs.
-func WriteMitigationSummary(w io.Writer, m *MitigationMatrix) {
-	if m.Partial {
-		fmt.Fprintln(w, PartialNote)
-	}
-	if m.Planted != "" {
-		fmt.Fprintf(w, "PLANTED BUG: %s\n", m.Planted)
-	}
-	fmt.Fprintf(w, "lost updates · violations · unsafe window · refused (· N and a mark, below), per scenario and mitigation\n")
-	fmt.Fprintf(w, "%-16s", "scenario")
-	for _, mi := range m.Mitigations {
-		fmt.Fprintf(w, " %-24s", mi)
-	}
-	fmt.Fprintln(w)
-	for _, s := range m.Scenarios {
-		fmt.Fprintf(w, "%-16s", s)
-		for _, mi := range m.Mitigations {
-			c, ok := m.Cell(s, mi)
-			txt := "-"
-			switch {
-			case !ok:
-			case c.Skipped != "":
-				txt = "skipped"
-			default:
-				txt = fmt.Sprintf("%d · %d · %.0fms · %d", c.Lost, c.Violations, c.UnsafeMs, c.Rejected)
-				for _, mk := range c.Marks() {
-					txt += fmt.Sprintf(" · %d%s", mk.Count, mk.Symbol)
-				}
-				if !c.OK {
-					txt += " BAD"
-				}
-			}
-			fmt.Fprintf(w, " %-24s", txt)
-		}
-		fmt.Fprintln(w)
-	}
-	for _, mk := range MitigationMarks {
-		fmt.Fprintf(w, "  N%s %s\n", mk.Symbol, mk.Meaning)
-	}
-	var bad []string
-	for _, c := range m.Cells {
-		switch {
-		case c.Skipped != "":
-			bad = append(bad, fmt.Sprintf("  skipped %s × %s: %s", c.Scenario, c.Mitigation, c.Skipped))
-		case !c.OK:
-			bad = append(bad, fmt.Sprintf("  BAD %s × %s: want %s (%s); %s", c.Scenario, c.Mitigation, c.Expect, c.Why, c.Problem))
-		}
-	}
-	if len(bad) > 0 {
-		fmt.Fprintln(w, strings.Join(bad, "\n"))
-	}
-	if len(m.Costs) > 0 {
-		fmt.Fprintf(w, "cost on a healthy run (mutex, replica topology):\n")
-		fmt.Fprintf(w, "  %-16s %10s %12s %12s\n", "mitigation", "ops/s", "acquire p50", "acquire p99")
-		for _, c := range m.Costs {
-			line := fmt.Sprintf("  %-16s %10s %12s %12s", c.Mitigation, CommasFloat(c.OpsPerSec), FormatUs(c.AcquireP50Us), FormatUs(c.AcquireP99Us))
-			if c.Problem != "" {
-				line += "  BAD: " + c.Problem
-			}
-			fmt.Fprintln(w, line)
-		}
-	}
-	var verdict string
-	switch {
-	case m.Partial:
-		verdict = fmt.Sprintf("PARTIAL: interrupted after %s and %s", Count(len(m.Cells), "cell"), Count(len(m.Costs), "healthy run"))
-		if n := m.Bad(); n > 0 {
-			verdict += fmt.Sprintf("; FAIL: %d of them not as expected", n)
-		}
-	case m.Ran() == 0:
-		verdict = "FAIL: nothing ran: every cell was skipped"
-	case !m.OK():
-		verdict = "FAIL: some cell or healthy run is not as expected"
-	default:
-		verdict = "every cell as expected"
-	}
-	fmt.Fprintf(w, "matrix: %s [%.0fs]\n", verdict, m.Seconds)
 }

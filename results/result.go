@@ -485,7 +485,7 @@ const (
 	KindResult = "result"
 	KindChaos  = "chaos"
 	KindSweep  = "sweep"
-	KindMatrix = "matrix"
+	KindLineup = "matrix"
 	// KindMitigations is chaos matrix's mitigation matrix.
 	KindMitigations = "mitigations"
 )
@@ -500,8 +500,8 @@ func KindOf(schema string) string {
 		return KindChaos
 	case SweepSchema, sweepSchemaV1:
 		return KindSweep
-	case MatrixSchema:
-		return KindMatrix
+	case LineupSchema:
+		return KindLineup
 	case MitigationSchema:
 		return KindMitigations
 	}

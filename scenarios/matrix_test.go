@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
 )
@@ -30,7 +31,7 @@ func matrix(t *testing.T, broken, costs bool, only ...string) *results.Mitigatio
 	}
 	m := scenarios.RunMatrix(bg, options(t), mo)
 	var b strings.Builder
-	results.WriteMitigationSummary(&b, m)
+	report.WriteMitigationSummary(&b, m)
 	t.Log("\n" + b.String())
 	return m
 }
@@ -117,7 +118,7 @@ func TestMatrixInterruptedInItsLastCell(t *testing.T) {
 			t.Errorf("costs %v: interrupted in the last cell: partial %v, ok %v; want partial, not ok", costs, m.Partial, m.OK())
 		}
 		var b strings.Builder
-		results.WriteMitigationSummary(&b, m)
+		report.WriteMitigationSummary(&b, m)
 		if !strings.Contains(b.String(), "PARTIAL") {
 			t.Errorf("costs %v: the summary does not say partial:\n%s", costs, b.String())
 		}
@@ -141,7 +142,7 @@ func TestMatrixOnExternalRedis(t *testing.T) {
 		t.Errorf("nothing ran: ok %v, partial %v; want a failed matrix, not a partial one", m.OK(), m.Partial)
 	}
 	var b strings.Builder
-	results.WriteMitigationSummary(&b, m)
+	report.WriteMitigationSummary(&b, m)
 	if !strings.Contains(b.String(), "FAIL: nothing ran: every cell was skipped") {
 		t.Errorf("summary:\n%s", b.String())
 	}

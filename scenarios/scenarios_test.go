@@ -2,9 +2,7 @@ package scenarios_test
 
 import (
 	"context"
-	"encoding/xml"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/redisson"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
 )
@@ -51,7 +50,7 @@ func run(t *testing.T, name string, o scenarios.Options) *results.ChaosReport {
 	}
 	rep := scenarios.Run(bg, s, o)
 	var b strings.Builder
-	results.WriteChaosSummary(&b, rep)
+	report.WriteChaosSummary(&b, rep)
 	t.Log("\n" + b.String())
 	return rep
 }
@@ -275,47 +274,5 @@ func TestCatalogue(t *testing.T) {
 	}
 	if full, quick := scenarios.TimingFor(false), scenarios.TimingFor(true); full.Watchdog != lockimpl.DefaultWatchdogTimeout || quick.Watchdog >= full.Watchdog {
 		t.Errorf("timings: full %v quick %v; full must be Redisson's default", full.Watchdog, quick.Watchdog)
-	}
-}
-
-func TestJUnit(t *testing.T) {
-	reps := []*results.ChaosReport{
-		{Scenario: "a", Verdict: results.Pass, Expected: results.Pass, Seconds: 1.5},
-		{Scenario: "b", Verdict: results.ExpectedViolation, Expected: results.ExpectedViolation, Seconds: 2},
-		{Scenario: "c", Verdict: results.Fail, Expected: results.Pass, Reason: "run: mutual exclusion: want 0, got 3"},
-		{Scenario: "d", Verdict: results.Skipped, Expected: results.Pass, Reason: "external"},
-		{Scenario: "e", Verdict: results.Incomplete, Expected: results.Pass, Reason: "interrupted"},
-	}
-	path := filepath.Join(t.TempDir(), "sub", "chaos.xml")
-	if err := scenarios.WriteJUnit(path, reps); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Suites []struct {
-			Tests    int `xml:"tests,attr"`
-			Failures int `xml:"failures,attr"`
-			Errors   int `xml:"errors,attr"`
-			Skipped  int `xml:"skipped,attr"`
-			Cases    []struct {
-				Name    string `xml:"name,attr"`
-				Failure *struct {
-					Message string `xml:"message,attr"`
-				} `xml:"failure"`
-			} `xml:"testcase"`
-		} `xml:"testsuite"`
-	}
-	if err := xml.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("not XML: %v\n%s", err, b)
-	}
-	s := doc.Suites[0]
-	if s.Tests != 5 || s.Failures != 1 || s.Errors != 1 || s.Skipped != 1 {
-		t.Errorf("counts tests=%d failures=%d errors=%d skipped=%d; want 5 1 1 1", s.Tests, s.Failures, s.Errors, s.Skipped)
-	}
-	if f := s.Cases[2].Failure; f == nil || !strings.Contains(f.Message, "got 3") {
-		t.Errorf("the FAIL case's failure: %+v", f)
 	}
 }

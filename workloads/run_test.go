@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -306,7 +307,7 @@ func TestRunRecordsCPU(t *testing.T) {
 		t.Errorf("host CPU %.2f cores: want a reading of /proc/stat at least about Redis's and lockbench's %.2f and at most %d cores", c.Host, c.Load+c.RedisTotal, c.HostCores)
 	}
 	var b strings.Builder
-	if err := results.WriteSummary(&b, res); err != nil {
+	if err := report.WriteSummary(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "cpu         redis ") {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -128,7 +129,7 @@ func TestSweepStopsEarly(t *testing.T) {
 	// What the base set beyond the axis is said, so sweeps that differ
 	// only in it can be told apart.
 	var sum strings.Builder
-	results.WriteSweepSummary(&sum, sw)
+	report.WriteSweepSummary(&sum, sw)
 	if !strings.Contains(sw.Meta.Workload, "auto-pipelined") || !strings.Contains(sum.String(), "base      rw 90% reads · auto-pipelined") {
 		t.Errorf("sweep workload %q, summary:\n%s\nwant the base's auto-pipelining named", sw.Meta.Workload, sum.String())
 	}

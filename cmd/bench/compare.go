@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -76,7 +74,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var paths [2]string
 	err = cli.ReadInputs(ctx, func() (err error) {
 		for i, role := range []string{"BASE", "NEW"} {
-			if paths[i], err = resultFile(role, pos[i]); err != nil {
+			if paths[i], err = report.ResultFile(role, pos[i]); err != nil {
 				return err
 			}
 			if runs[i], err = results.ReadFile(paths[i]); err != nil {
@@ -98,78 +96,13 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
 			return err
 		}
-	} else if err := results.WriteComparison(stdout, c); err != nil {
+	} else if err := report.WriteComparison(stdout, c); err != nil {
 		return err
 	}
 	if !c.OK() {
 		return errors.New(c.Verdict())
 	}
 	return nil
-}
-
-// resultFile resolves a BASE or NEW argument: a file as it is, a
-// directory to the one result file in it.
-func resultFile(role, arg string) (string, error) {
-	st, err := os.Stat(arg)
-	if err != nil {
-		return "", cli.Usagef("%s %s: %v; give a result file (.json) written by bench run, or a directory holding one", role, arg, statReason(err))
-	}
-	if !st.IsDir() {
-		return arg, nil
-	}
-	found, others, err := scanResults(arg)
-	if err != nil {
-		return "", cli.Usagef("%s %s: %v", role, arg, err)
-	}
-	var runs []string
-	for _, f := range found {
-		runs = append(runs, filepath.Base(f.Path))
-	}
-	switch len(runs) {
-	case 1:
-		return found[0].Path, nil
-	case 0:
-		return "", cli.Usagef("%s %s: no result file (%s) in the directory%s; give a result file written by bench run", role, arg, results.Schema, listOthers(others))
-	}
-	return "", cli.Usagef("%s %s: the directory holds %d result files (%s); name the one to compare", role, arg, len(runs), strings.Join(runs, ", "))
-}
-
-func statReason(err error) string {
-	if errors.Is(err, os.ErrNotExist) {
-		return "no such file or directory"
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
-func listOthers(others []string) string {
-	if len(others) == 0 {
-		return ""
-	}
-	return " (found only " + strings.Join(others, ", ") + ")"
-}
-
-// scanResults lists dir's result files, telling merged ones apart, and
-// names the other JSON files (chaos reports, sweeps) with their schema.
-func scanResults(dir string) (runs []report.File, others []string, err error) {
-	files, err := report.Scan(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, f := range files {
-		switch {
-		case f.Schema == "":
-			others = append(others, filepath.Base(f.Path)+" (not a lockbench file)")
-		case f.Kind != results.KindResult:
-			others = append(others, fmt.Sprintf("%s (schema %q)", filepath.Base(f.Path), f.Schema))
-		default:
-			runs = append(runs, f)
-		}
-	}
-	return runs, others, nil
 }
 
 const mergeUsage = `
@@ -219,7 +152,7 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usagef("%v: merge adds the runs' histograms, so each result needs its .hlog next to it", err)
 	}
 	err = cli.ReadInputs(ctx, func() (err error) {
-		if paths, err = mergeInputs(pos); err != nil {
+		if paths, err = report.MergeInputs(pos); err != nil {
 			return err
 		}
 		runs = make([]*results.Result, len(paths))
@@ -253,103 +186,12 @@ func mergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return refused(err)
 	}
-	absOut, err := filepath.Abs(*out)
-	if err != nil {
-		return cli.Usagef("--out %s: %v", *out, err)
+	if merged.MergedFrom, err = report.MergedFrom(merged, paths, *out); err != nil {
+		return err
 	}
-	// Name the sources as the merged file will find them; a merged result
-	// whose name is a source's (a merge of merges) must not replace it.
-	target := filepath.Join(absOut, merged.Stem()+".json")
-	var from []string
-	for _, p := range paths {
-		abs, _ := filepath.Abs(p) // cannot fail: mergeInputs did the same
-		if abs == target {
-			return cli.Usagef("the merged result would overwrite its source %s; choose another --out", p)
-		}
-		rel, err := filepath.Rel(absOut, abs)
-		if err != nil {
-			rel = abs
-		}
-		from = append(from, rel)
-	}
-	merged.MergedFrom = from
 	path, err := results.WriteFiles(*out, merged)
 	if err != nil {
 		return err
 	}
-	if err := results.WriteSummary(stdout, merged); err != nil {
-		return err
-	}
-	for _, n := range merged.MergeNotes {
-		fmt.Fprintf(stdout, "note        %s\n", n)
-	}
-	fmt.Fprintf(stdout, "merged      %s from %s\n", results.Count(len(paths), "result"), merged.Meta.Host)
-	_, err = fmt.Fprintf(stdout, "result      %s\n", path)
-	return err
-}
-
-// mergeInputs expands bench merge's arguments into result files: a file
-// as given, a directory to the run results in it. A file named twice is
-// refused: it would count its run twice.
-func mergeInputs(args []string) ([]string, error) {
-	if len(args) == 0 {
-		return nil, cli.Usagef("merge needs the results to merge: e.g. bench merge host1/ host2/ --out merged")
-	}
-	var paths []string
-	seen := map[string]string{}
-	add := func(p, arg string) error {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return cli.Usagef("RESULT %s: %v", arg, err)
-		}
-		if prev, ok := seen[abs]; ok {
-			return cli.Usagef("RESULT %s: given twice (as %s and %s); merging a run with itself would count it twice", p, prev, arg)
-		}
-		seen[abs] = arg
-		paths = append(paths, p)
-		return nil
-	}
-	for _, arg := range args {
-		st, err := os.Stat(arg)
-		if err != nil {
-			return nil, cli.Usagef("RESULT %s: %v; give result files written by bench run, or directories holding them", arg, statReason(err))
-		}
-		if !st.IsDir() {
-			if err := add(arg, arg); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		found, others, err := scanResults(arg)
-		if err != nil {
-			return nil, cli.Usagef("RESULT %s: %v", arg, err)
-		}
-		n := 0
-		for _, f := range found {
-			if f.Merged {
-				continue // its sources are likely here too; name it to merge it
-			}
-			if err := add(f.Path, arg); err != nil {
-				return nil, err
-			}
-			n++
-		}
-		if n == 0 {
-			return nil, cli.Usagef("RESULT %s: no run result in the directory%s", arg, listOthers(append(others, mergedNames(found)...)))
-		}
-	}
-	if len(paths) < 2 {
-		return nil, cli.Usagef("merge needs at least 2 results, got %d (%s): one per machine", len(paths), strings.Join(paths, ", "))
-	}
-	return paths, nil
-}
-
-func mergedNames(files []report.File) []string {
-	var out []string
-	for _, f := range files {
-		if f.Merged {
-			out = append(out, filepath.Base(f.Path)+" (merged)")
-		}
-	}
-	return out
+	return report.WriteMerged(stdout, merged, len(paths), path)
 }

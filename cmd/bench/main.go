@@ -332,7 +332,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		if err := results.WriteSummary(stdout, res); err != nil {
+		if err := report.WriteSummary(stdout, res); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "result      %s\n", path)
@@ -374,16 +374,9 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 	}
 	defer env.Close()
 	impl, _ := impls.Lookup(f.impl) // checked by load
-	var gs *harness.GuardStore
-	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off {
-		if gs, err = harness.StartGuard(ctx, gm, f.guardURL, f.guardKey); err != nil {
-			return nil, err
-		}
-		defer gs.Close()
-		fmt.Fprintf(stderr, "bench: guarded counters (%s) at %s, key %s\n", gm, gs.Where, gs.Store.Key())
-	}
 	o := harness.RunOptions{
-		Guard:        gs,
+		GuardURL:     f.guardURL,
+		GuardKey:     f.guardKey,
 		Profile:      p,
 		Impl:         impl,
 		MaxOps:       f.maxOps,

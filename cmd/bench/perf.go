@@ -170,12 +170,12 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	srv := perf.Server{Host: h, Port: p}
 
 	if slices.Contains(parts, "matrix") {
-		m, err := perf.MeasureMatrix(ctx, base, spec, bin, srv, perf.MatrixHooks{
+		m, err := perf.MeasureLineup(ctx, base, spec, bin, srv, perf.LineupHooks{
 			Progress: func(msg string) { fmt.Fprintf(stderr, "perf: %s\n", msg) },
 			Save:     save,
 		})
 		if m != nil {
-			if werr := writeMatrix(stdout, m, *out, *doc); werr != nil {
+			if werr := writeLineup(stdout, m, *out, *doc); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
@@ -193,21 +193,21 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "scale: %s × %s for %v...\n", results.Count(*scaleClients, "client"), results.Count(*scaleOwners, "owner"), *scaleD)
 		s, err := perf.MeasureScale(ctx, base, *scaleClients, *scaleOwners, *scaleLocks, *scaleD)
 		if s.Result != nil {
-			results.WriteScaleSummary(stdout, s, *scaleClients, *scaleOwners, *scaleLocks, save(s.Result))
+			report.WriteScale(stdout, report.Scale{Result: s.Result, Clients: *scaleClients, Owners: *scaleOwners, Locks: *scaleLocks, GoroutinesEarly: s.GoroutinesEarly, GoroutinesLate: s.GoroutinesLate, HeapEarly: s.HeapEarly, HeapLate: s.HeapLate, Grew: s.Grew(), Saved: save(s.Result)})
 		}
 		if err != nil {
 			return err
 		}
 	}
 	if slices.Contains(parts, "overhead") {
-		spec := perf.MatrixSpec{Impls: map[string]workloads.Impl{impls.Default: workloads.Lockimpl{}, perf.PipelinedName: perf.Pipelined{}},
-			Groups: perf.OverheadMatrix(), Rounds: *rounds, Duration: *overheadD, Warmup: time.Second}
-		m, err := perf.MeasureMatrix(ctx, base, spec, bin, srv, perf.MatrixHooks{
+		spec := perf.LineupSpec{Impls: map[string]workloads.Impl{impls.Default: workloads.Lockimpl{}, perf.PipelinedName: perf.Pipelined{}},
+			Groups: perf.OverheadGroups(), Rounds: *rounds, Duration: *overheadD, Warmup: time.Second}
+		m, err := perf.MeasureLineup(ctx, base, spec, bin, srv, perf.LineupHooks{
 			Progress: func(msg string) { fmt.Fprintf(stderr, "overhead: %s\n", msg) },
 			Save:     save,
 		})
 		if m != nil {
-			if werr := writeMatrix(stdout, m, *out, ""); werr != nil {
+			if werr := writeLineup(stdout, m, *out, ""); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
@@ -219,7 +219,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "handoff: mutex profile for %v...\n", *handoffD)
 		h, err := perf.MeasureHandoff(ctx, base, *handoffD)
 		if h.Result != nil {
-			results.WriteHandoffSummary(stdout, h, save(h.Result))
+			report.WriteHandoff(stdout, report.Handoff{Result: h.Result, HandoffUs: h.HandoffUs, PingUs: h.PingUs, Ratio: h.Ratio, Target: perf.HandoffTarget, Saved: save(h.Result)})
 		}
 		if err != nil {
 			return err
@@ -229,8 +229,8 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // matrixSpec is the default matrix over the listed implementations.
-func matrixSpec(list string) (perf.MatrixSpec, error) {
-	spec := perf.MatrixSpec{Impls: map[string]workloads.Impl{}}
+func matrixSpec(list string) (perf.LineupSpec, error) {
+	spec := perf.LineupSpec{Impls: map[string]workloads.Impl{}}
 	var names []string
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
@@ -248,7 +248,7 @@ func matrixSpec(list string) (perf.MatrixSpec, error) {
 		spec.Impls[perf.PipelinedName] = perf.Pipelined{}
 		names = perf.WithPipelined(names)
 	}
-	for _, g := range perf.DefaultMatrix(names) {
+	for _, g := range perf.DefaultLineup(names) {
 		var keep []string
 		for _, n := range g.Impls {
 			if slices.Contains(names, n) {
@@ -263,11 +263,13 @@ func matrixSpec(list string) (perf.MatrixSpec, error) {
 	return spec, nil
 }
 
-// writeMatrix prints the matrix, saves it beside the runs' results and,
+// writeLineup prints the matrix, saves it beside the runs' results and,
 // with doc set, renders it there as Markdown.
-func writeMatrix(stdout io.Writer, m *results.Matrix, out, doc string) error {
-	results.WriteMatrixSummary(stdout, m)
-	path, err := results.WriteMatrix(out, m)
+func writeLineup(stdout io.Writer, m *results.Lineup, out, doc string) error {
+	if err := report.WriteLineupSummary(stdout, m); err != nil {
+		return err
+	}
+	path, err := results.WriteLineup(out, m)
 	if err != nil {
 		return fmt.Errorf("perf: %w", err)
 	}
@@ -275,7 +277,7 @@ func writeMatrix(stdout io.Writer, m *results.Matrix, out, doc string) error {
 	if doc == "" {
 		return nil
 	}
-	if err := report.Write(doc, &report.Input{Matrices: []*results.Matrix{m}}, report.Options{Format: report.Markdown, Generator: cli.VersionString()}); err != nil {
+	if err := report.Write(doc, &report.Input{Lineups: []*results.Lineup{m}}, report.Options{Format: report.Markdown, Generator: cli.VersionString()}); err != nil {
 		return fmt.Errorf("perf: --doc: %w", err)
 	}
 	fmt.Fprintf(stdout, "          written to %s\n", doc)

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/cli"
-	"github.com/lockbench/lockbench/internal/infile"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
@@ -65,7 +62,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		path = filepath.Join(dir, "report."+string(f))
 	}
-	if err := refuseOverwrite(path, paths, in); err != nil {
+	if err := report.RefuseOverwrite(path, paths, in); err != nil {
 		return err
 	}
 	// The interval logs, which may be large, are read once every input
@@ -81,50 +78,5 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "report      %s (%s, %s, %s)\n", path, results.Count(len(in.Runs), "run"), results.Count(len(in.Scenarios), "chaos scenario"), results.Count(len(in.Sweeps), "sweep"))
-	return nil
-}
-
-// refuseOverwrite refuses a report path that names one of the report's
-// inputs, or any lockbench result, chaos report, sweep or interval log:
-// a report is derived, its sources are not, and a slip of --out must not
-// destroy a run.
-func refuseOverwrite(path string, args []string, in *report.Input) error {
-	abs := func(p string) string {
-		a, err := filepath.Abs(p)
-		if err != nil {
-			return p
-		}
-		return a
-	}
-	target := abs(path)
-	inputs := slices.Clone(args)
-	for _, r := range in.Runs {
-		inputs = append(inputs, r.Path)
-		if r.Result.HistogramLog != "" {
-			inputs = append(inputs, filepath.Join(filepath.Dir(r.Path), r.Result.HistogramLog))
-		}
-	}
-	for _, s := range in.Scenarios {
-		inputs = append(inputs, s.Path)
-	}
-	for _, s := range in.Sweeps {
-		inputs = append(inputs, s.Path)
-	}
-	for _, p := range inputs {
-		if abs(p) == target {
-			return cli.Usagef("--out %s: is one of the report's inputs; write the report elsewhere, e.g. --out report.html", path)
-		}
-	}
-	if strings.HasSuffix(path, ".hlog") {
-		return cli.Usagef("--out %s: an interval log's name; write the report to a .html or .md file", path)
-	}
-	if b, err := infile.Read(path, infile.JSON); err == nil {
-		var head struct {
-			Schema string `json:"schema"`
-		}
-		if json.Unmarshal(b, &head) == nil && results.KindOf(head.Schema) != "" {
-			return cli.Usagef("--out %s: holds a lockbench %s file (schema %s); write the report elsewhere", path, results.KindOf(head.Schema), head.Schema)
-		}
-	}
 	return nil
 }

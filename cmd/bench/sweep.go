@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -147,7 +148,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o == nil {
 		return err
 	}
-	results.WriteSweepSummary(stdout, o.Sweep)
+	_ = report.WriteSweepSummary(stdout, o.Sweep)
 	fmt.Fprintf(stdout, "sweep       %s\n", o.Path)
 	for _, c := range o.Charts {
 		fmt.Fprintf(stdout, "chart       %s\n", c)

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
 )
@@ -249,16 +249,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		made = append(made, m...)
 	}
-	// A suite of scenarios none of which this Redis can host would report
-	// nothing but skips: refuse it before starting anything.
-	var cannot []string
-	for _, s := range list {
-		if why := scenarios.Unsupported(s, rcfg); why != "" {
-			cannot = append(cannot, s.Name+": "+why)
-		}
-	}
-	if len(cannot) == len(list) {
-		return cli.Usagef("nothing to run: %s", strings.Join(cannot, "; "))
+	if err := harness.CheckRunnable(list, rcfg); err != nil {
+		return err
 	}
 	tp := faults.NewEmbedded()
 	if *toxi != "" {
@@ -278,7 +270,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Scenarios: list, Run: opts, Out: *out, JUnit: *junit, Version: cli.VersionString(), Guard: gm, GuardURL: *guardURL,
 		Starting: func(i int, s *scenarios.Scenario) { fmt.Fprintf(stderr, "chaos: [%d/%d] %s\n", i+1, len(list), s.Name) },
 		Done: func(rep *results.ChaosReport, path string) {
-			results.WriteChaosSummary(stdout, rep)
+			_ = report.WriteChaosSummary(stdout, rep)
 			if path != "" {
 				fmt.Fprintf(stdout, "  report: %s\n", path)
 			}
@@ -287,46 +279,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	reps := o.Reports
-	var failed []string
-	for _, rep := range reps {
-		if !rep.OK() {
-			failed = append(failed, fmt.Sprintf("%s (%s)", rep.Scenario, rep.Verdict))
-		}
-	}
 	if o.JUnit != "" {
 		fmt.Fprintf(stdout, "junit: %s\n", o.JUnit)
 	}
 	if o.HTML != "" {
 		fmt.Fprintf(stdout, "html report: %s\n", o.HTML)
 	}
-	reportErr, began := o.HTMLErr, o.Began
 	cli.LoadEnded(ctx)
-	counts := map[results.Verdict]int{}
-	for _, r := range reps {
-		counts[r.Verdict]++
+	if err := report.WriteChaosTally(stdout, o.Reports, time.Since(o.Began)); err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "\n%s in %v: %d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED",
-		results.Count(len(reps), "scenario"), time.Since(began).Round(time.Second), counts[results.Pass], counts[results.ExpectedViolation],
-		counts[results.Fail], counts[results.Skipped])
-	if counts[results.Incomplete] > 0 {
-		fmt.Fprintf(stdout, ", %d INCOMPLETE", counts[results.Incomplete])
-	}
-	fmt.Fprintln(stdout)
-	if ctx.Err() != nil {
-		return errors.Join(fmt.Errorf("after %d of %s: %w", len(reps), results.Count(len(list), "scenario"), context.Cause(ctx)), reportErr)
-	}
-	if len(failed) > 0 {
-		return errors.Join(errors.New("verdicts differ from the expected ones: "+strings.Join(failed, ", ")), reportErr)
-	}
-	if len(reps) > 0 && counts[results.Skipped] == len(reps) {
-		var why []string
-		for _, r := range reps {
-			why = append(why, r.Scenario+": "+r.Reason)
-		}
-		return errors.Join(fmt.Errorf("nothing ran: every scenario was skipped (%s)", strings.Join(why, "; ")), reportErr)
-	}
-	return reportErr
+	return o.Verdict(ctx, len(list))
 }
 
 const matrixUsage = `
@@ -428,35 +391,22 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	logf := func(f string, a ...any) { fmt.Fprintf(logw, "  "+f+"\n", a...) }
 	rcfg.Logf = logf
 	fmt.Fprintf(stderr, "chaos: mitigation matrix, %s timings, seed %d, %s\n", timingName(*quick), seed, tp)
-	m, path, err := harness.Matrix(ctx, harness.MatrixOptions{
+	m, path, err := harness.Mitigation(ctx, harness.MitigationOptions{
 		Run:      scenarios.Options{Redis: rcfg, Toxiproxy: tp, Quick: *quick, Seed: seed, Out: *out, Logf: logf},
 		GuardURL: *guardURL, PlantBrokenFencing: *plant, Only: list, NoCosts: *noCosts, Out: *out, Version: cli.VersionString(),
 		Progress: func(s string) { fmt.Fprintf(logw, "chaos: matrix: %s\n", s) },
 	})
 	if m != nil {
-		results.WriteMitigationSummary(stdout, m)
+		_ = report.WriteMitigationSummary(stdout, m)
 	}
 	if path != "" {
 		fmt.Fprintf(stdout, "matrix file: %s\nhtml report: %s\n", path, strings.TrimSuffix(path, ".json")+".html")
 	}
 	cli.LoadEnded(ctx)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case ctx.Err() != nil:
-		return fmt.Errorf("matrix interrupted: %w", context.Cause(ctx))
-	case m.Ran() == 0:
-		var why []string
-		for _, c := range m.Cells {
-			if !slices.Contains(why, c.Skipped) {
-				why = append(why, c.Skipped)
-			}
-		}
-		return fmt.Errorf("mitigation matrix: nothing ran: every cell was skipped (%s)", strings.Join(why, "; "))
-	case !m.OK():
-		return errors.New("mitigation matrix: some cell missed its expected verdict")
 	}
-	return nil
+	return harness.MitigationVerdict(ctx, m)
 }
 
 // orList is names as "a, b or c".

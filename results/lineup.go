@@ -4,13 +4,13 @@ import (
 	"time"
 )
 
-// MatrixSchema names the side-by-side matrix file format.
-const MatrixSchema = "lockbench.matrix/v1"
+// LineupSchema names the side-by-side matrix file format.
+const LineupSchema = "lockbench.matrix/v1"
 
-// Matrix is implementations measured side by side on the same profiles,
+// Lineup is implementations measured side by side on the same profiles,
 // in rounds, with redis-benchmark driving the same scripts at each
 // concurrency (bench perf's matrix; make perf renders it as docs/perf.md).
-type Matrix struct {
+type Lineup struct {
 	Schema   string        `json:"schema"`
 	Meta     Meta          `json:"meta"`
 	Rounds   int           `json:"rounds"`
@@ -20,8 +20,8 @@ type Matrix struct {
 	// TimerFloor is how long a 100 µs timer took to fire on this machine
 	// (mean of 200): holds and think times shorter than it last about it.
 	TimerFloor time.Duration    `json:"timer_floor_ns"`
-	Cells      []MatrixCell     `json:"cells"`
-	Baselines  []MatrixBaseline `json:"baselines"`
+	Cells      []LineupCell     `json:"cells"`
+	Baselines  []LineupBaseline `json:"baselines"`
 	// Targets are the side-by-side targets as judged when it was measured.
 	Targets []TargetCheck `json:"targets"`
 	// Partial is set when the measuring was interrupted; the cells keep
@@ -29,8 +29,8 @@ type Matrix struct {
 	Partial bool `json:"partial,omitempty"`
 }
 
-// MatrixRound is one run of one cell.
-type MatrixRound struct {
+// LineupRound is one run of one cell.
+type LineupRound struct {
 	Round      int     `json:"round"`
 	OpsPerSec  float64 `json:"ops_per_sec"`
 	AcquireP50 float64 `json:"acquire_p50_us"` // all modes
@@ -65,8 +65,8 @@ type Ratios struct {
 	HandoffP50 float64 `json:"handoff_p50"`
 }
 
-// MatrixCell is one implementation on one workload: medians over rounds.
-type MatrixCell struct {
+// LineupCell is one implementation on one workload: medians over rounds.
+type LineupCell struct {
 	Profile string `json:"profile"`
 	// Description is the profile's, for a reader of the matrix alone.
 	Description string        `json:"description,omitempty"`
@@ -74,8 +74,8 @@ type MatrixCell struct {
 	Owners      int           `json:"owners"`
 	Impl        string        `json:"impl"`
 	Note        string        `json:"note,omitempty"` // the implementation's note on the profile
-	Rounds      []MatrixRound `json:"rounds"`
-	Median      MatrixRound   `json:"median"` // per-figure medians; counts are sums
+	Rounds      []LineupRound `json:"rounds"`
+	Median      LineupRound   `json:"median"` // per-figure medians; counts are sums
 	// VsRaw compares with the raw scripts on the same workload, round by
 	// round; VsRedisBenchmark with redis-benchmark at the same concurrency
 	// in the same round.
@@ -140,9 +140,9 @@ func (b Baseline) CyclesPerSec() float64 {
 	return 1 / (1/b.LockPerSec + 1/b.UnlockPerSec)
 }
 
-// MatrixBaseline is redis-benchmark at one concurrency: medians over the
+// LineupBaseline is redis-benchmark at one concurrency: medians over the
 // rounds.
-type MatrixBaseline struct {
+type LineupBaseline struct {
 	Clients int        `json:"clients"`
 	Rounds  []Baseline `json:"rounds"`
 	Median  Baseline   `json:"median"`
@@ -156,7 +156,7 @@ type TargetCheck struct {
 }
 
 // Cell returns the cell of impl on profile at owners, or nil.
-func (m *Matrix) Cell(profile string, owners int, impl string) *MatrixCell {
+func (m *Lineup) Cell(profile string, owners int, impl string) *LineupCell {
 	for i := range m.Cells {
 		if c := &m.Cells[i]; c.Profile == profile && c.Owners == owners && c.Impl == impl {
 			return c
@@ -167,7 +167,7 @@ func (m *Matrix) Cell(profile string, owners int, impl string) *MatrixCell {
 
 // BaselineAt is redis-benchmark's round round at concurrency n, nil when
 // it did not run.
-func (m *Matrix) BaselineAt(n, round int) *Baseline {
+func (m *Lineup) BaselineAt(n, round int) *Baseline {
 	for i := range m.Baselines {
 		if b := &m.Baselines[i]; b.Clients == n && round < len(b.Rounds) {
 			return &b.Rounds[round]
@@ -176,14 +176,14 @@ func (m *Matrix) BaselineAt(n, round int) *Baseline {
 	return nil
 }
 
-// WriteMatrix writes m as <dir>/matrix-<time>.json (atomically) and
+// WriteLineup writes m as <dir>/matrix-<time>.json (atomically) and
 // returns the path.
-func WriteMatrix(dir string, m *Matrix) (string, error) {
-	m.Schema = MatrixSchema
+func WriteLineup(dir string, m *Lineup) (string, error) {
+	m.Schema = LineupSchema
 	return writeJSON(dir, "matrix-"+Stamp(m.Meta.Start)+".json", m)
 }
 
-// ReadMatrix loads a matrix file, refusing other schemas.
-func ReadMatrix(path string) (*Matrix, error) {
-	return readVersioned(path, func(m *Matrix) string { return m.Schema }, MatrixSchema, nil)
+// ReadLineup loads a matrix file, refusing other schemas.
+func ReadLineup(path string) (*Lineup, error) {
+	return readVersioned(path, func(m *Lineup) string { return m.Schema }, LineupSchema, nil)
 }

@@ -1,18 +1,20 @@
-package results_test
+package report_test
 
 import (
 	"errors"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
 
 func summaryOf(t *testing.T, r *results.Result) string {
 	t.Helper()
 	var b strings.Builder
-	if err := results.WriteSummary(&b, r); err != nil {
+	if err := report.WriteSummary(&b, r); err != nil {
 		t.Fatalf("WriteSummary: %v", err)
 	}
 	return b.String()
@@ -107,9 +109,9 @@ func TestWriteSummary(t *testing.T) {
 				"redis 7.4 (redis 127.0.0.1:6379) · 10.0s measured after 2.0s warmup",
 				"throughput  12,345.7 ops/s  (1,234,567 successful of 1,235,770 attempts, 99.9%: 1,203 failed)\n",
 				"acquired    exclusive 1,000 · read 2,500 · nested 40\n",
-				"safety      OK: 0 violations in 3,500 critical sections\n",
+				"safety      OK: no mutual-exclusion violation in 3,500 critical sections\n",
 				"errors      timeout 3 · ctx 0 · conn 1,200 · redis 0 · stalled 0 · other 0 · lost holds 0\n",
-				"jain 0.9977",
+				"Jain 0.9977",
 			},
 			wantRe: []string{
 				`(?m)^\s*latency\s+count\s+p50\s+p90\s+p99\s+p99\.9\s+max\s*$`,
@@ -121,7 +123,7 @@ func TestWriteSummary(t *testing.T) {
 		{
 			name:    "violated",
 			r:       violated,
-			want:    []string{"safety      VIOLATED: 2 violations in 3,500 critical sections (max overlap 1.50ms)", "orders-lock: alice (exclusive) and bob (exclusive) both held it for 1.50ms at t=1.500000s"},
+			want:    []string{"safety      VIOLATED: 2 mutual-exclusion violations in 3,500 critical sections", "orders-lock: alice (exclusive) and bob (exclusive) both held it for 1.50ms at t=1.500000s"},
 			notWant: []string{"OK:", "more in the result file"},
 		},
 		{
@@ -143,13 +145,13 @@ func TestWriteSummary(t *testing.T) {
 		{
 			name:    "counts of one",
 			r:       ones,
-			want:    []string{"safety      OK: 0 violations in 1 critical section\n", "fifo        1 overtake in 1 fair acquisition (", "unreleased  1 hold: "},
+			want:    []string{"safety      OK: no mutual-exclusion violation in 1 critical section\n", "fifo        1 overtake in 1 fair acquisition (", "unreleased  1 hold: "},
 			notWant: []string{"1 critical sections", "1 overtakes", "1 holds"},
 		},
 		{
 			name: "fifo",
 			r:    fifo,
-			want: []string{"fifo        4 overtakes in 1,000 fair acquisitions (slack 1.00ms)"},
+			want: []string{"fifo        4 overtakes in 1,000 fair acquisitions (send-time slack 1.00ms)"},
 		},
 		{
 			name:   "handoff against ping",
@@ -160,7 +162,7 @@ func TestWriteSummary(t *testing.T) {
 		{
 			name: "starvation flagged",
 			r:    starved,
-			want: []string{"starved 2/3", "(max/2 > min)"},
+			want: []string{"starved 2/3", "max/2 > min"},
 		},
 		{
 			name: "every operation failed",
@@ -168,8 +170,8 @@ func TestWriteSummary(t *testing.T) {
 			want: []string{
 				"FAILED      no operation succeeded: all 5,664 attempts failed (redis 5,664)\n",
 				"throughput  0.0 ops/s  (0 successful of 5,664 attempts, 0%: 5,664 failed)",
-				"fairness    no measured acquisitions: nothing to judge\n",
-				"safety      NO DATA: no critical section was checked\n",
+				"fairness    no measured acquisitions among the 32 owners, so nothing to judge\n",
+				"safety      NO DATA: no critical section was checked (nothing was acquired)\n",
 				"redis ×5,664 from 0.0s: READONLY You can't write against a read only replica.\n",
 			},
 			notWant: []string{"jain", "starved", "OK:"},
@@ -215,31 +217,9 @@ func TestWriteSummary(t *testing.T) {
 	}
 }
 
-// A collected result with a violation prints it with the lock's name.
-func TestWriteSummaryCollectedViolation(t *testing.T) {
-	r := runE2E(t)
-	out := summaryOf(t, r)
-	for _, s := range []string{
-		"safety      VIOLATED: 1 violation in 104 critical sections (max overlap 50.00ms)",
-		"shared: w0 (exclusive) and w1 (exclusive) both held it for 50.00ms at t=0.550000s",
-		"throughput  27.0 ops/s  (81 successful of 85 attempts, 95.29%: 4 failed)",
-		"errors      timeout 2 · ctx 0 · conn 1 · redis 0 · stalled 0 · other 1 · lost holds 1 · cut by the end 1",
-		"FAILED      4.71% of operations failed (4 of 85: timeout 2 · conn 1 · other 1), over the 1% allowed (--max-error-rate)",
-	} {
-		if !strings.Contains(out, s) {
-			t.Errorf("summary lacks %q:\n%s", s, out)
-		}
-	}
-	for _, metric := range []string{"acquire exclusive", "acquire read", "acquire write", "acquire nested", "release", "hold", "wait", "handoff", "ping"} {
-		if !regexp.MustCompile(`(?m)^\s*` + metric + `\s+[0-9,]+\s`).MatchString(out) {
-			t.Errorf("no latency row for %s:\n%s", metric, out)
-		}
-	}
-}
-
 func TestWriteSummaryPropagatesWriterError(t *testing.T) {
 	want := errors.New("disk full")
-	err := results.WriteSummary(failWriter{want}, &results.Result{})
+	err := report.WriteSummary(failWriter{want}, &results.Result{})
 	if !errors.Is(err, want) {
 		t.Errorf("WriteSummary error = %v, want %v", err, want)
 	}
@@ -249,55 +229,14 @@ type failWriter struct{ err error }
 
 func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
 
-// TestCPULimit: each way a run can run out of CPU is named, and a run
-// that ran out of nothing is called latency-bound.
-func TestCPULimit(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		cpu   results.CPU
-		limit string
-		says  string
-	}{
-		{"server", results.CPU{Redis: 0.97, RedisTotal: 1.0, Load: 1.2, LoadLimit: 2, HostCores: 4, SharedHost: true},
-			results.LimitRedis, "redis 97% of a core · lockbench 120% (of 200%) · host 220% (of 400%): the server is the limit"},
-		{"load", results.CPU{Redis: 0.4, RedisTotal: 0.4, Load: 1.85, LoadLimit: 2, HostCores: 8, SharedHost: true},
-			results.LimitLoad, "lockbench is the limit (the load generator's CPUs)"},
-		{"shared host", results.CPU{Redis: 0.8, RedisTotal: 0.85, Load: 1.0, LoadLimit: 2, HostCores: 2, SharedHost: true},
-			results.LimitHost, "host 185% (of 200%): the host's CPUs are the limit (Redis and lockbench share them)"},
-		{"remote server", results.CPU{Redis: 0.8, RedisTotal: 0.85, Load: 1.0, LoadLimit: 2, HostCores: 2},
-			results.LimitNone, "redis 80% of a core · lockbench 100% (of 200%): neither is saturated: latency is the limit"},
-		{"busy host", results.CPU{Redis: 0.43, RedisTotal: 0.45, Load: 0.78, LoadLimit: 2, HostCores: 2, SharedHost: true, Host: 1.98},
-			results.LimitHost, "host 198% (of 200%; 75% neither Redis's nor lockbench's): the host's CPUs are the limit, and other work took 75% of them"},
-		{"measured host, not busy", results.CPU{Redis: 0.7, RedisTotal: 0.72, Load: 0.98, LoadLimit: 2, HostCores: 2, SharedHost: true, Host: 1.72},
-			results.LimitNone, "host 172% (of 200%): neither is saturated"},
-		{"latency", results.CPU{Redis: 0.3, RedisTotal: 0.3, Load: 0.5, LoadLimit: 2, HostCores: 2, SharedHost: true},
-			results.LimitNone, "neither is saturated"},
-		{"unread, host read", results.CPU{Load: 0.5, LoadLimit: 2, HostCores: 2, SharedHost: true, Unread: "INFO cpu: NOPERM", Host: 1.3},
-			results.LimitNone, "lockbench 50% (of 200%) · host 130% (of 200%): lockbench is not saturated"},
-		{"unread", results.CPU{Load: 0.5, LoadLimit: 2, HostCores: 2, SharedHost: true, Unread: "INFO cpu: NOPERM"},
-			results.LimitNone, "redis unread (INFO cpu: NOPERM) · lockbench 50% (of 200%): lockbench is not saturated; the server's share is unknown"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := c.cpu.Limit(); got != c.limit {
-				t.Errorf("Limit() = %q, want %q", got, c.limit)
-			}
-			if got := c.cpu.Line(); !strings.Contains(got, c.says) {
-				t.Errorf("Line() = %q, want it to say %q", got, c.says)
-			}
-		})
-	}
-}
-
-// A figure the matrix did not measure (raw was not run; uncontended has no
-// handoffs) prints as a dash, never as a measured-looking zero.
 func TestWriteMatrixSummaryDashesUnmeasured(t *testing.T) {
-	m := &results.Matrix{Rounds: 1, Cells: []results.MatrixCell{{
+	m := &results.Lineup{Rounds: 1, Cells: []results.LineupCell{{
 		Profile: "uncontended", Owners: 32, Impl: "lockimpl+ap",
-		Median:           results.MatrixRound{OpsPerSec: 64380.4, AcquireP50: 188.4, AcquireP99: 932.4},
+		Median:           results.LineupRound{OpsPerSec: 64380.4, AcquireP50: 188.4, AcquireP99: 932.4},
 		VsRedisBenchmark: results.Ratios{Ops: 1.41}, VsGoRedis: 1.25, VsCeiling: 0.8,
 	}}}
 	var b strings.Builder
-	results.WriteMatrixSummary(&b, m)
+	report.WriteLineupSummary(&b, m)
 	var row string
 	for _, l := range strings.Split(b.String(), "\n") {
 		if strings.Contains(l, "lockimpl+ap") {
@@ -314,22 +253,163 @@ func TestWriteMatrixSummaryDashesUnmeasured(t *testing.T) {
 	}
 }
 
-// TestCount: a count's noun agrees with it, with thousands separators,
-// so that no line says "1 runs" or "over 1 points".
-func TestCount(t *testing.T) {
-	for _, tc := range []struct {
-		got, want string
-	}{
-		{results.Count(1, "run"), "1 run"},
-		{results.Count(0, "run"), "0 runs"},
-		{results.Count(int64(1), "critical section"), "1 critical section"},
-		{results.Count(int64(3500), "critical section"), "3,500 critical sections"},
-		{results.Count(int32(2), "match"), "2 matches"},
-		{results.Noun(1, "point"), "point"},
-		{results.Noun(1008, "owner"), "owners"},
+func TestWriteComparison(t *testing.T) {
+	base, cur := cmpRun(), cmpRun()
+	cur.Meta.Host = "ci-2"
+	var b strings.Builder
+	if err := report.WriteComparison(&b, results.Compare(base, cur, 10)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"BASE  rw90 · lockimpl on ci-1 at 2024-05-06 07:08:09Z",
+		"NEW   rw90 · lockimpl on ci-2",
+		"4,100.0 ops/s",
+		"acquire write p99",
+		"1.20ms",
+		"0.9900",
 	} {
-		if tc.got != tc.want {
-			t.Errorf("%q, want %q", tc.got, tc.want)
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; last != "OK: no gated metric regressed past 10%" {
+		t.Errorf("verdict line %q", last)
+	}
+	// The table is aligned: its lines are equally wide.
+	var table []string
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "metric ") || len(table) > 0 && l != "" {
+			table = append(table, l)
+		} else if len(table) > 0 {
+			break
+		}
+	}
+	if len(table) != 21 { // header, throughput, success ratio, 5 latencies × 3, errors, violations, jain
+		t.Errorf("table of %d lines:\n%s", len(table), out)
+	}
+	for _, l := range table {
+		if len([]rune(l)) != len([]rune(table[0])) {
+			t.Errorf("table not aligned:\n%s", strings.Join(table, "\n"))
+			break
+		}
+	}
+
+	cur.Throughput.OpsPerSec = 100
+	cur.Meta.Profile = "mutex"
+	b.Reset()
+	if err := report.WriteComparison(&b, results.Compare(base, cur, 0.5)); err != nil {
+		t.Fatal(err)
+	}
+	out = b.String()
+	if !strings.Contains(out, "REGRESSED: throughput dropped 97.6%") || !strings.Contains(out, "over the 0.5% allowed") ||
+		!strings.Contains(out, "note: profiles differ") || !strings.Contains(out, "REGRESSED\n") {
+		t.Errorf("regressed output:\n%s", out)
+	}
+}
+
+func mitigationSummary(m *results.MitigationMatrix) string {
+	var b strings.Builder
+	report.WriteMitigationSummary(&b, m)
+	return b.String()
+}
+
+func TestMitigationSummaryVerdicts(t *testing.T) {
+	good := results.MitigationCell{Scenario: "lease-expiry", Mitigation: "none", Lost: 3, Written: 9, Expect: "lost updates > 0", OK: true}
+	bad := results.MitigationCell{Scenario: "lease-expiry", Mitigation: "fencing", Lost: 2, Written: 9, Expect: "0 lost updates", Problem: "2 lost updates"}
+	skipped := results.MitigationCell{Scenario: "lease-expiry", Mitigation: "redisson", Skipped: "no Redisson variant"}
+	for _, tc := range []struct {
+		name    string
+		m       results.MitigationMatrix
+		ok      bool
+		last    string
+		partial bool
+	}{
+		{"as expected", results.MitigationMatrix{Cells: []results.MitigationCell{good, skipped}}, true, "matrix: every cell as expected", false},
+		{"a bad cell", results.MitigationMatrix{Cells: []results.MitigationCell{good, bad}}, false, "matrix: FAIL: some cell", false},
+		{"interrupted, good so far", results.MitigationMatrix{Cells: []results.MitigationCell{good}, Partial: true}, false, "matrix: PARTIAL: interrupted after 1 cell and 0 healthy runs [", true},
+		{"interrupted, a bad cell", results.MitigationMatrix{Cells: []results.MitigationCell{good, bad}, Partial: true}, false, "matrix: PARTIAL: interrupted after 2 cells and 0 healthy runs; FAIL: 1 of them not as expected", true},
+		{"every cell skipped", results.MitigationMatrix{Cells: []results.MitigationCell{skipped}}, false, "matrix: FAIL: nothing ran: every cell was skipped", false},
+		{"no cell", results.MitigationMatrix{}, false, "matrix: FAIL: nothing ran", false},
+	} {
+		tc.m.Scenarios, tc.m.Mitigations = []string{"lease-expiry"}, []string{"none", "fencing", "redisson"}
+		out := mitigationSummary(&tc.m)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if tc.m.OK() != tc.ok || !strings.HasPrefix(lines[len(lines)-1], tc.last) {
+			t.Errorf("%s: ok %v (want %v), last line %q, want it to start %q", tc.name, tc.m.OK(), tc.ok, lines[len(lines)-1], tc.last)
+		}
+		if got := strings.HasPrefix(out, results.PartialNote); got != tc.partial {
+			t.Errorf("%s: PARTIAL banner first: %v, want %v:\n%s", tc.name, got, tc.partial, out)
+		}
+	}
+}
+
+func cmpRun() *results.Result {
+	lat := func(p50, p99, p999 float64) results.Latency {
+		return results.Latency{Count: 1000, P50: p50, P90: p99 * 0.9, P99: p99, P999: p999, Max: p999 * 2}
+	}
+	return &results.Result{
+		Schema: results.Schema,
+		Meta: results.Meta{Profile: "rw90", Workload: "rw 90% reads, 4 clients × 4 owners", Host: "ci-1",
+			Start: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), RedisVersion: "7.4.0", RedisBackend: "local"},
+		Measured:   10,
+		Throughput: results.Throughput{Attempts: 41003, Ops: 41000, Failed: 3, SuccessRatio: 0.999927, OpsPerSec: 4100},
+		Errors:     map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "other": 0},
+		Latency: map[string]results.Latency{
+			results.AcquireAll: lat(200, 1000, 2000),
+			"acquire_read":     lat(150, 900, 1800),
+			"acquire_write":    lat(400, 1200, 2400),
+			"acquire_nested":   lat(50, 100, 200),
+			"hold":             lat(200, 400, 500),
+		},
+		Fairness: results.Fairness{Owners: 16, Jain: 0.99, Min: 2400, Max: 2700},
+		Safety:   results.Safety{Sections: 41000},
+	}
+}
+
+func TestMitigationMarks(t *testing.T) {
+	m := &results.MitigationMatrix{Scenarios: []string{"lease-expiry", "redis-restart"}, Mitigations: []string{"none", "fencing"},
+		Cells: []results.MitigationCell{
+			{Scenario: "lease-expiry", Mitigation: "none", Lost: 3, Written: 9, StaleAccepted: 4, Expect: "lost updates > 0", OK: true},
+			{Scenario: "lease-expiry", Mitigation: "fencing", Fenced: true, Lost: 0, Written: 9, Rejected: 17, StaleAccepted: 1, Expect: "0 lost updates", OK: true},
+			{Scenario: "redis-restart", Mitigation: "none", Lost: 2, Written: 9, StaleAccepted: 2, Expect: "lost updates > 0", OK: true},
+			{Scenario: "redis-restart", Mitigation: "fencing", Fenced: true, Lost: 2, Written: 9, StaleAccepted: 2, RightfulRefused: 1, Expect: "0 lost updates", Problem: "2 lost updates"},
+		}}
+	out := mitigationSummary(m)
+	for _, want := range []string{"3 · 0 · 0ms · 0 · 4* ", "0 · 0 · 0ms · 17 · 1~ ", "2 · 0 · 0ms · 0 · 2~ · 1? BAD"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "!") || strings.Contains(out, "fencing failed") {
+		t.Errorf("summary calls a stale write a fenced store accepted a failure:\n%s", out)
+	}
+	good := &results.MitigationMatrix{Scenarios: m.Scenarios[:1], Mitigations: m.Mitigations, Cells: m.Cells[:2]}
+	if out := mitigationSummary(good); !strings.Contains(out, "matrix: every cell as expected") || strings.Contains(out, "fencing failed") {
+		t.Errorf("lease-expiry's cells as expected, yet:\n%s", out)
+	}
+	legend := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  N"); ok && len(rest) > 2 {
+			mark := rest[:1]
+			if prev, seen := legend[mark]; seen {
+				t.Errorf("mark %q explained twice: %q and %q", mark, prev, rest)
+			}
+			legend[mark] = rest[2:]
+		}
+	}
+	if len(legend) != len(results.MitigationMarks) {
+		t.Errorf("legend %q: want one line per mark (%d)", legend, len(results.MitigationMarks))
+	}
+	if !strings.Contains(legend["~"], "fencing allows") || !strings.Contains(legend["*"], "no fence") || !strings.Contains(legend["?"], "rightful") {
+		t.Errorf("legend %q: want ~ for stale writes fencing allows, * for unfenced stale writes, ? for rightful holders refused", legend)
+	}
+	words := map[string]bool{}
+	for _, mk := range results.MitigationMarks {
+		if words[mk.Words] {
+			t.Errorf("two marks say %q", mk.Words)
+		}
+		words[mk.Words] = true
 	}
 }

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/guard"
@@ -11,8 +13,8 @@ import (
 	"github.com/lockbench/lockbench/scenarios"
 )
 
-// MatrixOptions is a mitigation matrix run.
-type MatrixOptions struct {
+// MitigationOptions is a mitigation matrix run.
+type MitigationOptions struct {
 	Run scenarios.Options
 	// GuardURL is the guarded counter's Redis; empty starts a redis-server
 	// of its own.
@@ -29,10 +31,10 @@ type MatrixOptions struct {
 	Version string
 }
 
-// Matrix starts the guarded store and runs the mitigation matrix; it
+// Mitigation starts the guarded store and runs the mitigation matrix; it
 // returns the matrix and where it was written ("" without Out), with its
 // HTML report beside it (table and chart).
-func Matrix(ctx context.Context, o MatrixOptions) (*results.MitigationMatrix, string, error) {
+func Mitigation(ctx context.Context, o MitigationOptions) (*results.MitigationMatrix, string, error) {
 	gs, err := StartGuard(ctx, guard.Plain, o.GuardURL, "")
 	if err != nil {
 		return nil, "", err
@@ -65,4 +67,25 @@ func Matrix(ctx context.Context, o MatrixOptions) (*results.MitigationMatrix, st
 		}
 	}
 	return m, path, nil
+}
+
+// MitigationVerdict is the matrix's outcome as an exit status: nil when
+// every cell met its expectation; else interrupted, nothing ran (every
+// cell skipped), or some cell missed.
+func MitigationVerdict(ctx context.Context, m *results.MitigationMatrix) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("matrix interrupted: %w", context.Cause(ctx))
+	case m.Ran() == 0:
+		var why []string
+		for _, c := range m.Cells {
+			if !slices.Contains(why, c.Skipped) {
+				why = append(why, c.Skipped)
+			}
+		}
+		return fmt.Errorf("mitigation matrix: nothing ran: every cell was skipped (%s)", strings.Join(why, "; "))
+	case !m.OK():
+		return errors.New("mitigation matrix: some cell missed its expected verdict")
+	}
+	return nil
 }

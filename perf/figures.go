@@ -1,13 +1,14 @@
-package results
+package perf
 
-// The harness's own figures, as bench perf measures them (package perf):
-// its footprint at scale, and handoff latency against the PING round
-// trip. Its overhead against redis-benchmark and bare go-redis is a small
-// Matrix.
+import "github.com/lockbench/lockbench/results"
+
+// The harness's own figures: its footprint at scale, and handoff latency
+// against the PING round trip. Its overhead against redis-benchmark and
+// bare go-redis is a small Lineup (OverheadGroups).
 
 // Scale is the harness's footprint with many owners.
 type Scale struct {
-	Result *Result
+	Result *results.Result
 	// GoroutinesEarly and GoroutinesLate are the most goroutines seen in
 	// the first and the last tenth of the measured series; HeapEarly and
 	// HeapLate the most Go heap bytes.
@@ -24,7 +25,7 @@ func (s Scale) Grew() bool {
 // HandoffFigure is handoff latency under contention against the PING round
 // trip of the same run.
 type HandoffFigure struct {
-	Result    *Result
+	Result    *results.Result
 	HandoffUs float64 // p50
 	PingUs    float64 // p50
 	Ratio     float64

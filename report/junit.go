@@ -1,4 +1,4 @@
-package scenarios
+package report
 
 import (
 	"encoding/xml"
@@ -50,7 +50,7 @@ func WriteJUnit(path string, reps []*results.ChaosReport) error {
 	s := junitSuite{Name: "lockbench-chaos"}
 	for _, rep := range reps {
 		var out strings.Builder
-		results.WriteChaosSummary(&out, rep)
+		_ = writeText(&out, chaosSummaryBlocks(rep))
 		c := junitCase{Name: rep.Scenario, Classname: "chaos", Time: rep.Seconds, SystemOut: out.String()}
 		msg := &junitMessage{Message: string(rep.Verdict) + ": " + rep.Reason, Body: rep.Reason}
 		switch rep.Verdict {

@@ -21,21 +21,21 @@ import (
 // every implementation alike. Figures are medians over the rounds; ratios
 // are medians of each round's ratio, whose two runs are seconds apart.
 
-// MatrixGroup is one workload the implementations take turns on.
-type MatrixGroup struct {
+// LineupGroup is one workload the implementations take turns on.
+type LineupGroup struct {
 	Profile string // a built-in profile
 	// Owners is the total owner count: min(4, Owners) clients with an
 	// equal share each. 0 keeps the profile's clients and owners.
 	Owners int
-	// Impls are the implementations' names, in MatrixSpec.Impls.
+	// Impls are the implementations' names, in LineupSpec.Impls.
 	Impls []string
 }
 
-// MatrixSpec is what MeasureMatrix runs.
-type MatrixSpec struct {
+// LineupSpec is what MeasureLineup runs.
+type LineupSpec struct {
 	// Impls maps names to implementations.
 	Impls            map[string]workloads.Impl
-	Groups           []MatrixGroup
+	Groups           []LineupGroup
 	Rounds           int
 	Duration, Warmup time.Duration
 }
@@ -73,43 +73,43 @@ func WithPipelined(names []string) []string {
 	return slices.Insert(slices.Clone(names), i+1, PipelinedName)
 }
 
-// DefaultMatrix is make perf's: uncontended and mutex at 1, 8, 32 and 64
+// DefaultLineup is make perf's: uncontended and mutex at 1, 8, 32 and 64
 // owners on every implementation; rw90 on lockimpl, raw and Redisson (the
 // Go peers have no read-write lock); fair and reentrant-deep on lockimpl
 // and Redisson, the two that have fair and reentrant locks. lockimpl runs
 // plain and on the autopipeliner (PipelinedName) where it runs.
-func DefaultMatrix(all []string) []MatrixGroup {
-	var g []MatrixGroup
+func DefaultLineup(all []string) []LineupGroup {
+	var g []LineupGroup
 	for _, p := range []string{"uncontended", "mutex"} {
 		for _, n := range []int{1, 8, 32, 64} {
-			g = append(g, MatrixGroup{Profile: p, Owners: n, Impls: WithPipelined(all)})
+			g = append(g, LineupGroup{Profile: p, Owners: n, Impls: WithPipelined(all)})
 		}
 	}
 	rs := impls.RedissonName
 	return append(g,
-		MatrixGroup{Profile: "rw90", Impls: WithPipelined([]string{impls.Default, impls.Raw{}.Name(), rs})},
-		MatrixGroup{Profile: "fair", Impls: []string{impls.Default, rs}},
-		MatrixGroup{Profile: "reentrant-deep", Impls: []string{impls.Default, rs}})
+		LineupGroup{Profile: "rw90", Impls: WithPipelined([]string{impls.Default, impls.Raw{}.Name(), rs})},
+		LineupGroup{Profile: "fair", Impls: []string{impls.Default, rs}},
+		LineupGroup{Profile: "reentrant-deep", Impls: []string{impls.Default, rs}})
 }
 
-// OverheadMatrix is bench perf --only overhead: lockimpl plain and on the
+// OverheadGroups is bench perf --only overhead: lockimpl plain and on the
 // autopipeliner, on uncontended and mutex at 32 owners (4 clients × 8),
 // beside redis-benchmark (plain and -P 16) and bare go-redis loops (plain
 // and autopipelined): the pipelining targets, in a few minutes.
-func OverheadMatrix() []MatrixGroup {
+func OverheadGroups() []LineupGroup {
 	both := []string{impls.Default, PipelinedName}
-	return []MatrixGroup{{Profile: "uncontended", Owners: 32, Impls: both}, {Profile: "mutex", Owners: 32, Impls: both}}
+	return []LineupGroup{{Profile: "uncontended", Owners: 32, Impls: both}, {Profile: "mutex", Owners: 32, Impls: both}}
 }
 
-// MatrixHooks report progress and keep each run's result.
-type MatrixHooks struct {
+// LineupHooks report progress and keep each run's result.
+type LineupHooks struct {
 	Progress func(msg string)
 	// Save writes a run's result and returns where (or why not).
 	Save func(*results.Result) string
 }
 
 // groupProfile is g's profile resized to its owners and the spec's times.
-func groupProfile(g MatrixGroup, spec MatrixSpec) (workloads.Profile, error) {
+func groupProfile(g LineupGroup, spec LineupSpec) (workloads.Profile, error) {
 	p, err := workloads.Builtin(g.Profile)
 	if err != nil {
 		return p, err
@@ -126,12 +126,12 @@ func groupProfile(g MatrixGroup, spec MatrixSpec) (workloads.Profile, error) {
 	return p, nil
 }
 
-// MeasureMatrix runs spec against the Redis of base (NewRedis, Meta) and,
+// MeasureLineup runs spec against the Redis of base (NewRedis, Meta) and,
 // at each group's concurrency, redis-benchmark (bin, at srv) driving the
 // acquire and unlock scripts. Every profile is checked against every
 // implementation before anything runs. When ctx ends it returns what
 // finished, marked partial, with ctx's error.
-func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, bin string, srv Server, hooks MatrixHooks) (*results.Matrix, error) {
+func MeasureLineup(ctx context.Context, base workloads.Config, spec LineupSpec, bin string, srv Server, hooks LineupHooks) (*results.Lineup, error) {
 	if spec.Rounds < 1 || spec.Duration <= 0 || spec.Warmup < 0 {
 		return nil, errors.New("perf: matrix needs rounds >= 1, a positive duration and a warmup >= 0")
 	}
@@ -140,13 +140,13 @@ func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, 
 			hooks.Progress(fmt.Sprintf(format, a...))
 		}
 	}
-	m := &results.Matrix{Meta: base.Meta, Rounds: spec.Rounds, Duration: spec.Duration, Warmup: spec.Warmup}
+	m := &results.Lineup{Meta: base.Meta, Rounds: spec.Rounds, Duration: spec.Duration, Warmup: spec.Warmup}
 	type key struct {
 		group int
 		impl  string
 	}
-	cells := map[key]*results.MatrixCell{}
-	baselines := map[int]*results.MatrixBaseline{}
+	cells := map[key]*results.LineupCell{}
+	baselines := map[int]*results.LineupBaseline{}
 	var runs int
 	for gi, g := range spec.Groups {
 		p, err := groupProfile(g, spec)
@@ -162,12 +162,12 @@ func MeasureMatrix(ctx context.Context, base workloads.Config, spec MatrixSpec, 
 			if note, err = impl.Check(p); err != nil {
 				return nil, err
 			}
-			c := &results.MatrixCell{Profile: p.Name, Description: p.Description, Clients: p.Clients, Owners: p.TotalOwners(), Impl: name, Note: note}
+			c := &results.LineupCell{Profile: p.Name, Description: p.Description, Clients: p.Clients, Owners: p.TotalOwners(), Impl: name, Note: note}
 			cells[key{gi, name}] = c
 			runs++
 		}
 		if _, ok := baselines[p.TotalOwners()]; !ok {
-			baselines[p.TotalOwners()] = &results.MatrixBaseline{Clients: p.TotalOwners()}
+			baselines[p.TotalOwners()] = &results.LineupBaseline{Clients: p.TotalOwners()}
 		}
 	}
 	runs *= spec.Rounds
@@ -260,7 +260,7 @@ rounds:
 		b.Median = medianBaseline(b.Clients, b.Rounds)
 		m.Baselines = append(m.Baselines, *b)
 	}
-	slices.SortFunc(m.Baselines, func(a, b results.MatrixBaseline) int { return a.Clients - b.Clients })
+	slices.SortFunc(m.Baselines, func(a, b results.LineupBaseline) int { return a.Clients - b.Clients })
 	Ratios(m)
 	m.Targets = Targets(m)
 	return m, runErr
@@ -293,11 +293,11 @@ func rotate(s []string, i int) []string {
 }
 
 // roundOf reads the matrix's figures from one result.
-func roundOf(res *results.Result, round int) results.MatrixRound {
+func roundOf(res *results.Result, round int) results.LineupRound {
 	acq := res.Latency["acquire"]
 	h := res.Latency[results.Handoff.String()]
 	w := res.Latency[results.Wait.String()]
-	r := results.MatrixRound{
+	r := results.LineupRound{
 		Round: round, OpsPerSec: res.Throughput.OpsPerSec,
 		AcquireP50: acq.P50, AcquireP99: acq.P99,
 		HandoffP50: h.P50, HandoffP99: h.P99, WaitP50: w.P50,
@@ -323,8 +323,8 @@ func medianOf[T any](xs []T, f func(T) float64) float64 {
 }
 
 // medianRound is the median of each figure, the sum of each count.
-func medianRound(rs []results.MatrixRound) results.MatrixRound {
-	type r = results.MatrixRound
+func medianRound(rs []results.LineupRound) results.LineupRound {
+	type r = results.LineupRound
 	out := r{
 		OpsPerSec:  medianOf(rs, func(x r) float64 { return x.OpsPerSec }),
 		AcquireP50: medianOf(rs, func(x r) float64 { return x.AcquireP50 }),
@@ -407,8 +407,8 @@ func ratio(a, b float64) float64 {
 // concurrency in the same round: cycles/s, and the acquire script's
 // latency), VsGoRedis and VsCeiling (against the same round's bare go-redis
 // loop and redis-benchmark -P 16).
-func Ratios(m *results.Matrix) {
-	rawOf := map[string]*results.MatrixCell{}
+func Ratios(m *results.Lineup) {
+	rawOf := map[string]*results.LineupCell{}
 	for i := range m.Cells {
 		if c := &m.Cells[i]; c.Impl == (impls.Raw{}).Name() {
 			rawOf[fmt.Sprintf("%s/%d", c.Profile, c.Owners)] = c
@@ -450,13 +450,13 @@ func Ratios(m *results.Matrix) {
 	}
 }
 
-func roundNo(rs []results.MatrixRound, n int) (results.MatrixRound, bool) {
+func roundNo(rs []results.LineupRound, n int) (results.LineupRound, bool) {
 	for _, r := range rs {
 		if r.Round == n {
 			return r, true
 		}
 	}
-	return results.MatrixRound{}, false
+	return results.LineupRound{}, false
 }
 
 // Targets judges the matrix against the side-by-side targets: lockimpl at
@@ -465,7 +465,7 @@ func roundNo(rs []results.MatrixRound, n int) (results.MatrixRound, bool) {
 // targets (pipelineTargets); no safety violation anywhere. A target whose
 // cells did not run is left out; a pipelining target whose cell ran but
 // whose figure is missing is missed, as "not measured".
-func Targets(m *results.Matrix) []results.TargetCheck {
+func Targets(m *results.Lineup) []results.TargetCheck {
 	var t []results.TargetCheck
 	for _, c := range m.Cells {
 		if c.Profile == "uncontended" && c.Impl == impls.Default && c.VsRaw.Ops > 0 {
@@ -518,15 +518,15 @@ const (
 // go-redis, each also said as a share of the server's pipelined ceiling;
 // on mutex, at every owner count, the autopipeliner's handoff p50 no
 // higher than plain lockimpl's (the median of the rounds' ratios).
-func pipelineTargets(m *results.Matrix) []results.TargetCheck {
+func pipelineTargets(m *results.Lineup) []results.TargetCheck {
 	var t []results.TargetCheck
-	ceiling := func(c *results.MatrixCell) string {
+	ceiling := func(c *results.LineupCell) string {
 		if c.VsCeiling <= 0 {
 			return ""
 		}
 		return fmt.Sprintf("; %.0f%% of the -P %d ceiling", 100*c.VsCeiling, ceilingPipeline)
 	}
-	rng := func(c *results.MatrixCell, f func(results.MatrixRound, results.Baseline) float64) string {
+	rng := func(c *results.LineupCell, f func(results.LineupRound, results.Baseline) float64) string {
 		var lo, hi float64
 		for _, r := range c.Rounds {
 			if b := m.BaselineAt(c.Owners, r.Round); b != nil {
@@ -553,7 +553,7 @@ func pipelineTargets(m *results.Matrix) []results.TargetCheck {
 			t = append(t, results.TargetCheck{Target: target,
 				Value: fmt.Sprintf("%s (medians %s vs %s cycles/s%s)%s%s", ratioAgainst(r, 2, PipelinedVsRedisBenchmark, PipelinedStretch), results.CommasFloat(c.Median.OpsPerSec),
 					results.CommasFloat(baselineMedian(m, c.Owners).CyclesPerSec()),
-					rng(c, func(r results.MatrixRound, b results.Baseline) float64 { return ratio(r.OpsPerSec, b.CyclesPerSec()) }), ceiling(c), stretch),
+					rng(c, func(r results.LineupRound, b results.Baseline) float64 { return ratio(r.OpsPerSec, b.CyclesPerSec()) }), ceiling(c), stretch),
 				Met: r >= PipelinedVsRedisBenchmark})
 		} else {
 			t = append(t, notMeasured(target, "no round has both this cell and redis-benchmark"))
@@ -565,7 +565,7 @@ func pipelineTargets(m *results.Matrix) []results.TargetCheck {
 			t = append(t, results.TargetCheck{Target: target,
 				Value: fmt.Sprintf("%s (medians %s vs %s cycles/s%s)%s", ratioAgainst(r, 2, PlainVsGoRedis), results.CommasFloat(c.Median.OpsPerSec),
 					results.CommasFloat(baselineMedian(m, c.Owners).GoRedis.CyclesPerSec),
-					rng(c, func(r results.MatrixRound, b results.Baseline) float64 {
+					rng(c, func(r results.LineupRound, b results.Baseline) float64 {
 						return ratio(r.OpsPerSec, b.GoRedis.CyclesPerSec)
 					}), ceiling(c)),
 				Met: r >= PlainVsGoRedis})
@@ -629,7 +629,7 @@ func ratioAgainst(v float64, digits int, thresholds ...float64) string {
 }
 
 // baselineMedian is the median baseline at concurrency n (zero when none).
-func baselineMedian(m *results.Matrix, n int) results.Baseline {
+func baselineMedian(m *results.Lineup, n int) results.Baseline {
 	for _, b := range m.Baselines {
 		if b.Clients == n {
 			return b.Median

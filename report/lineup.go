@@ -9,11 +9,11 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// matrixBlocks lays out a side-by-side matrix: how it was measured, the
+// lineupBlocks lays out a side-by-side matrix: how it was measured, the
 // targets, the implementations, the redis-benchmark baseline, and one
 // table per workload and concurrency with every implementation's figures
 // and their ratios to raw and to redis-benchmark.
-func matrixBlocks(m *results.Matrix) []block {
+func lineupBlocks(m *results.Lineup) []block {
 	md := m.Meta
 	intro := fmt.Sprintf("Measured by %q on %s: Redis %s (%s), %s, GOMAXPROCS %d, host %s, %s. %s; each run %v measured after %v warmup; %v in all.",
 		strings.TrimSpace("bench "+strings.Join(md.Args, " ")), md.Start.UTC().Format("2006-01-02"), md.RedisVersion, md.RedisBackend,
@@ -59,7 +59,7 @@ func matrixBlocks(m *results.Matrix) []block {
 			"holds and think times shorter than that (mutex: hold exp(100µs), think exp(200µs)) last about that long, for every "+
 			"Go implementation alike.", results.FormatUs(float64(m.TimerFloor)/1e3)))
 	}
-	if slices.ContainsFunc(m.Cells, func(c results.MatrixCell) bool { return c.Impl == "redisson" }) {
+	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Impl == "redisson" }) {
 		notes = append(notes, "redisson is real Redisson: one JVM per run with a RedissonClient per client (as lockimpl's "+
 			"clients share one Go process), its JIT warmed by 6,000 lock cycles before the run. An operation without nested "+
 			"acquisitions runs whole in its owner's thread, the hold parked there (LockSupport.parkNanos), and every call is "+

@@ -18,13 +18,13 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// TestMatrixTargets judges made-up matrices: each target can fail.
-func TestMatrixTargets(t *testing.T) {
-	cell := func(profile string, owners int, impl string, ops, handoff float64, violations int64, vsRaw float64) results.MatrixCell {
-		return results.MatrixCell{Profile: profile, Owners: owners, Impl: impl,
-			Median: results.MatrixRound{OpsPerSec: ops, HandoffP50: handoff, Violations: violations}, VsRaw: results.Ratios{Ops: vsRaw}}
+// TestLineupTargets judges made-up matrices: each target can fail.
+func TestLineupTargets(t *testing.T) {
+	cell := func(profile string, owners int, impl string, ops, handoff float64, violations int64, vsRaw float64) results.LineupCell {
+		return results.LineupCell{Profile: profile, Owners: owners, Impl: impl,
+			Median: results.LineupRound{OpsPerSec: ops, HandoffP50: handoff, Violations: violations}, VsRaw: results.Ratios{Ops: vsRaw}}
 	}
-	good := &results.Matrix{Cells: []results.MatrixCell{
+	good := &results.Lineup{Cells: []results.LineupCell{
 		cell("uncontended", 8, "lockimpl", 950, 0, 0, 0.95),
 		cell("uncontended", 8, "raw", 1000, 0, 0, 1),
 		cell("mutex", 8, "lockimpl", 900, 200, 0, 2),
@@ -46,7 +46,7 @@ func TestMatrixTargets(t *testing.T) {
 			t.Errorf("target %q: met %v (present %v), want %v; all: %v", k, m, ok, v, got)
 		}
 	}
-	bad := &results.Matrix{Cells: []results.MatrixCell{
+	bad := &results.Lineup{Cells: []results.LineupCell{
 		cell("uncontended", 8, "lockimpl", 800, 0, 0, 0.8),
 		cell("mutex", 8, "lockimpl", 900, 200, 1, 2),
 		cell("mutex", 8, "redislock", 400, 1000, 0, 0.9), // only 5× slower
@@ -57,7 +57,7 @@ func TestMatrixTargets(t *testing.T) {
 		}
 	}
 	// Just short of a threshold is printed short of it.
-	near := &results.Matrix{Cells: []results.MatrixCell{
+	near := &results.Lineup{Cells: []results.LineupCell{
 		cell("uncontended", 8, "lockimpl", 897, 0, 0, 0.8996),
 		cell("mutex", 8, "lockimpl", 900, 200, 0, 2),
 		cell("mutex", 8, "redsync", 400, 1999, 0, 0.9), // 9.995× slower
@@ -79,10 +79,10 @@ func TestMatrixTargets(t *testing.T) {
 // targets, figured round by round against that round's baseline: each can
 // fail, and the ceiling share and the stretch goal are said.
 func TestPipelineTargets(t *testing.T) {
-	mk := func(ap, plain, goRedis, apHandoff float64) *results.Matrix {
+	mk := func(ap, plain, goRedis, apHandoff float64) *results.Lineup {
 		b := results.Baseline{Clients: 32, LockPerSec: 60000, UnlockPerSec: 60000, // 30,000 cycles/s
 			Ceiling: results.Drive{CyclesPerSec: 80000}, GoRedis: results.Drive{CyclesPerSec: goRedis}}
-		m := &results.Matrix{Baselines: []results.MatrixBaseline{{Clients: 32, Rounds: []results.Baseline{b, b}, Median: b}}}
+		m := &results.Lineup{Baselines: []results.LineupBaseline{{Clients: 32, Rounds: []results.Baseline{b, b}, Median: b}}}
 		for _, c := range []struct {
 			profile, impl  string
 			ops, handoffUs float64
@@ -90,15 +90,15 @@ func TestPipelineTargets(t *testing.T) {
 			{"uncontended", "lockimpl", plain, 0}, {"uncontended", perf.PipelinedName, ap, 0},
 			{"mutex", "lockimpl", 1400, 300}, {"mutex", perf.PipelinedName, 1500, apHandoff},
 		} {
-			r := results.MatrixRound{OpsPerSec: c.ops, HandoffP50: c.handoffUs}
+			r := results.LineupRound{OpsPerSec: c.ops, HandoffP50: c.handoffUs}
 			r2 := r
 			r2.Round = 1
-			m.Cells = append(m.Cells, results.MatrixCell{Profile: c.profile, Owners: 32, Impl: c.impl, Rounds: []results.MatrixRound{r, r2}, Median: r})
+			m.Cells = append(m.Cells, results.LineupCell{Profile: c.profile, Owners: 32, Impl: c.impl, Rounds: []results.LineupRound{r, r2}, Median: r})
 		}
 		perf.Ratios(m)
 		return m
 	}
-	judge := func(m *results.Matrix) map[string]results.TargetCheck {
+	judge := func(m *results.Lineup) map[string]results.TargetCheck {
 		out := map[string]results.TargetCheck{}
 		for _, c := range perf.Targets(m) {
 			out[c.Target] = c
@@ -145,8 +145,8 @@ func TestPipelineTargets(t *testing.T) {
 	// compare: no target, rather than a miss for want of a figure.
 	lone := mk(45000, 28000, 30000, 290)
 	for _, impl := range []string{"lockimpl", perf.PipelinedName} {
-		lone.Cells = append(lone.Cells, results.MatrixCell{Profile: "mutex", Owners: 1, Impl: impl,
-			Rounds: []results.MatrixRound{{OpsPerSec: 3000}}, Median: results.MatrixRound{OpsPerSec: 3000}})
+		lone.Cells = append(lone.Cells, results.LineupCell{Profile: "mutex", Owners: 1, Impl: impl,
+			Rounds: []results.LineupRound{{OpsPerSec: 3000}}, Median: results.LineupRound{OpsPerSec: 3000}})
 	}
 	for k, c := range judge(lone) {
 		if strings.HasPrefix(k, "mutex, 1 owners") {
@@ -166,11 +166,11 @@ func TestPipelineTargets(t *testing.T) {
 	}
 }
 
-// TestMeasureMatrix runs a small matrix on a real Redis: both
+// TestMeasureLineup runs a small matrix on a real Redis: both
 // implementations in every round, in rotating order, raw's ratio to
 // itself 1, a redis-benchmark baseline per round; then a matrix
 // interrupted after its first run comes back partial with what finished.
-func TestMeasureMatrix(t *testing.T) {
+func TestMeasureLineup(t *testing.T) {
 	bin, err := exec.LookPath("redis-benchmark")
 	if err != nil {
 		t.Skip("redis-benchmark not on PATH")
@@ -178,19 +178,19 @@ func TestMeasureMatrix(t *testing.T) {
 	env := redisenvtest.Start(t)
 	raw, _ := impls.Lookup("raw")
 	li, _ := impls.Lookup(impls.Default)
-	spec := perf.MatrixSpec{
+	spec := perf.LineupSpec{
 		Impls:    map[string]workloads.Impl{"lockimpl": li, "raw": raw},
-		Groups:   []perf.MatrixGroup{{Profile: "uncontended", Owners: 2, Impls: []string{"lockimpl", "raw"}}},
+		Groups:   []perf.LineupGroup{{Profile: "uncontended", Owners: 2, Impls: []string{"lockimpl", "raw"}}},
 		Rounds:   2,
 		Duration: 300 * time.Millisecond,
 	}
 	var order []string
-	hooks := perf.MatrixHooks{Save: func(r *results.Result) string {
+	hooks := perf.LineupHooks{Save: func(r *results.Result) string {
 		order = append(order, r.Meta.ImplName())
 		return "saved"
 	}}
 	base := workloads.Config{NewRedis: env.NewPool, Meta: results.Meta{Args: []string{"perf", "--test"}}}
-	m, err := perf.MeasureMatrix(context.Background(), base, spec, bin, benchServer(t, env), hooks)
+	m, err := perf.MeasureLineup(context.Background(), base, spec, bin, benchServer(t, env), hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestMeasureMatrix(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hooks.Save = func(*results.Result) string { cancel(); return "" }
-	m, err = perf.MeasureMatrix(ctx, base, spec, bin, benchServer(t, env), hooks)
+	m, err = perf.MeasureLineup(ctx, base, spec, bin, benchServer(t, env), hooks)
 	if !errors.Is(err, context.Canceled) || m == nil || !m.Partial {
 		t.Fatalf("interrupted matrix: %v, partial %v", err, m != nil && m.Partial)
 	}
@@ -235,10 +235,10 @@ func TestMeasureMatrix(t *testing.T) {
 }
 
 // markdown renders m as make perf does for docs/perf.md.
-func markdown(t *testing.T, m *results.Matrix) string {
+func markdown(t *testing.T, m *results.Lineup) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "perf.md")
-	if err := report.Write(path, &report.Input{Matrices: []*results.Matrix{m}}, report.Options{Format: report.Markdown}); err != nil {
+	if err := report.Write(path, &report.Input{Lineups: []*results.Lineup{m}}, report.Options{Format: report.Markdown}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)

@@ -1,0 +1,238 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// safetyText is the safety verdict in words, after the word "safety":
+// every format says it with this.
+func safetyText(s results.Safety) string {
+	switch s.Verdict() {
+	case results.SafetyViolated:
+		return fmt.Sprintf("VIOLATED: %s in %s; unsafe for %s in total, longest overlap %s",
+			results.Count(s.Violations, "mutual-exclusion violation"), results.Count(s.Sections, "critical section"), us(s.UnsafeUs), us(s.MaxOverlapUs))
+	case results.SafetyNoData:
+		return "NO DATA: no critical section was checked (nothing was acquired)"
+	case results.SafetyIncomplete:
+		return fmt.Sprintf("INCOMPLETE: no violation in %s checked", results.Count(s.Sections, "critical section"))
+	}
+	return fmt.Sprintf("OK: no mutual-exclusion violation in %s", results.Count(s.Sections, "critical section"))
+}
+
+// fairnessText is the fairness line after the word "fairness", and
+// whether it warns; "" when the run had no owners.
+func fairnessText(f results.Fairness) (string, bool) {
+	if f.Owners == 0 {
+		return "", false
+	}
+	if !f.Measured() {
+		return fmt.Sprintf("no measured acquisitions among the %s, so nothing to judge", results.Count(f.Owners, "owner")), true
+	}
+	text := fmt.Sprintf("over %s: Jain %.4f, min/max %.3f (%s/%s), cv %.3f, starved %d/%d",
+		results.Count(f.Owners, "owner"), f.Jain, f.MinMax, results.Commas(f.Min), results.Commas(f.Max), f.CV, f.Starved, f.Owners)
+	warn := false
+	if f.Owners > 1 && f.MinMax < 0.5 {
+		text += "; max/2 > min: some owners got less than half the lock the luckiest did"
+		warn = true
+	}
+	if f.Caveat != "" {
+		text += "; caveat: " + f.Caveat
+		warn = true
+	}
+	return text, warn
+}
+
+// fifoText is the FIFO check after the word "FIFO"; "" when none ran.
+func fifoText(f results.Fairness) string {
+	if f.FIFO == nil || f.FIFO.Checked == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s in %s (send-time slack %s)",
+		results.Count(f.FIFO.Violations, "overtake"), results.Count(f.FIFO.Checked, "fair acquisition"), us(f.FIFO.SlackUs))
+}
+
+// WriteSummary prints a run for a terminal, in the manner of wrk and
+// memtier: throughput, latency percentiles per metric, fairness, safety
+// and errors.
+func WriteSummary(w io.Writer, r *results.Result) error {
+	return writeText(w, summaryBlocks(r))
+}
+
+func summaryBlocks(r *results.Result) []block {
+	m := r.Meta
+	title := heading{level: 1, text: "lockbench " + m.Profile + " · " + m.ImplName()}
+	if r.Partial {
+		title.badge = &cell{text: "PARTIAL: " + r.PartialReason}
+	}
+	bl := []block{title}
+	if m.Workload != "" {
+		bl = append(bl, para{text: "  " + m.Workload})
+	}
+	if m.ImplNote != "" {
+		bl = append(bl, para{text: "  " + m.ImplName() + ": " + m.ImplNote})
+	}
+	backend := m.RedisBackend
+	if t := m.RedisTopology; t != "" && t != "single" {
+		backend += " " + t
+	}
+	bl = append(bl, para{text: fmt.Sprintf("  redis %s (%s %s) · %.1fs measured after %.1fs warmup", m.RedisVersion, backend, m.RedisAddr, r.Measured, r.Warmup)})
+	for _, n := range r.NoEffect {
+		bl = append(bl, para{text: "  no effect: " + n})
+	}
+	bl = append(bl, blank)
+	if fs := r.Failures(); len(fs) > 0 {
+		for _, f := range fs {
+			bl = append(bl, line("FAILED", f))
+		}
+		bl = append(bl, blank)
+	}
+
+	t := r.Throughput
+	var modes []string
+	for _, mode := range []results.Mode{results.Exclusive, results.Read, results.Write} {
+		if n := t.Acquisitions[mode.String()]; n > 0 {
+			modes = append(modes, mode.String()+" "+results.Commas(n))
+		}
+	}
+	if t.Nested > 0 {
+		modes = append(modes, "nested "+results.Commas(t.Nested))
+	}
+	tp := fmt.Sprintf("%s ops/s  (%s", results.CommasFloat(t.OpsPerSec), results.ThroughputCounts(t))
+	if t.TargetRate > 0 {
+		tp += ", target " + results.CommasFloat(t.TargetRate) + " ops/s"
+	}
+	bl = append(bl, line("throughput", tp+")"))
+	if len(modes) > 0 {
+		bl = append(bl, line("acquired", strings.Join(modes, " · ")))
+	}
+	for _, sh := range r.PerShard {
+		bl = append(bl, para{text: fmt.Sprintf("  %-40s %s ops/s · %s · %.1f%% of acquisitions", sh.Name, results.CommasFloat(sh.OpsPerSec), results.Count(sh.Locks, "lock"), 100*sh.Share)})
+	}
+	if r.CPU != nil {
+		bl = append(bl, line("cpu", r.CPU.Line()))
+	}
+	bl = append(bl, blank)
+
+	lt := table{right: true, head: []string{"latency", "count", "p50", "p90", "p99", "p99.9", "max"}}
+	for m := results.AcquireExclusive; m <= results.Ping; m++ {
+		l, ok := r.Latency[m.String()]
+		if !ok || l.Count == 0 {
+			continue
+		}
+		lt.rows = append(lt.rows, []cell{plain(strings.ReplaceAll(m.String(), "_", " ")), plain(results.Commas(l.Count)),
+			plain(results.FormatUs(l.P50)), plain(results.FormatUs(l.P90)), plain(results.FormatUs(l.P99)), plain(results.FormatUs(l.P999)), plain(results.FormatUs(l.Max))})
+	}
+	if len(lt.rows) > 0 {
+		bl = append(bl, lt)
+	}
+	if h, p := r.Latency[results.Handoff.String()], r.Latency[results.Ping.String()]; h.Count > 0 && p.P50 > 0 {
+		bl = append(bl, para{text: fmt.Sprintf("handoff p50 is %.1f× the ping p50", h.P50/p.P50)})
+	}
+	bl = append(bl, blank)
+
+	if text, _ := fairnessText(r.Fairness); text != "" {
+		bl = append(bl, line("fairness", text))
+	}
+	if text := fifoText(r.Fairness); text != "" {
+		bl = append(bl, line("fifo", text))
+	}
+	s := r.Safety
+	bl = append(bl, line("safety", safetyText(s)))
+	for i, v := range s.Examples {
+		if i == 3 {
+			bl = append(bl, line("", fmt.Sprintf("… %d more in the result file", len(s.Examples)-3)))
+			break
+		}
+		bl = append(bl, line("", fmt.Sprintf("%s: %s (%s) and %s (%s) both held it for %s at t=%.6fs",
+			v.Lock, v.First.Owner, v.First.Mode, v.Second.Owner, v.Second.Mode, results.FormatUs(v.OverlapUs), v.OverlapStart)))
+	}
+	if s.Incomplete != "" {
+		bl = append(bl, line("", "incomplete: "+s.Incomplete))
+	}
+	if g := r.Guard; g != nil {
+		bl = append(bl, line("guard", g.Line()))
+		for i, o := range g.Overwrites {
+			if i == 3 {
+				bl = append(bl, line("", fmt.Sprintf("… %d more in the result file", int64(len(g.Overwrites)-3)+g.OverwritesDropped)))
+				break
+			}
+			bl = append(bl, line("", fmt.Sprintf("%s overwrote %s of %s at t=%.6fs", o.By, results.Count(o.Updates, "update"), o.Of, float64(o.At)/1e9)))
+		}
+	}
+	var errs []string
+	for _, c := range results.ErrClassNames() {
+		errs = append(errs, c+" "+results.Commas(r.Errors[c]))
+	}
+	e := strings.Join(errs, " · ") + " · lost holds " + results.Commas(t.Lost)
+	if t.Cut > 0 {
+		e += " · cut by the end " + results.Commas(t.Cut)
+	}
+	bl = append(bl, line("errors", e))
+	for _, m := range r.ErrorMessages {
+		bl = append(bl, line("", fmt.Sprintf("%s ×%s from %.1fs: %s", m.Class, results.Commas(m.Count), m.First, m.Message)))
+	}
+	if r.ErrorMessagesDropped > 0 {
+		bl = append(bl, line("", fmt.Sprintf("… %s more failures with other messages", results.Commas(r.ErrorMessagesDropped))))
+	}
+	if t.Unreleased > 0 {
+		bl = append(bl, line("unreleased", results.Count(t.Unreleased, "hold")+": their unlock failed or got no answer; Redis keeps them until their lease ends"))
+	}
+	return bl
+}
+
+// WriteMerged prints a merged run: its summary, the merge's notes, and
+// where it went.
+func WriteMerged(w io.Writer, merged *results.Result, sources int, path string) error {
+	bl := summaryBlocks(merged)
+	for _, n := range merged.MergeNotes {
+		bl = append(bl, line("note", n))
+	}
+	bl = append(bl, line("merged", results.Count(sources, "result")+" from "+merged.Meta.Host), line("result", path))
+	return writeText(w, bl)
+}
+
+// WriteComparison prints c as an aligned table, then its notes, then the
+// verdict line.
+func WriteComparison(w io.Writer, c results.Comparison) error {
+	side := func(name string, ri results.RunInfo) block {
+		s := fmt.Sprintf("%-4s  %s · %s", name, ri.Profile, ri.Impl)
+		if ri.Host != "" {
+			s += " on " + ri.Host
+		}
+		if !ri.Start.IsZero() {
+			s += " at " + ri.Start.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		if ri.Partial {
+			s += " [PARTIAL]"
+		}
+		if ri.File != "" {
+			s += "  (" + ri.File + ")"
+		}
+		return para{text: s}
+	}
+	bl := []block{side("BASE", c.Base), side("NEW", c.New), blank}
+	t := table{right: true, head: []string{"metric", "base", "new", "delta", "change", "gate"}}
+	for _, r := range c.Rows {
+		gate := ""
+		switch {
+		case r.Regressed:
+			gate = "REGRESSED"
+		case r.Gated:
+			gate = "ok"
+		}
+		t.rows = append(t.rows, []cell{plain(r.Name), plain(r.FormatValue(r.Base)), plain(r.FormatValue(r.New)), plain(r.Delta), plain(r.Change), plain(gate)})
+	}
+	bl = append(bl, t)
+	if len(c.Notes) > 0 {
+		bl = append(bl, blank)
+		for _, n := range c.Notes {
+			bl = append(bl, para{text: "note: " + n})
+		}
+	}
+	bl = append(bl, blank, para{text: c.Verdict()})
+	return writeText(w, bl)
+}

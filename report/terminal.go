@@ -1,0 +1,321 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// cores is a core count as top prints it: 0.97 is "97%", 2 is "200%".
+func cores(v float64) string { return strconv.Itoa(int(v*100+0.5)) + "%" }
+
+// SweepPointLine is a finished point in one line, for progress output:
+// throughput, p99, failures and how it stands against the SLO.
+func SweepPointLine(pt results.SweepPoint) string {
+	mark := "meets the SLO"
+	switch {
+	case pt.Partial:
+		mark = "PARTIAL, left off the curves"
+	case pt.Violations > 0:
+		mark = strings.ToUpper(results.Count(pt.Violations, "safety violation"))
+	case pt.Failure != "":
+		mark = "FAILED, breaks the SLO: " + pt.Failure
+	case !pt.MeetsSLO:
+		mark = "BREAKS the SLO"
+	}
+	cpu := ""
+	if pt.RedisCPU > 0 || pt.LoadCPU > 0 {
+		cpu = fmt.Sprintf(", cpu redis %s lockbench %s", cores(pt.RedisCPU), cores(pt.LoadCPU))
+		if pt.CPULimit != results.LimitNone {
+			cpu += " (" + pt.CPULimit + " saturated)"
+		}
+	}
+	return fmt.Sprintf("%s ops/s, acquire p99 %s, %s of %s failed%s: %s",
+		results.CommasFloat(pt.OpsPerSec), pt.Percentile(pt.P99Us), results.Commas(pt.Errors), results.Count(pt.Attempts, "operation"), cpu, mark)
+}
+
+// failedShare is a point's failed operations and their share: "12 (0.4%)".
+func failedShare(p results.SweepPoint) string {
+	n := p.Ops + p.Errors
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%s (%s)", results.Commas(p.Errors), results.Percent(float64(p.Errors)/float64(n)))
+}
+
+// WriteSweepSummary prints a sweep's points and what each curve says.
+func WriteSweepSummary(w io.Writer, sw *results.Sweep) error {
+	h := heading{level: 1, text: "lockbench sweep " + sw.Meta.Profile}
+	if sw.Partial {
+		h.badge = &cell{text: "PARTIAL: " + sw.PartialReason}
+	}
+	bl := []block{h}
+	if sw.Meta.Workload != "" {
+		bl = append(bl, para{text: "base      " + sw.Meta.Workload + " (the axis varies it)"})
+	}
+	bl = append(bl, blank)
+	t := table{right: true, head: []string{"series", "x", "clients×owners", "ops/s", "p50", "p99", "failed", "violations", "SLO"}}
+	for _, p := range sw.Points {
+		mark := "meets"
+		switch {
+		case p.Failure != "":
+			mark = "FAILED"
+		case !p.MeetsSLO:
+			mark = "broken"
+		}
+		t.rows = append(t.rows, []cell{plain(p.Series), plain(fmt.Sprintf("%g", p.X)), plain(fmt.Sprintf("%d×%d", p.Clients, p.Owners)),
+			plain(results.CommasFloat(p.OpsPerSec)), plain(p.Percentile(p.P50Us)), plain(p.Percentile(p.P99Us)), plain(failedShare(p)),
+			plain(strconv.FormatInt(p.Violations, 10)), plain(mark)})
+	}
+	bl = append(bl, t, blank)
+	for _, c := range sw.Capacity {
+		if c.Series != "" {
+			bl = append(bl, para{text: c.Series + ":"})
+		}
+		for _, l := range c.Statement(sw.Axis, sw.SLOP99Us) {
+			bl = append(bl, para{text: "  " + l})
+		}
+	}
+	for _, p := range sw.Points {
+		if p.Failure != "" {
+			bl = append(bl, para{text: "FAILED point " + p.Label() + ": " + p.Failure})
+		}
+	}
+	bl = append(bl, blank)
+	return writeText(w, bl)
+}
+
+// pass marks a target met or missed in terminal text.
+func pass(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "MISS"
+}
+
+// margin indents the lines under a perf part's name.
+const margin = "          "
+
+// WriteLineupSummary prints implementations side by side for a terminal:
+// one line per cell with its medians, then the baselines and the targets.
+func WriteLineupSummary(w io.Writer, m *results.Lineup) error {
+	head := fmt.Sprintf("matrix    %s of %v (+%v warmup) per run, %v in all", results.Count(m.Rounds, "round"), m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
+	if m.Partial {
+		head += " [PARTIAL]"
+	}
+	bl := []block{blank, para{text: head}}
+	t := table{indent: margin, head: []string{"profile", "owners", "impl", "ops/s", "× raw", "× rb", "× go-redis", "× ceiling", "acquire p50", "acquire p99", "handoff p50", "cpu redis · lockbench", "errors", "violations"}}
+	for _, c := range m.Cells {
+		x := c.Median
+		cpu := fmt.Sprintf("%s · %s", cores(x.RedisCPU), cores(x.LoadCPU))
+		if x.CPULimit != results.LimitNone {
+			cpu += " (" + x.CPULimit + ")"
+		}
+		t.rows = append(t.rows, []cell{plain(c.Profile), plain(strconv.Itoa(c.Owners)), plain(c.Impl), plain(results.CommasFloat(x.OpsPerSec)),
+			plain(results.Times(c.VsRaw.Ops)), plain(results.Times(c.VsRedisBenchmark.Ops)), plain(results.Times(c.VsGoRedis)), plain(results.Times(c.VsCeiling)),
+			plain(results.UsOrDash(x.AcquireP50)), plain(results.UsOrDash(x.AcquireP99)), plain(results.UsOrDash(x.HandoffP50)), plain(cpu),
+			plain(strconv.FormatInt(x.Errors, 10)), plain(strconv.FormatInt(x.Violations, 10))})
+	}
+	bl = append(bl, t)
+	for _, b := range m.Baselines {
+		x := b.Median
+		bl = append(bl, para{text: fmt.Sprintf(margin+"at %d: redis-benchmark %s cycles/s (redis %s) · -P 16 %s (redis %s) · bare go-redis %s (redis %s · %s) · on the autopipeliner %s (redis %s · %s)",
+			b.Clients, results.CommasFloat(x.CyclesPerSec()), cores(x.RedisCPU), results.CommasFloat(x.Ceiling.CyclesPerSec), cores(x.Ceiling.RedisCPU),
+			results.CommasFloat(x.GoRedis.CyclesPerSec), cores(x.GoRedis.RedisCPU), cores(x.GoRedis.LoadCPU),
+			results.CommasFloat(x.GoRedisPipelined.CyclesPerSec), cores(x.GoRedisPipelined.RedisCPU), cores(x.GoRedisPipelined.LoadCPU))})
+	}
+	for _, tc := range m.Targets {
+		bl = append(bl, para{text: margin + tc.Target + ": " + tc.Value + " " + pass(tc.Met)})
+	}
+	return writeText(w, bl)
+}
+
+// Scale is bench perf's scale part as the terminal shows it: the run,
+// its shape, and its footprint early and late in the run.
+type Scale struct {
+	Result                          *results.Result
+	Clients, Owners, Locks          int
+	GoroutinesEarly, GoroutinesLate int
+	HeapEarly, HeapLate             int64
+	Grew                            bool
+	Saved                           string // where the result went
+}
+
+// WriteScale prints the harness's footprint at scale.
+func WriteScale(w io.Writer, s Scale) error {
+	r := s.Result
+	verdict := "OK"
+	if s.Grew {
+		verdict = "GREW"
+	}
+	return writeText(w, []block{blank,
+		para{text: fmt.Sprintf("scale     %d owners (%d clients × %d), %d locks, rw90 shape, %.0fs measured", s.Clients*s.Owners, s.Clients, s.Owners, s.Locks, r.Measured)},
+		para{text: fmt.Sprintf(margin+"%.0f ops/s · peak RSS %.1f MiB · Go heap %.1f MiB early, %.1f MiB late · goroutines %d early, %d late, %d max: %s · safety violations %d",
+			r.Throughput.OpsPerSec, float64(r.Runtime.PeakRSSBytes)/(1<<20), float64(s.HeapEarly)/(1<<20), float64(s.HeapLate)/(1<<20),
+			s.GoroutinesEarly, s.GoroutinesLate, r.Runtime.GoroutinesMax, verdict, r.Safety.Violations)},
+		para{text: margin + s.Saved}})
+}
+
+// Handoff is bench perf's handoff part as the terminal shows it.
+type Handoff struct {
+	Result            *results.Result
+	HandoffUs, PingUs float64 // p50s
+	Ratio, Target     float64
+	Saved             string // where the result went
+}
+
+// WriteHandoff prints handoff latency against PING.
+func WriteHandoff(w io.Writer, h Handoff) error {
+	r := h.Result
+	hl := r.Latency[results.Handoff.String()]
+	return writeText(w, []block{blank,
+		para{text: fmt.Sprintf("handoff   mutex: %s, 1 lock, %.0fs measured, %s", results.Count(r.Fairness.Owners, "owner"), r.Measured, results.Count(hl.Count, "handoff"))},
+		para{text: fmt.Sprintf(margin+"handoff p50 %.1fµs (p99 %.1fµs) vs ping p50 %.1fµs: %.1f× (target <= %.0f×) %s",
+			h.HandoffUs, hl.P99, h.PingUs, h.Ratio, h.Target, pass(h.Ratio > 0 && h.Ratio <= h.Target))},
+		para{text: margin + h.Saved}})
+}
+
+// WriteChaosSummary prints a chaos report for a terminal: the verdict
+// line, the checks and the figures.
+func WriteChaosSummary(w io.Writer, rep *results.ChaosReport) error {
+	return writeText(w, chaosSummaryBlocks(rep))
+}
+
+// ChaosSummary is WriteChaosSummary's text.
+func ChaosSummary(rep *results.ChaosReport) string {
+	var b strings.Builder
+	_ = writeText(&b, chaosSummaryBlocks(rep))
+	return b.String()
+}
+
+func chaosSummaryBlocks(rep *results.ChaosReport) []block {
+	head := fmt.Sprintf("%-20s %s", rep.Scenario, rep.Verdict)
+	if rep.Verdict != rep.Expected && rep.Verdict != results.Skipped {
+		head += fmt.Sprintf(" (expected %s)", rep.Expected)
+	}
+	bl := []block{para{text: head + fmt.Sprintf("  [%.1fs]", rep.Seconds)}}
+	if rep.Reason != "" {
+		bl = append(bl, para{text: "  reason: " + rep.Reason})
+	}
+	for _, s := range rep.Skipped {
+		bl = append(bl, para{text: "  skipped variant " + s})
+	}
+	for _, c := range rep.Checks {
+		mark := "ok "
+		if !c.OK {
+			mark = "BAD"
+		}
+		bl = append(bl, para{text: fmt.Sprintf("  %s %s: %s (want %s)", mark, c.Name, c.Got, c.Want)})
+	}
+	for _, f := range rep.Figures {
+		bl = append(bl, para{text: "      " + f.Name + ": " + figureText(f)})
+	}
+	return bl
+}
+
+// tallyText is a suite's verdicts counted: "3 PASS, 1 EXPECTED VIOLATION
+// DETECTED, 0 FAIL, 0 SKIPPED", with INCOMPLETE when any was.
+func tallyText(counts map[results.Verdict]int) string {
+	s := fmt.Sprintf("%d PASS, %d EXPECTED VIOLATION DETECTED, %d FAIL, %d SKIPPED",
+		counts[results.Pass], counts[results.ExpectedViolation], counts[results.Fail], counts[results.Skipped])
+	if counts[results.Incomplete] > 0 {
+		s += fmt.Sprintf(", %d INCOMPLETE", counts[results.Incomplete])
+	}
+	return s
+}
+
+// WriteChaosTally prints a suite's last line: how many scenarios ran in
+// how long, and their verdicts counted.
+func WriteChaosTally(w io.Writer, reps []*results.ChaosReport, took time.Duration) error {
+	return writeText(w, []block{blank, para{text: fmt.Sprintf("%s in %v: %s", results.Count(len(reps), "scenario"), took.Round(time.Second), tallyText(results.CountVerdicts(reps)))}})
+}
+
+// WriteMitigationSummary prints the mitigation matrix as a terminal
+// table: one row per scenario, one column per mitigation, each cell "lost
+// updates · violations · unsafe window · refused" with BAD where its
+// expectation failed; then the costs and the verdict.
+func WriteMitigationSummary(w io.Writer, m *results.MitigationMatrix) error {
+	var bl []block
+	if m.Partial {
+		bl = append(bl, para{text: results.PartialNote})
+	}
+	if m.Planted != "" {
+		bl = append(bl, para{text: "PLANTED BUG: " + m.Planted})
+	}
+	bl = append(bl, para{text: "lost updates · violations · unsafe window · refused (· N and a mark, below), per scenario and mitigation"})
+	row := func(first string, cols []string) para {
+		s := fmt.Sprintf("%-16s", first)
+		for _, c := range cols {
+			s += fmt.Sprintf(" %-24s", c)
+		}
+		return para{text: s}
+	}
+	bl = append(bl, row("scenario", m.Mitigations))
+	for _, s := range m.Scenarios {
+		var cols []string
+		for _, mi := range m.Mitigations {
+			c, ok := m.Cell(s, mi)
+			txt := "-"
+			switch {
+			case !ok:
+			case c.Skipped != "":
+				txt = "skipped"
+			default:
+				txt = fmt.Sprintf("%d · %d · %.0fms · %d", c.Lost, c.Violations, c.UnsafeMs, c.Rejected)
+				for _, mk := range c.Marks() {
+					txt += fmt.Sprintf(" · %d%s", mk.Count, mk.Symbol)
+				}
+				if !c.OK {
+					txt += " BAD"
+				}
+			}
+			cols = append(cols, txt)
+		}
+		bl = append(bl, row(s, cols))
+	}
+	for _, mk := range results.MitigationMarks {
+		bl = append(bl, para{text: "  N" + mk.Symbol + " " + mk.Meaning})
+	}
+	for _, c := range m.Cells {
+		switch {
+		case c.Skipped != "":
+			bl = append(bl, para{text: fmt.Sprintf("  skipped %s × %s: %s", c.Scenario, c.Mitigation, c.Skipped)})
+		case !c.OK:
+			bl = append(bl, para{text: fmt.Sprintf("  BAD %s × %s: want %s (%s); %s", c.Scenario, c.Mitigation, c.Expect, c.Why, c.Problem)})
+		}
+	}
+	if len(m.Costs) > 0 {
+		bl = append(bl, para{text: "cost on a healthy run (mutex, replica topology):"},
+			para{text: fmt.Sprintf("  %-16s %10s %12s %12s", "mitigation", "ops/s", "acquire p50", "acquire p99")})
+		for _, c := range m.Costs {
+			l := fmt.Sprintf("  %-16s %10s %12s %12s", c.Mitigation, results.CommasFloat(c.OpsPerSec), results.FormatUs(c.AcquireP50Us), results.FormatUs(c.AcquireP99Us))
+			if c.Problem != "" {
+				l += "  BAD: " + c.Problem
+			}
+			bl = append(bl, para{text: l})
+		}
+	}
+	bl = append(bl, para{text: fmt.Sprintf("matrix: %s [%.0fs]", mitigationVerdict(m), m.Seconds)})
+	return writeText(w, bl)
+}
+
+// mitigationVerdict is the matrix's verdict in words.
+func mitigationVerdict(m *results.MitigationMatrix) string {
+	switch {
+	case m.Partial:
+		v := fmt.Sprintf("PARTIAL: interrupted after %s and %s", results.Count(len(m.Cells), "cell"), results.Count(len(m.Costs), "healthy run"))
+		if n := m.Bad(); n > 0 {
+			v += fmt.Sprintf("; FAIL: %d of them not as expected", n)
+		}
+		return v
+	case m.Ran() == 0:
+		return "FAIL: nothing ran: every cell was skipped"
+	case !m.OK():
+		return "FAIL: some cell or healthy run is not as expected"
+	}
+	return "every cell as expected"
+}
