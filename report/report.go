@@ -280,7 +280,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	}
 	bl = append(bl, para{text: line})
 	if res.CPU != nil {
-		bl = append(bl, para{text: "CPU: " + res.CPU.Line() + "."})
+		bl = append(bl, para{text: "CPU: " + cpuLine(res.CPU) + "."})
 	}
 	if len(res.PerShard) > 0 {
 		st := table{right: true, head: []string{"shard", "locks", "ops/s", "acquisitions", "share"}}
@@ -575,7 +575,7 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 		if cp.Best == nil {
 			class = "bad"
 		}
-		for i, line := range cp.Statement(sw.Axis, sw.SLOP99Us) {
+		for i, line := range capacityStatement(cp, sw.Axis, sw.SLOP99Us) {
 			if i == 0 {
 				bl = append(bl, para{text: line, class: class})
 			} else {

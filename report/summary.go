@@ -113,7 +113,7 @@ func summaryBlocks(r *results.Result) []block {
 		bl = append(bl, para{text: fmt.Sprintf("  %-40s %s ops/s · %s · %.1f%% of acquisitions", sh.Name, results.CommasFloat(sh.OpsPerSec), results.Count(sh.Locks, "lock"), 100*sh.Share)})
 	}
 	if r.CPU != nil {
-		bl = append(bl, line("cpu", r.CPU.Line()))
+		bl = append(bl, line("cpu", cpuLine(r.CPU)))
 	}
 	bl = append(bl, blank)
 

@@ -76,7 +76,7 @@ func WriteSweepSummary(w io.Writer, sw *results.Sweep) error {
 		if c.Series != "" {
 			bl = append(bl, para{text: c.Series + ":"})
 		}
-		for _, l := range c.Statement(sw.Axis, sw.SLOP99Us) {
+		for _, l := range capacityStatement(c, sw.Axis, sw.SLOP99Us) {
 			bl = append(bl, para{text: "  " + l})
 		}
 	}

@@ -1,11 +1,5 @@
 package results
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-)
-
 // CPU is where a run's CPU time went over its measured time, in cores (1
 // is one core busy all the time), and which side of the run saturated. A
 // benchmark that does not say who ran out of CPU cannot say whether it
@@ -62,18 +56,18 @@ const (
 	LimitNone  = ""      // nothing saturated: latency is the limit
 )
 
-// hostBusy is the host's busy CPU: the kernel's count where it was read,
+// HostBusy is the host's busy CPU: the kernel's count where it was read,
 // else what Redis and the load generator used.
-func (c *CPU) hostBusy() float64 {
+func (c *CPU) HostBusy() float64 {
 	if c.Host > 0 {
 		return c.Host
 	}
 	return c.RedisTotal + c.Load
 }
 
-// others is the host CPU that neither Redis nor the load generator used:
+// Others is the host CPU that neither Redis nor the load generator used:
 // other processes and the kernel's work no process is charged for.
-func (c *CPU) others() float64 {
+func (c *CPU) Others() float64 {
 	if c.Host <= 0 || c.Unread != "" {
 		return 0 // with Redis's share unknown, nothing can be told apart
 	}
@@ -88,49 +82,8 @@ func (c *CPU) Limit() string {
 		return LimitRedis
 	case c.LoadLimit > 0 && c.Load >= Saturated*c.LoadLimit:
 		return LimitLoad
-	case c.SharedHost && c.HostCores > 0 && (c.Unread == "" || c.Host > 0) && c.hostBusy() >= Saturated*float64(c.HostCores):
+	case c.SharedHost && c.HostCores > 0 && (c.Unread == "" || c.Host > 0) && c.HostBusy() >= Saturated*float64(c.HostCores):
 		return LimitHost
 	}
 	return LimitNone
 }
-
-// Line is the reading in one line, in top's percentages (100% is one
-// core busy), e.g. "redis 97% of a core · lockbench 120% (of 200%): the
-// server is the limit".
-func (c *CPU) Line() string {
-	var parts []string
-	if c.Unread != "" {
-		parts = append(parts, "redis unread ("+c.Unread+")")
-	} else {
-		parts = append(parts, "redis "+cores(c.Redis)+" of a core")
-	}
-	parts = append(parts, "lockbench "+cores(c.Load)+" (of "+cores(c.LoadLimit)+")")
-	if c.SharedHost && c.HostCores > 0 && (c.Unread == "" || c.Host > 0) {
-		host := fmt.Sprintf("host %s (of %s", cores(c.hostBusy()), cores(float64(c.HostCores)))
-		if o := c.others(); o >= 0.05 {
-			host += fmt.Sprintf("; %s neither Redis's nor lockbench's", cores(o))
-		}
-		parts = append(parts, host+")")
-	}
-	var verdict string
-	switch c.Limit() {
-	case LimitRedis:
-		verdict = "the server is the limit"
-	case LimitLoad:
-		verdict = "lockbench is the limit (the load generator's CPUs)"
-	case LimitHost:
-		verdict = "the host's CPUs are the limit (Redis and lockbench share them)"
-		if o := c.others(); o >= 0.1*float64(c.HostCores) {
-			verdict = "the host's CPUs are the limit, and other work took " + cores(o) + " of them: these figures are not the lock's"
-		}
-	default:
-		verdict = "neither is saturated: latency is the limit (round trips, wake-ups, lock waits)"
-		if c.Unread != "" {
-			verdict = "lockbench is not saturated; the server's share is unknown"
-		}
-	}
-	return strings.Join(parts, " · ") + ": " + verdict
-}
-
-// cores is a core count as top prints it: 0.97 is "97%", 2 is "200%".
-func cores(v float64) string { return strconv.Itoa(int(v*100+0.5)) + "%" }

@@ -121,10 +121,6 @@ func TestSweepFailedPoint(t *testing.T) {
 	if c.Knee != nil || c.Failed == nil || c.Failed.X != 4 {
 		t.Errorf("knee %+v, failed %+v: want no knee and the failed point at x=4", c.Knee, c.Failed)
 	}
-	text := strings.Join(c.Statement(s.Axis, s.SLOP99Us), " ")
-	if !strings.Contains(text, "failed (no operation succeeded") || strings.Contains(text, "saturates") || strings.Contains(text, "still rose") {
-		t.Errorf("statement %q", text)
-	}
 	if got := s.Points[2].Percentile(s.Points[2].P99Us); got != "-" {
 		t.Errorf("p99 of a point with no acquisition prints %q, want -", got)
 	}
@@ -141,13 +137,13 @@ func TestSweepOnePoint(t *testing.T) {
 	s := &results.Sweep{Schema: results.SweepSchema, Axis: results.AxisConcurrency, SLOP99Us: 10_000, MaxErrorRate: 0.01, CurrentX: 8,
 		Points: []results.SweepPoint{point("", 8, 5000, 900)}}
 	s.Analyze()
-	text := strings.Join(s.Capacity[0].Statement(s.Axis, s.SLOP99Us), " ")
-	if strings.Contains(text, "still rose") || !strings.Contains(text, "One point measured") {
-		t.Errorf("one-point statement %q", text)
+	c := s.Capacity[0]
+	if c.Points != 1 || c.Knee != nil {
+		t.Errorf("one point: %d points, knee %+v; want 1 and none", c.Points, c.Knee)
 	}
 	// The current setting was swept, not interpolated.
-	if !strings.Contains(text, "(8, swept)") {
-		t.Errorf("statement %q: want the current setting called swept", text)
+	if c.Current == nil || c.Current.X != 8 || c.Current.Interpolated {
+		t.Errorf("current %+v: want the swept point at 8", c.Current)
 	}
 }
 
@@ -159,9 +155,8 @@ func TestSweptCurrentWithNoSuccess(t *testing.T) {
 	}}
 	s.Points[1].Ops, s.Points[1].Errors = 0, 500
 	s.Analyze()
-	text := strings.Join(s.Capacity[0].Statement(s.Axis, s.SLOP99Us), " ")
-	if !strings.Contains(text, "(4, swept)") {
-		t.Errorf("statement %q: want the current setting called swept", text)
+	if cur := s.Capacity[0].Current; cur == nil || cur.X != 4 || cur.Interpolated {
+		t.Errorf("current %+v: want the swept point at 4, not interpolated", cur)
 	}
 }
 

@@ -145,9 +145,6 @@ type Capacity struct {
 	Points int `json:"points"`
 }
 
-// onePoint reports a curve of a single complete point: no curve at all.
-func (c Capacity) onePoint() bool { return c.Points == 1 }
-
 // Sweep is a capacity-planning sweep: the points run, the curves'
 // capacity, and what was asked.
 type Sweep struct {
@@ -332,76 +329,4 @@ func (s *Sweep) upgradeV1() {
 		}
 	}
 	s.Analyze()
-}
-
-// Statement is what the curve says, in sentences for a terminal or a
-// report: the best throughput within the SLO and where, the knee, the
-// headroom at the current setting, and why the curve stopped early.
-func (c Capacity) Statement(axis string, sloUs float64) []string {
-	at := func(p *SweepPoint) string {
-		switch axis {
-		case AxisRate:
-			return fmt.Sprintf("an offered %s ops/s (%s)", commasFloat(p.X), p.Label())
-		case AxisShards:
-			return fmt.Sprintf("%s (%s)", Count(int(p.X), "shard"), p.Label())
-		}
-		return fmt.Sprintf("concurrency %g (%s)", p.X, p.Label())
-	}
-	slo := "the SLO"
-	if sloUs > 0 {
-		slo = "the SLO (p99 ≤ " + dur(sloUs) + ")"
-	}
-	var out []string
-	if c.Best != nil {
-		out = append(out, fmt.Sprintf("Highest throughput meeting %s: %s ops/s at %s, p99 %s.",
-			slo, commasFloat(c.Best.OpsPerSec), at(c.Best), c.Best.Percentile(c.Best.P99Us)))
-	} else {
-		out = append(out, fmt.Sprintf("No point met %s.", slo))
-	}
-	switch {
-	case c.Failed != nil:
-		out = append(out, fmt.Sprintf("The run at %s failed (%s): no knee is named, since a failure is not saturation; fix it and sweep again.",
-			at(c.Failed), c.Failed.Failure))
-	case c.Knee != nil && c.Peak != nil:
-		out = append(out, fmt.Sprintf("Throughput saturates (knee) at %s: %s ops/s, %.0f%% of the %s ops/s peak.",
-			at(c.Knee), commasFloat(c.Knee.OpsPerSec), 100*c.Knee.OpsPerSec/max(c.Peak.OpsPerSec, 1e-9), commasFloat(c.Peak.OpsPerSec)))
-	case c.Peak != nil && c.onePoint():
-		out = append(out, "One point measured: a knee needs a curve of at least two.")
-	case c.Peak != nil && axis == AxisRate:
-		out = append(out, "No saturation knee within the swept rates: every offered rate was achieved within 10%, or none was.")
-	case c.Peak != nil:
-		out = append(out, fmt.Sprintf("No saturation within the swept range: throughput still rose at the last point (%s ops/s); sweep further to find the knee.", commasFloat(c.Peak.OpsPerSec)))
-	}
-	switch cur := c.Current; {
-	case cur != nil:
-		what := "swept"
-		if cur.Interpolated {
-			what = "interpolated"
-		}
-		s := fmt.Sprintf("At the current setting (%g, %s): %s ops/s, p99 %s", cur.X, what, commasFloat(cur.OpsPerSec), cur.Percentile(cur.P99Us))
-		if cur.Failure != "" {
-			s += "; its run failed (" + cur.Failure + ")"
-		}
-		switch {
-		case !cur.MeetsSLO && c.Best != nil:
-			s += fmt.Sprintf("; it breaks %s. The best point within it does %s ops/s at %s: go back to it.", slo, commasFloat(c.Best.OpsPerSec), at(c.Best))
-		case !cur.MeetsSLO:
-			s += fmt.Sprintf("; it breaks %s, as every swept point does.", slo)
-		case c.Best == nil:
-			s += "; no headroom within the SLO."
-		case c.Best.X == cur.X:
-			s += "; it is the best point within the SLO: no headroom beyond it."
-		case c.Best.OpsPerSec >= cur.OpsPerSec:
-			s += fmt.Sprintf("; headroom %+.0f%% (to %s ops/s at %s) within the SLO.", c.HeadroomPct, commasFloat(c.Best.OpsPerSec), at(c.Best))
-		default:
-			s += fmt.Sprintf("; it already does %.0f%% more than the best other point within the SLO.", (cur.OpsPerSec/max(c.Best.OpsPerSec, 1e-9)-1)*100)
-		}
-		out = append(out, s)
-	case c.CurrentX > 0:
-		out = append(out, fmt.Sprintf("The current setting (%g) is outside the swept points: no headroom figure.", c.CurrentX))
-	}
-	if c.Stopped != "" {
-		out = append(out, "Stopped early: "+c.Stopped+".")
-	}
-	return out
 }

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// cpuLine is a CPU reading in one line, in top's percentages (100% is one
+// core busy), e.g. "redis 97% of a core · lockbench 120% (of 200%): the
+// server is the limit".
+func cpuLine(c *results.CPU) string {
+	var parts []string
+	if c.Unread != "" {
+		parts = append(parts, "redis unread ("+c.Unread+")")
+	} else {
+		parts = append(parts, "redis "+cores(c.Redis)+" of a core")
+	}
+	parts = append(parts, "lockbench "+cores(c.Load)+" (of "+cores(c.LoadLimit)+")")
+	if c.SharedHost && c.HostCores > 0 && (c.Unread == "" || c.Host > 0) {
+		host := fmt.Sprintf("host %s (of %s", cores(c.HostBusy()), cores(float64(c.HostCores)))
+		if o := c.Others(); o >= 0.05 {
+			host += fmt.Sprintf("; %s neither Redis's nor lockbench's", cores(o))
+		}
+		parts = append(parts, host+")")
+	}
+	var verdict string
+	switch c.Limit() {
+	case results.LimitRedis:
+		verdict = "the server is the limit"
+	case results.LimitLoad:
+		verdict = "lockbench is the limit (the load generator's CPUs)"
+	case results.LimitHost:
+		verdict = "the host's CPUs are the limit (Redis and lockbench share them)"
+		if o := c.Others(); o >= 0.1*float64(c.HostCores) {
+			verdict = "the host's CPUs are the limit, and other work took " + cores(o) + " of them: these figures are not the lock's"
+		}
+	default:
+		verdict = "neither is saturated: latency is the limit (round trips, wake-ups, lock waits)"
+		if c.Unread != "" {
+			verdict = "lockbench is not saturated; the server's share is unknown"
+		}
+	}
+	return strings.Join(parts, " · ") + ": " + verdict
+}
+
+// capacityStatement is what a sweep's curve says, in sentences for a terminal or a
+// report: the best throughput within the SLO and where, the knee, the
+// headroom at the current setting, and why the curve stopped early.
+func capacityStatement(c results.Capacity, axis string, sloUs float64) []string {
+	at := func(p *results.SweepPoint) string {
+		switch axis {
+		case results.AxisRate:
+			return fmt.Sprintf("an offered %s ops/s (%s)", results.CommasFloat(p.X), p.Label())
+		case results.AxisShards:
+			return fmt.Sprintf("%s (%s)", results.Count(int(p.X), "shard"), p.Label())
+		}
+		return fmt.Sprintf("concurrency %g (%s)", p.X, p.Label())
+	}
+	slo := "the SLO"
+	if sloUs > 0 {
+		slo = "the SLO (p99 ≤ " + results.FormatUs(sloUs) + ")"
+	}
+	var out []string
+	if c.Best != nil {
+		out = append(out, fmt.Sprintf("Highest throughput meeting %s: %s ops/s at %s, p99 %s.",
+			slo, results.CommasFloat(c.Best.OpsPerSec), at(c.Best), c.Best.Percentile(c.Best.P99Us)))
+	} else {
+		out = append(out, fmt.Sprintf("No point met %s.", slo))
+	}
+	switch {
+	case c.Failed != nil:
+		out = append(out, fmt.Sprintf("The run at %s failed (%s): no knee is named, since a failure is not saturation; fix it and sweep again.",
+			at(c.Failed), c.Failed.Failure))
+	case c.Knee != nil && c.Peak != nil:
+		out = append(out, fmt.Sprintf("Throughput saturates (knee) at %s: %s ops/s, %.0f%% of the %s ops/s peak.",
+			at(c.Knee), results.CommasFloat(c.Knee.OpsPerSec), 100*c.Knee.OpsPerSec/max(c.Peak.OpsPerSec, 1e-9), results.CommasFloat(c.Peak.OpsPerSec)))
+	case c.Peak != nil && c.Points == 1:
+		out = append(out, "One point measured: a knee needs a curve of at least two.")
+	case c.Peak != nil && axis == results.AxisRate:
+		out = append(out, "No saturation knee within the swept rates: every offered rate was achieved within 10%, or none was.")
+	case c.Peak != nil:
+		out = append(out, fmt.Sprintf("No saturation within the swept range: throughput still rose at the last point (%s ops/s); sweep further to find the knee.", results.CommasFloat(c.Peak.OpsPerSec)))
+	}
+	switch cur := c.Current; {
+	case cur != nil:
+		what := "swept"
+		if cur.Interpolated {
+			what = "interpolated"
+		}
+		s := fmt.Sprintf("At the current setting (%g, %s): %s ops/s, p99 %s", cur.X, what, results.CommasFloat(cur.OpsPerSec), cur.Percentile(cur.P99Us))
+		if cur.Failure != "" {
+			s += "; its run failed (" + cur.Failure + ")"
+		}
+		switch {
+		case !cur.MeetsSLO && c.Best != nil:
+			s += fmt.Sprintf("; it breaks %s. The best point within it does %s ops/s at %s: go back to it.", slo, results.CommasFloat(c.Best.OpsPerSec), at(c.Best))
+		case !cur.MeetsSLO:
+			s += fmt.Sprintf("; it breaks %s, as every swept point does.", slo)
+		case c.Best == nil:
+			s += "; no headroom within the SLO."
+		case c.Best.X == cur.X:
+			s += "; it is the best point within the SLO: no headroom beyond it."
+		case c.Best.OpsPerSec >= cur.OpsPerSec:
+			s += fmt.Sprintf("; headroom %+.0f%% (to %s ops/s at %s) within the SLO.", c.HeadroomPct, results.CommasFloat(c.Best.OpsPerSec), at(c.Best))
+		default:
+			s += fmt.Sprintf("; it already does %.0f%% more than the best other point within the SLO.", (cur.OpsPerSec/max(c.Best.OpsPerSec, 1e-9)-1)*100)
+		}
+		out = append(out, s)
+	case c.CurrentX > 0:
+		out = append(out, fmt.Sprintf("The current setting (%g) is outside the swept points: no headroom figure.", c.CurrentX))
+	}
+	if c.Stopped != "" {
+		out = append(out, "Stopped early: "+c.Stopped+".")
+	}
+	return out
+}
