@@ -35,9 +35,10 @@ const DockerProbeTimeout = 1500 * time.Millisecond
 
 // EngineSetupTimeout bounds the rest of the probe, once the engine has
 // answered: testcontainers' provider set-up asks the engine for its info,
-// which takes a real engine (Podman's, say) well over a second. It bounds
-// the start of a Podman API service of lockbench's own too.
-const EngineSetupTimeout = 20 * time.Second
+// which takes a real engine (Podman's, say) well over a second, and far
+// longer on a host whose CPUs are busy. It bounds the start of a Podman
+// API service of lockbench's own too.
+const EngineSetupTimeout = time.Minute
 
 // ImagePullTimeout bounds pulling the container backend's image when the
 // engine lacks it.
