@@ -14,68 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Kind is which of Redisson's locks a Lock is.
-type Kind uint8
-
-// The kinds.
-const (
-	// Reentrant is RLock: exclusive, reentrant.
-	Reentrant Kind = iota
-	// Fair is RFairLock: exclusive, reentrant, granted in queue order.
-	Fair
-	// Read is the read half of RReadWriteLock: shared among readers.
-	Read
-	// Write is the write half of RReadWriteLock: exclusive.
-	Write
-	// Fenced is RFencedLock: a reentrant lock whose every acquisition,
-	// re-entries included, returns the next fencing token of its name.
-	Fenced
-	// Spin is Redisson's spin lock: a reentrant lock whose waiters poll
-	// with exponential backoff instead of subscribing, and whose unlocks
-	// publish nothing.
-	Spin
-	// NonReentrant is Redisson's non-reentrant lock: exclusive, and the
-	// holder asking again is refused with ErrNonReentrant.
-	NonReentrant
-	// NonReentrantFair is the non-reentrant fair lock: FIFO, and the
-	// holder asking again is refused with ErrNonReentrant.
-	NonReentrantFair
-)
-
-var kindNames = [...]string{"reentrant", "fair", "read", "write", "fenced", "spin", "non-reentrant", "non-reentrant-fair"}
-
-// String is the kind's name: "reentrant", "fair", "read", "write",
-// "fenced", "spin", "non-reentrant" or "non-reentrant-fair".
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
-
-// family is whose scripts a lock of kind k (not fair) runs.
-func (k Kind) family() wire.Family {
-	switch k {
-	case Read:
-		return wire.ReadHalf
-	case Write:
-		return wire.WriteHalf
-	case Fenced:
-		return wire.Fenced
-	case Spin:
-		return wire.Spin
-	case NonReentrant:
-		return wire.NonReentrant
-	}
-	return wire.Whole
-}
-
-// fair reports whether k queues its waiters.
-func (k Kind) fair() bool { return k == Fair || k == NonReentrantFair }
-
-// reentrant reports whether the holder of a lock of kind k may take it again.
-func (k Kind) reentrant() bool { return k != NonReentrant && k != NonReentrantFair }
-
 // Lock is one owner's handle on one named lock: reentrant, fair, or the
 // read or write half of a read-write lock. Handles are cheap. Acquiring
 // returns a Hold, through which the holder re-enters, unlocks and learns
@@ -83,6 +21,7 @@ func (k Kind) reentrant() bool { return k != NonReentrant && k != NonReentrantFa
 type Lock struct {
 	owner   *Owner
 	kind    Kind
+	family  wire.Family // whose scripts it runs (not fair)
 	name    string
 	field   string // the owner's hash field
 	channel string // where this lock's waiters are woken
@@ -113,7 +52,7 @@ func (l *Lock) pieces() wire.Pieces {
 	if l.field != l.owner.id {
 		field = l.field // a write lock's "<owner>:write"
 	}
-	return wire.NewPieces(l.kind.family(), l.name, b[0], field, b[1])
+	return wire.NewPieces(l.family, l.name, b[0], field, b[1])
 }
 
 // leaseArg is lease in ms as an interface value: the client's for the
@@ -182,7 +121,7 @@ func (l *Lock) TryLock(ctx context.Context, opts TryLockOptions) (*Hold, error) 
 // then runs the acquisition loop.
 func (l *Lock) acquire(ctx context.Context, wait, lease time.Duration) (*Hold, error) {
 	if err := l.owner.claim(l.key()); err != nil {
-		if !l.kind.reentrant() {
+		if !l.kind.Reentrant() {
 			err = ErrNonReentrant
 		}
 		return nil, l.fail(ctx, "lock", err)
@@ -258,7 +197,7 @@ func (l *Lock) acquireLoop(ctx context.Context, wait, lease time.Duration) (*hol
 	if wait > 0 {
 		queueWait = wait
 	}
-	queued := l.kind.fair() && wait != 0
+	queued := l.kind.Fair() && wait != 0
 	giveUp := func() {
 		if queued {
 			l.leaveQueue(queueWait)
@@ -382,8 +321,7 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		leaseMs = ms(lease)
 	}
 	var cmd command
-	switch l.kind {
-	case Fair, NonReentrantFair:
+	if l.kind.Fair() {
 		s := wire.FairTryOnce
 		switch {
 		case l.kind == Fair && queued:
@@ -396,9 +334,9 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		call := wire.Call{Script: s, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name)},
 			Args: []any{leaseMs, l.field, ms(queueWait), c.opts.Clock().UnixMilli(), wire.NonReentrantError}}
 		cmd = command{script: call.Script, args: call.Command()}
-	default:
+	} else {
 		p := l.pieces()
-		cmd.script, cmd.args = wire.AcquireArgs(l.kind.family(), &p, l.leaseArg(lease))
+		cmd.script, cmd.args = wire.AcquireArgs(l.family, &p, l.leaseArg(lease))
 	}
 	cmd.what = what
 	op := "lock"
@@ -462,7 +400,7 @@ func (l *Lock) undoAcquire(lease time.Duration) {
 // the token to compare with a Hold's (Hold.Token) at the guarded resource.
 // Only a Fenced lock has tokens.
 func (l *Lock) Token(ctx context.Context) (int64, error) {
-	if l.kind != Fenced {
+	if !l.kind.Fenced() {
 		return 0, l.fail(ctx, "token", fmt.Errorf("%w: a %s lock has no fencing token (use Owner.FencedLock)", ErrInvalidOptions, l.kind))
 	}
 	n, err := l.owner.c.cmds.Get(ctx, wire.TokenKey(l.name)).Int64()
@@ -590,13 +528,13 @@ func (l *Lock) retryUnlock(lease time.Duration, latch string) {
 func (l *Lock) unlockWith(ctx context.Context, lease time.Duration, latch string) (int64, error) {
 	c := l.owner.c
 	var cmd command
-	if l.kind.fair() {
+	if l.kind.Fair() {
 		call := wire.Call{Script: wire.FairUnlock, Keys: []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name), latch},
 			Args: []any{wire.UnlockMessage, ms(lease), l.field, c.opts.Clock().UnixMilli(), c.publishArg, c.latchArg}}
 		cmd = command{script: call.Script, args: call.Command()}
 	} else {
 		p := l.pieces()
-		cmd.script, cmd.args = wire.UnlockArgs(l.kind.family(), &p, c.publishArg, latch, l.leaseArg(lease), c.latchArg)
+		cmd.script, cmd.args = wire.UnlockArgs(l.family, &p, c.publishArg, latch, l.leaseArg(lease), c.latchArg)
 	}
 	cmd.what = sendUnlock
 	res, err := c.eval(ctx, cmd, c.pipelined)
@@ -632,18 +570,18 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	c := l.owner.c
 	var n int64
 	var err error
-	switch l.kind {
-	case Reentrant, Fenced, NonReentrant:
-		n, err = wire.ReentrantForceUnlock.Run(ctx, c.cmds, []string{l.name, l.channel}, wire.UnlockMessage, c.publish).Int64()
-	case Spin:
-		n, err = c.cmds.Del(ctx, l.name).Result()
-	case Fair, NonReentrantFair:
+	switch {
+	case l.kind.Fair():
 		n, err = wire.FairForceUnlock.Run(ctx, c.cmds, []string{l.name, wire.FairQueueKey(l.name), wire.FairTimeoutKey(l.name), wire.LockChannel(l.name)},
 			wire.UnlockMessage, c.opts.Clock().UnixMilli(), c.publish).Int64()
-	case Read:
+	case l.family == wire.Spin:
+		n, err = c.cmds.Del(ctx, l.name).Result()
+	case l.family == wire.ReadHalf:
 		n, err = wire.RwForceUnlock.Run(ctx, c.cmds, []string{l.name, l.channel}, wire.UnlockMessage, c.publish, "read").Int64()
-	case Write:
+	case l.family == wire.WriteHalf:
 		n, err = wire.RwForceUnlock.Run(ctx, c.cmds, []string{l.name, l.channel}, wire.ReadUnlockMessage, c.publish, "write").Int64()
+	default:
+		n, err = wire.ReentrantForceUnlock.Run(ctx, c.cmds, []string{l.name, l.channel}, wire.UnlockMessage, c.publish).Int64()
 	}
 	if err != nil {
 		return false, l.fail(ctx, "force unlock", err)
