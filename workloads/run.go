@@ -286,7 +286,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 		logf = func(string, ...any) {}
 	}
 	var fair *fairRegistry
-	if p.Kind == Fair && cfg.NewOwner == nil && cfg.ClientRedis != nil {
+	if p.Kind.Fair() && cfg.NewOwner == nil && cfg.ClientRedis != nil {
 		rdb := cfg.ClientRedis(-1, 2)
 		clients.rdbs = append(clients.rdbs, rdb)
 		reg, cleaned, err := startFairRegistry(ctx, rdb, prefix, names, time.Now())
@@ -382,7 +382,7 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 
 	g := runtime.NumGoroutine()
 	gMax.Store(max(gMax.Load(), int64(g)))
-	a := results.Analysis{Labels: labels, MeasureFrom: int64(time.Duration(p.Warmup)), FIFO: p.Kind == Fair, Timeline: r.cfg.Timeline}
+	a := results.Analysis{Labels: labels, MeasureFrom: int64(time.Duration(p.Warmup)), FIFO: p.Kind.Fair(), Timeline: r.cfg.Timeline}
 	if end.Before(r.warmEnd) {
 		a.MeasureFrom = col.Since(end)
 	}
