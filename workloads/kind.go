@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/lockimpl/kind"
@@ -27,18 +26,21 @@ const (
 // KindOf is the profile kind that drives locks of kind k alone.
 func KindOf(k kind.Kind) Kind { return Kind(k.String()) }
 
+// alone reports whether a profile drives lock kind k alone: every kind
+// but the read-write lock's halves, which RW drives, and the non-reentrant
+// fair lock, which no profile drives (removing it here is all a profile
+// needs to).
+func alone(k kind.Kind) bool { return !k.ReadWrite() && k != kind.NonReentrantFair }
+
 // Kinds lists the profile kinds in the lock kinds' order: the kinds
-// driven alone, RW where the read-write lock's halves are, and Multi. No
-// profile drives the non-reentrant fair lock: removing it here is all a
-// profile needs to.
+// driven alone, RW where the read-write lock's halves are, and Multi.
 func Kinds() []Kind {
 	var ks []Kind
 	for _, k := range kind.All() {
 		switch {
 		case k == kind.Read:
 			ks = append(ks, RW)
-		case k.ReadWrite() || k == kind.NonReentrantFair:
-		default:
+		case alone(k):
 			ks = append(ks, KindOf(k))
 		}
 	}
@@ -73,11 +75,11 @@ func (k Kind) Lock(m results.Mode) (l kind.Kind, ok bool) {
 	case Multi:
 		return kind.Reentrant, true
 	}
-	if !slices.Contains(Kinds(), k) {
+	l, err := kind.Parse(string(k))
+	if err != nil || !alone(l) {
 		return 0, false
 	}
-	l, err := kind.Parse(string(k))
-	return l, err == nil
+	return l, true
 }
 
 // Fair reports whether profile kind k's locks are granted in queue order.

@@ -68,7 +68,7 @@ func All() []Kind {
 
 // Parse reads a kind's name.
 func Parse(name string) (Kind, error) {
-	for _, k := range All() {
+	for k := range numKinds {
 		if kinds[k].name == name {
 			return k, nil
 		}
