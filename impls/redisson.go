@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -233,7 +232,7 @@ func (o *redissonOwner) ID() string { return o.id }
 // kind the profile's kind takes in m.
 func (o *redissonOwner) Locker(name string, m results.Mode) workloads.Locker {
 	k, _ := o.c.kind.Lock(m)
-	return &redissonLocker{o: o, kind: redisson.KindOf(k), name: name}
+	return &redissonLocker{o: o, kind: redisson.KindOf(k), name: name, fenced: k.Fenced()}
 }
 
 // MultiLocker is the owner's handle on a RedissonMultiLock of reentrant
@@ -255,6 +254,7 @@ type redissonLocker struct {
 	o          *redissonOwner
 	kind       redisson.Kind
 	name       string
+	fenced     bool // its acquisitions reply their fencing tokens
 	err        error
 	start, end int64 // the latest call's JVM times; 0 when it got no answer
 	token      int64 // the latest acquisition's fencing token
@@ -278,7 +278,7 @@ func (l *redissonLocker) Acquire(ctx context.Context, wait, lease time.Duration)
 	if err != nil {
 		return false, err
 	}
-	if l.kind == redisson.KindOf(kind.Fenced) && r.Value != "0" {
+	if l.fenced && r.Value != "0" {
 		l.token, _ = strconv.ParseInt(r.Value, 10, 64)
 	}
 	return r.Value != "0", nil

@@ -64,7 +64,8 @@ func (g *Guard) OK() bool { return g.Lost == 0 }
 func (g *Guard) Line() string {
 	s := fmt.Sprintf("%s %s: %s · %s of %s written · counter %s of %s accepted",
 		g.Mode, g.Store, Count(g.Lost, "lost update"), Commas(g.Written), Count(g.Sections, "section"), Commas(g.Final), Commas(g.Accepted))
-	if g.Mode == kind.Fenced.String() || g.Rejected > 0 { // the mode named after the kind whose tokens it carries
+	// The fenced mode is named after the lock kind whose tokens it carries.
+	if g.Mode == kind.Fenced.String() || g.Rejected > 0 {
 		s += fmt.Sprintf(" · stale refused: %s, %s", Count(g.RejectedReads, "read"), Count(g.RejectedWrites, "write"))
 	}
 	if g.RightfulRefused > 0 {
