@@ -20,6 +20,7 @@ const (
 	Plain Mode = "plain"
 	// Fenced: as Plain, the read and the write carrying the lock's fencing
 	// token, which the store refuses when lower than the highest it saw.
+	// It is named after the lock kind whose tokens it carries (kind.Fenced).
 	Fenced Mode = "fenced"
 )
 

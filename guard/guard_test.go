@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
@@ -13,6 +14,14 @@ import (
 func TestMain(m *testing.M) { redisenvtest.Main(m) }
 
 var bg = context.Background()
+
+// TestFencedNamedAfterKind: the fenced mode's name is the fenced lock
+// kind's, which results reads to know a guard's mode from its JSON.
+func TestFencedNamedAfterKind(t *testing.T) {
+	if string(guard.Fenced) != kind.Fenced.String() {
+		t.Errorf("guard.Fenced is %q, kind.Fenced %q", guard.Fenced, kind.Fenced)
+	}
+}
 
 func totals(t *testing.T, s *guard.Store) guard.Totals {
 	t.Helper()

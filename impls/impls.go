@@ -101,7 +101,7 @@ func exclusiveOnly(impl string, p workloads.Profile, expiry time.Duration, expir
 	note := defaults
 	for _, f := range p.Needs() {
 		switch f {
-		case workloads.NeedReadWrite, workloads.NeedFair, workloads.NeedFencing, workloads.NeedSpin, workloads.NeedNonReentry, workloads.NeedMulti:
+		case p.Kind.Feature(): // every kind but reentrant
 			return "", workloads.Refuse(impl, p, f, impl+" has exclusive mutexes only; run this profile with --impl lockimpl (or raw for kind rw)")
 		case workloads.NeedReentrancy:
 			return "", workloads.Refuse(impl, p, f, impl+"'s mutexes are not reentrant; set --depth 1 or use --impl lockimpl")

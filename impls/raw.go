@@ -38,9 +38,11 @@ func (r Raw) Check(p workloads.Profile) (string, error) {
 	}
 	for _, f := range p.Needs() {
 		switch f {
-		case workloads.NeedFair:
-			return "", workloads.Refuse(r.Name(), p, f, "the fair queue needs client bookkeeping (leaving the queue on timeout) that raw leaves out; use --impl lockimpl")
-		case workloads.NeedFencing, workloads.NeedSpin, workloads.NeedNonReentry, workloads.NeedMulti:
+		case workloads.NeedReadWrite: // runs: Redis counts the read holds
+		case p.Kind.Feature(): // every other kind but reentrant
+			if p.Kind.Fair() {
+				return "", workloads.Refuse(r.Name(), p, f, "the fair queue needs client bookkeeping (leaving the queue on timeout) that raw leaves out; use --impl lockimpl")
+			}
 			return "", workloads.Refuse(r.Name(), p, f, "raw runs the reentrant and read-write scripts only; use --impl lockimpl")
 		case workloads.NeedAutoPipeline:
 			return "", workloads.Refuse(r.Name(), p, f, "raw is the plain client's floor; drop --auto-pipeline (or the profile's auto_pipeline: true; bench perf measures bare go-redis on the autopipeliner)")
@@ -61,11 +63,12 @@ func (Raw) NewClient(_ context.Context, rdb redis.UniversalClient, p workloads.P
 	if lease <= 0 {
 		lease = lockimpl.DefaultWatchdogTimeout
 	}
-	return &rawClient{rdb: rdb, lease: lease, ids: newOwnerIDs("raw")}, nil
+	return &rawClient{rdb: rdb, kind: p.Kind, lease: lease, ids: newOwnerIDs("raw")}, nil
 }
 
 type rawClient struct {
 	rdb   redis.UniversalClient
+	kind  workloads.Kind
 	lease time.Duration
 	ids   *ownerIDs
 }
@@ -88,15 +91,11 @@ type rawOwner struct {
 
 func (o *rawOwner) ID() string { return o.id }
 
+// Locker is the owner's handle on name in mode m: the scripts of the lock
+// the profile's kind takes in m.
 func (o *rawOwner) Locker(name string, m results.Mode) workloads.Locker {
-	kind := lockimpl.Reentrant
-	switch m {
-	case results.Read:
-		kind = lockimpl.Read
-	case results.Write:
-		kind = lockimpl.Write
-	}
-	acq, unl, err := protocol.Calls(kind, name, o.id, o.c.lease, "")
+	k, _ := o.c.kind.Lock(m)
+	acq, unl, err := protocol.Calls(k, name, o.id, o.c.lease, "")
 	return &rawLocker{o: o, name: name, acq: acq, unl: unl, err: err}
 }
 

@@ -229,9 +229,10 @@ type redissonOwner struct {
 func (o *redissonOwner) ID() string { return o.id }
 
 // Locker is the owner's handle on name in mode m: Redisson's lock of the
-// profile's kind.
+// kind the profile's kind takes in m.
 func (o *redissonOwner) Locker(name string, m results.Mode) workloads.Locker {
-	return &redissonLocker{o: o, kind: RedissonKind(o.c.kind, m), name: name}
+	k, _ := o.c.kind.Lock(m)
+	return &redissonLocker{o: o, kind: redisson.KindOf(k), name: name, fenced: k.Fenced()}
 }
 
 // MultiLocker is the owner's handle on a RedissonMultiLock of reentrant
@@ -240,7 +241,7 @@ func (o *redissonOwner) Locker(name string, m results.Mode) workloads.Locker {
 // or wait on each other until a round's per-lock wait runs out.
 func (o *redissonOwner) MultiLocker(names []string) workloads.Locker {
 	names = slices.Sorted(slices.Values(names))
-	l := &redissonLocker{o: o, kind: "multi", name: strings.Join(names, ",")}
+	l := &redissonLocker{o: o, kind: redisson.Multi, name: strings.Join(names, ",")}
 	for _, n := range names {
 		if strings.Contains(n, ",") {
 			l.err = fmt.Errorf("redisson: lock name %q: a multi-lock's names cannot contain commas", n)
@@ -249,30 +250,11 @@ func (o *redissonOwner) MultiLocker(names []string) workloads.Locker {
 	return l
 }
 
-// RedissonKind is the driver's kind for a profile's kind and mode.
-func RedissonKind(k workloads.Kind, m results.Mode) string {
-	switch {
-	case k == workloads.Fair:
-		return "fair"
-	case k == workloads.Fenced:
-		return "fenced"
-	case k == workloads.Spin:
-		return "spin"
-	case k == workloads.NonReentrant:
-		return "non-reentrant"
-	case k == workloads.Multi:
-		return "multi"
-	case m == results.Read:
-		return "read"
-	case m == results.Write:
-		return "write"
-	}
-	return "reentrant"
-}
-
 type redissonLocker struct {
 	o          *redissonOwner
-	kind, name string
+	kind       redisson.Kind
+	name       string
+	fenced     bool // its acquisitions reply their fencing tokens
 	err        error
 	start, end int64 // the latest call's JVM times; 0 when it got no answer
 	token      int64 // the latest acquisition's fencing token
@@ -296,7 +278,7 @@ func (l *redissonLocker) Acquire(ctx context.Context, wait, lease time.Duration)
 	if err != nil {
 		return false, err
 	}
-	if l.kind == "fenced" && r.Value != "0" {
+	if l.fenced && r.Value != "0" {
 		l.token, _ = strconv.ParseInt(r.Value, 10, 64)
 	}
 	return r.Value != "0", nil

@@ -369,16 +369,19 @@ func (o *Owner) ID() string { return o.id }
 // Client is the client the owner belongs to.
 func (o *Owner) Client() *Client { return o.c }
 
-// Lock returns the owner's reentrant lock (RLock) named name.
-func (o *Owner) Lock(name string) *Lock {
-	return &Lock{owner: o, kind: Reentrant, name: name, field: o.id, channel: wire.LockChannel(name)}
+// LockOf returns the owner's lock of kind k named name: the lock the
+// kind's own method (Lock, FairLock, ReadWriteLock's halves, ...) returns.
+func (o *Owner) LockOf(k Kind, name string) *Lock {
+	w := wire.LockOf(k, name, o.id)
+	return &Lock{owner: o, kind: k, family: w.Family, name: name, field: w.Field, channel: w.Channel}
 }
+
+// Lock returns the owner's reentrant lock (RLock) named name.
+func (o *Owner) Lock(name string) *Lock { return o.LockOf(Reentrant, name) }
 
 // FairLock returns the owner's fair lock (RFairLock) named name: waiters
 // acquire in the order they queued, across clients.
-func (o *Owner) FairLock(name string) *Lock {
-	return &Lock{owner: o, kind: Fair, name: name, field: o.id, channel: wire.LockChannel(name) + ":" + o.id}
-}
+func (o *Owner) FairLock(name string) *Lock { return o.LockOf(Fair, name) }
 
 // FencedLock returns the owner's fenced lock (RFencedLock) named name: a
 // reentrant lock whose every acquisition, re-entries included, gets the
@@ -389,9 +392,7 @@ func (o *Owner) FairLock(name string) *Lock {
 // backwards: a name used once costs one small key for ever. Delete the
 // counters of names retired for good, and only when no holder or
 // resource can still compare with their tokens.
-func (o *Owner) FencedLock(name string) *Lock {
-	return &Lock{owner: o, kind: Fenced, name: name, field: o.id, channel: wire.LockChannel(name)}
-}
+func (o *Owner) FencedLock(name string) *Lock { return o.LockOf(Fenced, name) }
 
 // SpinLock returns the owner's spin lock named name: the reentrant lock's
 // data, but its waiters poll with exponential backoff (Options.SpinInitialDelay
@@ -399,22 +400,16 @@ func (o *Owner) FencedLock(name string) *Lock {
 // It suits many short-lived names on a cluster, where every pub/sub
 // subscription and message costs each node; a waiter may sleep up to
 // SpinMaxDelay past an unlock.
-func (o *Owner) SpinLock(name string) *Lock {
-	return &Lock{owner: o, kind: Spin, name: name, field: o.id}
-}
+func (o *Owner) SpinLock(name string) *Lock { return o.LockOf(Spin, name) }
 
 // NonReentrantLock returns the owner's non-reentrant lock named name:
 // the reentrant lock's data, but the holder asking for it again gets
 // ErrNonReentrant at once, as does Hold.Reenter.
-func (o *Owner) NonReentrantLock(name string) *Lock {
-	return &Lock{owner: o, kind: NonReentrant, name: name, field: o.id, channel: wire.LockChannel(name)}
-}
+func (o *Owner) NonReentrantLock(name string) *Lock { return o.LockOf(NonReentrant, name) }
 
 // NonReentrantFairLock returns the owner's non-reentrant fair lock named
 // name: the fair lock, but the holder asking again gets ErrNonReentrant.
-func (o *Owner) NonReentrantFairLock(name string) *Lock {
-	return &Lock{owner: o, kind: NonReentrantFair, name: name, field: o.id, channel: wire.LockChannel(name) + ":" + o.id}
-}
+func (o *Owner) NonReentrantFairLock(name string) *Lock { return o.LockOf(NonReentrantFair, name) }
 
 // ReadWriteLock returns the owner's read-write lock (RReadWriteLock) named name.
 func (o *Owner) ReadWriteLock(name string) *ReadWriteLock {
@@ -428,14 +423,10 @@ type ReadWriteLock struct {
 }
 
 // ReadLock is shared with other readers, and with this owner's own write hold.
-func (rw *ReadWriteLock) ReadLock() *Lock {
-	return &Lock{owner: rw.owner, kind: Read, name: rw.name, field: rw.owner.id, channel: wire.RWLockChannel(rw.name)}
-}
+func (rw *ReadWriteLock) ReadLock() *Lock { return rw.owner.LockOf(Read, rw.name) }
 
 // WriteLock excludes every other owner, readers and writers.
-func (rw *ReadWriteLock) WriteLock() *Lock {
-	return &Lock{owner: rw.owner, kind: Write, name: rw.name, field: rw.owner.id + ":write", channel: wire.RWLockChannel(rw.name)}
-}
+func (rw *ReadWriteLock) WriteLock() *Lock { return rw.owner.LockOf(Write, rw.name) }
 
 type holdKey struct {
 	kind Kind

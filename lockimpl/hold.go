@@ -103,7 +103,7 @@ func (hd *Hold) Token() int64 {
 // ErrNonReentrant for a non-reentrant lock.
 func (hd *Hold) Reenter(ctx context.Context) error {
 	l, h := hd.lock, hd.h
-	if !l.kind.reentrant() {
+	if !l.kind.Reentrant() {
 		return l.fail(ctx, "re-enter", ErrNonReentrant)
 	}
 	if !l.owner.current(h) || h.isDone() {

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lockbench/lockbench/internal/infile"
+	"github.com/lockbench/lockbench/lockimpl/kind"
 )
 
 // JarEnv names the environment variable that points at the driver's jar.
@@ -160,9 +161,24 @@ func (e *ConfigError) Error() string { return "redisson: " + e.Field + ": " + e.
 // IsUsage marks the error as bad input: the CLIs exit 2 on it.
 func (e *ConfigError) IsUsage() bool { return true }
 
+// Kind is the lock a call acts on, as the driver's protocol names it: a
+// lock kind (KindOf), or Multi.
+type Kind string
+
+// Multi is a RedissonMultiLock of reentrant locks, whose names a call
+// gives joined by commas.
+const Multi Kind = "multi"
+
+// KindOf is the driver's kind for lock kind k: the kind's own name, which
+// the Java side's lockOf knows for every kind.
+func KindOf(k kind.Kind) Kind { return Kind(k.String()) }
+
 // Error is an exception Redisson threw in the driver.
 type Error struct {
-	Op, Kind, Name, Owner string
+	Op   string
+	Kind Kind
+	// Name is the lock's name, Owner the thread's.
+	Name, Owner string
 	// Class is the exception's simple class name, such as
 	// IllegalMonitorStateException (an unlock by an owner that does not
 	// hold the lock).
@@ -386,9 +402,9 @@ func stackless(s string) string {
 }
 
 // newError is the *Error of an err reply's value ("Class: message").
-func (d *Driver) newError(op, owner, kind, name, value string) *Error {
+func (d *Driver) newError(op, owner string, k Kind, name, value string) *Error {
 	class, text, _ := strings.Cut(d.redact(value), ": ")
-	return &Error{Op: op, Kind: kind, Name: name, Owner: owner, Class: class, Message: text}
+	return &Error{Op: op, Kind: k, Name: name, Owner: owner, Class: class, Message: text}
 }
 
 // PID is the JVM's process id.
@@ -478,7 +494,7 @@ type answer struct {
 // than the runs' stall bounds, which close the driver first.
 const cancelWait = 5 * time.Second
 
-// Call runs op for owner on the lock of kind and name: wait < 0 waits for
+// Call runs op for owner on the lock of kind k and name: wait < 0 waits for
 // ever (lock), else tryLock within wait; lease 0 is the watchdog. An error
 // reply from Redisson (IllegalMonitorStateException and the like) is an
 // error carrying its message. A ctx that ends cuts a call that takes a
@@ -489,8 +505,8 @@ const cancelWait = 5 * time.Second
 // waits are not interrupted), which gives back a lock it then takes; warm
 // stops between cycles. Other ops are not cut short: a ctx that ends stops
 // waiting for their reply, not the call in the JVM.
-func (d *Driver) Call(ctx context.Context, op, owner, kind, name string, wait, lease time.Duration) (Reply, error) {
-	return d.call(ctx, op, owner, kind, name, wait, lease, -1)
+func (d *Driver) Call(ctx context.Context, op, owner string, k Kind, name string, wait, lease time.Duration) (Reply, error) {
+	return d.call(ctx, op, owner, k, name, wait, lease, -1)
 }
 
 // Section is one critical section run whole in the JVM.
@@ -512,8 +528,8 @@ type Section struct {
 // in between. An unlock that fails returns its *Error with the section's
 // times filled in. A ctx that ends cuts it short, as Call says: a hold
 // ends and is unlocked (Cut); a wait for the lock returns ctx's error.
-func (d *Driver) Section(ctx context.Context, owner, kind, name string, wait, lease, hold time.Duration) (Section, error) {
-	r, err := d.call(ctx, "section", owner, kind, name, wait, lease, max(hold, 0))
+func (d *Driver) Section(ctx context.Context, owner string, k Kind, name string, wait, lease, hold time.Duration) (Section, error) {
+	r, err := d.call(ctx, "section", owner, k, name, wait, lease, max(hold, 0))
 	s := Section{Start: r.Start, End: r.End}
 	v := r.Value
 	var re *Error
@@ -553,8 +569,8 @@ func acquires(op string) bool {
 var ErrClosing = errors.New("redisson: the driver closed: call cut short")
 
 // call sends one request; hold < 0 leaves the 8th field out.
-func (d *Driver) call(ctx context.Context, op, owner, kind, name string, wait, lease, hold time.Duration) (Reply, error) {
-	for _, s := range []string{op, owner, kind, name} {
+func (d *Driver) call(ctx context.Context, op, owner string, k Kind, name string, wait, lease, hold time.Duration) (Reply, error) {
+	for _, s := range []string{op, owner, string(k), name} {
 		if strings.ContainsAny(s, "\t\n") {
 			return Reply{}, fmt.Errorf("redisson: %q: no tabs or newlines in driver fields", s)
 		}
@@ -576,7 +592,7 @@ func (d *Driver) call(ctx context.Context, op, owner, kind, name string, wait, l
 	d.nextID++
 	id := d.nextID
 	d.pending[id] = p
-	line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%d\t%d", id, op, owner, kind, name, waitMs, lease.Milliseconds())
+	line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%d\t%d", id, op, owner, k, name, waitMs, lease.Milliseconds())
 	if hold >= 0 {
 		line += "\t" + strconv.FormatInt(int64(hold), 10)
 	}
@@ -611,7 +627,7 @@ func (d *Driver) call(ctx context.Context, op, owner, kind, name string, wait, l
 	case a.status == "ok":
 		return a.Reply, nil
 	case a.status != "cancelled":
-		return a.Reply, d.newError(op, owner, kind, name, a.Value)
+		return a.Reply, d.newError(op, owner, k, name, a.Value)
 	case ctx.Err() != nil:
 		return a.Reply, ctx.Err()
 	}
@@ -652,7 +668,7 @@ func (d *Driver) Connect(ctx context.Context, client, addr string) error {
 // path before a measurement (a JVM's first thousands of calls run
 // interpreted).
 func (d *Driver) Warm(ctx context.Context, owner, name string, cycles int) error {
-	_, err := d.Call(ctx, "warm", owner, "reentrant", name, time.Duration(cycles)*time.Millisecond, 0)
+	_, err := d.Call(ctx, "warm", owner, KindOf(kind.Reentrant), name, time.Duration(cycles)*time.Millisecond, 0)
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/redisson"
 )
 
@@ -21,22 +22,8 @@ type section struct {
 
 // goLocker takes the lockimpl lock of a driver kind on names for o and
 // returns its unlock.
-func goLocker(o *lockimpl.Owner, kind string, names []string) func(ctx context.Context) (func(context.Context) error, error) {
-	var l *lockimpl.Lock
-	switch kind {
-	case "reentrant":
-		l = o.Lock(names[0])
-	case "fair":
-		l = o.FairLock(names[0])
-	case "write":
-		l = o.ReadWriteLock(names[0]).WriteLock()
-	case "fenced":
-		l = o.FencedLock(names[0])
-	case "spin":
-		l = o.SpinLock(names[0])
-	case "non-reentrant":
-		l = o.NonReentrantLock(names[0])
-	case "multi":
+func goLocker(t *testing.T, o *lockimpl.Owner, k redisson.Kind, names []string) func(ctx context.Context) (func(context.Context) error, error) {
+	if k == redisson.Multi {
 		var parts []*lockimpl.Lock
 		for _, n := range names {
 			parts = append(parts, o.Lock(n))
@@ -53,6 +40,11 @@ func goLocker(o *lockimpl.Owner, kind string, names []string) func(ctx context.C
 			return h.Unlock, nil
 		}
 	}
+	lk, err := kind.Parse(string(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := o.LockOf(lk, names[0])
 	return func(ctx context.Context) (func(context.Context) error, error) {
 		h, err := l.Lock(ctx, lockimpl.LockOptions{})
 		if err != nil {
@@ -74,12 +66,19 @@ func TestInteropExclusion(t *testing.T) {
 	c := goClient(t, env, lockimpl.Options{})
 	t.Logf("Redisson %s", d.Version())
 	var total, totalCross int
-	for _, kind := range []string{"reentrant", "fair", "write", "fenced", "spin", "non-reentrant", "multi"} {
-		t.Run(kind, func(t *testing.T) {
+	// Every kind whose holds exclude each other, and the multi-lock.
+	var kinds []redisson.Kind
+	for _, k := range kind.All() {
+		if !k.Shared() {
+			kinds = append(kinds, redisson.KindOf(k))
+		}
+	}
+	for _, k := range append(kinds, redisson.Multi) {
+		t.Run(string(k), func(t *testing.T) {
 			ctx := testkit.Context(t)
-			names := []string{"x-" + kind}
+			names := []string{"x-" + string(k)}
 			javaNames := names
-			if kind == "multi" {
+			if k == redisson.Multi {
 				// lockimpl takes a multi-lock's parts in name order whatever
 				// the order given; Redisson in the order given, so its
 				// users give the same order (or the two sides can wait on
@@ -88,7 +87,7 @@ func TestInteropExclusion(t *testing.T) {
 				javaNames = []string{"m-a", "m-b", "m-c"}
 			}
 			rounds := 250
-			if kind == "spin" {
+			if k == redisson.KindOf(kind.Spin) {
 				rounds = 100 // its waiters back off up to 128 ms between polls
 			}
 			const work, think = 200 * time.Microsecond, 3 * time.Millisecond
@@ -104,7 +103,7 @@ func TestInteropExclusion(t *testing.T) {
 			for _, owner := range []string{"j1", "j2"} {
 				wg.Go(func() {
 					for range rounds {
-						s, err := d.Section(ctx, owner+"-"+kind, kind, strings.Join(javaNames, ","), -1, 0, work)
+						s, err := d.Section(ctx, owner+"-"+string(k), k, strings.Join(javaNames, ","), -1, 0, work)
 						if err != nil {
 							errs <- err
 							return
@@ -115,7 +114,7 @@ func TestInteropExclusion(t *testing.T) {
 				})
 			}
 			for range 2 {
-				lock := goLocker(c.NewOwner(), kind, names)
+				lock := goLocker(t, c.NewOwner(), k, names)
 				wg.Go(func() {
 					for range rounds {
 						unlock, err := lock(ctx)
@@ -165,7 +164,7 @@ func TestInteropExclusion(t *testing.T) {
 			}
 			slices.Sort(gaps)
 			p50, worst := gaps[len(gaps)/2], gaps[len(gaps)-1]
-			t.Logf("%s: %d sections, 0 overlaps, %d cross-language handoffs: p50 %v, max %v", kind, len(secs), cross, p50, worst)
+			t.Logf("%s: %d sections, 0 overlaps, %d cross-language handoffs: p50 %v, max %v", k, len(secs), cross, p50, worst)
 			mu.Lock()
 			total += len(secs)
 			totalCross += cross

@@ -103,7 +103,7 @@ func TestInteropReadWrite(t *testing.T) {
 	ctx := testkit.Context(t)
 	c := goClient(t, env, lockimpl.Options{})
 	const name = "rw"
-	javaTry := func(owner, kind string) bool {
+	javaTry := func(owner string, kind redisson.Kind) bool {
 		t.Helper()
 		r, err := d.Call(ctx, "lock", owner, kind, name, 0, 0)
 		if err != nil {
@@ -111,7 +111,7 @@ func TestInteropReadWrite(t *testing.T) {
 		}
 		return r.Value == "1"
 	}
-	javaUnlock := func(owner, kind string) {
+	javaUnlock := func(owner string, kind redisson.Kind) {
 		t.Helper()
 		if _, err := d.Call(ctx, "unlock", owner, kind, name, 0, 0); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,10 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/lockbench/lockbench/lockimpl/kind"
+)
 
 // Guard is what the guarded resource says about a run: critical sections
 // read a counter in a separate store, held, and wrote it back plus one.
@@ -8,7 +12,7 @@ import "fmt"
 // the counter's final value), so they need no clock and hold across
 // clients, processes and machines.
 type Guard struct {
-	Mode  string `json:"mode"` // plain or fenced
+	Mode  string `json:"mode"` // plain, or fenced (by the fenced lock's tokens)
 	Store string `json:"store"`
 	// Sections are the critical sections that read the counter; Written
 	// those whose write the store applied, as their holders saw it.
@@ -60,7 +64,8 @@ func (g *Guard) OK() bool { return g.Lost == 0 }
 func (g *Guard) Line() string {
 	s := fmt.Sprintf("%s %s: %s · %s of %s written · counter %s of %s accepted",
 		g.Mode, g.Store, Count(g.Lost, "lost update"), Commas(g.Written), Count(g.Sections, "section"), Commas(g.Final), Commas(g.Accepted))
-	if g.Mode == "fenced" || g.Rejected > 0 {
+	// The fenced mode is named after the lock kind whose tokens it carries.
+	if g.Mode == kind.Fenced.String() || g.Rejected > 0 {
 		s += fmt.Sprintf(" · stale refused: %s, %s", Count(g.RejectedReads, "read"), Count(g.RejectedWrites, "write"))
 	}
 	if g.RightfulRefused > 0 {

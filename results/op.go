@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl/kind"
 )
 
 // Mode is how an acquisition holds its lock.
@@ -26,7 +28,20 @@ func (m Mode) String() string {
 	return fmt.Sprintf("mode(%d)", uint8(m))
 }
 
-// compatible reports whether holders in modes a and b may overlap.
+// ModeOf is the mode of a hold of lock kind k: Read and Write for the
+// read-write lock's halves, Exclusive for every other kind.
+func ModeOf(k kind.Kind) Mode {
+	switch {
+	case !k.ReadWrite():
+		return Exclusive
+	case k.Shared():
+		return Read
+	}
+	return Write
+}
+
+// compatible reports whether holders in modes a and b may overlap: only
+// holds of a shared kind (the read lock's) do.
 func compatible(a, b Mode) bool { return a == Read && b == Read }
 
 // ErrClass sorts a failed operation by cause.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -227,14 +228,14 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease time.Duration, acquired chan<- struct{}) error {
 	r := st.r
 	owner := fmt.Sprintf("%s/holder-%d", redissonClient, i)
-	kind := "reentrant"
+	k := kind.Reentrant
 	if r.mit != nil && r.mit.Fencing {
-		kind = "fenced"
+		k = kind.Fenced
 	}
 	called := time.Now()
-	got, err := r.jvm.Call(r.ctx, "lock", owner, kind, lock, -1, lease)
+	got, err := r.jvm.Call(r.ctx, "lock", owner, redisson.KindOf(k), lock, -1, lease)
 	close(acquired)
-	op := results.Op{Start: st.at(called), Called: st.at(called), Owner: i, Lock: i, Mode: results.Exclusive, Depth: 1}
+	op := results.Op{Start: st.at(called), Called: st.at(called), Owner: i, Lock: i, Mode: results.ModeOf(k), Depth: 1}
 	if err != nil {
 		op.Err = workloads.Classify(err)
 		op.Released, op.Done = op.Called, st.at(time.Now())
@@ -244,7 +245,7 @@ func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease tim
 	}
 	op.Start, op.Called, op.Acquired = st.at(redisson.Time(got.Start)), st.at(redisson.Time(got.Start)), st.at(redisson.Time(got.End))
 	var token int64
-	if kind == "fenced" {
+	if k.Fenced() {
 		token, _ = strconv.ParseInt(got.Value, 10, 64)
 	}
 	read, mayWrite := r.guardRead(lock, token, cannotKnow)
@@ -259,7 +260,7 @@ func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease tim
 		r.guardWrite(lock, token, read, owner, cannotKnow)
 	}
 	asked := time.Now()
-	rel, uerr := r.jvm.Call(context.WithoutCancel(r.ctx), "unlock", owner, kind, lock, 0, 0)
+	rel, uerr := r.jvm.Call(context.WithoutCancel(r.ctx), "unlock", owner, redisson.KindOf(k), lock, 0, 0)
 	op.Released, op.Done = st.at(asked), st.at(time.Now())
 	if rel.End != 0 {
 		op.Released, op.Done = st.at(redisson.Time(rel.Start)), st.at(redisson.Time(rel.End))

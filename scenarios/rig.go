@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/results"
@@ -352,7 +353,7 @@ func (r *rig) workloadOn(p workloads.Profile, ignoreLost bool, impl workloads.Im
 		store = r.store
 		p.Guard = string(store.Mode())
 		if store.Mode() == guard.Fenced {
-			p.Kind = workloads.Fenced
+			p.Kind = workloads.KindOf(kind.Fenced)
 		}
 	}
 	cfg := workloads.Config{

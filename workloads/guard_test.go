@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -28,10 +29,10 @@ func TestGuardLostUpdates(t *testing.T) {
 		ignoreLost bool
 		wantLost   bool
 	}{
-		{"plain, ignoring Lost", workloads.Reentrant, guard.Plain, false, true, true},
-		{"plain, honouring Lost", workloads.Reentrant, guard.Plain, false, false, false},
-		{"fenced, ignoring Lost", workloads.Fenced, guard.Fenced, false, true, false},
-		{"fenced store that accepts lower tokens, ignoring Lost", workloads.Fenced, guard.Fenced, true, true, true},
+		{"plain, ignoring Lost", workloads.KindOf(kind.Reentrant), guard.Plain, false, true, true},
+		{"plain, honouring Lost", workloads.KindOf(kind.Reentrant), guard.Plain, false, false, false},
+		{"fenced, ignoring Lost", workloads.KindOf(kind.Fenced), guard.Fenced, false, true, false},
+		{"fenced store that accepts lower tokens, ignoring Lost", workloads.KindOf(kind.Fenced), guard.Fenced, true, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := short(t, "mutex", 2, 2, 0, 1500*time.Millisecond)
@@ -90,7 +91,7 @@ func TestGuardNeedsStore(t *testing.T) {
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "kind fenced") {
 		t.Errorf("guard fenced on kind reentrant: %v; want the refusal naming kind fenced", err)
 	}
-	p.Kind = workloads.Fenced
+	p.Kind = workloads.KindOf(kind.Fenced)
 	if err := p.Validate(); err != nil {
 		t.Errorf("guard fenced on kind fenced: %v", err)
 	}

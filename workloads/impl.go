@@ -46,16 +46,14 @@ var ErrNotHeld = lockimpl.ErrNotHeld
 // Feature is something a profile may need of an implementation.
 type Feature string
 
-// The features profiles need beyond an exclusive lock.
+// The features profiles need beyond an exclusive lock. Each profile kind
+// but reentrant needs its own (Kind.Feature): the two made of several
+// locks are named here, the others come from their lock kind's Need.
 const (
 	NeedReadWrite  Feature = "a read-write lock (kind: rw)"
-	NeedFair       Feature = "a fair lock (kind: fair)"
+	NeedMulti      Feature = "a multi-lock taking several names all or none (kind: multi)"
 	NeedReentrancy Feature = "reentrancy (depth above 1)"
 	NeedWatchdog   Feature = "a watchdog lease (lease: watchdog)"
-	NeedFencing    Feature = "fencing tokens (kind: fenced)"
-	NeedSpin       Feature = "a spin lock that polls without pub/sub (kind: spin)"
-	NeedNonReentry Feature = "a lock that refuses its holder a second acquisition (kind: non-reentrant)"
-	NeedMulti      Feature = "a multi-lock taking several names all or none (kind: multi)"
 	// NeedAutoPipeline is go-redis's autopipeliner under the lock's
 	// commands (auto_pipeline: true).
 	NeedAutoPipeline Feature = "lock commands on go-redis's autopipeliner (auto_pipeline: true)"
@@ -64,22 +62,12 @@ const (
 	NeedLossSignal Feature = "a loss signal (its holds can outlive the fixed lease)"
 )
 
-// Needs lists what p needs beyond an exclusive lock with a fixed lease.
+// Needs lists what p needs beyond an exclusive lock with a fixed lease:
+// its kind's feature first.
 func (p Profile) Needs() []Feature {
 	var f []Feature
-	switch p.Kind {
-	case RW:
-		f = append(f, NeedReadWrite)
-	case Fair:
-		f = append(f, NeedFair)
-	case Fenced:
-		f = append(f, NeedFencing)
-	case Spin:
-		f = append(f, NeedSpin)
-	case NonReentrant:
-		f = append(f, NeedNonReentry)
-	case Multi:
-		f = append(f, NeedMulti)
+	if k := p.Kind.Feature(); k != "" {
+		f = append(f, k)
 	}
 	if p.Depth.Max() > 1 {
 		f = append(f, NeedReentrancy)

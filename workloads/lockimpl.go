@@ -77,25 +77,11 @@ type lockimplHold struct {
 
 func (a *lockimplOwner) ID() string { return a.o.ID() }
 
+// Locker is the owner's handle on name in mode m: lockimpl's lock of the
+// kind the profile's kind takes in m.
 func (a *lockimplOwner) Locker(name string, m results.Mode) Locker {
-	var l *lockimpl.Lock
-	switch {
-	case a.kind == Fair:
-		l = a.o.FairLock(name)
-	case a.kind == Fenced:
-		l = a.o.FencedLock(name)
-	case a.kind == Spin:
-		l = a.o.SpinLock(name)
-	case a.kind == NonReentrant:
-		l = a.o.NonReentrantLock(name)
-	case m == results.Read:
-		l = a.o.ReadWriteLock(name).ReadLock()
-	case m == results.Write:
-		l = a.o.ReadWriteLock(name).WriteLock()
-	default:
-		l = a.o.Lock(name)
-	}
-	return lockimplLocker{own: a, l: l, key: lockimplKey{name, l.Kind()}}
+	k, _ := a.kind.Lock(m)
+	return lockimplLocker{own: a, l: a.o.LockOf(k, name), key: lockimplKey{name, k}}
 }
 
 type lockimplLocker struct {
@@ -162,9 +148,10 @@ func (l lockimplLocker) Lost() <-chan struct{} {
 // MultiLocker is the owner's handle on names taken as one multi-lock of
 // reentrant locks (kind multi).
 func (a *lockimplOwner) MultiLocker(names []string) Locker {
+	part, _ := a.kind.Lock(results.Exclusive)
 	locks := make([]*lockimpl.Lock, len(names))
 	for i, n := range names {
-		locks[i] = a.o.Lock(n)
+		locks[i] = a.o.LockOf(part, n)
 	}
 	m, err := a.o.NewMultiLock(locks...)
 	return &lockimplMulti{m: m, err: err}

@@ -7,30 +7,9 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/results"
 )
-
-// Kind is the lock a profile drives.
-type Kind string
-
-// The lock kinds.
-const (
-	Reentrant Kind = "reentrant" // Redisson RLock: exclusive, reentrant
-	Fair      Kind = "fair"      // RedissonFairLock: exclusive, FIFO
-	RW        Kind = "rw"        // RReadWriteLock: shared reads, exclusive writes
-	// Fenced is RFencedLock: reentrant, each acquisition gets a fencing token.
-	Fenced Kind = "fenced"
-	// Spin is Redisson's spin lock: waiters poll with backoff, no pub/sub.
-	Spin Kind = "spin"
-	// NonReentrant is Redisson's non-reentrant lock (depth must be 1).
-	NonReentrant Kind = "non-reentrant"
-	// Multi is RedissonMultiLock: each operation takes Multi names (reentrant
-	// locks) all or none.
-	Multi Kind = "multi"
-)
-
-// kindList is the valid kinds, for error messages.
-const kindList = "reentrant, fair, rw, fenced, spin, non-reentrant or multi"
 
 // Popularity is how owners pick lock names.
 type Popularity string
@@ -110,7 +89,7 @@ type Profile struct {
 // Default is the base every profile starts from.
 func Default() Profile {
 	return Profile{
-		Kind:        Reentrant,
+		Kind:        KindOf(kind.Reentrant),
 		ReplicaSync: true,
 		Depth:       FixedInt(1),
 		ReadInWrite: 0.5,
@@ -250,10 +229,9 @@ func (p Profile) Validate() error {
 			return bad(f.name, f.v, "must be a finite number")
 		}
 	}
-	switch p.Kind {
-	case Reentrant, Fair, RW, Fenced, Spin, NonReentrant, Multi:
-	default:
-		return bad("kind", string(p.Kind), "unknown lock kind; use "+kindList)
+	lock, ok := p.Kind.Lock(results.Exclusive)
+	if !ok {
+		return bad("kind", string(p.Kind), "unknown lock kind; use %s", kind.List(Kinds()))
 	}
 	if p.Multi != 0 && p.Kind != Multi {
 		return bad("multi", p.Multi, "applies to kind multi only; remove it or set kind: multi")
@@ -271,8 +249,8 @@ func (p Profile) Validate() error {
 	case err != nil:
 		return bad("guard", p.Guard, "use off, plain or fenced")
 	case gm != guard.Off && p.Kind == RW:
-		return bad("guard", p.Guard, "readers write nothing: guard a kind with exclusive holds (reentrant, fair, fenced, spin, non-reentrant, multi)")
-	case gm == guard.Fenced && p.Kind != Fenced:
+		return bad("guard", p.Guard, "readers write nothing: guard a kind with exclusive holds (%s)", exclusiveKinds())
+	case gm == guard.Fenced && !lock.Fenced():
 		return bad("guard", p.Guard, "fenced writes carry the lock's fencing token, which only kind fenced has; set kind: fenced, or guard: plain")
 	}
 	switch p.Topology {
@@ -289,7 +267,7 @@ func (p Profile) Validate() error {
 	if msg := p.Depth.check(1, 32); msg != "" {
 		return bad("depth", p.Depth.String(), "%s; use e.g. 1, 5 or {1: 0.7, 2: 0.3} (values 1..32, weights adding up to 1)", msg)
 	}
-	if p.Depth.Max() > 1 && (p.Kind == NonReentrant || p.Kind == Multi) {
+	if p.Depth.Max() > 1 && (!lock.Reentrant() || p.Kind == Multi) {
 		return bad("depth", p.Depth.String(), "a %s lock does not nest; set depth: 1", p.Kind)
 	}
 	if p.ReadInWrite < 0 || p.ReadInWrite > 1 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -112,8 +113,10 @@ func TestBuiltinShapes(t *testing.T) {
 		{"rw90", func(p workloads.Profile) bool { return p.Kind == workloads.RW && p.ReadRatio == 0.9 }, "rw, 90% reads"},
 		{"rw50", func(p workloads.Profile) bool { return p.Kind == workloads.RW && p.ReadRatio == 0.5 }, "rw, 50% reads"},
 		{"rw10", func(p workloads.Profile) bool { return p.Kind == workloads.RW && p.ReadRatio == 0.1 }, "rw, 10% reads"},
-		{"mutex", func(p workloads.Profile) bool { return p.Kind == workloads.Reentrant && p.LockCount() == 1 }, "reentrant on one name"},
-		{"fair", func(p workloads.Profile) bool { return p.Kind == workloads.Fair }, "fair"},
+		{"mutex", func(p workloads.Profile) bool {
+			return p.Kind == workloads.KindOf(kind.Reentrant) && p.LockCount() == 1
+		}, "reentrant on one name"},
+		{"fair", func(p workloads.Profile) bool { return p.Kind == workloads.KindOf(kind.Fair) }, "fair"},
 		{"reentrant-deep", func(p workloads.Profile) bool { return p.Depth.Max() > 1 }, "depth > 1"},
 		{"hotkey", func(p workloads.Profile) bool { return p.Popularity == workloads.PopZipf }, "zipf"},
 		{"uncontended", func(p workloads.Profile) bool {
@@ -448,7 +451,7 @@ func TestLoadFile(t *testing.T) {
 	}
 	want = workloads.Default()
 	want.Name = "from-json" // the file's own name wins
-	want.Kind, want.Depth = workloads.Fair, workloads.FixedInt(2)
+	want.Kind, want.Depth = workloads.KindOf(kind.Fair), workloads.FixedInt(2)
 	want.Clients, want.Owners, want.Locks = 1, 5, 1
 	want.Hold = workloads.DurationDist{Kind: workloads.Exp, A: 150 * time.Microsecond}
 	want.Think = workloads.FixedDist(0)

@@ -291,7 +291,7 @@ func (r *run) analyse(l loadEnd) *results.Result {
 	p, labels, col, end := r.p, r.labels, r.col, l.end
 	g := runtime.NumGoroutine()
 	r.noteGoroutines(g)
-	a := results.Analysis{Labels: labels, MeasureFrom: int64(time.Duration(p.Warmup)), FIFO: p.Kind == Fair, Timeline: r.cfg.Timeline}
+	a := results.Analysis{Labels: labels, MeasureFrom: int64(time.Duration(p.Warmup)), FIFO: p.Kind.Fair(), Timeline: r.cfg.Timeline}
 	if end.Before(r.warmEnd) {
 		a.MeasureFrom = col.Since(end)
 	}

@@ -103,7 +103,7 @@ func (e *runEnv) nameLocks(cfg Config) {
 // queues of earlier runs that were killed; its failures are only told.
 func (e *runEnv) registerFair(ctx context.Context, cfg Config) {
 	p := cfg.Profile
-	if p.Kind == Fair && cfg.NewOwner == nil && cfg.ClientRedis != nil {
+	if p.Kind.Fair() && cfg.NewOwner == nil && cfg.ClientRedis != nil {
 		rdb := e.serverClient(cfg, 2)
 		reg, cleaned, err := startFairRegistry(ctx, rdb, e.prefix, e.names, time.Now())
 		if cleaned > 0 {

@@ -3,12 +3,14 @@ package protocol
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/lockimpl/internal/wire"
+	"github.com/lockbench/lockbench/lockimpl/kind"
 )
 
 // ScriptCall is one script invocation exactly as a lockimpl lock sends it.
@@ -52,36 +54,35 @@ func export(c wire.Call) ScriptCall {
 	return sc
 }
 
-// Calls returns the acquire and the unlock that a lock of kind k
-// (lockimpl.Reentrant, Fenced, Spin, NonReentrant, Read or Write) sends for one hold of lock name by
-// the owner with id ownerID (Owner.ID), with lease and PUBLISH. The
-// unlock's last key is its latch, latch here (see LatchKey): a caller
-// sending several unlocks sets a fresh one in each, as lockimpl does, since
-// an unlock that finds its latch replays the first answer and changes
-// nothing.
+// Calls returns the acquire and the unlock that a lock of kind k (any but
+// a fair kind, whose queue needs lockimpl's client) sends for one hold of
+// lock name by the owner with id ownerID (Owner.ID), with lease and
+// PUBLISH. The unlock's last key is its latch, latch here (see LatchKey):
+// a caller sending several unlocks sets a fresh one in each, as lockimpl
+// does, since an unlock that finds its latch replays the first answer and
+// changes nothing.
 func Calls(k lockimpl.Kind, name, ownerID string, lease time.Duration, latch string) (acquire, unlock ScriptCall, err error) {
-	field, channel, family := ownerID, wire.LockChannel(name), wire.Whole
-	switch k {
-	case lockimpl.Reentrant:
-	case lockimpl.Fenced:
-		family = wire.Fenced
-	case lockimpl.Spin:
-		family = wire.Spin
-	case lockimpl.NonReentrant:
-		family = wire.NonReentrant
-	case lockimpl.Read:
-		channel, family = wire.RWLockChannel(name), wire.ReadHalf
-	case lockimpl.Write:
-		field, channel, family = field+":write", wire.RWLockChannel(name), wire.WriteHalf
-	default:
-		return acquire, unlock, fmt.Errorf("protocol: Calls: kind %s: use reentrant, fenced, spin, non-reentrant, read or write", k)
+	if !slices.Contains(Kinds(), k) {
+		return acquire, unlock, fmt.Errorf("protocol: Calls: kind %s: use %s", k, kind.List(Kinds()))
 	}
 	if lease <= 0 {
 		return acquire, unlock, fmt.Errorf("protocol: Calls: lease %v must be positive", lease)
 	}
-	acquire = export(wire.AcquireCall(family, name, field, ms(lease)))
-	unlock = export(wire.UnlockCall(family, name, field, channel, "PUBLISH", latch, ms(lease), ms(lockimpl.DefaultLatchTimeout)))
+	w := wire.LockOf(k, name, ownerID)
+	acquire = export(wire.AcquireCall(w.Family, name, w.Field, ms(lease)))
+	unlock = export(wire.UnlockCall(w.Family, name, w.Field, w.Channel, "PUBLISH", latch, ms(lease), ms(lockimpl.DefaultLatchTimeout)))
 	return acquire, unlock, nil
+}
+
+// Kinds are the kinds Calls serves: every kind but the fair ones.
+func Kinds() []lockimpl.Kind {
+	var ks []lockimpl.Kind
+	for _, k := range kind.All() {
+		if !k.Fair() {
+			ks = append(ks, k)
+		}
+	}
+	return ks
 }
 
 // LatchKey is the key of an unlock's latch for lock name and request id
