@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,6 +121,42 @@ func CheckRunnable(list []*scenarios.Scenario, cfg redisenv.Config) error {
 		return &usageError{fmt.Errorf("nothing to run: %s", strings.Join(cannot, "; "))}
 	}
 	return nil
+}
+
+// CheckMitigation refuses, as bad input, a mitigation matrix that could
+// run nothing or prove nothing: an o.Only naming a scenario not in the
+// matrix; a lock Redis lockbench did not start (the matrix kills,
+// restarts and fails it over, so every cell would be skipped); a planted
+// fencing bug that no selected cell could catch.
+func CheckMitigation(o MitigationOptions) error {
+	only := strings.Join(o.Only, ",")
+	all := scenarios.MatrixScenarios()
+	for _, n := range o.Only {
+		if !slices.Contains(all, n) {
+			return &usageError{fmt.Errorf("--only %q: %q is not a matrix scenario; use %s", only, n, strings.Join(all, ", "))}
+		}
+	}
+	switch by := scenarios.ExternalRedis(o.Run.Redis); by {
+	case "":
+	case "$" + redisenv.EnvURL:
+		return &usageError{fmt.Errorf("%s is set: the matrix starts the lock's Redis itself (it kills, restarts and fails it over) and cannot use yours; unset %s, or pass --redis local or --redis container (the guarded counter's Redis is --guard-url)", by, redisenv.EnvURL)}
+	default:
+		return &usageError{fmt.Errorf("%s: the matrix starts the lock's Redis itself (it kills, restarts and fails it over) and cannot use yours; drop %s (the guarded counter's Redis is --guard-url)", by, by)}
+	}
+	if gated := scenarios.FencingGated(); o.PlantBrokenFencing && len(o.Only) > 0 &&
+		!slices.ContainsFunc(o.Only, func(n string) bool { return slices.Contains(gated, n) }) {
+		return &usageError{fmt.Errorf("--plant-broken-fencing with --only %s: no cell of these scenarios is held to 0 lost updates by fencing alone, so the planted bug could not fail the matrix; include %s in --only",
+			only, orList(gated))}
+	}
+	return nil
+}
+
+// orList is names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // Verdict is the suite's outcome as an exit status: nil when every

@@ -232,7 +232,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 		bl = append(bl, para{text: "Partial run: " + res.PartialReason + ". What it measured is real but covers less than asked.", class: "warn"})
 	}
 	for _, f := range res.Failures() {
-		bl = append(bl, para{text: "Run FAILED: " + f + ".", class: "bad"})
+		bl = append(bl, para{text: "Run FAILED: " + f.Text + ".", class: "bad"})
 	}
 	m := res.Meta
 	meta := table{head: []string{"", ""}, rows: [][]cell{

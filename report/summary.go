@@ -86,7 +86,7 @@ func summaryBlocks(r *results.Result) []block {
 	bl = append(bl, blank)
 	if fs := r.Failures(); len(fs) > 0 {
 		for _, f := range fs {
-			bl = append(bl, line("FAILED", f))
+			bl = append(bl, line("FAILED", f.Text))
 		}
 		bl = append(bl, blank)
 	}

@@ -145,8 +145,8 @@ func (c Comparison) Verdict() string {
 // index. Gated, and so deciding OK, are a throughput drop or an acquire
 // p99 rise (all modes and each mode) of more than maxRegressionPct percent
 // (negative counts as 0), a success ratio more than SuccessRatioSlack
-// below BASE's, NEW failing its own thresholds (Result.Failures) where
-// BASE did not, and any safety violation in cur when base had none. A side
+// below BASE's, and NEW failing (Result.Failures: its own thresholds, a
+// safety violation, a lost update) in a way BASE did not. A side
 // with no successful operation is refused (Refused). Unlike runs are
 // compared all the same, with Notes saying how they differ.
 func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
@@ -181,8 +181,8 @@ func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
 			percent(sr.Base), percent(sr.New), commas(cur.Throughput.Failed), Count(cur.Throughput.Attempts, "attempt"), percent(SuccessRatioSlack)))
 	}
 	c.Rows = append(c.Rows, sr)
-	if nf, bf := cur.Failures(), base.Failures(); len(nf) > 0 && len(bf) == 0 {
-		c.Regressions = append(c.Regressions, "NEW failed: "+strings.Join(nf, "; "))
+	if nf := newFailures(base, cur); len(nf) > 0 {
+		c.Regressions = append(c.Regressions, "NEW failed: "+joinFailures(nf))
 	}
 
 	for _, key := range latencyKeys(base, cur, &c) {
@@ -209,12 +209,9 @@ func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
 
 	c.Rows = append(c.Rows, fill(Row{Name: "errors", Metric: "errors", Base: float64(sumErrors(base)), New: float64(sumErrors(cur)), Better: LowerIsBetter}))
 	v := fill(Row{Name: "safety violations", Metric: "violations", Base: float64(base.Safety.Violations), New: float64(cur.Safety.Violations), Better: LowerIsBetter, Gated: true})
-	// A violation is a correctness failure, not a slowdown: no threshold
-	// excuses the first one.
-	if v.Base == 0 && v.New > 0 {
-		v.Regressed = true
-		c.Regressions = append(c.Regressions, fmt.Sprintf("safety violations rose from 0 to %s: any violation is a regression when BASE had none", commas(cur.Safety.Violations)))
-	}
+	// A violation fails NEW (Failures), whatever the threshold: the
+	// regression above says so, the row only shows where.
+	v.Regressed = v.Base == 0 && v.New > 0
 	c.Rows = append(c.Rows, v)
 	if base.Fairness.Measured() && cur.Fairness.Measured() {
 		c.Rows = append(c.Rows, fill(Row{Name: "fairness jain", Metric: "jain", Base: base.Fairness.Jain, New: cur.Fairness.Jain, Better: HigherIsBetter}))
@@ -222,6 +219,24 @@ func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
 
 	c.Notes = append(c.Notes, unlike(base, cur)...)
 	return c
+}
+
+// newFailures are cur's failures of a kind base does not have: a run
+// that failed the same way before has not regressed by failing again,
+// but a new way of failing (a violation where BASE only stalled) is a
+// regression.
+func newFailures(base, cur *Result) []Failure {
+	had := map[FailureKind]bool{}
+	for _, f := range base.Failures() {
+		had[f.Kind] = true
+	}
+	var out []Failure
+	for _, f := range cur.Failures() {
+		if !had[f.Kind] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // latencyKeys lists the latency keys both runs have, AcquireAll first and

@@ -160,9 +160,26 @@ func TestCompareSafety(t *testing.T) {
 	base, cur := cmpRun(), cmpRun()
 	cur.Safety.Violations = 3
 	c := results.Compare(base, cur, 1000) // no threshold excuses the first violation
-	want := "safety violations rose from 0 to 3: any violation is a regression when BASE had none"
-	if len(c.Regressions) != 1 || c.Regressions[0] != want {
-		t.Errorf("Regressions = %q, want [%q]", c.Regressions, want)
+	// One regression says so (NEW failed), and the row shows where.
+	if len(c.Regressions) != 1 || !strings.HasPrefix(c.Regressions[0], "NEW failed: 3 mutual-exclusion violations") {
+		t.Errorf("Regressions = %q, want the violations once", c.Regressions)
+	}
+	if v := row(t, c, "safety violations"); !v.Gated || !v.Regressed {
+		t.Errorf("violations row %+v; want it gated and regressed", v)
+	}
+	// A BASE that failed otherwise (a stall) does not excuse a violation.
+	stalled := cmpRun()
+	stalled.Stall = &results.Stall{NoReplyS: 3, FromS: 1, Calls: 2, BoundS: 2}
+	cur.Stall = stalled.Stall
+	if c := results.Compare(stalled, cur, 1000); len(c.Regressions) != 1 || !strings.Contains(c.Regressions[0], "mutual-exclusion") || strings.Contains(c.Regressions[0], "stalled") {
+		t.Errorf("BASE stalled, NEW stalled and violated: regressions %q; want the violation alone", c.Regressions)
+	}
+	cur.Stall = nil
+	// Lost updates of the guarded counter fail NEW too.
+	lost := cmpRun()
+	lost.Guard = &results.Guard{Mode: "plain", Accepted: 10, Final: 9, Lost: 1}
+	if c := results.Compare(base, lost, 1000); c.OK() {
+		t.Error("a NEW with a lost update passed")
 	}
 	// A baseline that already violated gates nothing, but says so.
 	base.Safety.Violations = 2

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,11 +193,34 @@ func TestMergeNotesRunsThatNeverOverlapped(t *testing.T) {
 func TestFailuresSeeADeadServer(t *testing.T) {
 	r := &results.Result{Measured: 4, Throughput: results.Throughput{Attempts: 4024, Ops: 4000, Failed: 24}, Errors: map[string]int64{"conn": 24},
 		Series: []results.Point{{T: 1, Ops: 2000, Attempts: 2000}, {T: 2, Ops: 2000, Attempts: 2008, Errors: 8}, {T: 3, Attempts: 8, Errors: 8}, {T: 4, Attempts: 8, Errors: 8}}}
-	if f := strings.Join(r.Failures(), "; "); !strings.Contains(f, "Redis failed every operation for 2.0s from t=2.0s") {
+	if f := r.Failures(); len(f) != 1 || f[0].Kind != results.FailDeadTime || !strings.Contains(f[0].Text, "for 2.0s from t=2.0s") {
 		t.Errorf("Failures() = %q, want the two dead seconds named", f)
 	}
 	r.Series[2].Timeouts, r.Series[3].Timeouts = 8, 8
 	if f := r.Failures(); len(f) != 0 {
 		t.Errorf("seconds of lock timeouts only: Failures() = %q", f)
+	}
+}
+
+// TestFailuresSeeViolationsAndLostUpdates: a run that measured well but
+// broke mutual exclusion or lost guarded updates has failed; its figures
+// are not a result.
+func TestFailuresSeeViolationsAndLostUpdates(t *testing.T) {
+	r := &results.Result{Measured: 1, Throughput: results.Throughput{Attempts: 100, Ops: 100}}
+	if f := r.Failures(); len(f) != 0 {
+		t.Fatalf("a clean run: Failures() = %q", f)
+	}
+	r.Safety.Violations = 2
+	r.Guard = &results.Guard{Mode: "plain", Accepted: 10, Final: 7, Lost: 3}
+	var kinds []results.FailureKind
+	for _, f := range r.Failures() {
+		kinds = append(kinds, f.Kind)
+	}
+	if want := []results.FailureKind{results.FailSafety, results.FailLostUpdates}; !slices.Equal(kinds, want) {
+		t.Errorf("failure kinds %v; want %v", kinds, want)
+	}
+	p := results.PointFrom(r)
+	if p.Judge(0, 0.01); p.Failure == "" || p.MeetsSLO {
+		t.Errorf("a sweep point with violations: failure %q, meets SLO %v; want it failed", p.Failure, p.MeetsSLO)
 	}
 }

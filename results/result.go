@@ -147,40 +147,88 @@ func (r *Result) ErrorRate() float64 {
 // Attempts out.
 func (t Throughput) attempts() int64 { return max(t.Attempts, t.Ops+t.Failed) }
 
-// Failures says, one line each, why the run's figures do not stand as a
-// measurement: Redis stalled, no operation succeeded, or more operations
-// failed than ErrorRateLimit allows. Empty when none applies. Safety
-// violations are judged apart (Safety). Every consumer (summary, report,
-// compare, sweep, the CLIs' exit codes) reads the run's health from here,
-// so none can call a failed run good.
-func (r *Result) Failures() []string {
-	var out []string
+// FailureKind names a reason a run failed (Failure.Kind).
+type FailureKind string
+
+// The reasons a run fails.
+const (
+	// FailSafety: the checker found owners holding a lock at once.
+	FailSafety FailureKind = "safety"
+	// FailLostUpdates: the guarded counter lost updates.
+	FailLostUpdates FailureKind = "lost_updates"
+	// FailStall: Redis stopped answering and the stall bound cut calls.
+	FailStall FailureKind = "stall"
+	// FailNoOperation: nothing finished, or nothing succeeded.
+	FailNoOperation FailureKind = "no_operation"
+	// FailErrorRate: more operations failed than ErrorRateLimit allows.
+	FailErrorRate FailureKind = "error_rate"
+	// FailDeadTime: seconds in which Redis failed every operation.
+	FailDeadTime FailureKind = "dead_time"
+)
+
+// Failure is one reason a run's figures do not stand.
+type Failure struct {
+	Kind FailureKind
+	Text string // one line, in words
+}
+
+// String is the failure in words.
+func (f Failure) String() string { return f.Text }
+
+// Failures says why the run does not stand, one Failure each: a
+// mutual-exclusion violation, a lost update of the guarded counter, Redis
+// stalled, no operation succeeded, more operations failed than
+// ErrorRateLimit allows, or seconds with only failures. Empty when none
+// applies. Every consumer (summary, report, compare, sweep, the CLIs'
+// exit codes) reads the run's verdict from here, so none can call a
+// failed run good. Chaos scenarios, which provoke violations on purpose,
+// judge theirs apart and do not call it.
+func (r *Result) Failures() []Failure {
+	var out []Failure
+	add := func(k FailureKind, format string, a ...any) {
+		out = append(out, Failure{Kind: k, Text: fmt.Sprintf(format, a...)})
+	}
+	if v := r.Safety.Violations; v > 0 {
+		add(FailSafety, "%s: owners held a lock at once", Count(v, "mutual-exclusion violation"))
+	}
+	if g := r.Guard; g != nil && g.Lost > 0 {
+		add(FailLostUpdates, "%s of the guarded counter", Count(g.Lost, "lost update"))
+	}
 	t := r.Throughput
 	t.Attempts = t.attempts()
 	if r.Stall != nil {
-		out = append(out, r.Stall.Reason())
+		add(FailStall, "%s", r.Stall.Reason())
 	}
 	switch {
 	case t.Attempts == 0 && !r.Partial && t.Cut > 0:
-		out = append(out, fmt.Sprintf("no operation finished in the measured time: the run's end cut all %s short (a hold or wait longer than the run?)", commas(t.Cut)))
+		add(FailNoOperation, "no operation finished in the measured time: the run's end cut all %s short (a hold or wait longer than the run?)", commas(t.Cut))
 	case t.Attempts == 0 && !r.Partial:
-		out = append(out, "no operation finished in the measured time")
+		add(FailNoOperation, "no operation finished in the measured time")
 	case t.Attempts > 0 && t.Ops == 0:
 		all := "all " + Count(t.Attempts, "attempt")
 		if t.Attempts == 1 {
 			all = "its one attempt"
 		}
-		out = append(out, fmt.Sprintf("no operation succeeded: %s failed (%s)", all, r.errorBreakdown()))
+		add(FailNoOperation, "no operation succeeded: %s failed (%s)", all, r.errorBreakdown())
 	case t.Attempts > 0 && r.ErrorRate() > r.ErrorRateLimit()+1e-12:
-		out = append(out, fmt.Sprintf("%s of operations failed (%s of %s: %s), over the %s allowed (--max-error-rate)",
-			percent(r.ErrorRate()), commas(t.Failed), commas(t.Attempts), r.errorBreakdown(), percent(r.ErrorRateLimit())))
+		add(FailErrorRate, "%s of operations failed (%s of %s: %s), over the %s allowed (--max-error-rate)",
+			percent(r.ErrorRate()), commas(t.Failed), commas(t.Attempts), r.errorBreakdown(), percent(r.ErrorRateLimit()))
 	}
 	if t.Ops > 0 {
 		if secs, from := r.deadTime(); secs >= minDeadTime {
-			out = append(out, fmt.Sprintf("Redis failed every operation for %.1fs from t=%.1fs (no success, only errors other than lock timeouts)", secs, from))
+			add(FailDeadTime, "Redis failed every operation for %.1fs from t=%.1fs (no success, only errors other than lock timeouts)", secs, from)
 		}
 	}
 	return out
+}
+
+// joinFailures is fs in words, "; " between them.
+func joinFailures(fs []Failure) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = f.Text
+	}
+	return strings.Join(s, "; ")
 }
 
 // minDeadTime is how long a run may go with only failures before it

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -56,8 +55,9 @@ type SweepPoint struct {
 	// Partial marks a point cut short by an interrupt: it is left off the
 	// curves.
 	Partial bool `json:"partial,omitempty"`
-	// Failure says why the point's run failed (Result.Failures: Redis
-	// stalled, no success, too many failed operations). A failed point
+	// Failure says why the point's run failed (Result.Failures: a safety
+	// violation or lost update, Redis stalled, no success, too many failed
+	// operations). A failed point
 	// breaks the SLO, and no knee is named on a curve that has one.
 	Failure string `json:"failure,omitempty"`
 	// RedisCPU and LoadCPU are the busiest server's command thread and the
@@ -100,7 +100,7 @@ func (p *SweepPoint) Judge(sloUs, maxErrorRate float64) {
 func PointFrom(r *Result) SweepPoint {
 	t := r.Throughput
 	p := SweepPoint{OpsPerSec: t.OpsPerSec, Ops: t.Ops, Attempts: t.Attempts, Errors: r.ErrorCount(), Violations: r.Safety.Violations,
-		Partial: r.Partial && r.Stall == nil, Failure: strings.Join(r.Failures(), "; ")}
+		Partial: r.Partial && r.Stall == nil, Failure: joinFailures(r.Failures())}
 	l := r.Latency[AcquireAll]
 	p.P50Us, p.P99Us, p.Samples = l.P50, l.P99, l.Count
 	if c := r.CPU; c != nil {

@@ -29,9 +29,10 @@ unlike runs are compared all the same, so read those notes.
 Use it in CI to catch performance regressions. Throughput counts
 successful operations only. The gated metrics are a throughput drop or an
 acquire p99 rise (all modes, and each mode) of more than --max-regression,
-a success ratio more than 0.1 percentage point below BASE's, NEW failing
-its own error-rate threshold, and any safety violation in NEW when BASE had
-none. A run with no successful operation has nothing to compare: the
+a success ratio more than 0.1 percentage point below BASE's, and NEW
+failing in a way BASE did not: its own error-rate threshold, a stall, a
+safety violation or a lost update (any violation counts when BASE had
+none). A run with no successful operation has nothing to compare: the
 comparison is refused. Hold and think latencies come from the profile, so
 they are shown, not gated. BASE and NEW are result files (.json) or
 directories holding exactly one; --json prints the comparison as JSON for

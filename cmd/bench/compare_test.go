@@ -28,6 +28,7 @@ type run struct {
 	acquire time.Duration // every acquisition's latency
 	ops     int           // acquisitions over the run's one second
 	impl    string        // --impl ("": lockimpl)
+	hold    time.Duration // each hold ("": 100µs; past 1ms the owners' holds overlap)
 }
 
 var t0 = time.Date(2024, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -37,11 +38,15 @@ var t0 = time.Date(2024, 3, 4, 5, 6, 7, 0, time.UTC)
 func writeRun(t *testing.T, dir string, r run) string {
 	t.Helper()
 	c := results.NewCollector(r.start, 1, 0)
+	hold := int64(100 * time.Microsecond)
+	if r.hold > 0 {
+		hold = int64(r.hold)
+	}
 	for k := range r.ops {
 		at := int64(k+1) * int64(time.Millisecond)
 		c.Shard(0).Record(results.Op{
 			Start: at - int64(r.acquire), Called: at - int64(r.acquire), Acquired: at,
-			Released: at + 100_000, Done: at + 110_000, Owner: int32(k % 2), Mode: results.Exclusive, Depth: 1,
+			Released: at + hold, Done: at + hold + 10_000, Owner: int32(k % 2), Mode: results.Exclusive, Depth: 1,
 		}, nil, nil)
 	}
 	res := c.Finish(r.start.Add(time.Second), false, 1, results.Analysis{Labels: results.Labels{Owners: []string{"o0", "o1"}, Locks: []string{"l"}}})
@@ -104,6 +109,29 @@ func TestCompareRegressed(t *testing.T) {
 	}
 	if c.MaxRegressionPct != 250 || c.Base.File != base || c.New.File != cur || len(c.Rows) == 0 || !c.OK() {
 		t.Errorf("comparison %+v", c)
+	}
+}
+
+// TestCompareViolation: NEW breaking mutual exclusion where BASE did not
+// exits 1, and the comparison says so once.
+func TestCompareViolation(t *testing.T) {
+	dir := t.TempDir()
+	base := writeRun(t, dir, run{profile: "mutex", host: "ci", start: t0, acquire: 200 * time.Microsecond, ops: 500})
+	cur := writeRun(t, dir, run{profile: "mutex", host: "ci", start: t0.Add(time.Hour), acquire: 200 * time.Microsecond, ops: 500, hold: 1500 * time.Microsecond})
+	if _, _, err := compare(base, cur); cli.ExitCode(err) != cli.ExitFailure {
+		t.Fatalf("compare with violations in NEW: err %v (exit %d), want exit %d", err, cli.ExitCode(err), cli.ExitFailure)
+	}
+	out, _, _ := compare("--json", base, cur)
+	var c results.Comparison
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	said := 0
+	for _, r := range c.Regressions {
+		said += strings.Count(r, "mutual-exclusion")
+	}
+	if said != 1 {
+		t.Errorf("regressions %q name the violations %d times; want once", c.Regressions, said)
 	}
 }
 

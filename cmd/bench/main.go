@@ -83,7 +83,8 @@ Throughput counts successful operations only: a tryLock that timed out, a
 refused connection or a Redis error is an attempt, counted by class with
 its first messages verbatim. A run fails (exit 1, after writing its
 files) when more than --max-error-rate of its operations failed, when none
-succeeded, when Redis stalled, or on a safety violation.
+succeeded, when Redis stalled, on a safety violation, or when the guarded
+counter lost updates.
 
 A paused or unreachable Redis cannot stretch a run: calls still waiting
 2s after the planned end (0.5s after Ctrl-C) are cut, counted as failed
@@ -350,18 +351,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return runVerdict(res, path)
 }
 
-// runVerdict is the error a finished run exits with: its safety
-// violations and every reason its figures do not stand, or nil.
+// runVerdict is the error a finished run exits with: every reason it
+// failed (Result.Failures), or nil.
 func runVerdict(res *results.Result, path string) error {
 	var errs []error
-	if res.Safety.Violations > 0 {
-		errs = append(errs, fmt.Errorf("%d mutual-exclusion violations (details in %s)", res.Safety.Violations, path))
-	}
-	if res.Guard != nil && res.Guard.Lost > 0 {
-		errs = append(errs, fmt.Errorf("%d lost updates of the guarded counter (details in %s)", res.Guard.Lost, path))
-	}
 	for _, f := range res.Failures() {
-		errs = append(errs, fmt.Errorf("run failed: %s", f))
+		errs = append(errs, fmt.Errorf("run failed: %s (details in %s)", f.Text, path))
 	}
 	return errors.Join(errs...)
 }

@@ -416,6 +416,24 @@ func TestPerfQuick(t *testing.T) {
 	}
 }
 
+// TestRunVerdict: a run that broke mutual exclusion or lost guarded
+// updates exits 1, naming each reason; a clean one exits 0.
+func TestRunVerdict(t *testing.T) {
+	res := &results.Result{Measured: 1, Throughput: results.Throughput{Attempts: 10, Ops: 10}}
+	if err := runVerdict(res, "r.json"); err != nil {
+		t.Fatalf("a clean run: %v", err)
+	}
+	res.Safety.Violations = 2
+	res.Guard = &results.Guard{Lost: 1}
+	err := runVerdict(res, "r.json")
+	if cli.ExitCode(err) != cli.ExitFailure {
+		t.Fatalf("a run with violations and a lost update: %v (exit %d), want exit %d", err, cli.ExitCode(err), cli.ExitFailure)
+	}
+	if n := len(strings.Split(err.Error(), "\n")); n != len(res.Failures()) {
+		t.Errorf("%d lines for %d failures:\n%v", n, len(res.Failures()), err)
+	}
+}
+
 // TestRunImpl runs a peer library through bench run: the result file
 // names it, the summary shows the note on how it met the profile, and
 // the run is safe.

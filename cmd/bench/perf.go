@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -88,7 +87,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	parts := strings.Split(*only, ",")
 	for _, p := range parts {
-		if !slices.Contains([]string{"matrix", "overhead", "scale", "handoff"}, p) {
+		if !slices.Contains(perf.Parts, p) {
 			return cli.Usagef("--only %q: unknown part %q; use matrix, overhead, scale and/or handoff", *only, p)
 		}
 	}
@@ -103,7 +102,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *matrixWarmup < 0 {
 		return cli.Usagef("--matrix-warmup %v: must not be negative", *matrixWarmup)
 	}
-	if !slices.Contains(parts, "matrix") {
+	if !slices.Contains(parts, perf.PartMatrix) {
 		for _, name := range []string{"doc", "matrix-impls", "matrix-rounds", "matrix-duration", "matrix-warmup"} {
 			if flagSet(fs, name) {
 				return cli.Usagef("--%s applies to the matrix part; add matrix to --only (now %q)", name, *only)
@@ -121,9 +120,9 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stderr, "perf: matrix without redisson: %v\n", err)
 		}
 	}
-	spec, err := matrixSpec(*matrixImpls)
+	spec, err := perf.MatrixSpec(strings.Split(*matrixImpls, ","))
 	if err != nil {
-		return err
+		return cli.Usagef("--matrix-impls %q: %v", *matrixImpls, err)
 	}
 	spec.Rounds, spec.Duration, spec.Warmup = *matrixRounds, *matrixDuration, *matrixWarmup
 	if *doc != "" {
@@ -137,7 +136,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	bin := ""
-	if slices.Contains(parts, "overhead") || slices.Contains(parts, "matrix") {
+	if perf.NeedsRedisBenchmark(parts) {
 		var err error
 		if bin, err = exec.LookPath(*rbBin); err != nil {
 			return cli.Usagef("--redis-benchmark %q: not found; install it (apt-get install -y redis-tools) or run --only scale,handoff", *rbBin)
@@ -148,18 +147,6 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer env.Close()
-	base := workloads.Config{
-		NewRedis: env.NewPool,
-		Meta:     harness.Meta(env, cli.VersionString(), append([]string{"perf"}, args...), ""),
-	}
-	save := func(r *results.Result) string {
-		r.Meta.Start = time.Now()
-		path, err := results.WriteFiles(*out, r)
-		if err != nil {
-			return "(not saved: " + err.Error() + ")"
-		}
-		return path
-	}
 	fmt.Fprintf(stdout, "bench perf on Redis %s (%s %s), GOMAXPROCS %d\n", env.Version(), env.Backend(), env.Addr(), runtime.GOMAXPROCS(0))
 	if bin != "" && env.Options().Password != "" {
 		// redis-benchmark takes a password only as an argument, which any
@@ -167,117 +154,54 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return cli.Usagef("bench perf: this Redis needs a password, which redis-benchmark would have on its command line for any local user to read; run the matrix and overhead parts against a server without one (--redis local), or --only scale,handoff")
 	}
 	h, p, _ := net.SplitHostPort(env.Addr())
-	srv := perf.Server{Host: h, Port: p}
-
-	if slices.Contains(parts, "matrix") {
-		m, err := perf.MeasureLineup(ctx, base, spec, bin, srv, perf.LineupHooks{
-			Progress: func(msg string) { fmt.Fprintf(stderr, "perf: %s\n", msg) },
-			Save:     save,
-		})
-		if m != nil {
-			if werr := writeLineup(stdout, m, *out, *doc); werr != nil {
-				return errors.Join(err, werr)
+	return perf.Run(ctx, perf.Options{
+		Parts: parts,
+		Base: workloads.Config{
+			NewRedis: env.NewPool,
+			Meta:     harness.Meta(env, cli.VersionString(), append([]string{"perf"}, args...), ""),
+		},
+		Matrix:         spec,
+		OverheadRounds: *rounds, OverheadDuration: *overheadD,
+		ScaleClients: *scaleClients, ScaleOwners: *scaleOwners, ScaleLocks: *scaleLocks, ScaleDuration: *scaleD,
+		HandoffDuration: *handoffD,
+		RedisBenchmark:  bin,
+		Server:          perf.Server{Host: h, Port: p},
+		Out:             *out,
+		Progress: func(part, msg string) {
+			if part == perf.PartMatrix {
+				part = "perf"
 			}
-		}
-		if err != nil {
-			return err
-		}
-		for _, c := range m.Cells {
-			if c.Median.Violations > 0 {
-				return fmt.Errorf("perf: %s on %s at %s: %s", c.Impl, c.Profile, results.Count(c.Owners, "owner"), results.Count(c.Median.Violations, "safety violation"))
-			}
-		}
-	}
-
-	if slices.Contains(parts, "scale") {
-		fmt.Fprintf(stderr, "scale: %s × %s for %v...\n", results.Count(*scaleClients, "client"), results.Count(*scaleOwners, "owner"), *scaleD)
-		s, err := perf.MeasureScale(ctx, base, *scaleClients, *scaleOwners, *scaleLocks, *scaleD)
-		if s.Result != nil {
-			report.WriteScale(stdout, report.Scale{Result: s.Result, Clients: *scaleClients, Owners: *scaleOwners, Locks: *scaleLocks, GoroutinesEarly: s.GoroutinesEarly, GoroutinesLate: s.GoroutinesLate, HeapEarly: s.HeapEarly, HeapLate: s.HeapLate, Grew: s.Grew(), Saved: save(s.Result)})
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if slices.Contains(parts, "overhead") {
-		spec := perf.LineupSpec{Impls: map[string]workloads.Impl{impls.Default: workloads.Lockimpl{}, perf.PipelinedName: perf.Pipelined{}},
-			Groups: perf.OverheadGroups(), Rounds: *rounds, Duration: *overheadD, Warmup: time.Second}
-		m, err := perf.MeasureLineup(ctx, base, spec, bin, srv, perf.LineupHooks{
-			Progress: func(msg string) { fmt.Fprintf(stderr, "overhead: %s\n", msg) },
-			Save:     save,
-		})
-		if m != nil {
-			if werr := writeLineup(stdout, m, *out, ""); werr != nil {
-				return errors.Join(err, werr)
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if slices.Contains(parts, "handoff") {
-		fmt.Fprintf(stderr, "handoff: mutex profile for %v...\n", *handoffD)
-		h, err := perf.MeasureHandoff(ctx, base, *handoffD)
-		if h.Result != nil {
-			report.WriteHandoff(stdout, report.Handoff{Result: h.Result, HandoffUs: h.HandoffUs, PingUs: h.PingUs, Ratio: h.Ratio, Target: perf.HandoffTarget, Saved: save(h.Result)})
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+			fmt.Fprintf(stderr, "%s: %s\n", part, msg)
+		},
+		Finished: func(p perf.Part) error { return writePart(stdout, p, *scaleClients, *scaleOwners, *scaleLocks, *doc) },
+	})
 }
 
-// matrixSpec is the default matrix over the listed implementations.
-func matrixSpec(list string) (perf.LineupSpec, error) {
-	spec := perf.LineupSpec{Impls: map[string]workloads.Impl{}}
-	var names []string
-	for _, n := range strings.Split(list, ",") {
-		n = strings.TrimSpace(n)
-		impl, err := impls.Lookup(n)
-		if err != nil {
-			return spec, cli.Usagef("--matrix-impls %q: %v", list, err)
-		}
-		if slices.Contains(names, n) {
-			return spec, cli.Usagef("--matrix-impls %q: %s is listed twice", list, n)
-		}
-		spec.Impls[n] = impl
-		names = append(names, n)
-	}
-	if slices.Contains(names, impls.Default) {
-		spec.Impls[perf.PipelinedName] = perf.Pipelined{}
-		names = perf.WithPipelined(names)
-	}
-	for _, g := range perf.DefaultLineup(names) {
-		var keep []string
-		for _, n := range g.Impls {
-			if slices.Contains(names, n) {
-				keep = append(keep, n)
-			}
-		}
-		if len(keep) > 0 {
-			g.Impls = keep
-			spec.Groups = append(spec.Groups, g)
-		}
-	}
-	return spec, nil
-}
-
-// writeLineup prints the matrix, saves it beside the runs' results and,
-// with doc set, renders it there as Markdown.
-func writeLineup(stdout io.Writer, m *results.Lineup, out, doc string) error {
-	if err := report.WriteLineupSummary(stdout, m); err != nil {
-		return err
-	}
-	path, err := results.WriteLineup(out, m)
-	if err != nil {
-		return fmt.Errorf("perf: %w", err)
-	}
-	fmt.Fprintf(stdout, "          matrix %s\n", path)
-	if doc == "" {
+// writePart prints a finished part and, for the matrix with doc set,
+// renders it there as Markdown.
+func writePart(stdout io.Writer, p perf.Part, clients, owners, locks int, doc string) error {
+	switch {
+	case p.Scale != nil:
+		s := p.Scale
+		return report.WriteScale(stdout, report.Scale{Result: s.Result, Clients: clients, Owners: owners, Locks: locks, GoroutinesEarly: s.GoroutinesEarly,
+			GoroutinesLate: s.GoroutinesLate, HeapEarly: s.HeapEarly, HeapLate: s.HeapLate, Grew: s.Grew(), Saved: p.Saved})
+	case p.Handoff != nil:
+		h := p.Handoff
+		return report.WriteHandoff(stdout, report.Handoff{Result: h.Result, HandoffUs: h.HandoffUs, PingUs: h.PingUs, Ratio: h.Ratio, Target: perf.HandoffTarget, Saved: p.Saved})
+	case p.Lineup == nil:
 		return nil
 	}
-	if err := report.Write(doc, &report.Input{Lineups: []*results.Lineup{m}}, report.Options{Format: report.Markdown, Generator: cli.VersionString()}); err != nil {
+	if err := report.WriteLineupSummary(stdout, p.Lineup); err != nil {
+		return err
+	}
+	if p.Saved == "" {
+		return nil // not written: Run says why
+	}
+	fmt.Fprintf(stdout, "          matrix %s\n", p.Saved)
+	if doc == "" || p.Name != perf.PartMatrix {
+		return nil
+	}
+	if err := report.Write(doc, &report.Input{Lineups: []*results.Lineup{p.Lineup}}, report.Options{Format: report.Markdown, Generator: cli.VersionString()}); err != nil {
 		return fmt.Errorf("perf: --doc: %w", err)
 	}
 	fmt.Fprintf(stdout, "          written to %s\n", doc)

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -323,7 +322,7 @@ With --only, include a scenario where fencing alone is gated, for it to
 fail: `
 
 func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.FlagSet("chaos", "matrix", matrixUsage+orList(scenarios.FencingGated())+".", stderr)
+	fs := cli.FlagSet("chaos", "matrix", matrixUsage+strings.Join(scenarios.FencingGated(), ", ")+".", stderr)
 	quick := fs.Bool("quick", false, "scaled-down timings (3 s watchdog): about 5 minutes")
 	seedFlag := fs.String("seed", "1", "seed of the fault schedules")
 	out := fs.String("out", "chaos-results", "directory for the matrix file and the cells' results (empty: write none)")
@@ -343,12 +342,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var list []string
 	if *only != "" {
-		for _, n := range strings.Split(*only, ",") {
-			if !slices.Contains(scenarios.MatrixScenarios(), n) {
-				return cli.Usagef("--only %q: %q is not a matrix scenario; use %s", *only, n, strings.Join(scenarios.MatrixScenarios(), ", "))
-			}
-			list = append(list, n)
-		}
+		list = strings.Split(*only, ",")
 	}
 	if err := rcfg.Validate(); err != nil {
 		return err
@@ -362,21 +356,12 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := cli.CheckRedissonJar(); err != nil {
 		return err
 	}
-	// The matrix kills, restarts and fails over the lock's Redis: one it
-	// did not start would only give skipped or failed cells.
-	switch by := scenarios.ExternalRedis(rcfg); by {
-	case "":
-	case "$" + redisenv.EnvURL:
-		return cli.Usagef("%s is set: the matrix starts the lock's Redis itself (it kills, restarts and fails it over) and cannot use yours; unset %s, or pass --redis local or --redis container (the guarded counter's Redis is --guard-url)", by, redisenv.EnvURL)
-	default:
-		return cli.Usagef("%s: the matrix starts the lock's Redis itself (it kills, restarts and fails it over) and cannot use yours; drop %s (the guarded counter's Redis is --guard-url)", by, by)
+	o := harness.MitigationOptions{
+		Run:      scenarios.Options{Redis: rcfg, Quick: *quick, Seed: seed, Out: *out},
+		GuardURL: *guardURL, PlantBrokenFencing: *plant, Only: list, NoCosts: *noCosts, Out: *out, Version: cli.VersionString(),
 	}
-	if *plant {
-		gated := scenarios.FencingGated()
-		if len(list) > 0 && !slices.ContainsFunc(list, func(n string) bool { return slices.Contains(gated, n) }) {
-			return cli.Usagef("--plant-broken-fencing with --only %s: no cell of these scenarios is held to 0 lost updates by fencing alone, so the planted bug could not fail the matrix; include %s in --only",
-				*only, orList(gated))
-		}
+	if err := harness.CheckMitigation(o); err != nil {
+		return err
 	}
 	if *out != "" {
 		made, err := cli.CheckOutDir("--out", *out)
@@ -389,13 +374,10 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer tp.Close()
 	logw := cli.Locked(stderr)
 	logf := func(f string, a ...any) { fmt.Fprintf(logw, "  "+f+"\n", a...) }
-	rcfg.Logf = logf
+	o.Run.Redis.Logf, o.Run.Logf, o.Run.Toxiproxy = logf, logf, tp
+	o.Progress = func(s string) { fmt.Fprintf(logw, "chaos: matrix: %s\n", s) }
 	fmt.Fprintf(stderr, "chaos: mitigation matrix, %s timings, seed %d, %s\n", timingName(*quick), seed, tp)
-	m, path, err := harness.Mitigation(ctx, harness.MitigationOptions{
-		Run:      scenarios.Options{Redis: rcfg, Toxiproxy: tp, Quick: *quick, Seed: seed, Out: *out, Logf: logf},
-		GuardURL: *guardURL, PlantBrokenFencing: *plant, Only: list, NoCosts: *noCosts, Out: *out, Version: cli.VersionString(),
-		Progress: func(s string) { fmt.Fprintf(logw, "chaos: matrix: %s\n", s) },
-	})
+	m, path, err := harness.Mitigation(ctx, o)
 	if m != nil {
 		_ = report.WriteMitigationSummary(stdout, m)
 	}
@@ -407,12 +389,4 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	return harness.MitigationVerdict(ctx, m)
-}
-
-// orList is names as "a, b or c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
