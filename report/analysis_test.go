@@ -80,3 +80,33 @@ func TestCapacityStatement(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardLine: the guard's line counts lost updates, and names what a
+// fencing store refused only where refusing is its job or it happened.
+func TestGuardLine(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		g    results.Guard
+		want []string
+		not  []string
+	}{
+		{"plain, one lost", results.Guard{Mode: "plain", Store: "redis 127.0.0.1:6380", Sections: 10, Written: 10, Accepted: 10, Final: 9, Lost: 1},
+			[]string{"plain redis 127.0.0.1:6380: 1 lost update", "10 of 10 sections written", "counter 9 of 10 accepted"}, []string{"stale refused"}},
+		{"fenced", results.Guard{Mode: "fenced", Store: "s", Sections: 5, Written: 4, Accepted: 4, Final: 4, RejectedWrites: 1, Rejected: 1, StaleAccepted: 2},
+			[]string{"0 lost updates", "stale refused: 0 reads, 1 write", "stale writes accepted: 2"}, []string{"rightful"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := guardLine(&c.g)
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("guardLine = %q, lacks %q", got, w)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(got, w) {
+					t.Errorf("guardLine = %q, says %q", got, w)
+				}
+			}
+		})
+	}
+}

@@ -154,7 +154,7 @@ func summaryBlocks(r *results.Result) []block {
 		bl = append(bl, line("", "incomplete: "+s.Incomplete))
 	}
 	if g := r.Guard; g != nil {
-		bl = append(bl, line("guard", g.Line()))
+		bl = append(bl, line("guard", guardLine(g)))
 		for i, o := range g.Overwrites {
 			if i == 3 {
 				bl = append(bl, line("", fmt.Sprintf("… %d more in the result file", int64(len(g.Overwrites)-3)+g.OverwritesDropped)))

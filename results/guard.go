@@ -1,11 +1,5 @@
 package results
 
-import (
-	"fmt"
-
-	"github.com/lockbench/lockbench/lockimpl/kind"
-)
-
 // Guard is what the guarded resource says about a run: critical sections
 // read a counter in a separate store, held, and wrote it back plus one.
 // Lost updates come from the store's own tallies (writes it applied minus
@@ -59,23 +53,3 @@ type Overwrite struct {
 
 // OK reports whether no update was lost.
 func (g *Guard) OK() bool { return g.Lost == 0 }
-
-// Line is the guard's one-line summary.
-func (g *Guard) Line() string {
-	s := fmt.Sprintf("%s %s: %s · %s of %s written · counter %s of %s accepted",
-		g.Mode, g.Store, Count(g.Lost, "lost update"), Commas(g.Written), Count(g.Sections, "section"), Commas(g.Final), Commas(g.Accepted))
-	// The fenced mode is named after the lock kind whose tokens it carries.
-	if g.Mode == kind.Fenced.String() || g.Rejected > 0 {
-		s += fmt.Sprintf(" · stale refused: %s, %s", Count(g.RejectedReads, "read"), Count(g.RejectedWrites, "write"))
-	}
-	if g.RightfulRefused > 0 {
-		s += fmt.Sprintf(" · rightful holders refused: %s", Commas(g.RightfulRefused))
-	}
-	if g.StaleAccepted > 0 {
-		s += fmt.Sprintf(" · stale writes accepted: %s", Commas(g.StaleAccepted))
-	}
-	if g.Failed > 0 {
-		s += fmt.Sprintf(" · %s failed", Commas(g.Failed))
-	}
-	return s
-}

@@ -59,7 +59,7 @@ func TestGuardLostUpdates(t *testing.T) {
 			if g == nil {
 				t.Fatal("no guard figures in the result")
 			}
-			t.Logf("%s; %d violations", g.Line(), res.Safety.Violations)
+			t.Logf("guard %+v; %d violations", *g, res.Safety.Violations)
 			if g.Sections == 0 || g.Accepted == 0 || g.Failed != 0 {
 				t.Fatalf("guard %+v: want sections, accepted writes and no failures", g)
 			}
