@@ -32,9 +32,9 @@ func main() { cli.Exit(program()) }
 func program() cli.Program {
 	return cli.Program{
 		Name: "bench",
-		Synopsis: `bench drives Redisson-compatible Redis locks (reentrant, fair, read-write)
-with a workload profile against a real Redis and reports throughput, latency
-percentiles, fairness and mutual-exclusion safety.`,
+		Synopsis: `bench drives Redisson-compatible Redis locks (every kind of Redisson's lock
+family a profile can name) with a workload profile against a real Redis and
+reports throughput, latency percentiles, fairness and mutual-exclusion safety.`,
 		Examples: `  bench run --profile rw90                      # local redis-server, rw90 profile
   bench run --profile mutex --owners 16 --duration 10s
   bench run --profile mutex --impl redsync      # the same workload on a peer library
