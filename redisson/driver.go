@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,96 +19,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/lockbench/lockbench/internal/infile"
 	"github.com/lockbench/lockbench/lockimpl/kind"
 )
-
-// JarEnv names the environment variable that points at the driver's jar.
-const JarEnv = "LOCKBENCH_REDISSON_JAR"
-
-// jarPath is where `make redisson-driver` builds the jar, from the module root.
-const jarPath = "redisson-driver/target/lockbench-redisson-driver.jar"
-
-// ErrUnavailable is returned by FindJar when Java or the driver's jar is
-// missing; its message says how to get them.
-var ErrUnavailable = errors.New("redisson: driver unavailable")
-
-// FindJar returns the driver's jar: $LOCKBENCH_REDISSON_JAR, or the one
-// `make redisson-driver` builds, looked for from the working directory
-// upwards. It also checks that java is on PATH, and that the jar is a
-// regular file that starts as a jar does, so that nothing else reaches the
-// JVM (a FIFO would block it, another file fail it only once a run began).
-func FindJar() (string, error) {
-	if _, err := exec.LookPath("java"); err != nil {
-		return "", fmt.Errorf("%w: java is not on PATH (make setup installs a JDK when root)", ErrUnavailable)
-	}
-	if p := os.Getenv(JarEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%w: $%s=%s: %v", ErrUnavailable, JarEnv, p, err)
-		}
-		if why := notJar(p); why != "" {
-			return "", &JarError{Path: p, Reason: why}
-		}
-		return p, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, jarPath)
-		if _, err := os.Stat(p); err == nil {
-			if why := notJar(p); why != "" {
-				return "", fmt.Errorf("%w: %s %s; rebuild it with make redisson-driver", ErrUnavailable, p, why)
-			}
-			return p, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", fmt.Errorf("%w: %s not found from the working directory up; build it with make redisson-driver (needs Java 17 and Maven), or set $%s", ErrUnavailable, jarPath, JarEnv)
-		}
-		dir = up
-	}
-}
-
-// JarError is a $LOCKBENCH_REDISSON_JAR that is no jar: bad input, found
-// before the JVM starts. The CLIs exit 2 on it.
-type JarError struct{ Path, Reason string }
-
-func (e *JarError) Error() string {
-	return fmt.Sprintf("redisson: $%s=%s: %s; point it at the driver's jar (make redisson-driver builds %s), or unset it", JarEnv, e.Path, e.Reason, jarPath)
-}
-
-// IsUsage marks the error as bad input.
-func (e *JarError) IsUsage() bool { return true }
-
-// zipMagic starts every jar: a jar is a zip file whose first entry is a
-// local file header.
-const zipMagic = "PK\x03\x04"
-
-// notJar says why the file at p cannot be a jar ("" when it can): not a
-// regular file, unreadable, or not starting as a zip file does.
-func notJar(p string) string {
-	head, err := infile.Head(p, len(zipMagic))
-	switch {
-	case err != nil:
-		return infile.Reason(err)
-	case string(head) != zipMagic:
-		return "is not a jar (it does not start as a zip file does)"
-	}
-	return ""
-}
-
-// JarVersion is the Redisson version the driver's jar was built with, read
-// from the redisson-<version>.jar the build copies beside it ("" when not
-// found).
-func JarVersion(jar string) string {
-	m, _ := filepath.Glob(filepath.Join(filepath.Dir(jar), "lib", "redisson-[0-9]*.jar"))
-	if len(m) != 1 {
-		return ""
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m[0]), "redisson-"), ".jar")
-}
 
 // Config says which Redis the driver's Redisson client uses. The driver
 // gets it on its standard input, never on its command line, which any
@@ -152,15 +63,6 @@ type Driver struct {
 	password string // kept out of every error the driver surfaces
 }
 
-// ConfigError is a Config the driver cannot use, found before the JVM
-// starts; it names the field, never its value.
-type ConfigError struct{ Field, Fix string }
-
-func (e *ConfigError) Error() string { return "redisson: " + e.Field + ": " + e.Fix }
-
-// IsUsage marks the error as bad input: the CLIs exit 2 on it.
-func (e *ConfigError) IsUsage() bool { return true }
-
 // Kind is the lock a call acts on, as the driver's protocol names it: a
 // lock kind (KindOf), or Multi.
 type Kind string
@@ -172,61 +74,6 @@ const Multi Kind = "multi"
 // KindOf is the driver's kind for lock kind k: the kind's own name, which
 // the Java side's lockOf knows for every kind.
 func KindOf(k kind.Kind) Kind { return Kind(k.String()) }
-
-// Error is an exception Redisson threw in the driver.
-type Error struct {
-	Op   string
-	Kind Kind
-	// Name is the lock's name, Owner the thread's.
-	Name, Owner string
-	// Class is the exception's simple class name, such as
-	// IllegalMonitorStateException (an unlock by an owner that does not
-	// hold the lock).
-	Class   string
-	Message string
-}
-
-func (e *Error) Error() string {
-	if e.Op != "connect" {
-		return fmt.Sprintf("redisson: %s %s %q for %s: %s: %s", e.Op, e.Kind, e.Name, e.Owner, e.Class, e.Message)
-	}
-	client := e.Owner
-	if client == "" {
-		client = "the first client" // Config.Addr's
-	}
-	if reply, ok := e.authReply(); ok {
-		return fmt.Sprintf("redisson: connect %s to %s: authentication failed (%s); check the user and password", client, e.Name, reply)
-	}
-	return fmt.Sprintf("redisson: connect %s to %s: %s: %s", client, e.Name, e.Class, e.Message)
-}
-
-// authMarkers start what Redis answers credentials it refuses with:
-// WRONGPASS (a wrong user or password), NOAUTH (none given), and "ERR
-// AUTH <password> called without any password configured" (a password
-// for a server that has none).
-var authMarkers = []string{"WRONGPASS", "NOAUTH", "ERR AUTH "}
-
-// authReply is Redis's refusal of the credentials in the exception's
-// message, if it is one.
-func (e *Error) authReply() (string, bool) {
-	for _, m := range authMarkers {
-		if i := strings.Index(e.Message, m); i >= 0 {
-			return e.Message[i:], true
-		}
-	}
-	return "", false
-}
-
-// IsUsage reports a connect that Redis refused the credentials of: bad
-// input, on which the CLIs exit 2 before any load, as for a Go client's.
-func (e *Error) IsUsage() bool {
-	_, auth := e.authReply()
-	return e.Op == "connect" && auth
-}
-
-// NotHeld reports whether the exception says the owner held nothing to
-// unlock.
-func (e *Error) NotHeld() bool { return e.Class == "IllegalMonitorStateException" }
 
 // Reply is one call's outcome. Start and End are the JVM's
 // System.nanoTime around the Redisson call, comparable with Now.

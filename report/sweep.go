@@ -1,0 +1,78 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// sweepBlocks are a sweep's section: the capacity statement, the curves
+// and the points.
+func sweepBlocks(s *Sweep, ch *charts) []block {
+	sw := s.Sweep
+	h := heading{level: 2, text: "Capacity: " + sw.Meta.Profile + " · " + sw.Meta.ImplName()}
+	if sw.Partial {
+		h.badge = &cell{text: "PARTIAL", class: "warn"}
+	}
+	bl := []block{h}
+	slo := "no SLO"
+	if sw.SLOP99Us > 0 {
+		slo = "SLO: acquire p99 ≤ " + us(sw.SLOP99Us)
+	}
+	stop := fmt.Sprintf("a curve stops after %s in a row broke the SLO", results.Count(sw.StopAfter, "point"))
+	if sw.StopAfter == 0 {
+		stop = "every planned point runs"
+	}
+	bl = append(bl, para{text: fmt.Sprintf("%d of %d planned points over %s (axis: %s); %s; %s. Redis %s (%s) on %s. Sweep file: %s.",
+		len(sw.Points), sw.Planned, secs(sw.Seconds), sw.Axis, slo, stop, sw.Meta.RedisVersion, sw.Meta.RedisBackend, sw.Meta.Host, s.Path)})
+	if sw.Meta.Workload != "" {
+		bl = append(bl, para{text: "Base workload, which the axis varies: " + sw.Meta.Workload + "."})
+	}
+	if sw.Partial {
+		bl = append(bl, para{class: "warn", text: "Partial sweep: " + sw.PartialReason + "."})
+	}
+	for _, cp := range sw.Capacity {
+		if cp.Series != "" {
+			bl = append(bl, heading{level: 4, text: cp.Series})
+		}
+		class := "ok"
+		if cp.Best == nil {
+			class = "bad"
+		}
+		for i, line := range capacityStatement(cp, sw.Axis, sw.SLOP99Us) {
+			if i == 0 {
+				bl = append(bl, para{text: line, class: class})
+			} else {
+				bl = append(bl, para{text: line})
+			}
+		}
+	}
+	bl = append(bl, ch.capacity(s)...)
+	t := table{right: true, head: []string{"series", "x", "clients×owners", "rate", "ops/s", "p50", "p99", "failed", "violations", "SLO", "result"}}
+	named := slices.ContainsFunc(sw.Points, func(p results.SweepPoint) bool { return p.Series != "" })
+	if !named {
+		t.head = t.head[1:]
+	}
+	for _, p := range sw.Points {
+		ok := styled("meets", "ok")
+		switch {
+		case p.Failure != "":
+			ok = styled("FAILED: "+p.Failure, "bad")
+		case !p.MeetsSLO:
+			ok = styled("broken", "bad")
+		}
+		rate := "closed"
+		if p.Rate > 0 {
+			rate = results.CommasFloat(p.Rate)
+		}
+		row := []cell{plain(p.Series), plain(fmt.Sprintf("%g", p.X)), plain(fmt.Sprintf("%d×%d", p.Clients, p.Owners)), plain(rate),
+			plain(results.CommasFloat(p.OpsPerSec)), plain(p.Percentile(p.P50Us)), plain(p.Percentile(p.P99Us)), plain(results.Commas(p.Errors)), plain(results.Commas(p.Violations)), ok, plain(p.File)}
+		if !named {
+			row = row[1:]
+		}
+		t.rows = append(t.rows, row)
+	}
+	bl = append(bl, heading{level: 4, text: "Points"}, t)
+	return bl
+}
