@@ -9,17 +9,18 @@ import (
 	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/results"
 )
 
 func TestMain(m *testing.M) { redisenvtest.Main(m) }
 
 var bg = context.Background()
 
-// TestFencedNamedAfterKind: the fenced mode's name is the fenced lock
-// kind's, which results reads to know a guard's mode from its JSON.
-func TestFencedNamedAfterKind(t *testing.T) {
-	if string(guard.Fenced) != kind.Fenced.String() {
-		t.Errorf("guard.Fenced is %q, kind.Fenced %q", guard.Fenced, kind.Fenced)
+// TestFencedModeName: the fenced mode is named after the lock kind whose
+// tokens it carries, and results reads it by that name from a result file.
+func TestFencedModeName(t *testing.T) {
+	if string(guard.Fenced) != kind.Fenced.String() || string(guard.Fenced) != results.GuardFenced {
+		t.Errorf("guard.Fenced is %q, kind.Fenced %q, results.GuardFenced %q", guard.Fenced, kind.Fenced, results.GuardFenced)
 	}
 }
 

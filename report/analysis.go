@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -122,8 +121,7 @@ func capacityStatement(c results.Capacity, axis string, sloUs float64) []string 
 func guardLine(g *results.Guard) string {
 	s := fmt.Sprintf("%s %s: %s · %s of %s written · counter %s of %s accepted",
 		g.Mode, g.Store, results.Count(g.Lost, "lost update"), results.Commas(g.Written), results.Count(g.Sections, "section"), results.Commas(g.Final), results.Commas(g.Accepted))
-	// The fenced mode is named after the lock kind whose tokens it carries.
-	if g.Mode == kind.Fenced.String() || g.Rejected > 0 {
+	if g.Fenced() || g.Rejected > 0 {
 		s += fmt.Sprintf(" · stale refused: %s, %s", results.Count(g.RejectedReads, "read"), results.Count(g.RejectedWrites, "write"))
 	}
 	if g.RightfulRefused > 0 {

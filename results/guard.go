@@ -51,5 +51,12 @@ type Overwrite struct {
 	At      int64  // ns since the run's start, when the write returned
 }
 
+// GuardFenced is Guard.Mode for a store that refuses stale fencing tokens,
+// as package guard names the mode (guard.Fenced) and result files spell it.
+const GuardFenced = "fenced"
+
+// Fenced reports whether the store refused stale fencing tokens.
+func (g *Guard) Fenced() bool { return g.Mode == GuardFenced }
+
 // OK reports whether no update was lost.
 func (g *Guard) OK() bool { return g.Lost == 0 }

@@ -564,3 +564,28 @@ func TestBooleansOneWay(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinKindComments: the comment beside each built-in profile's kind,
+// which `bench profiles show` hands users as a template, lists every kind.
+func TestBuiltinKindComments(t *testing.T) {
+	var names []string
+	for _, k := range workloads.Kinds() {
+		names = append(names, k.String())
+	}
+	want := "# " + strings.Join(names, " | ")
+	for _, name := range workloads.BuiltinNames() {
+		y, err := workloads.BuiltinYAML(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var line string
+		for l := range strings.Lines(string(y)) {
+			if strings.HasPrefix(l, "kind:") {
+				line = strings.TrimSpace(l)
+			}
+		}
+		if _, comment, _ := strings.Cut(line, "  "); strings.TrimSpace(comment) != want {
+			t.Errorf("%s: %q: want the comment %q", name, line, want)
+		}
+	}
+}
