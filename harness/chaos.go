@@ -146,13 +146,13 @@ func CheckMitigation(o MitigationOptions) error {
 	if gated := scenarios.FencingGated(); o.PlantBrokenFencing && len(o.Only) > 0 &&
 		!slices.ContainsFunc(o.Only, func(n string) bool { return slices.Contains(gated, n) }) {
 		return &usageError{fmt.Errorf("--plant-broken-fencing with --only %s: no cell of these scenarios is held to 0 lost updates by fencing alone, so the planted bug could not fail the matrix; include %s in --only",
-			only, orList(gated))}
+			only, OrList(gated))}
 	}
 	return nil
 }
 
-// orList is names as "a, b or c".
-func orList(names []string) string {
+// OrList is names as "a, b or c".
+func OrList(names []string) string {
 	if len(names) < 2 {
 		return strings.Join(names, "")
 	}

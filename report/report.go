@@ -136,7 +136,7 @@ const gateThreshold = 10
 // results.Compare, the rule bench compare gates CI with.
 func comparisonBlocks(runs []*Run, ch *charts) []block {
 	bl := []block{heading{level: 2, text: "Comparison"},
-		para{text: fmt.Sprintf("%s, oldest first; deltas are against the first (%s). Throughput counts successful operations only. The gate is bench compare's: throughput may not drop, nor acquire p99 rise, by more than %d%%, the success ratio may not fall, the run must pass its own error-rate threshold, and no new safety violation; a run with no successful operation cannot be compared.", results.Count(len(runs), "run"), runs[0].Name(), gateThreshold)}}
+		para{text: fmt.Sprintf("%s, oldest first; deltas are against the first (%s). Throughput counts successful operations only. The gate is bench compare's: throughput may not drop, nor acquire p99 rise, by more than %d%%, the success ratio may not fall, and the run may not fail in a way the first did not (error rate, stall, dead time, no success, a safety violation, lost updates); a run with no successful operation cannot be compared.", results.Count(len(runs), "run"), runs[0].Name(), gateThreshold)}}
 	t := table{right: true, head: []string{"run", "profile", "host", "measured", "ops/s", "Δ ops/s", "success", "acquire p50", "p99", "Δ p99", "p99.9", "failed", "jain", "safety", "gate"}}
 	base := runs[0].Result
 	var notes []string
@@ -176,7 +176,7 @@ func comparisonBlocks(runs []*Run, ch *charts) []block {
 			jain = plain(fmt.Sprintf("%.4f", res.Fairness.Jain))
 		}
 		success := plain(results.Percent(res.Throughput.SuccessRatio))
-		if len(res.Failures()) > 0 {
+		if slices.ContainsFunc(res.Failures(), func(f results.Failure) bool { return f.Kind.Throughput() }) {
 			success = styled(success.text, "bad")
 		}
 		t.rows = append(t.rows, []cell{plain(name), plain(res.Meta.Profile + " · " + res.Meta.ImplName()), plain(res.Meta.Host), plain(secs(res.Measured)),

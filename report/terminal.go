@@ -20,8 +20,6 @@ func SweepPointLine(pt results.SweepPoint) string {
 	switch {
 	case pt.Partial:
 		mark = "PARTIAL, left off the curves"
-	case pt.Violations > 0:
-		mark = strings.ToUpper(results.Count(pt.Violations, "safety violation"))
 	case pt.Failure != "":
 		mark = "FAILED, breaks the SLO: " + pt.Failure
 	case !pt.MeetsSLO:

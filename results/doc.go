@@ -2,9 +2,11 @@
 // it: records, histograms, the safety checker and the file schemas.
 //
 // It imports no other package of this module (but internal/infile, through
-// which every package reads its input files), so anything that can produce
-// an [Op] stream can use its analyses. It writes no prose: package report
-// writes every word.
+// which every package reads its input files, and lockimpl/kind, the lock
+// kinds' names), so anything that can produce an [Op] stream can use its
+// analyses. Its only words are the one-line reasons its files carry
+// (a [Failure], a comparison's regressions and notes, a merge's notes);
+// package report writes every other word.
 //
 // Workers record finished operations ([Op]) into a [Shard] (shards per
 // core: no global lock on the hot path). A [Collector] swaps every shard's

@@ -166,6 +166,13 @@ const (
 	FailDeadTime FailureKind = "dead_time"
 )
 
+// Throughput reports whether a failure of kind k is of the run's
+// operations (they failed, stalled or did not finish), as opposed to its
+// safety: a run that only broke exclusion still succeeded at its operations.
+func (k FailureKind) Throughput() bool {
+	return k != FailSafety && k != FailLostUpdates
+}
+
 // Failure is one reason a run's figures do not stand.
 type Failure struct {
 	Kind FailureKind

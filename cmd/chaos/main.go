@@ -322,7 +322,7 @@ With --only, include a scenario where fencing alone is gated, for it to
 fail: `
 
 func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.FlagSet("chaos", "matrix", matrixUsage+strings.Join(scenarios.FencingGated(), ", ")+".", stderr)
+	fs := cli.FlagSet("chaos", "matrix", matrixUsage+harness.OrList(scenarios.FencingGated())+".", stderr)
 	quick := fs.Bool("quick", false, "scaled-down timings (3 s watchdog): about 5 minutes")
 	seedFlag := fs.String("seed", "1", "seed of the fault schedules")
 	out := fs.String("out", "chaos-results", "directory for the matrix file and the cells' results (empty: write none)")
