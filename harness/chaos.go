@@ -130,7 +130,7 @@ func CheckRunnable(list []*scenarios.Scenario, cfg redisenv.Config) error {
 // fencing bug that no selected cell could catch.
 func CheckMitigation(o MitigationOptions) error {
 	only := strings.Join(o.Only, ",")
-	all := scenarios.MatrixScenarios()
+	all := scenarios.MitigationScenarios()
 	for _, n := range o.Only {
 		if !slices.Contains(all, n) {
 			return &usageError{fmt.Errorf("--only %q: %q is not a matrix scenario; use %s", only, n, strings.Join(all, ", "))}

@@ -19,7 +19,7 @@ func TestCheckMitigation(t *testing.T) {
 	local := redisenv.Config{Backend: redisenv.BackendLocal}
 	gated := scenarios.FencingGated()[0]
 	var ungated string
-	for _, n := range scenarios.MatrixScenarios() {
+	for _, n := range scenarios.MitigationScenarios() {
 		if !slices.Contains(scenarios.FencingGated(), n) {
 			ungated = n
 		}

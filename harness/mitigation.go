@@ -41,7 +41,7 @@ func Mitigation(ctx context.Context, o MitigationOptions) (*results.MitigationMa
 	}
 	defer gs.Close()
 	rdb := gs.rdb
-	mo := scenarios.MatrixOptions{StoreAt: gs.Where, Only: o.Only, NoCosts: o.NoCosts, Progress: o.Progress,
+	mo := scenarios.MitigationOptions{StoreAt: gs.Where, Only: o.Only, NoCosts: o.NoCosts, Progress: o.Progress,
 		NewStore: func(key string, mode guard.Mode) *guard.Store {
 			if o.PlantBrokenFencing && mode == guard.Fenced {
 				return guard.NewBroken(rdb, key)
@@ -51,7 +51,7 @@ func Mitigation(ctx context.Context, o MitigationOptions) (*results.MitigationMa
 	if o.PlantBrokenFencing {
 		mo.Planted = "a fenced store that accepts tokens lower than the highest it saw"
 	}
-	m := scenarios.RunMatrix(ctx, o.Run, mo)
+	m := scenarios.RunMitigation(ctx, o.Run, mo)
 	path := ""
 	if o.Out != "" {
 		if path, err = results.WriteMitigationMatrix(o.Out, m); err != nil {

@@ -30,7 +30,7 @@ type Options struct {
 	Parts []string
 	// Base wires every run: NewRedis and Meta.
 	Base workloads.Config
-	// Matrix is the matrix part's spec (MatrixSpec).
+	// Matrix is the matrix part's spec (LineupSpecOf).
 	Matrix LineupSpec
 	// OverheadRounds and OverheadDuration size the overhead part.
 	OverheadRounds   int
@@ -173,11 +173,11 @@ func OverheadSpec(rounds int, d time.Duration) LineupSpec {
 		Groups: OverheadGroups(), Rounds: rounds, Duration: d, Warmup: time.Second}
 }
 
-// MatrixSpec is DefaultLineup over the named implementations (with
+// LineupSpecOf is DefaultLineup over the named implementations (with
 // lockimpl+ap beside lockimpl), each group keeping the ones it runs and
 // the groups none of them runs left out. An unknown or repeated name is
 // an error.
-func MatrixSpec(names []string) (LineupSpec, error) {
+func LineupSpecOf(names []string) (LineupSpec, error) {
 	spec := LineupSpec{Impls: map[string]workloads.Impl{}}
 	var listed []string
 	for _, n := range names {

@@ -112,7 +112,7 @@ func TestViolations(t *testing.T) {
 // only the listed implementations, and groups none of them runs are left
 // out; unknown and repeated names are refused.
 func TestMatrixSpec(t *testing.T) {
-	spec, err := perf.MatrixSpec([]string{"lockimpl", " raw"})
+	spec, err := perf.LineupSpecOf([]string{"lockimpl", " raw"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestMatrixSpec(t *testing.T) {
 	if want := []string{"uncontended", "mutex", "rw90", "fair", "reentrant-deep"}; !slices.Equal(profiles, want) {
 		t.Errorf("profiles %v; want %v", profiles, want)
 	}
-	if spec, err := perf.MatrixSpec([]string{impls.RedissonName}); err == nil {
+	if spec, err := perf.LineupSpecOf([]string{impls.RedissonName}); err == nil {
 		for _, g := range spec.Groups {
 			if slices.Contains(g.Impls, impls.Default) {
 				t.Errorf("redisson alone: group %+v runs lockimpl", g)
@@ -143,8 +143,8 @@ func TestMatrixSpec(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]string{{"lockimpl", "zk"}, {"raw", "raw"}} {
-		if _, err := perf.MatrixSpec(bad); err == nil {
-			t.Errorf("MatrixSpec(%q) accepted", bad)
+		if _, err := perf.LineupSpecOf(bad); err == nil {
+			t.Errorf("LineupSpecOf(%q) accepted", bad)
 		}
 	}
 }

@@ -8,7 +8,7 @@
 // results.CheckSafety: a scenario that exists to show a violation passes
 // only when the checker detects it, one that must stay safe only with zero
 // violations and its liveness checks met, and one the chosen Redis cannot
-// host is SKIPPED, never passed. The mitigation matrix (RunMatrix) runs the
+// host is SKIPPED, never passed. The mitigation matrix (RunMitigation) runs the
 // scenarios that lose holds once per mitigation, each critical section
 // updating a guard store, and counts the updates lost.
 //

@@ -120,7 +120,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stderr, "perf: matrix without redisson: %v\n", err)
 		}
 	}
-	spec, err := perf.MatrixSpec(strings.Split(*matrixImpls, ","))
+	spec, err := perf.LineupSpecOf(strings.Split(*matrixImpls, ","))
 	if err != nil {
 		return cli.Usagef("--matrix-impls %q: %v", *matrixImpls, err)
 	}

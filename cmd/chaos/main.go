@@ -326,7 +326,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	quick := fs.Bool("quick", false, "scaled-down timings (3 s watchdog): about 5 minutes")
 	seedFlag := fs.String("seed", "1", "seed of the fault schedules")
 	out := fs.String("out", "chaos-results", "directory for the matrix file and the cells' results (empty: write none)")
-	only := fs.String("only", "", "comma-separated scenarios (default: all of "+strings.Join(scenarios.MatrixScenarios(), ", ")+")")
+	only := fs.String("only", "", "comma-separated scenarios (default: all of "+strings.Join(scenarios.MitigationScenarios(), ", ")+")")
 	noCosts := fs.Bool("no-costs", false, "skip the healthy runs that measure each mitigation's cost")
 	guardURL := fs.String("guard-url", "", "the guarded counter's Redis (default: a redis-server of its own)")
 	plant := fs.Bool("plant-broken-fencing", false, "plant a fenced store that accepts lower tokens (the matrix must fail)")

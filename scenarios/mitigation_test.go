@@ -19,7 +19,7 @@ func matrix(t *testing.T, broken, costs bool, only ...string) *results.Mitigatio
 	t.Helper()
 	redisenvtest.Long(t, "the mitigation matrix")
 	store := redisenvtest.Start(t)
-	mo := scenarios.MatrixOptions{StoreAt: store.Addr(), Only: only, NoCosts: !costs, Progress: func(s string) { t.Log("matrix: " + s) },
+	mo := scenarios.MitigationOptions{StoreAt: store.Addr(), Only: only, NoCosts: !costs, Progress: func(s string) { t.Log("matrix: " + s) },
 		NewStore: func(key string, mode guard.Mode) *guard.Store {
 			if broken && mode == guard.Fenced {
 				return guard.NewBroken(store.NewClient(), key)
@@ -29,7 +29,7 @@ func matrix(t *testing.T, broken, costs bool, only ...string) *results.Mitigatio
 	if broken {
 		mo.Planted = "a fenced store that accepts lower tokens"
 	}
-	m := scenarios.RunMatrix(bg, options(t), mo)
+	m := scenarios.RunMitigation(bg, options(t), mo)
 	var b strings.Builder
 	report.WriteMitigationSummary(&b, m)
 	t.Log("\n" + b.String())
@@ -96,9 +96,9 @@ func externalMatrix(t *testing.T, ctx context.Context, costs bool, cut func(stri
 	env := redisenvtest.Start(t)
 	o := options(t)
 	o.Redis = redisenv.Config{Backend: redisenv.BackendExternal, URL: "redis://" + env.Addr()}
-	mo := scenarios.MatrixOptions{Only: []string{"redis-restart"}, NoCosts: !costs, Progress: cut,
+	mo := scenarios.MitigationOptions{Only: []string{"redis-restart"}, NoCosts: !costs, Progress: cut,
 		NewStore: func(string, guard.Mode) *guard.Store { t.Fatal("a skipped cell asked for a store"); return nil }}
-	return scenarios.RunMatrix(ctx, o, mo)
+	return scenarios.RunMitigation(ctx, o, mo)
 }
 
 // TestMatrixInterruptedInItsLastCell: Ctrl-C during the last cell, with

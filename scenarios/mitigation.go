@@ -172,8 +172,8 @@ func matrixRows() []matrixRow {
 	}
 }
 
-// MatrixOptions is what RunMatrix needs beyond the scenarios' Options.
-type MatrixOptions struct {
+// MitigationOptions is what RunMitigation needs beyond the scenarios' Options.
+type MitigationOptions struct {
 	// NewStore returns the guarded counter at key in mode (a second Redis
 	// the caller started); StoreAt names that Redis.
 	NewStore func(key string, mode guard.Mode) *guard.Store
@@ -188,8 +188,8 @@ type MatrixOptions struct {
 	Progress func(msg string)
 }
 
-// MatrixScenarios are the matrix's rows, by name.
-func MatrixScenarios() []string {
+// MitigationScenarios are the matrix's rows, by name.
+func MitigationScenarios() []string {
 	var n []string
 	for _, row := range matrixRows() {
 		n = append(n, row.s.Name)
@@ -198,7 +198,7 @@ func MatrixScenarios() []string {
 }
 
 // FencingGated are the matrix scenarios in which a fenced store that does
-// not fence (MatrixOptions.Planted) changes a verdict: some fencing cell
+// not fence (MitigationOptions.Planted) changes a verdict: some fencing cell
 // expects 0 lost updates where the same holders without fencing are not
 // held to 0. In the others the planted bug cannot fail the matrix.
 func FencingGated() []string {
@@ -240,7 +240,7 @@ func ExternalRedis(cfg redisenv.Config) string {
 	return ""
 }
 
-// RunMatrix runs every scenario of the matrix under every mitigation, each
+// RunMitigation runs every scenario of the matrix under every mitigation, each
 // cell a variant of its own (its own Redis, proxies and key), with
 // critical sections updating the guarded counter; then each mitigation
 // once on a healthy run, for its cost. Where a scenario has no topology of
@@ -249,7 +249,7 @@ func ExternalRedis(cfg redisenv.Config) string {
 // the lock's servers and picks their topology, so against an external
 // Redis every cell is skipped (and the matrix fails: nothing ran). When ctx
 // ends first the matrix is marked partial.
-func RunMatrix(ctx context.Context, o Options, mo MatrixOptions) *results.MitigationMatrix {
+func RunMitigation(ctx context.Context, o Options, mo MitigationOptions) *results.MitigationMatrix {
 	t := TimingFor(o.Quick)
 	m := &results.MitigationMatrix{Schema: results.MitigationSchema, Start: time.Now(), Quick: o.Quick, Seed: o.Seed,
 		Store: mo.StoreAt, Planted: mo.Planted}
@@ -317,7 +317,7 @@ func cellOptions(o Options, s *Scenario) Options {
 }
 
 // cellStore is the guarded counter of one cell.
-func cellStore(mo MatrixOptions, name string, mi Mitigation) *guard.Store {
+func cellStore(mo MitigationOptions, name string, mi Mitigation) *guard.Store {
 	mode := guard.Plain
 	if mi.Fencing {
 		mode = guard.Fenced
@@ -326,7 +326,7 @@ func cellStore(mo MatrixOptions, name string, mi Mitigation) *guard.Store {
 }
 
 // runCell runs one scenario under one mitigation and judges it.
-func runCell(ctx context.Context, o Options, mo MatrixOptions, t Timing, row matrixRow, mi Mitigation) results.MitigationCell {
+func runCell(ctx context.Context, o Options, mo MitigationOptions, t Timing, row matrixRow, mi Mitigation) results.MitigationCell {
 	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name}
 	want := row.expect.of(mi)
 	c.Expect, c.Why = want.want, want.why
@@ -408,7 +408,7 @@ func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error, h
 
 // runCost runs mitigation mi on a healthy run: the mutex workload, guarded
 // counter on, no fault.
-func runCost(ctx context.Context, o Options, mo MatrixOptions, t Timing, mi Mitigation) results.MitigationCost {
+func runCost(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi Mitigation) results.MitigationCost {
 	c := results.MitigationCost{Mitigation: mi.Name}
 	s := &Scenario{Name: "healthy", Description: "no fault", Topology: redisenv.TopologyReplica}
 	rep := &results.ChaosReport{Schema: results.ChaosSchema, Scenario: s.Name, Start: time.Now()}
