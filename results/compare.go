@@ -116,6 +116,9 @@ type Comparison struct {
 	Rows             []Row   `json:"rows"`
 	// Regressions describes each gated row that regressed, in words.
 	Regressions []string `json:"regressions"`
+	// NewFailures are the kinds of failure NEW has and BASE had not: each
+	// one is a regression (said once in Regressions).
+	NewFailures []FailureKind `json:"new_failures,omitempty"`
 	// Notes flag what makes the runs unlike (profile, Redis, partial
 	// runs): the comparison stands, but read it knowing that.
 	Notes []string `json:"notes"`
@@ -183,6 +186,9 @@ func Compare(base, cur *Result, maxRegressionPct float64) Comparison {
 	c.Rows = append(c.Rows, sr)
 	if nf := newFailures(base, cur); len(nf) > 0 {
 		c.Regressions = append(c.Regressions, "NEW failed: "+joinFailures(nf))
+		for _, f := range nf {
+			c.NewFailures = append(c.NewFailures, f.Kind)
+		}
 	}
 
 	for _, key := range latencyKeys(base, cur, &c) {

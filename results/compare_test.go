@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,8 +162,8 @@ func TestCompareSafety(t *testing.T) {
 	cur.Safety.Violations = 3
 	c := results.Compare(base, cur, 1000) // no threshold excuses the first violation
 	// One regression says so (NEW failed), and the row shows where.
-	if len(c.Regressions) != 1 || !strings.HasPrefix(c.Regressions[0], "NEW failed: 3 mutual-exclusion violations") {
-		t.Errorf("Regressions = %q, want the violations once", c.Regressions)
+	if len(c.Regressions) != 1 || !slices.Equal(c.NewFailures, []results.FailureKind{results.FailSafety}) {
+		t.Errorf("Regressions = %q, new failures %q: want the violations once", c.Regressions, c.NewFailures)
 	}
 	if v := row(t, c, "safety violations"); !v.Gated || !v.Regressed {
 		t.Errorf("violations row %+v; want it gated and regressed", v)
@@ -171,15 +172,15 @@ func TestCompareSafety(t *testing.T) {
 	stalled := cmpRun()
 	stalled.Stall = &results.Stall{NoReplyS: 3, FromS: 1, Calls: 2, BoundS: 2}
 	cur.Stall = stalled.Stall
-	if c := results.Compare(stalled, cur, 1000); len(c.Regressions) != 1 || !strings.Contains(c.Regressions[0], "mutual-exclusion") || strings.Contains(c.Regressions[0], "stalled") {
-		t.Errorf("BASE stalled, NEW stalled and violated: regressions %q; want the violation alone", c.Regressions)
+	if c := results.Compare(stalled, cur, 1000); len(c.Regressions) != 1 || !slices.Equal(c.NewFailures, []results.FailureKind{results.FailSafety}) {
+		t.Errorf("BASE stalled, NEW stalled and violated: regressions %q, new failures %q; want the violation alone", c.Regressions, c.NewFailures)
 	}
 	cur.Stall = nil
 	// Lost updates of the guarded counter fail NEW too.
 	lost := cmpRun()
 	lost.Guard = &results.Guard{Mode: "plain", Accepted: 10, Final: 9, Lost: 1}
-	if c := results.Compare(base, lost, 1000); c.OK() {
-		t.Error("a NEW with a lost update passed")
+	if c := results.Compare(base, lost, 1000); c.OK() || !slices.Equal(c.NewFailures, []results.FailureKind{results.FailLostUpdates}) {
+		t.Errorf("a NEW with a lost update: OK %v, new failures %q", c.OK(), c.NewFailures)
 	}
 	// A baseline that already violated gates nothing, but says so.
 	base.Safety.Violations = 2
@@ -331,8 +332,8 @@ func TestCompareFailedRuns(t *testing.T) {
 	if !sr.Gated || !sr.Regressed || sr.Change != results.ChangeWorse {
 		t.Errorf("success ratio row = %+v", sr)
 	}
-	if !strings.Contains(strings.Join(c.Regressions, "\n"), "NEW failed: 18.33% of operations failed") {
-		t.Errorf("regressions %q lack NEW's threshold failure", c.Regressions)
+	if !slices.Contains(c.NewFailures, results.FailErrorRate) {
+		t.Errorf("regressions %q, new failures %q: want NEW's threshold failure", c.Regressions, c.NewFailures)
 	}
 	// A stray failure within the slack does not fail the gate.
 	stray := cmpRun()
