@@ -221,6 +221,18 @@ func (r *rig) jvmPID() int {
 	return r.jvm.PID()
 }
 
+// firstFault is when the plan's earliest fault starts, if it has one.
+func (r *rig) firstFault() (time.Duration, bool) {
+	if len(r.plan) == 0 {
+		return 0, false
+	}
+	first := r.plan[0].At
+	for _, p := range r.plan[1:] {
+		first = min(first, p.At)
+	}
+	return first, true
+}
+
 // startFaults starts the plan's schedule against base.
 func (r *rig) startFaults(base time.Time) {
 	r.base = base
