@@ -5,10 +5,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/results/resultstest"
 )
 
 func summaryOf(t *testing.T, r *results.Result) string {
@@ -254,7 +254,7 @@ func TestWriteMatrixSummaryDashesUnmeasured(t *testing.T) {
 }
 
 func TestWriteComparison(t *testing.T) {
-	base, cur := cmpRun(), cmpRun()
+	base, cur := resultstest.Run(), resultstest.Run()
 	cur.Meta.Host = "ci-2"
 	var b strings.Builder
 	if err := report.WriteComparison(&b, results.Compare(base, cur, 10)); err != nil {
@@ -342,29 +342,6 @@ func TestMitigationSummaryVerdicts(t *testing.T) {
 		if got := strings.HasPrefix(out, results.PartialNote); got != tc.partial {
 			t.Errorf("%s: PARTIAL banner first: %v, want %v:\n%s", tc.name, got, tc.partial, out)
 		}
-	}
-}
-
-func cmpRun() *results.Result {
-	lat := func(p50, p99, p999 float64) results.Latency {
-		return results.Latency{Count: 1000, P50: p50, P90: p99 * 0.9, P99: p99, P999: p999, Max: p999 * 2}
-	}
-	return &results.Result{
-		Schema: results.Schema,
-		Meta: results.Meta{Profile: "rw90", Workload: "rw 90% reads, 4 clients × 4 owners", Host: "ci-1",
-			Start: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), RedisVersion: "7.4.0", RedisBackend: "local"},
-		Measured:   10,
-		Throughput: results.Throughput{Attempts: 41003, Ops: 41000, Failed: 3, SuccessRatio: 0.999927, OpsPerSec: 4100},
-		Errors:     map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "other": 0},
-		Latency: map[string]results.Latency{
-			results.AcquireAll: lat(200, 1000, 2000),
-			"acquire_read":     lat(150, 900, 1800),
-			"acquire_write":    lat(400, 1200, 2400),
-			"acquire_nested":   lat(50, 100, 200),
-			"hold":             lat(200, 400, 500),
-		},
-		Fairness: results.Fairness{Owners: 16, Jain: 0.99, Min: 2400, Max: 2700},
-		Safety:   results.Safety{Sections: 41000},
 	}
 }
 

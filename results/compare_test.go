@@ -5,33 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/results/resultstest"
 )
-
-func cmpRun() *results.Result {
-	lat := func(p50, p99, p999 float64) results.Latency {
-		return results.Latency{Count: 1000, P50: p50, P90: p99 * 0.9, P99: p99, P999: p999, Max: p999 * 2}
-	}
-	return &results.Result{
-		Schema: results.Schema,
-		Meta: results.Meta{Profile: "rw90", Workload: "rw 90% reads, 4 clients × 4 owners", Host: "ci-1",
-			Start: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), RedisVersion: "7.4.0", RedisBackend: "local"},
-		Measured:   10,
-		Throughput: results.Throughput{Attempts: 41003, Ops: 41000, Failed: 3, SuccessRatio: 0.999927, OpsPerSec: 4100},
-		Errors:     map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "other": 0},
-		Latency: map[string]results.Latency{
-			results.AcquireAll: lat(200, 1000, 2000),
-			"acquire_read":     lat(150, 900, 1800),
-			"acquire_write":    lat(400, 1200, 2400),
-			"acquire_nested":   lat(50, 100, 200),
-			"hold":             lat(200, 400, 500),
-		},
-		Fairness: results.Fairness{Owners: 16, Jain: 0.99, Min: 2400, Max: 2700},
-		Safety:   results.Safety{Sections: 41000},
-	}
-}
 
 func row(t *testing.T, c results.Comparison, name string) results.Row {
 	t.Helper()
@@ -45,7 +22,7 @@ func row(t *testing.T, c results.Comparison, name string) results.Row {
 }
 
 func TestCompareThroughputDrop(t *testing.T) {
-	base, cur := cmpRun(), cmpRun()
+	base, cur := resultstest.Run(), resultstest.Run()
 	cur.Throughput.OpsPerSec = 3140
 	c := results.Compare(base, cur, 10)
 	if c.OK() {
@@ -83,7 +60,7 @@ func TestCompareThreshold(t *testing.T) {
 		{"p99 0.4% up, half a percent allowed", 0.5, 4100, 1004, false},
 		{"negative tolerance is none", -5, 4099, 1000, true},
 	} {
-		base, cur := cmpRun(), cmpRun()
+		base, cur := resultstest.Run(), resultstest.Run()
 		cur.Throughput.OpsPerSec = tc.opsPerSec
 		l := cur.Latency[results.AcquireAll]
 		l.P99 = tc.p99
@@ -99,7 +76,7 @@ func TestCompareThreshold(t *testing.T) {
 }
 
 func TestCompareGates(t *testing.T) {
-	base, cur := cmpRun(), cmpRun()
+	base, cur := resultstest.Run(), resultstest.Run()
 	for _, k := range []string{"hold", "acquire_nested"} {
 		l := cur.Latency[k]
 		l.P50, l.P99, l.P999 = l.P50*5, l.P99*5, l.P999*5
@@ -158,7 +135,7 @@ func TestCompareGates(t *testing.T) {
 }
 
 func TestCompareSafety(t *testing.T) {
-	base, cur := cmpRun(), cmpRun()
+	base, cur := resultstest.Run(), resultstest.Run()
 	cur.Safety.Violations = 3
 	c := results.Compare(base, cur, 1000) // no threshold excuses the first violation
 	// One regression says so (NEW failed), and the row shows where.
@@ -169,7 +146,7 @@ func TestCompareSafety(t *testing.T) {
 		t.Errorf("violations row %+v; want it gated and regressed", v)
 	}
 	// A BASE that failed otherwise (a stall) does not excuse a violation.
-	stalled := cmpRun()
+	stalled := resultstest.Run()
 	stalled.Stall = &results.Stall{NoReplyS: 3, FromS: 1, Calls: 2, BoundS: 2}
 	cur.Stall = stalled.Stall
 	if c := results.Compare(stalled, cur, 1000); len(c.Regressions) != 1 || !slices.Equal(c.NewFailures, []results.FailureKind{results.FailSafety}) {
@@ -177,7 +154,7 @@ func TestCompareSafety(t *testing.T) {
 	}
 	cur.Stall = nil
 	// Lost updates of the guarded counter fail NEW too.
-	lost := cmpRun()
+	lost := resultstest.Run()
 	lost.Guard = &results.Guard{Mode: "plain", Accepted: 10, Final: 9, Lost: 1}
 	if c := results.Compare(base, lost, 1000); c.OK() || !slices.Equal(c.NewFailures, []results.FailureKind{results.FailLostUpdates}) {
 		t.Errorf("a NEW with a lost update: OK %v, new failures %q", c.OK(), c.NewFailures)
@@ -200,7 +177,7 @@ func hasNote(c results.Comparison, sub string) bool {
 }
 
 func TestCompareZeroBase(t *testing.T) {
-	base, cur := cmpRun(), cmpRun()
+	base, cur := resultstest.Run(), resultstest.Run()
 	base.Throughput.OpsPerSec = 0
 	base.Errors = map[string]int64{}
 	cur.Errors = map[string]int64{}
@@ -241,7 +218,7 @@ func TestCompareZeroBase(t *testing.T) {
 }
 
 func TestCompareNotes(t *testing.T) {
-	base, cur := cmpRun(), cmpRun()
+	base, cur := resultstest.Run(), resultstest.Run()
 	if c := results.Compare(base, cur, 10); len(c.Notes) != 0 || !c.OK() {
 		t.Errorf("like runs: notes %q, regressions %q", c.Notes, c.Regressions)
 	}
@@ -270,13 +247,13 @@ func TestCompareNotes(t *testing.T) {
 		}
 	}
 	// Same profile, other settings.
-	cur = cmpRun()
+	cur = resultstest.Run()
 	cur.Meta.Workload = "rw 90% reads, 8 clients × 4 owners"
 	if c := results.Compare(base, cur, 10); !hasNote(c, "workloads differ") {
 		t.Errorf("workload change not noted: %q", c.Notes)
 	}
 	// Same workload, another library: compared, and said so.
-	cur = cmpRun()
+	cur = resultstest.Run()
 	cur.Meta.Impl = "redsync"
 	if c := results.Compare(base, cur, 10); !hasNote(c, "implementations differ: BASE lockimpl, NEW redsync") {
 		t.Errorf("implementation change not noted: %q", c.Notes)
@@ -304,8 +281,8 @@ func TestRowFormatValue(t *testing.T) {
 }
 
 func TestCompareFailedRuns(t *testing.T) {
-	base := cmpRun()
-	dead := cmpRun()
+	base := resultstest.Run()
+	dead := resultstest.Run()
 	dead.Throughput = results.Throughput{Attempts: 68972, Failed: 68972, OpsPerSec: 0}
 	dead.Errors = map[string]int64{"conn": 68972}
 	c := results.Compare(base, dead, 10)
@@ -321,7 +298,7 @@ func TestCompareFailedRuns(t *testing.T) {
 		t.Errorf("a BASE with no success: refused %q", c.Refused)
 	}
 
-	worse := cmpRun()
+	worse := resultstest.Run()
 	worse.Throughput = results.Throughput{Attempts: 60000, Ops: 49000, Failed: 11000, SuccessRatio: 49000.0 / 60000, OpsPerSec: 4900}
 	worse.Errors = map[string]int64{"timeout": 11000}
 	c = results.Compare(base, worse, 10)
@@ -336,7 +313,7 @@ func TestCompareFailedRuns(t *testing.T) {
 		t.Errorf("regressions %q, new failures %q: want NEW's threshold failure", c.Regressions, c.NewFailures)
 	}
 	// A stray failure within the slack does not fail the gate.
-	stray := cmpRun()
+	stray := resultstest.Run()
 	stray.Throughput.Failed, stray.Throughput.Attempts = 20, 41020
 	stray.Throughput.SuccessRatio = 41000.0 / 41020
 	if c := results.Compare(base, stray, 10); !c.OK() {
@@ -345,7 +322,7 @@ func TestCompareFailedRuns(t *testing.T) {
 }
 
 func TestCompareNoAcquisitions(t *testing.T) {
-	base, cur := cmpRun(), cmpRun()
+	base, cur := resultstest.Run(), resultstest.Run()
 	cur.Fairness = results.Fairness{Owners: 16, Starved: 16}
 	for _, r := range results.Compare(base, cur, 10).Rows {
 		if r.Metric == "jain" {
@@ -355,7 +332,7 @@ func TestCompareNoAcquisitions(t *testing.T) {
 }
 
 func TestCompareNotesWhatTookEffect(t *testing.T) {
-	base, cur := cmpRun(), cmpRun()
+	base, cur := resultstest.Run(), resultstest.Run()
 	base.Meta.RedisTopology = "replica"
 	cur.Meta.RedisTopology = "single"
 	cur.NoEffect = []string{"replica_sync: no replica, nothing sent (profile rw90-synced is meant for topology replica)"}
@@ -372,7 +349,7 @@ func TestCompareNotesWhatTookEffect(t *testing.T) {
 		t.Errorf("a run against itself: notes %q", c.Notes)
 	}
 	// A result from before topologies were recorded ran on one server.
-	old := cmpRun()
+	old := resultstest.Run()
 	if c := results.Compare(old, cur, 10); hasNote(c, "topologies differ") {
 		t.Errorf("an unrecorded topology against single: %q", c.Notes)
 	}

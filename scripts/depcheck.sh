@@ -3,6 +3,7 @@
 # its subpackages, one room), results, redisson and guard import no package of this module,
 # workloads -> guard, lockimpl, results; impls -> guard, lockimpl, redisson, results, workloads;
 # redisenv/redisenvtest (a test helper) -> redisenv, internal/testkit;
+# results/resultstest (test fixtures) -> results;
 # faults -> redisenv, results; plots -> results;
 # report -> plots, results;
 # scenarios -> faults, guard, impls, lockimpl, redisenv, redisson, results, workloads;
@@ -22,6 +23,7 @@ allowed() {
   case "$1" in
     lockimpl | lockimpl/* | results | redisenv | redisson | guard | internal/infile) echo "" ;;
     redisenv/redisenvtest) echo "internal/testkit redisenv" ;;
+    results/resultstest) echo "results" ;;
     workloads) echo "guard lockimpl results" ;;
     impls) echo "guard lockimpl redisson results workloads" ;;
     faults) echo "redisenv results" ;;
