@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/internal/testkit"
+	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -204,5 +205,22 @@ func TestRendezvousRefusesBadInput(t *testing.T) {
 	var re *workloads.RendezvousError
 	if err := <-firstDone; !errors.As(err, &re) || !slices.Equal(re.Missing, []int{1, 2}) {
 		t.Errorf("worker 0, alone of 3: %v, want a RendezvousError naming 1 and 2", err)
+	}
+}
+
+// TestRendezvousOnCluster: on a Redis Cluster every worker reads the
+// clock of the node holding the run's keys, and hears the start through
+// cluster-wide pub/sub.
+func TestRendezvousOnCluster(t *testing.T) {
+	env := redisenvtest.Start(t, redisenv.Config{Topology: redisenv.TopologyCluster})
+	r := workloads.Rendezvous{RunID: "cluster-" + workloads.NewRunID(), Workers: 3, Timeout: testkit.Patience}
+	meetings, errs := meetAll(t, env.NewClient, r, 0, 1, 2)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+		if m := meetings[i]; !m.RedisStart.Equal(meetings[0].RedisStart) {
+			t.Errorf("worker %d's Redis start %v differs from worker 0's %v", i, m.RedisStart, meetings[0].RedisStart)
+		}
 	}
 }
