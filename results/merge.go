@@ -42,12 +42,17 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	if err := CheckMerge(runs); err != nil {
 		return nil, err
 	}
+	return merge(runs, hists, ownerPrefixes(runs))
+}
+
+// merge is Merge on runs already checked, each run's owners named with
+// its prefix.
+func merge(runs []*Result, hists []map[string]*hdr.Histogram, prefix []string) (*Result, error) {
 	if len(hists) != len(runs) {
 		return nil, fmt.Errorf("results: merge: %d runs but %d histogram sets", len(runs), len(hists))
 	}
 	label := mergeLabel(runs)
 	first := runs[0]
-	prefix := ownerPrefixes(runs)
 
 	m := &Result{
 		Schema:  Schema,
@@ -205,6 +210,15 @@ func CheckMerge(runs []*Result) error {
 			return fmt.Errorf("results: merge: run %d is nil", i)
 		}
 	}
+	if err := checkSame(runs); err != nil {
+		return err
+	}
+	return refuseDuplicates(runs, mergeLabel(runs))
+}
+
+// checkSame refuses runs whose profile, workload or implementation
+// differ: they did not run one load.
+func checkSame(runs []*Result) error {
 	label := mergeLabel(runs)
 	first := runs[0]
 	for i, r := range runs[1:] {
@@ -219,7 +233,7 @@ func CheckMerge(runs []*Result) error {
 			}
 		}
 	}
-	return refuseDuplicates(runs, label)
+	return nil
 }
 
 // mergeLabel names a merge's runs in its messages.

@@ -91,6 +91,10 @@ type Result struct {
 	// MergeNotes are what the merged runs disagreed on without being
 	// refused (Redis version or address, lockbench version).
 	MergeNotes []string `json:"merge_notes,omitempty"`
+	// Worker is set on one worker's result of a run spread over several
+	// machines; Spread on the merged result of such a run.
+	Worker *Worker `json:"worker,omitempty"`
+	Spread *Spread `json:"spread,omitempty"`
 
 	log    []byte // the interval log, written next to the JSON
 	fromV1 bool   // read from a v1 file: throughput recomputed
@@ -164,6 +168,9 @@ const (
 	FailErrorRate FailureKind = "error_rate"
 	// FailDeadTime: seconds in which Redis failed every operation.
 	FailDeadTime FailureKind = "dead_time"
+	// FailMissingWorker: a worker of a run spread over several machines
+	// never reported its result.
+	FailMissingWorker FailureKind = "missing_worker"
 )
 
 // Throughput reports whether a failure of kind k is of the run's
@@ -225,6 +232,9 @@ func (r *Result) Failures() []Failure {
 		if secs, from := r.deadTime(); secs >= minDeadTime {
 			add(FailDeadTime, "Redis failed every operation for %.1fs from t=%.1fs (no success, only errors other than lock timeouts)", secs, from)
 		}
+	}
+	if ms := r.Spread.MissingWorkers(); len(ms) > 0 {
+		add(FailMissingWorker, "%s", missingWorkers(ms, r.Spread.Workers))
 	}
 	return out
 }

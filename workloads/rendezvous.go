@@ -156,13 +156,10 @@ func (r Rendezvous) keys() (arrived, start, channel string) {
 // check refuses a rendezvous that cannot work, naming the field (as the
 // bench run flags will).
 func (r Rendezvous) check() error {
+	if err := CheckRunID(r.RunID); err != nil {
+		return err
+	}
 	switch {
-	case r.RunID == "":
-		return bad("run-id", "", "every worker of a run needs the same run id (a Kubernetes Job's uid, say)")
-	case len(r.RunID) > maxRunIDLen:
-		return bad("run-id", r.RunID[:40]+"…", "is %d bytes long; keep it to %d", len(r.RunID), maxRunIDLen)
-	case strings.IndexFunc(r.RunID, func(c rune) bool { return unicode.IsSpace(c) || unicode.IsControl(c) || c == '{' || c == '}' }) >= 0:
-		return bad("run-id", r.RunID, "must not contain spaces, control characters or braces")
 	case r.Workers < 1:
 		return bad("workers", r.Workers, "must be at least 1")
 	case r.Index < 0 || r.Index >= r.Workers:
@@ -173,6 +170,20 @@ func (r Rendezvous) check() error {
 		return bad("rendezvous-lead", r.Lead.String(), "must not be negative")
 	case r.TTL < 0:
 		return bad("rendezvous-ttl", r.TTL.String(), "must not be negative")
+	}
+	return nil
+}
+
+// CheckRunID refuses a run id that cannot name a run's keys: empty, too
+// long, or with spaces, control characters or braces (a hash tag's).
+func CheckRunID(id string) error {
+	switch {
+	case id == "":
+		return bad("run-id", "", "every worker of a run needs the same run id (a Kubernetes Job's uid, say)")
+	case len(id) > maxRunIDLen:
+		return bad("run-id", id[:40]+"…", "is %d bytes long; keep it to %d", len(id), maxRunIDLen)
+	case strings.IndexFunc(id, func(c rune) bool { return unicode.IsSpace(c) || unicode.IsControl(c) || c == '{' || c == '}' }) >= 0:
+		return bad("run-id", id, "must not contain spaces, control characters or braces")
 	}
 	return nil
 }

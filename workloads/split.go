@@ -15,6 +15,8 @@ type Share struct {
 	// locks and everything else as in the whole), its part of the
 	// open-loop rate and of an operation count.
 	Profile Profile
+	// Whole is the profile split.
+	Whole Profile
 	// FirstClient is the whole profile's index of this worker's first
 	// client, FirstOwner of its first owner (FirstClient × Owners): owner
 	// i of this worker is owner FirstOwner+i of the whole, which keeps its
@@ -56,7 +58,7 @@ func (p Profile) Split(index, workers int) (Share, error) {
 	first, n := firstClient(index), firstClient(index+1)-firstClient(index)
 	total := p.TotalOwners()
 	s := Share{
-		Index: index, Workers: workers, Profile: p,
+		Index: index, Workers: workers, Profile: p, Whole: p,
 		FirstClient: first, FirstOwner: first * p.Owners,
 		TotalOwners: total, TotalRate: p.Rate,
 	}

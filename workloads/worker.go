@@ -17,6 +17,7 @@ import (
 type worker struct {
 	r     *run
 	idx   int32
+	whole int // the owner's index in the whole profile (see Config.Share)
 	owner Owner
 	rng   *rand.Rand
 	zipf  *rand.Zipf
@@ -55,11 +56,16 @@ type handleKey struct {
 }
 
 func newWorker(r *run, i int, o Owner) *worker {
+	whole := i
+	if r.cfg.Share != nil {
+		whole += r.cfg.Share.FirstOwner
+	}
 	w := &worker{
 		r:       r,
 		idx:     int32(i),
+		whole:   whole,
 		owner:   o,
-		rng:     rand.New(rand.NewPCG(r.p.Seed, uint64(i))),
+		rng:     rand.New(rand.NewPCG(r.p.Seed, uint64(whole))),
 		shard:   r.col.Shard(i),
 		handles: map[handleKey]Locker{},
 		timer:   time.NewTimer(time.Hour),
@@ -95,9 +101,14 @@ func (w *worker) loop() {
 	var next time.Time
 	var every time.Duration
 	if p.Rate > 0 {
-		n := float64(p.TotalOwners())
-		every = time.Duration(float64(time.Second) * n / p.Rate)
-		next = w.r.loadStart.Add(time.Duration(float64(time.Second) * float64(w.idx) / p.Rate))
+		// The whole's schedule (a share's owners and rate are in the same
+		// proportion), each owner in its slot of it.
+		owners, rate := float64(p.TotalOwners()), p.Rate
+		if s := w.r.cfg.Share; s != nil {
+			owners, rate = float64(s.TotalOwners), s.TotalRate
+		}
+		every = time.Duration(float64(time.Second) * owners / rate)
+		next = w.r.loadStart.Add(time.Duration(float64(time.Second) * float64(w.whole) / rate))
 	}
 	for !w.r.stopped.Load() {
 		var intended time.Time
@@ -130,7 +141,7 @@ func (w *worker) loop() {
 func (w *worker) pick() int {
 	switch w.r.p.Popularity {
 	case PopPerOwner:
-		return int(w.idx)
+		return w.whole
 	case PopZipf:
 		return int(w.zipf.Uint64())
 	}

@@ -136,6 +136,7 @@ type runFlags struct {
 	guardURL string
 	guardKey string
 	override map[string]string
+	workers  workerFlags // bench run only
 }
 
 // register adds the run flags to fs; the profile fields named in skip get
@@ -254,6 +255,9 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if f.maxErr > 100 {
 		return p, cli.Usagef("--max-error-rate %s: must be between 0%% and 100%%, e.g. 1%%", f.maxErr.String())
 	}
+	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off && f.guardURL == "" {
+		f.guardURL = strings.TrimSpace(os.Getenv(envGuardURL))
+	}
 	if gm, _ := guard.ParseMode(p.Guard); gm == guard.Off && (f.guardURL != "" || f.guardKey != "") {
 		return p, cli.Usagef("--guard-url and --guard-key apply with guard plain or fenced (--guard or the profile's guard field)")
 	}
@@ -302,11 +306,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := cli.FlagSet("bench", "run", runUsage, stderr)
 	var f runFlags
 	f.register(fs)
+	f.workers.register(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	var p workloads.Profile
-	if err := cli.ReadInputs(ctx, func() (err error) { p, err = f.load(); return err }); err != nil {
+	if err := cli.ReadInputs(ctx, func() (err error) {
+		if p, err = f.load(); err != nil {
+			return err
+		}
+		return f.workers.check(&f, p)
+	}); err != nil {
 		return err
 	}
 	made, err := f.checkOutputs()
@@ -314,13 +324,19 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer made.Prune() // a run that never started wrote nothing
-	res, err := bench(ctx, f, p, stderr, args)
-	if res == nil {
-		return err
-	}
-	path, werr := results.WriteFiles(f.out, res)
-	if werr != nil {
-		return errors.Join(err, werr)
+	var res *results.Result
+	var path string
+	if f.workers.spawn {
+		res, path, err = spawnLocal(ctx, f, p, cli.Locked(stderr), args)
+		if res == nil {
+			return err
+		}
+	} else {
+		var werr error
+		if res, path, werr = runOne(ctx, f, p, stderr, args); res == nil {
+			return werr
+		}
+		err = werr
 	}
 	// The report is drawn from the files just written, as bench report
 	// would; a failure to draw it loses no result.
@@ -361,8 +377,41 @@ func runVerdict(res *results.Result, path string) error {
 	return errors.Join(errs...)
 }
 
+// runOne runs p on this machine and writes its files, returning the
+// result and the path of its JSON; a worker of several also pushes them
+// to the workers' store for bench collect.
+func runOne(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Writer, args []string) (*results.Result, string, error) {
+	var worker *harness.WorkerOptions
+	if f.workers.spread() {
+		store, err := harness.OpenWorkerStore(ctx, f.redis, f.guardURL)
+		if err != nil {
+			return nil, "", err
+		}
+		defer store.Close()
+		worker = f.workers.options(store)
+		if f.guardKey == "" {
+			f.guardKey = harness.GuardKey(worker.RunID)
+		}
+	}
+	res, err := bench(ctx, f, p, stderr, args, worker)
+	if res == nil {
+		return nil, "", err
+	}
+	path, werr := results.WriteFiles(f.out, res)
+	if werr != nil {
+		return nil, "", errors.Join(err, werr)
+	}
+	if worker != nil && res.Worker != nil {
+		// Pushed even when interrupted: the collector merges what ran.
+		if perr := worker.Push(context.WithoutCancel(ctx), path, res); perr != nil {
+			err = errors.Join(err, fmt.Errorf("%v (the result stays in %s)", perr, path))
+		}
+	}
+	return res, path, err
+}
+
 // bench starts Redis, runs p and closes Redis, returning what was measured.
-func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Writer, args []string) (*results.Result, error) {
+func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Writer, args []string, worker *harness.WorkerOptions) (*results.Result, error) {
 	env, err := cli.StartEnvFor(ctx, f.redis, stderr)
 	if err != nil {
 		return nil, err
@@ -378,6 +427,7 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 		MaxErrorRate: f.errorLimit(),
 		Logf:         func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) },
 		Meta:         harness.Meta(env, cli.VersionString(), args, impl.Name()),
+		Worker:       worker,
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "bench: running %s on %s (%s); Ctrl-C stops it and keeps the partial result\n", p.Name, f.impl, runLength(p))
