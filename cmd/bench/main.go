@@ -46,6 +46,8 @@ reports throughput, latency percentiles, fairness and mutual-exclusion safety.`,
   bench report bench-results --format md        # a report of every run in a directory
   bench compare base.json new.json --max-regression 10%   # CI gate: exit 1 on regression
   bench merge host1/ host2/ --out merged        # runs of several load machines as one
+  bench run --workers 3 --spawn-local           # one run spread over 3 worker processes
+  bench collect --run-id ID                     # merge what a run's workers pushed ($REDIS_URL)
   bench env                                     # which Redis a run would use
 `,
 		Commands: map[string]cli.Command{
@@ -56,6 +58,7 @@ reports throughput, latency percentiles, fairness and mutual-exclusion safety.`,
 			"impls":    {Summary: "list the lock implementations --impl can drive", Run: implsCmd},
 			"compare":  {Summary: "compare two results; exit 1 when throughput or acquire p99 regressed", Run: compareCmd},
 			"merge":    {Summary: "merge results of one profile run on several machines against one Redis", Run: mergeCmd},
+			"collect":  {Summary: "gather the results a run's workers (run --workers) pushed to the store, and merge them", Run: collectCmd},
 			"report":   {Summary: "turn result files into an HTML or Markdown report with charts", Run: reportCmd},
 			"sweep":    {Summary: "capacity planning: run a profile over settings, find the SLO limit and the knee", Run: sweepCmd},
 		},
@@ -338,6 +341,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		err = werr
 	}
+	return finish(res, path, err, f.json, stdout)
+}
+
+// finish draws the report of the result just written to path, prints the
+// summary (or the JSON) and returns the run's exit: err (how the run
+// ended), else its verdict.
+func finish(res *results.Result, path string, err error, asJSON bool, stdout io.Writer) error {
 	// The report is drawn from the files just written, as bench report
 	// would; a failure to draw it loses no result.
 	html := strings.TrimSuffix(path, ".json") + ".html"
@@ -345,7 +355,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if rerr == nil {
 		rerr = report.Write(html, in, report.Options{Generator: cli.VersionString()})
 	}
-	if f.json {
+	if asJSON {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {

@@ -266,3 +266,96 @@ func runChild(ctx context.Context, i int, args, env []string, stderr io.Writer, 
 	}
 	return cmd.Wait()
 }
+
+const collectUsage = `
+Gathers the results the workers of one run (bench run --workers N, an
+Indexed Job's pods) pushed to their store under the run id, writes each
+worker's files to --out/<run id>/w<index>/ and the merged result beside
+them, and prints its summary: throughput over the window every worker
+measured, latencies from the added histograms, fairness over all owners,
+a row per worker (ops/s, p99, who was the CPU limit) and the skew between
+their starts on Redis's clock. The safety verdict across workers is the
+guarded store's, which saw every critical section with no clock (profile
+field guard plain or fenced); each worker's own checker covers its own.
+
+The store is --guard-url when the run had a guarded store, else the lock's
+Redis (--redis-url, default $REDIS_URL). It waits up to --wait for workers
+that have not pushed yet (--grace once the first arrived: workers of one
+run end together); a worker that started but never pushed leaves the
+result partial, naming it, and the exit status 1.`
+
+// collectFlags are bench collect's flags.
+type collectFlags struct {
+	runID, redisURL, guardURL, out string
+	wait, grace                    time.Duration
+	json                           bool
+}
+
+func (c *collectFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.runID, "run-id", "", "the run's id, as its workers gave it (default $"+envRunID+")")
+	fs.StringVar(&c.redisURL, "redis-url", "", "the lock's Redis, where workers without a guarded store pushed (default $"+redisenv.EnvURL+")")
+	fs.StringVar(&c.guardURL, "guard-url", "", "the guarded store the workers shared, where they pushed (default $"+envGuardURL+")")
+	fs.StringVar(&c.out, "out", "bench-results", "directory for the workers' files and the merged result")
+	fs.DurationVar(&c.wait, "wait", 10*time.Minute, "how long to wait for workers that have not pushed their result (0: take what is there)")
+	fs.DurationVar(&c.grace, "grace", 2*time.Minute, "once one worker's result arrived, how long the others may still take")
+	fs.BoolVar(&c.json, "json", false, "print the merged result JSON on stdout instead of the summary")
+}
+
+// check resolves the environment's defaults and refuses bad input before
+// anything connects.
+func (c *collectFlags) check() error {
+	if c.runID == "" {
+		c.runID = strings.TrimSpace(os.Getenv(envRunID))
+	}
+	if c.guardURL == "" {
+		c.guardURL = strings.TrimSpace(os.Getenv(envGuardURL))
+	}
+	switch {
+	case c.runID == "":
+		return cli.Usagef("--run-id: not given and $%s is unset; give the id the run's workers gave", envRunID)
+	case c.wait < 0:
+		return cli.Usagef("--wait %v: must not be negative", c.wait)
+	case c.grace <= 0:
+		return cli.Usagef("--grace %v: must be positive, e.g. 2m", c.grace)
+	}
+	if err := workloads.CheckRunID(c.runID); err != nil {
+		return err
+	}
+	if c.guardURL != "" {
+		return harness.CheckGuardURL(c.guardURL)
+	}
+	return c.store().Validate()
+}
+
+// store is the Redis the workers pushed to when they had no guarded store.
+func (c *collectFlags) store() redisenv.Config {
+	return redisenv.Config{Backend: redisenv.BackendExternal, URL: c.redisURL}
+}
+
+func collectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.FlagSet("bench", "collect", collectUsage, stderr)
+	var c collectFlags
+	c.register(fs)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := c.check(); err != nil {
+		return err
+	}
+	made, err := cli.CheckOutDir("--out", c.out)
+	if err != nil {
+		return err
+	}
+	defer made.Prune()
+	store, err := harness.OpenWorkerStore(ctx, c.store(), c.guardURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) }
+	res, path, err := harness.Collect(ctx, harness.CollectOptions{RunID: c.runID, Store: store.Client(), Out: c.out, Wait: c.wait, Grace: c.grace, Logf: logf})
+	if res == nil {
+		return err
+	}
+	return finish(res, path, err, c.json, stdout)
+}
