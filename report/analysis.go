@@ -25,6 +25,11 @@ func cpuLine(c *results.CPU) string {
 		}
 		parts = append(parts, host+")")
 	}
+	return strings.Join(parts, " · ") + ": " + cpuVerdict(c)
+}
+
+// cpuVerdict says who was the limit, as cpuLine ends.
+func cpuVerdict(c *results.CPU) string {
 	var verdict string
 	switch c.Limit() {
 	case results.LimitRedis:
@@ -42,7 +47,7 @@ func cpuLine(c *results.CPU) string {
 			verdict = "lockbench is not saturated; the server's share is unknown"
 		}
 	}
-	return strings.Join(parts, " · ") + ": " + verdict
+	return verdict
 }
 
 // capacityStatement is what a sweep's curve says, in sentences for a terminal or a

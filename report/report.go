@@ -282,6 +282,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	if res.CPU != nil {
 		bl = append(bl, para{text: "CPU: " + cpuLine(res.CPU) + "."})
 	}
+	bl = append(bl, spreadBlocks(res.Spread, false)...)
 	if len(res.PerShard) > 0 {
 		st := table{right: true, head: []string{"shard", "locks", "ops/s", "acquisitions", "share"}}
 		for _, sh := range res.PerShard {

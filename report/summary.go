@@ -115,6 +115,7 @@ func summaryBlocks(r *results.Result) []block {
 	if r.CPU != nil {
 		bl = append(bl, line("cpu", cpuLine(r.CPU)))
 	}
+	bl = append(bl, spreadBlocks(r.Spread, true)...)
 	bl = append(bl, blank)
 
 	lt := table{right: true, head: []string{"latency", "count", "p50", "p90", "p99", "p99.9", "max"}}
