@@ -53,7 +53,7 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 		Guard: o.Guard.store(), GuardStore: o.Guard.where(),
 	}
 	if o.Worker != nil {
-		if err := o.Worker.configure(&cfg); err != nil {
+		if err := o.Worker.configure(&cfg, o.Logf); err != nil {
 			return nil, err
 		}
 	}

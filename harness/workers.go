@@ -64,9 +64,9 @@ func (w *WorkerOptions) ttl() time.Duration {
 	return DefaultResultsTTL
 }
 
-// share is the worker's part of p, and its run configured to meet the
+// configure makes cfg run the worker's share of its profile, meeting the
 // others before its load.
-func (w *WorkerOptions) configure(cfg *workloads.Config) error {
+func (w *WorkerOptions) configure(cfg *workloads.Config, logf func(string, ...any)) error {
 	s, err := cfg.Profile.Split(w.Index, w.Workers)
 	if err != nil {
 		return err
@@ -81,6 +81,10 @@ func (w *WorkerOptions) configure(cfg *workloads.Config) error {
 		}
 		if err := w.markStarted(ctx, m.RedisStart); err != nil {
 			return time.Time{}, results.Worker{}, err
+		}
+		if logf != nil {
+			logf("worker %d of %d (%s): all arrived; the load starts at %s on Redis's clock (±%v)",
+				w.Index, w.Workers, s, m.RedisStart.UTC().Format("15:04:05.000000"), m.Uncertainty.Round(time.Microsecond))
 		}
 		return m.Start, results.Worker{
 			RunID: w.RunID, RedisStart: m.RedisStart,

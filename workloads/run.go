@@ -318,6 +318,11 @@ func (r *run) analyse(l loadEnd) *results.Result {
 func (r *run) describe(res *results.Result, implNote string) {
 	p, cfg := r.p, r.cfg
 	res.Meta = cfg.Meta
+	if cfg.Rendezvous != nil {
+		// The load started when the others had come, not when the
+		// caller described the run.
+		res.Meta.Start = r.loadStart
+	}
 	res.Meta.Profile = p.Name
 	whole := p
 	if cfg.Share != nil {

@@ -244,7 +244,7 @@ func runChild(ctx context.Context, i int, args, env []string, stderr io.Writer, 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cmd := spawnCommand(args)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(cmd.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
