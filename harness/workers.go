@@ -83,8 +83,8 @@ func (w *WorkerOptions) configure(cfg *workloads.Config, logf func(string, ...an
 			return time.Time{}, results.Worker{}, err
 		}
 		if logf != nil {
-			logf("worker %d of %d (%s): all arrived; the load starts at %s on Redis's clock (±%v)",
-				w.Index, w.Workers, s, m.RedisStart.UTC().Format("15:04:05.000000"), m.Uncertainty.Round(time.Microsecond))
+			logf("%s: all arrived; the load starts at %s on Redis's clock (±%v)",
+				s, m.RedisStart.UTC().Format("15:04:05.000000"), m.Uncertainty.Round(time.Microsecond))
 		}
 		return m.Start, results.Worker{
 			RunID: w.RunID, RedisStart: m.RedisStart,

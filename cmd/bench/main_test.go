@@ -32,6 +32,7 @@ import (
 const mainArgsEnv = "LOCKBENCH_BENCH_ARGS"
 
 func TestMain(m *testing.M) {
+	spawnCommand = spawnTestBinary
 	if args, ok := os.LookupEnv(mainArgsEnv); ok {
 		os.Args = append([]string{"bench"}, strings.Fields(args)...)
 		main()
