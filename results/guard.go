@@ -1,5 +1,7 @@
 package results
 
+import "slices"
+
 // Guard is what the guarded resource says about a run: critical sections
 // read a counter in a separate store, held, and wrote it back plus one.
 // Lost updates come from the store's own tallies (writes it applied minus
@@ -62,6 +64,11 @@ type Overlap struct {
 	Name    string   `json:"name"`    // the lock's name
 	Inside  []string `json:"inside"`  // holders inside (a few), by owner id
 	Entered string   `json:"entered"` // the holder that entered
+}
+
+// Equal reports whether o and p record the same enter.
+func (o Overlap) Equal(p Overlap) bool {
+	return o.Name == p.Name && o.Entered == p.Entered && slices.Equal(o.Inside, p.Inside)
 }
 
 // MaxOverlapExamples bounds Guard.OverlapExamples, as the store bounds
