@@ -140,3 +140,40 @@ func guardLine(g *results.Guard) string {
 	}
 	return s
 }
+
+// exclusionText is the guarded store's verdict on exclusion, after the
+// word "exclusion", and whether it is a violation; "" when the store did
+// not count who was inside (an older file, or no guard).
+func exclusionText(g *results.Guard) (string, bool) {
+	if g == nil || !g.Occupancy {
+		return "", false
+	}
+	if g.Overlaps == 0 {
+		return fmt.Sprintf("OK: no overlap in %s, witnessed by the guarded store across every process", results.Count(g.Sections, "section")), false
+	}
+	return fmt.Sprintf("VIOLATED: %s in %s, witnessed by the guarded store: a holder entered a lock's section while another was inside",
+		results.Count(g.Overlaps, "overlap"), results.Count(g.Sections, "section")), true
+}
+
+// overlapText is one store-witnessed overlap: "lock L: a, b inside when c
+// entered".
+func overlapText(o results.Overlap) string {
+	return fmt.Sprintf("lock %s: %s inside when %s entered", o.Name, strings.Join(o.Inside, ", "), o.Entered)
+}
+
+// exclusionCoverage says which of the two exclusion checks covers what,
+// where a reader needs it: runs merged from several processes (the clock
+// checker compared each one's own sections, the store all of them), or a
+// store stricter than a clean clock checker; "" otherwise.
+func exclusionCoverage(r *results.Result) string {
+	g := r.Guard
+	switch {
+	case g == nil || !g.Occupancy:
+		return ""
+	case r.Safety.Incomplete != "":
+		return "the guarded store judged exclusion across every process, with no clock; the clock checker judged each process's own sections"
+	case g.Overlaps > 0 && r.Safety.Violations == 0:
+		return "the clock checker is the verdict within one process: the store sees a holder that stopped at a lost hold leave one round trip late"
+	}
+	return ""
+}

@@ -385,6 +385,23 @@ func safetyBlocks(res *results.Result) []block {
 		}
 		bl = append(bl, t)
 	}
+	if text, bad := exclusionText(res.Guard); text != "" {
+		class := "ok"
+		if bad {
+			class = "bad"
+		}
+		bl = append(bl, para{class: class, text: "Exclusion " + text + "."})
+		if len(res.Guard.OverlapExamples) > 0 {
+			t := table{head: []string{"lock", "inside", "entered"}}
+			for _, o := range res.Guard.OverlapExamples {
+				t.rows = append(t.rows, []cell{plain(o.Name), plain(strings.Join(o.Inside, ", ")), styled(o.Entered, "bad")})
+			}
+			bl = append(bl, t)
+		}
+		if c := exclusionCoverage(res); c != "" {
+			bl = append(bl, para{class: "note", text: strings.ToUpper(c[:1]) + c[1:] + "."})
+		}
+	}
 	return bl
 }
 

@@ -154,6 +154,19 @@ func summaryBlocks(r *results.Result) []block {
 	if s.Incomplete != "" {
 		bl = append(bl, line("", "incomplete: "+s.Incomplete))
 	}
+	if text, _ := exclusionText(r.Guard); text != "" {
+		bl = append(bl, line("exclusion", text))
+		for i, o := range r.Guard.OverlapExamples {
+			if i == 3 {
+				bl = append(bl, line("", fmt.Sprintf("… %d more in the result file", len(r.Guard.OverlapExamples)-3)))
+				break
+			}
+			bl = append(bl, line("", overlapText(o)))
+		}
+		if c := exclusionCoverage(r); c != "" {
+			bl = append(bl, line("", c))
+		}
+	}
 	if g := r.Guard; g != nil {
 		bl = append(bl, line("guard", guardLine(g)))
 		for i, o := range g.Overwrites {

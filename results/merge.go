@@ -562,6 +562,7 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 	}
 	g := *runs[0].Guard
 	g.Overwrites = slices.Clone(g.Overwrites)
+	g.OverlapExamples = slices.Clone(g.OverlapExamples)
 	for _, r := range runs[1:] {
 		o := r.Guard
 		if o.Store != g.Store || o.Mode != g.Mode {
@@ -580,12 +581,30 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 		if o.Accepted > g.Accepted { // the later reading of the store
 			g.Accepted, g.Final, g.Rejected = o.Accepted, o.Final, o.Rejected
 		}
+		// Every run read the same store's overlaps, which only grow: the
+		// largest count is the later reading. A run that did not count
+		// them leaves the merged count unknown.
+		g.Occupancy = g.Occupancy && o.Occupancy
+		g.Overlaps = max(g.Overlaps, o.Overlaps)
+		for _, ov := range o.OverlapExamples {
+			if !slices.ContainsFunc(g.OverlapExamples, func(x Overlap) bool { return x.Equal(ov) }) {
+				g.OverlapExamples = append(g.OverlapExamples, ov)
+			}
+		}
 	}
+	if !g.Occupancy {
+		g.Overlaps, g.OverlapExamples = 0, nil
+	}
+	g.OverlapExamples = g.OverlapExamples[:min(len(g.OverlapExamples), MaxOverlapExamples)]
 	g.Lost = g.Accepted - g.Final
 	if len(g.Overwrites) > 20 {
 		g.OverwritesDropped += int64(len(g.Overwrites) - 20)
 		g.Overwrites = g.Overwrites[:20]
 	}
-	*notes = append(*notes, "guard: lost updates are counted by the shared store across every machine, with no clock: complete where the overlap check is not")
+	what := "lost updates are"
+	if g.Occupancy {
+		what = "lost updates and overlaps (two holders inside one lock) are"
+	}
+	*notes = append(*notes, "guard: "+what+" counted by the shared store across every machine, with no clock: complete where the overlap check is not")
 	return &g
 }

@@ -193,7 +193,11 @@ func (f Failure) String() string { return f.Text }
 // mutual-exclusion violation, a lost update of the guarded counter, Redis
 // stalled, no operation succeeded, more operations failed than
 // ErrorRateLimit allows, or seconds with only failures. Empty when none
-// applies. Every consumer (summary, report, compare, sweep, the CLIs'
+// applies. Exclusion is the clock checker's (Safety) to judge where it
+// compared every pair; where it did not (merged machines), the guarded
+// store's overlaps (Guard.Overlaps) judge it too, in the same Failure.
+// Within one process the clock checker is the exact one: the store sees a
+// holder that stopped at a lost hold leave one round trip late. Every consumer (summary, report, compare, sweep, the CLIs'
 // exit codes) reads the run's verdict from here, so none can call a
 // failed run good. Chaos scenarios, which provoke violations on purpose,
 // judge theirs apart and do not call it.
@@ -202,8 +206,15 @@ func (r *Result) Failures() []Failure {
 	add := func(k FailureKind, format string, a ...any) {
 		out = append(out, Failure{Kind: k, Text: fmt.Sprintf(format, a...)})
 	}
+	var unsafe []string
 	if v := r.Safety.Violations; v > 0 {
-		add(FailSafety, "%s: owners held a lock at once", Count(v, "mutual-exclusion violation"))
+		unsafe = append(unsafe, Count(v, "mutual-exclusion violation")+": owners held a lock at once")
+	}
+	if g := r.Guard; g != nil && g.Occupancy && g.Overlaps > 0 && r.Safety.Incomplete != "" {
+		unsafe = append(unsafe, Count(g.Overlaps, "overlap")+" the guarded store witnessed: two holders inside one lock at once")
+	}
+	if len(unsafe) > 0 {
+		add(FailSafety, "%s", strings.Join(unsafe, "; "))
 	}
 	if g := r.Guard; g != nil && g.Lost > 0 {
 		add(FailLostUpdates, "%s of the guarded counter", Count(g.Lost, "lost update"))

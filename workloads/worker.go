@@ -327,16 +327,21 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	op.Depth = uint8(1 + len(w.nestedHandles))
 
 	// The guarded update reads before the hold and writes after it,
-	// unless the holder stopped at Lost (it would not write then).
+	// unless the holder stopped at Lost (it would not write then). The
+	// read enters the owner into the store's section; every section that
+	// may write ends in the write or a leave.
 	store := w.r.cfg.Guard
 	var read int64
 	var mayWrite bool
 	if store != nil {
-		read, mayWrite = w.r.guard.read(w.r.relCtx, store, w.r.names[lock], l)
+		read, mayWrite = w.r.guard.read(w.r.relCtx, store, w.r.names[lock], l, w.owner.ID())
 	}
 	var lostAt time.Time
 	if d := p.Hold.Sample(w.rng); d > 0 && (store == nil || mayWrite) {
 		if !w.track(holding, &op, time.Now()) {
+			if mayWrite {
+				w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.owner.ID())
+			}
 			return false
 		}
 		if w.r.cfg.IgnoreLost {
@@ -365,8 +370,12 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 		default:
 		}
 	}
-	if mayWrite && (lostAt.IsZero() || w.r.cfg.IgnoreLost) {
+	switch {
+	case !mayWrite:
+	case lostAt.IsZero() || w.r.cfg.IgnoreLost:
 		w.r.guard.write(w.r.relCtx, store, w.r.names[lock], l, read, w.owner.ID(), func() int64 { return w.since(time.Now()) })
+	default: // stopped at Lost: leave before releasing
+		w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.owner.ID())
 	}
 	relStart := time.Now()
 	op.Released = w.since(relStart) // as far as the reaper knows, until the release is timed
