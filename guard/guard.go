@@ -57,9 +57,11 @@ const (
 // holder ARGV[3] ("" enters nobody) into the name's occupants (KEYS[3]); if
 // others are inside, it counts an overlap and, while the examples
 // (KEYS[4]) number fewer than ARGV[4], records up to ARGV[5] of them with
-// the name ARGV[6]. An enter already applied (a retried script) counts
-// nothing again. SRANDMEMBER bounds the cost of an overlap whatever the
-// crowd inside.
+// the name ARGV[6]. The occupants are ordered by when they entered, and
+// each overlap is also counted against the holder inside longest (KEYS[5]):
+// a holder that never leaves (its process died inside) is then the
+// oldest for every overlap behind it, which a collector can set apart.
+// An enter already applied (a retried script) counts nothing again.
 var readScript = redis.NewScript(`
 local tok = tonumber(ARGV[1])
 if tok > 0 then
@@ -72,17 +74,20 @@ if tok > 0 then
   redis.call('hset', KEYS[2], 'token', math.max(tok, tonumber(redis.call('hget', KEYS[2], 'token') or '0')))
 end
 local who = ARGV[3]
-if who ~= '' and redis.call('sadd', KEYS[3], who) == 1 and redis.call('scard', KEYS[3]) > 1 then
-  redis.call('hincrby', KEYS[2], 'overlaps', 1)
-  if redis.call('llen', KEYS[4]) < tonumber(ARGV[4]) then
-    local inside = {}
-    for _, h in ipairs(redis.call('srandmember', KEYS[3], tonumber(ARGV[5]) + 1)) do
-      if h ~= who and #inside < tonumber(ARGV[5]) then
-        inside[#inside + 1] = h
+if who ~= '' and not redis.call('zscore', KEYS[3], who) then
+  redis.call('zadd', KEYS[3], redis.call('hincrby', KEYS[2], 'entries', 1), who)
+  if redis.call('zcard', KEYS[3]) > 1 then
+    redis.call('hincrby', KEYS[2], 'overlaps', 1)
+    local oldest = redis.call('zrange', KEYS[3], 0, ARGV[5] - 1)
+    redis.call('hincrby', KEYS[5], oldest[1], 1)
+    if redis.call('llen', KEYS[4]) < tonumber(ARGV[4]) then
+      local inside = {}
+      for _, h in ipairs(oldest) do
+        if h ~= who then inside[#inside + 1] = h end
       end
+      table.sort(inside)
+      redis.call('rpush', KEYS[4], cjson.encode({name = ARGV[6], inside = inside, entered = who}))
     end
-    table.sort(inside)
-    redis.call('rpush', KEYS[4], cjson.encode({name = ARGV[6], inside = inside, entered = who}))
   end
 end
 return {1, tonumber(redis.call('hget', KEYS[1], 'value') or '0')}
@@ -95,7 +100,7 @@ return {1, tonumber(redis.call('hget', KEYS[1], 'value') or '0')}
 // or {0, highest token} when refused. The writer leaves the name's
 // occupants (KEYS[3]) either way: its section ends here.
 var writeScript = redis.NewScript(`
-redis.call('srem', KEYS[3], ARGV[2])
+redis.call('zrem', KEYS[3], ARGV[2])
 local tok = tonumber(ARGV[3])
 if tok > 0 then
   local high = tonumber(redis.call('hget', KEYS[1], 'token') or '0')
@@ -166,7 +171,7 @@ func (s *Store) Key() string { return s.key }
 // run: the names' counters and occupants are not listed anywhere to
 // clear).
 func (s *Store) Reset(ctx context.Context) error {
-	return s.rdb.Del(ctx, s.totals(), s.overlaps()).Err()
+	return s.rdb.Del(ctx, s.totals(), s.overlaps(), s.overlapsBy()).Err()
 }
 
 // totals is the totals' key. Hash-tagged with the key, so that it shares
@@ -176,10 +181,14 @@ func (s *Store) totals() string { return "{" + s.key + "}" }
 // keys are a script's KEYS: name's counter, the totals, name's occupants,
 // the overlap examples.
 func (s *Store) keys(name string) []string {
-	return []string{s.totals() + ":" + name, s.totals(), s.occupants(name), s.overlaps()}
+	return []string{s.totals() + ":" + name, s.totals(), s.occupants(name), s.overlaps(), s.overlapsBy()}
 }
 
-// occupants is the set of holders inside name's critical section.
+// overlapsBy counts the overlaps by the holder inside longest at each.
+func (s *Store) overlapsBy() string { return s.totals() + "#overlaps-by" }
+
+// occupants are the holders inside name's critical section, scored by
+// the order they entered in.
 func (s *Store) occupants(name string) string { return s.totals() + "#in:" + name }
 
 // overlaps is the list of overlap examples, the first MaxOverlaps.
@@ -263,7 +272,7 @@ func (s *Store) Write(ctx context.Context, name string, read int64, writer strin
 // write: it stopped at a lost hold, or its read or write failed. Leaving
 // twice, or without having entered, is harmless.
 func (s *Store) Leave(ctx context.Context, name, holder string) error {
-	if err := s.rdb.SRem(ctx, s.occupants(name), holder).Err(); err != nil {
+	if err := s.rdb.ZRem(ctx, s.occupants(name), holder).Err(); err != nil {
 		return fmt.Errorf("guard: leave %s: %w", s.key, err)
 	}
 	return nil
@@ -272,11 +281,25 @@ func (s *Store) Leave(ctx context.Context, name, holder string) error {
 // Inside is who is inside lock name's critical section now, as the store
 // sees it: empty once every section that entered has left.
 func (s *Store) Inside(ctx context.Context, name string) ([]string, error) {
-	in, err := s.rdb.SMembers(ctx, s.occupants(name)).Result()
+	in, err := s.rdb.ZRange(ctx, s.occupants(name), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("guard: inside %s: %w", s.key, err)
 	}
 	return in, nil
+}
+
+// OverlapsBy counts the overlaps by the holder that had been inside
+// longest at each one.
+func (s *Store) OverlapsBy(ctx context.Context) (map[string]int64, error) {
+	m, err := s.rdb.HGetAll(ctx, s.overlapsBy()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("guard: overlaps of %s: %w", s.key, err)
+	}
+	out := make(map[string]int64, len(m))
+	for h, v := range m {
+		out[h], _ = strconv.ParseInt(v, 10, 64)
+	}
+	return out, nil
 }
 
 // Overlap is one holder entering a lock's critical section while others

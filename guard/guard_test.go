@@ -315,3 +315,32 @@ func TestParseMode(t *testing.T) {
 		t.Error(`ParseMode("fence") accepted`)
 	}
 }
+
+// TestOccupancyDeadHolder: a holder that never leaves (its process died
+// inside) is the oldest inside at every later overlap, and each is counted
+// against it.
+func TestOccupancyDeadHolder(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s := guard.New(env.NewClient(), "g:dead", guard.Plain)
+	read(t, s, "L", 0, "w1/dead")
+	for _, h := range []string{"w0/a", "w0/b", "w0/a"} {
+		v := read(t, s, "L", 0, h)
+		if _, err := s.Write(bg, "L", v, h, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two live holders overlapping each other behind the dead one: still
+	// counted against the oldest.
+	read(t, s, "L", 0, "w0/a")
+	read(t, s, "L", 0, "w0/b")
+	by, err := s.OverlapsBy(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot := totals(t, s); tot.Overlaps != 5 || by["w1/dead"] != 5 || len(by) != 1 {
+		t.Errorf("overlaps %d by %v, want 5, all counted against w1/dead", tot.Overlaps, by)
+	}
+	if got, err := s.Inside(bg, "L"); err != nil || !slices.Equal(got, []string{"w1/dead", "w0/a", "w0/b"}) {
+		t.Errorf("inside %v (%v), want the dead holder first, then in the order they entered", got, err)
+	}
+}

@@ -157,6 +157,17 @@ func TestCollectCatchesCrossWorkerViolation(t *testing.T) {
 	if m.Safety.Violations != 0 || m.Safety.Incomplete == "" {
 		t.Errorf("clock checker: %d violations, incomplete %q; want none found and incomplete (one owner per worker)", m.Safety.Violations, m.Safety.Incomplete)
 	}
+	g := m.Guard
+	if g == nil || !g.Occupancy || g.Overlaps == 0 || len(g.OverlapExamples) == 0 {
+		t.Fatalf("guard %+v, want the store's overlaps", g)
+	}
+	// Each overlap is one worker's holder entering while the other's was
+	// inside: only the store could see it.
+	for _, o := range g.OverlapExamples {
+		if len(o.Inside) != 1 || o.Inside[0][:3] == o.Entered[:3] {
+			t.Errorf("overlap %+v, want a holder of each worker", o)
+		}
+	}
 	var kinds []results.FailureKind
 	for _, f := range m.Failures() {
 		kinds = append(kinds, f.Kind)

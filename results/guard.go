@@ -57,7 +57,19 @@ type Guard struct {
 	Overlaps int64 `json:"overlaps"`
 	// OverlapExamples are the first overlaps, at most MaxOverlapExamples.
 	OverlapExamples []Overlap `json:"overlap_examples,omitempty"`
+	// OverlapsBy counts the overlaps by the holder that had been inside
+	// longest at each: a holder whose process died inside its section
+	// never leaves, and every overlap behind it is counted against it.
+	OverlapsBy map[string]int64 `json:"overlaps_by,omitempty"`
+	// OverlapsExcused are those of Overlaps counted against holders of
+	// workers that never reported (MergeWorkers): a section left open by
+	// a dead process, which cannot write, is not a second holder at work.
+	OverlapsExcused int64 `json:"overlaps_excused,omitempty"`
 }
+
+// Unexcused are the overlaps that break exclusion: Overlaps less those
+// behind a dead worker's open section.
+func (g *Guard) Unexcused() int64 { return g.Overlaps - g.OverlapsExcused }
 
 // Overlap is one holder entering a lock's section while others were inside.
 type Overlap struct {

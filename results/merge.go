@@ -585,7 +585,9 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 		// largest count is the later reading. A run that did not count
 		// them leaves the merged count unknown.
 		g.Occupancy = g.Occupancy && o.Occupancy
-		g.Overlaps = max(g.Overlaps, o.Overlaps)
+		if o.Overlaps > g.Overlaps {
+			g.Overlaps, g.OverlapsBy = o.Overlaps, o.OverlapsBy
+		}
 		for _, ov := range o.OverlapExamples {
 			if !slices.ContainsFunc(g.OverlapExamples, func(x Overlap) bool { return x.Equal(ov) }) {
 				g.OverlapExamples = append(g.OverlapExamples, ov)
@@ -593,7 +595,7 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 		}
 	}
 	if !g.Occupancy {
-		g.Overlaps, g.OverlapExamples = 0, nil
+		g.Overlaps, g.OverlapExamples, g.OverlapsBy = 0, nil, nil
 	}
 	g.OverlapExamples = g.OverlapExamples[:min(len(g.OverlapExamples), MaxOverlapExamples)]
 	g.Lost = g.Accepted - g.Final

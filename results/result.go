@@ -210,8 +210,8 @@ func (r *Result) Failures() []Failure {
 	if v := r.Safety.Violations; v > 0 {
 		unsafe = append(unsafe, Count(v, "mutual-exclusion violation")+": owners held a lock at once")
 	}
-	if g := r.Guard; g != nil && g.Occupancy && g.Overlaps > 0 && r.Safety.Incomplete != "" {
-		unsafe = append(unsafe, Count(g.Overlaps, "overlap")+" the guarded store witnessed: two holders inside one lock at once")
+	if g := r.Guard; g != nil && g.Occupancy && g.Unexcused() > 0 && r.Safety.Incomplete != "" {
+		unsafe = append(unsafe, Count(g.Unexcused(), "overlap")+" the guarded store witnessed: two holders inside one lock at once")
 	}
 	if len(unsafe) > 0 {
 		add(FailSafety, "%s", strings.Join(unsafe, "; "))

@@ -112,7 +112,7 @@ func MergeWorkers(runs []*Result, hists []map[string]*hdr.Histogram, missing []i
 	}
 	prefix := make([]string, len(runs))
 	for i, r := range runs {
-		prefix[i] = fmt.Sprintf("w%d/", r.Worker.Index)
+		prefix[i] = WorkerPrefix(r.Worker.Index)
 	}
 	m, err := merge(runs, hists, prefix)
 	if err != nil {
@@ -123,6 +123,9 @@ func MergeWorkers(runs []*Result, hists []map[string]*hdr.Histogram, missing []i
 		m.Throughput.OpsPerSec = math.Round(windowRate(runs, m.Spread)*10) / 10
 	} else {
 		m.MergeNotes = append(m.MergeNotes, "the workers' measured windows share no moment: the merged throughput adds each worker's own")
+	}
+	if g := m.Guard; g != nil {
+		g.OverlapsExcused = excused(g.OverlapsBy, missing)
 	}
 	if len(missing) > 0 {
 		why := missingWorkers(missing, m.Spread.Workers)
@@ -250,4 +253,22 @@ func cpuVerdict(c *CPU) *CPU {
 	v := *c
 	v.Series = nil
 	return &v
+}
+
+// WorkerPrefix names worker index's owners in a merged result and its
+// holders in the guarded store: "w<index>/".
+func WorkerPrefix(index int) string { return "w" + strconv.Itoa(index) + "/" }
+
+// excused are the overlaps counted against holders of the missing
+// workers: their sections stayed open when they died.
+func excused(by map[string]int64, missing []int) int64 {
+	var n int64
+	for h, c := range by {
+		for _, m := range missing {
+			if strings.HasPrefix(h, WorkerPrefix(m)) {
+				n += c
+			}
+		}
+	}
+	return n
 }

@@ -112,3 +112,39 @@ func TestMergeWorkersRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeWorkersExcusesADeadWorker: overlaps counted against a missing
+// worker's holder (its section stayed open when it died) do not fail the
+// merged run; the others still do.
+func TestMergeWorkersExcusesADeadWorker(t *testing.T) {
+	runs, hists := workerRuns(t)
+	for _, r := range runs {
+		r.Safety.Violations, r.Safety.Examples = 0, nil
+		r.Guard = &results.Guard{Mode: "plain", Store: "redis://g", Occupancy: true, Sections: 10, Accepted: 10, Final: 10}
+	}
+	// The later reading: 3 overlaps behind w1/x, which died inside, 1 behind w0/y.
+	runs[0].Guard.Overlaps, runs[0].Guard.OverlapsBy = 4, map[string]int64{"w1/x": 3, "w0/y": 1}
+	runs[1].Guard.Overlaps, runs[1].Guard.OverlapsBy = 2, map[string]int64{"w1/x": 2}
+	m, err := results.MergeWorkers(runs[:1], hists[:1], []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := m.Guard; g.Overlaps != 4 || g.OverlapsExcused != 3 || g.Unexcused() != 1 {
+		t.Errorf("overlaps %d, excused %d, want 4 and 3", g.Overlaps, g.OverlapsExcused)
+	}
+	var safety []string
+	for _, f := range m.Failures() {
+		if f.Kind == results.FailSafety {
+			safety = append(safety, f.Text)
+		}
+	}
+	if len(safety) != 1 || !strings.HasPrefix(safety[0], "1 overlap ") {
+		t.Errorf("safety failures %q, want the one overlap not behind the dead worker", safety)
+	}
+	// Without a missing worker nothing is excused.
+	runs[1].Guard.OverlapsBy = map[string]int64{"w1/x": 3, "w0/y": 1}
+	runs[1].Guard.Overlaps = 4
+	if m, err := results.MergeWorkers(runs, hists, nil); err != nil || m.Guard.OverlapsExcused != 0 {
+		t.Errorf("excused %d (%v), want 0 when every worker reported", m.Guard.OverlapsExcused, err)
+	}
+}

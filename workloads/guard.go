@@ -112,6 +112,10 @@ func (g *guardTally) result(ctx context.Context, s *guard.Store, where string) (
 	if err != nil {
 		return nil, err
 	}
+	by, err := s.OverlapsBy(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var examples []results.Overlap
 	for _, o := range ov {
 		examples = append(examples, results.Overlap(o))
@@ -124,7 +128,7 @@ func (g *guardTally) result(ctx context.Context, s *guard.Store, where string) (
 		Accepted: t.Accepted, Final: t.Value, Lost: t.Lost(),
 		RejectedReads: g.rejReads, RejectedWrites: g.rejWrites, Rejected: t.Rejected,
 		Failed: g.fail, Overwrites: g.overwrites, OverwritesDropped: g.dropped, StaleAccepted: g.staleAccepted, RightfulRefused: g.rightfulRefused,
-		Occupancy: true, Overlaps: t.Overlaps, OverlapExamples: examples,
+		Occupancy: true, Overlaps: t.Overlaps, OverlapExamples: examples, OverlapsBy: by,
 	}, nil
 }
 

@@ -29,7 +29,7 @@ import (
 // slot, and expire (TTL) even when every worker dies.
 type Rendezvous struct {
 	// RunID names the run; every worker of one run gives the same, and a
-	// new run a new one (a Kubernetes Job's uid, say).
+	// new run a new one (a Kubernetes Job's name, say).
 	RunID string
 	// Index is this worker's, 0..Workers-1; Workers how many there are.
 	Index, Workers int
@@ -179,7 +179,7 @@ func (r Rendezvous) check() error {
 func CheckRunID(id string) error {
 	switch {
 	case id == "":
-		return bad("run-id", "", "every worker of a run needs the same run id (a Kubernetes Job's uid, say)")
+		return bad("run-id", "", "every worker of a run needs the same run id (a Kubernetes Job's name, say)")
 	case len(id) > maxRunIDLen:
 		return bad("run-id", id[:40]+"…", "is %d bytes long; keep it to %d", len(id), maxRunIDLen)
 	case strings.IndexFunc(id, func(c rune) bool { return unicode.IsSpace(c) || unicode.IsControl(c) || c == '{' || c == '}' }) >= 0:

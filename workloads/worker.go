@@ -18,11 +18,15 @@ type worker struct {
 	r     *run
 	idx   int32
 	whole int // the owner's index in the whole profile (see Config.Share)
-	owner Owner
-	rng   *rand.Rand
-	zipf  *rand.Zipf
-	shard *results.Shard
-	timer *time.Timer
+	// holder names the owner to the guarded store: its id, after
+	// "w<index>/" in a worker's share, so that a collector knows whose
+	// section a holder's is.
+	holder string
+	owner  Owner
+	rng    *rand.Rand
+	zipf   *rand.Zipf
+	shard  *results.Shard
+	timer  *time.Timer
 
 	handles        map[handleKey]Locker
 	parts          []int32 // further names of a multi-lock operation
@@ -60,10 +64,15 @@ func newWorker(r *run, i int, o Owner) *worker {
 	if r.cfg.Share != nil {
 		whole += r.cfg.Share.FirstOwner
 	}
+	holder := o.ID()
+	if s := r.cfg.Share; s != nil {
+		holder = results.WorkerPrefix(s.Index) + holder
+	}
 	w := &worker{
 		r:       r,
 		idx:     int32(i),
 		whole:   whole,
+		holder:  holder,
 		owner:   o,
 		rng:     rand.New(rand.NewPCG(r.p.Seed, uint64(whole))),
 		shard:   r.col.Shard(i),
@@ -334,13 +343,13 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	var read int64
 	var mayWrite bool
 	if store != nil {
-		read, mayWrite = w.r.guard.read(w.r.relCtx, store, w.r.names[lock], l, w.owner.ID())
+		read, mayWrite = w.r.guard.read(w.r.relCtx, store, w.r.names[lock], l, w.holder)
 	}
 	var lostAt time.Time
 	if d := p.Hold.Sample(w.rng); d > 0 && (store == nil || mayWrite) {
 		if !w.track(holding, &op, time.Now()) {
 			if mayWrite {
-				w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.owner.ID())
+				w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.holder)
 			}
 			return false
 		}
@@ -373,9 +382,9 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	switch {
 	case !mayWrite:
 	case lostAt.IsZero() || w.r.cfg.IgnoreLost:
-		w.r.guard.write(w.r.relCtx, store, w.r.names[lock], l, read, w.owner.ID(), func() int64 { return w.since(time.Now()) })
+		w.r.guard.write(w.r.relCtx, store, w.r.names[lock], l, read, w.holder, func() int64 { return w.since(time.Now()) })
 	default: // stopped at Lost: leave before releasing
-		w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.owner.ID())
+		w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.holder)
 	}
 	relStart := time.Now()
 	op.Released = w.since(relStart) // as far as the reaper knows, until the release is timed

@@ -27,7 +27,7 @@ import (
 )
 
 // The environment variables worker mode reads: an Indexed Job sets the
-// first, the manifest fills the second from the Job's uid, the third
+// first, the manifest fills the second with the Job's name, the third
 // carries a store URL (which may hold a password) off the command line.
 const (
 	envWorkerIndex = "JOB_COMPLETION_INDEX"
@@ -49,7 +49,7 @@ type workerFlags struct {
 func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&w.workers, "workers", 1, "spread the run over N workers (pods or processes) that start together, each driving its share of the profile's clients; bench collect merges their results")
 	fs.StringVar(&w.index, "worker-index", "", "this worker's index, 0..N-1 (default $"+envWorkerIndex+", which a Kubernetes Indexed Job sets)")
-	fs.StringVar(&w.runID, "run-id", "", "the id every worker of one run gives, new for each run (default $"+envRunID+"; the manifest fills it from the Job's uid)")
+	fs.StringVar(&w.runID, "run-id", "", "the id every worker of one run gives, new for each run (default $"+envRunID+"; deploy/k8s fills it with the Job's name)")
 	fs.DurationVar(&w.timeout, "rendezvous-timeout", 2*time.Minute, "how long workers wait for each other before the load starts; the run fails naming those that never arrived")
 	fs.BoolVar(&w.spawn, "spawn-local", false, "with --workers N: run the N workers as processes on this machine, then collect and merge their results (a spread run on a laptop)")
 	fs.DurationVar(&w.ttl, "results-ttl", harness.DefaultResultsTTL, "how long the store keeps pushed results and start marks for bench collect")

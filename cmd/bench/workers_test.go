@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/internal/testkit"
@@ -107,14 +108,21 @@ func TestSpawnLocalWorkerKilled(t *testing.T) {
 		if rest, ok := strings.CutPrefix(line, "bench: worker 1 pid "); ok {
 			pid, _ = strconv.Atoi(rest)
 		}
-		// Its load has started: kill it outright, as an OOM kill would.
+		// A second after all arrived its load is under way (it starts half
+		// a second after): kill it outright, as an OOM kill would.
 		if strings.HasPrefix(line, "w1: worker 1 of 2: ") && pid > 0 && !killed {
 			killed = true
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-				t.Errorf("kill worker 1 (pid %d): %v", pid, err)
-			}
+			p := pid
+			time.AfterFunc(time.Second, func() {
+				if err := syscall.Kill(p, syscall.SIGKILL); err != nil {
+					t.Errorf("kill worker 1 (pid %d): %v", p, err)
+				}
+			})
 		}
-	}, "--profile", "mutex", "--clients", "2", "--owners", "2", "--warmup", "500ms", "--duration", "3s", "--workers", "2")
+	}, "--profile", "mutex", "--clients", "2", "--owners", "2", "--warmup", "500ms", "--duration", "3s", "--workers", "2",
+		// Long holds: the killed worker likely dies inside a section, which
+		// the store must not count against the survivors.
+		"--guard", "plain", "--hold", "20ms", "--lease", "1s")
 	if !killed {
 		t.Fatal("worker 1 never said its load started")
 	}
@@ -131,8 +139,13 @@ func TestSpawnLocalWorkerKilled(t *testing.T) {
 	for _, f := range r.Failures() {
 		kinds = append(kinds, f.Kind)
 	}
-	if !slices.Contains(kinds, results.FailMissingWorker) {
-		t.Errorf("failures %v, want %s", kinds, results.FailMissingWorker)
+	if !slices.Equal(kinds, []results.FailureKind{results.FailMissingWorker}) {
+		t.Errorf("failures %v, want only %s", kinds, results.FailMissingWorker)
+	}
+	if g := r.Guard; g == nil || !g.Occupancy || g.Unexcused() != 0 {
+		t.Errorf("guard %+v, want the store's count with nothing unexcused", g)
+	} else {
+		t.Logf("store: %d overlaps, %d behind worker 1's open section", g.Overlaps, g.OverlapsExcused)
 	}
 	if r.Spread.Rows[0].Ops == 0 {
 		t.Errorf("worker 0's row %+v: its operations should stand", r.Spread.Rows[0])
@@ -173,4 +186,3 @@ func TestWorkerFlagsRefused(t *testing.T) {
 		})
 	}
 }
-
