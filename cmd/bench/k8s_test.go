@@ -1,24 +1,34 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -511,4 +521,290 @@ func TestK8sCollectJob(t *testing.T) {
 	if probs := collectProblems(&planted); !slices.ContainsFunc(probs, func(p string) bool { return strings.Contains(p, "run id") }) {
 		t.Errorf("a collector of another run's id went unnoticed: %q", probs)
 	}
+}
+
+// TestK8sContainerRun runs the manifests' pods on the tests' container
+// engine: the image built from the Dockerfile, the workers Job's pod
+// template once per index (as the Indexed Job would start it) against a
+// Redis and a guarded store in containers, then the collector Job's pod;
+// the merged result must have every worker and the guarded store's
+// verdict. The pods are made through the engine API (Docker's or
+// Podman's), the engine the other container tests use: `podman kube
+// play` would tie the test to Podman and bypass the settings the tests'
+// own Podman service carries.
+func TestK8sContainerRun(t *testing.T) {
+	cfg := redisenvtest.ContainerConfig(t)
+	start := time.Now()
+	api := engineAPI(t)
+	m := loadManifests(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	image := buildImage(t, ctx, api)
+	built := time.Now()
+	lock := redisenvtest.Start(t, cfg)
+	store := redisenvtest.Start(t, cfg)
+	secret := map[string]string{secretRedisKey: harness.URLOf(lock), secretGuardKey: harness.URLOf(store)}
+
+	// The profile, shortened for a test.
+	p, err := workloads.Parse([]byte(m.profile.Data[profileKey]), ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for field, v := range map[string]string{"duration": "3s", "warmup": "1s"} {
+		if err := p.Set(field, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	profileDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(profileDir, profileKey), p.YAML(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runID := m.workers.Name + "-" + strconv.Itoa(os.Getpid())
+	pod := podRunner{t: t, api: api, image: image, secret: secret, configMaps: map[string]string{m.profile.Name: profileDir}}
+
+	n := int(*m.workers.Spec.Completions)
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = pod.create(ctx, m.workers.Spec.Template.Spec, runID, map[string]string{envWorkerIndex: strconv.Itoa(i)}, nil)
+	}
+	for _, id := range ids {
+		pod.start(ctx, id)
+	}
+	for i, id := range ids {
+		if code := pod.wait(ctx, id); code != 0 {
+			t.Errorf("worker %d exited %d:\n%s", i, code, pod.logs(id))
+		}
+	}
+
+	// The collector, with its run id pointed at this test's run and its
+	// --out on a host dir to read the merged result from.
+	out := t.TempDir()
+	if err := os.Chmod(out, 0o777); err != nil { // the pod runs as a user of its own
+		t.Fatal(err)
+	}
+	collect := m.collect.Spec.Template.Spec.DeepCopy()
+	for i, e := range collect.Containers[0].Env {
+		if e.Name == envRunID {
+			collect.Containers[0].Env[i].Value = runID
+		}
+	}
+	c, _, err := collectArgs(collect.Containers[0].Args[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := pod.create(ctx, *collect, runID, nil, map[string]string{c.out: out})
+	pod.start(ctx, id)
+	code := pod.wait(ctx, id)
+	logs := pod.logs(id)
+	if code != 0 {
+		t.Errorf("the collector exited %d:\n%s", code, logs)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*-merged.json"))
+	if len(files) != 1 {
+		t.Fatalf("want one merged result in %s, got %v\n%s", out, files, logs)
+	}
+	r, err := results.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case r.Spread == nil || r.Spread.Workers != n || len(r.Spread.Rows) != n:
+		t.Errorf("spread %+v, want %d workers with a row each", r.Spread, n)
+	case len(r.Spread.MissingWorkers()) > 0:
+		t.Errorf("missing workers %v", r.Spread.MissingWorkers())
+	}
+	for _, row := range rowsOf(r) {
+		if row.Ops == 0 {
+			t.Errorf("worker %d measured nothing: %+v", row.Index, row)
+		}
+	}
+	if r.Guard == nil || r.Guard.Lost != 0 || r.Guard.Sections == 0 {
+		t.Errorf("guard %+v, want the guarded store's section with 0 lost updates", r.Guard)
+	}
+	if fs := r.Failures(); len(fs) > 0 {
+		t.Errorf("the merged result failed: %v", fs)
+	}
+	t.Logf("%d worker pods and the collector: image built in %v, the run in %v; %.0f ops/s, start skew %.0f µs",
+		n, built.Sub(start).Round(time.Second), time.Since(built).Round(time.Second), r.Throughput.OpsPerSec, r.Spread.SkewUs)
+}
+
+func rowsOf(r *results.Result) []results.WorkerRow {
+	if r.Spread == nil {
+		return nil
+	}
+	return r.Spread.Rows
+}
+
+// buildImage builds the Dockerfile's image on the engine from a context
+// laid out by scripts/image-context.sh (as make image does), labelled as
+// this process's, and removes it when t ends.
+func buildImage(t *testing.T, ctx context.Context, api client.APIClient) string {
+	t.Helper()
+	dir := t.TempDir()
+	script := exec.CommandContext(ctx, "../../scripts/image-context.sh", filepath.Join(dir, "bin", "image"))
+	if out, err := script.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/image-context.sh: %v\n%s", err, out)
+	}
+	df, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), df, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var tarball bytes.Buffer
+	tw := tar.NewWriter(&tarball)
+	if err := tw.AddFS(os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tag := fmt.Sprintf("localhost/lockbench-k8s-test:%d", os.Getpid())
+	res, err := api.ImageBuild(ctx, &tarball, client.ImageBuildOptions{Tags: []string{tag}, Dockerfile: "Dockerfile",
+		Labels: redisenv.OwnerLabels(), Remove: true, ForceRemove: true})
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	progress, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = api.ImageRemove(ctx, tag, client.ImageRemoveOptions{Force: true})
+	})
+	if _, err := api.ImageInspect(ctx, tag); err != nil {
+		t.Fatalf("the build made no image %s: %v\n%s", tag, err, progress)
+	}
+	return tag
+}
+
+// podRunner starts a pod template's container as the kubelet would, on
+// the host's network: the env from the Secret and the downward API, the
+// ConfigMaps as read-only dirs, emptyDirs as tmpfs, the user, read-only
+// root and CPU and memory limits.
+type podRunner struct {
+	t          *testing.T
+	api        client.APIClient
+	image      string
+	secret     map[string]string // the Secret's keys
+	configMaps map[string]string // a ConfigMap's name → a dir with its files
+}
+
+// create makes the container of spec (one, like every lockbench pod
+// template's), with extra env (what the Indexed Job adds) and host dirs
+// in place of the volumes mounted at binds' keys. It is removed when the
+// test ends.
+func (p podRunner) create(ctx context.Context, spec corev1.PodSpec, jobName string, extra, binds map[string]string) string {
+	t := p.t
+	t.Helper()
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	var env []string
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			env = append(env, e.Name+"="+e.Value)
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == envJobName:
+			env = append(env, e.Name+"="+jobName)
+		case e.ValueFrom.SecretKeyRef != nil:
+			v, ok := p.secret[e.ValueFrom.SecretKeyRef.Key]
+			if !ok {
+				t.Fatalf("$%s: no key %s in the test's Secret", e.Name, e.ValueFrom.SecretKeyRef.Key)
+			}
+			env = append(env, e.Name+"="+v)
+		default:
+			t.Fatalf("$%s: a source the test does not fill: %+v", e.Name, e.ValueFrom)
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	hc := &container.HostConfig{NetworkMode: "host", Tmpfs: map[string]string{}}
+	for _, vm := range c.VolumeMounts {
+		v := mountedVolume(spec, c, vm.MountPath)
+		switch {
+		case binds[vm.MountPath] != "":
+			hc.Binds = append(hc.Binds, binds[vm.MountPath]+":"+vm.MountPath)
+		case v != nil && v.ConfigMap != nil && p.configMaps[v.ConfigMap.Name] != "":
+			hc.Binds = append(hc.Binds, p.configMaps[v.ConfigMap.Name]+":"+vm.MountPath+":ro")
+		case v != nil && v.EmptyDir != nil:
+			hc.Tmpfs[vm.MountPath] = "rw,mode=1777"
+		default:
+			t.Fatalf("volume mount %s: a volume the test does not provide", vm.Name)
+		}
+	}
+	if sc := c.SecurityContext; sc != nil {
+		hc.ReadonlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
+		if sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
+			hc.SecurityOpt = append(hc.SecurityOpt, "no-new-privileges")
+		}
+		if sc.Capabilities != nil {
+			for _, d := range sc.Capabilities.Drop {
+				hc.CapDrop = append(hc.CapDrop, string(d))
+			}
+		}
+	}
+	hc.NanoCPUs = c.Resources.Limits.Cpu().MilliValue() * 1e6
+	hc.Memory = c.Resources.Limits.Memory().Value()
+	user := ""
+	if sc := spec.SecurityContext; sc != nil && sc.RunAsUser != nil {
+		user = strconv.FormatInt(*sc.RunAsUser, 10)
+		if sc.RunAsGroup != nil {
+			user += ":" + strconv.FormatInt(*sc.RunAsGroup, 10)
+		}
+	}
+	cfg := &container.Config{Image: p.image, Env: env, User: user, Labels: redisenv.OwnerLabels(), Cmd: c.Args}
+	if len(c.Command) > 0 {
+		cfg.Entrypoint = c.Command
+	}
+	res, err := p.api.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc})
+	if err != nil {
+		t.Fatalf("create the %s container: %v", c.Name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = p.api.ContainerRemove(ctx, res.ID, client.ContainerRemoveOptions{Force: true})
+	})
+	return res.ID
+}
+
+func (p podRunner) start(ctx context.Context, id string) {
+	p.t.Helper()
+	if _, err := p.api.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+		p.t.Fatalf("start: %v", err)
+	}
+}
+
+// wait returns the container's exit code once it exits.
+func (p podRunner) wait(ctx context.Context, id string) int64 {
+	p.t.Helper()
+	w := p.api.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case r := <-w.Result:
+		return r.StatusCode
+	case err := <-w.Error:
+		p.t.Fatalf("wait: %v\n%s", err, p.logs(id))
+	}
+	return -1
+}
+
+// logs is what the container wrote, stdout and stderr.
+func (p podRunner) logs(id string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rc, err := p.api.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return "(no logs: " + err.Error() + ")"
+	}
+	defer rc.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, rc); err != nil {
+		return out.String() + "(logs: " + err.Error() + ")"
+	}
+	return out.String()
 }
