@@ -309,7 +309,8 @@ func OpenWorkerStore(ctx context.Context, cfg redisenv.Config, guardURL string) 
 	if guardURL != "" {
 		cfg = redisenv.Config{Backend: redisenv.BackendExternal, URL: guardURL}
 	}
-	env, err := redisenv.Start(ctx, cfg)
+	// It outlives an interrupt: the worker pushes its partial result.
+	env, err := redisenv.StartFor(ctx, cfg)
 	if err != nil {
 		if guardURL != "" {
 			err = guardURLError(err)

@@ -238,7 +238,12 @@ func checkSame(runs []*Result) error {
 
 // mergeLabel names a merge's runs in its messages.
 func mergeLabel(runs []*Result) func(int) string {
-	return func(i int) string { return fmt.Sprintf("run %d (host %s)", i, orNone(runs[i].Meta.Host)) }
+	return func(i int) string {
+		if w := runs[i].Worker; w != nil {
+			return fmt.Sprintf("worker %d (host %s)", w.Index, orNone(runs[i].Meta.Host))
+		}
+		return fmt.Sprintf("run %d (host %s)", i, orNone(runs[i].Meta.Host))
+	}
 }
 
 // refuseDuplicates refuses a run given twice (as a file and again in a

@@ -199,7 +199,10 @@ func spawnLocal(ctx context.Context, f runFlags, p workloads.Profile, stderr io.
 			logf("worker %d: %v", i, e)
 		}
 	}
-	return harness.Collect(context.WithoutCancel(ctx), harness.CollectOptions{RunID: f.workers.runID, Store: store.Client(), Out: f.out, Logf: logf})
+	m, path, err := harness.Collect(context.WithoutCancel(ctx), harness.CollectOptions{RunID: f.workers.runID, Store: store.Client(), Out: f.out, Logf: logf})
+	// Interrupted, the workers kept and pushed what they ran: merged, and
+	// the run ends as an interrupted one does.
+	return m, path, errors.Join(err, ctx.Err())
 }
 
 // childArgs are the parent's bench run arguments for its workers: without
@@ -245,7 +248,10 @@ func runChild(ctx context.Context, i int, args, env []string, stderr io.Writer, 
 	defer runtime.UnlockOSThread()
 	cmd := spawnCommand(args)
 	cmd.Env = append(cmd.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A process group of its own: a terminal's Ctrl-C reaches only this
+	// process, which passes it on once (a second SIGINT would make the
+	// worker quit at once, without its result).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		started <- err
