@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -32,6 +33,12 @@ func spawnTestBinary(args []string) *exec.Cmd {
 // and the merged result it printed (--json).
 func spreadRun(t *testing.T, watch func(line string), args ...string) (int, *results.Result) {
 	t.Helper()
+	return spreadRunCtx(t, testkit.Context(t), watch, args...)
+}
+
+// spreadRunCtx is spreadRun under ctx: its end interrupts the run.
+func spreadRunCtx(t *testing.T, ctx context.Context, watch func(line string), args ...string) (int, *results.Result) {
+	t.Helper()
 	t.Setenv("REDIS_URL", "")
 	pr, pw := io.Pipe()
 	done := make(chan struct{})
@@ -47,7 +54,7 @@ func spreadRun(t *testing.T, watch func(line string), args ...string) (int, *res
 	}()
 	var out strings.Builder
 	args = append([]string{"run", "--redis", "local", "--spawn-local", "--json", "--out", t.TempDir()}, args...)
-	code := program().Main(testkit.Context(t), args, &out, pw)
+	code := program().Main(ctx, args, &out, pw)
 	pw.Close()
 	<-done
 	if out.Len() == 0 {
@@ -184,5 +191,35 @@ func TestWorkerFlagsRefused(t *testing.T) {
 				t.Errorf("bench %v: exit %d, stderr %q; want exit 2 with one line naming %s", args, code, stderr, tc.flag)
 			}
 		})
+	}
+}
+
+// TestSpawnLocalInterrupted: an interrupt reaches every worker once; each
+// keeps and pushes what it ran, and the merged result is partial with
+// every worker's row, and the run exits as an interrupted one.
+func TestSpawnLocalInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(testkit.Context(t))
+	defer cancel()
+	arrived := 0
+	code, r := spreadRunCtx(t, ctx, func(line string) {
+		if strings.Contains(line, ": all arrived;") {
+			if arrived++; arrived == 2 {
+				time.AfterFunc(time.Second, cancel)
+			}
+		}
+	}, "--profile", "mutex", "--clients", "2", "--warmup", "0s", "--duration", "5m", "--workers", "2", "--guard", "plain")
+	if code != cli.ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, cli.ExitInterrupted)
+	}
+	if !r.Partial || len(r.Spread.Rows) != 2 || len(r.Spread.MissingWorkers()) != 0 {
+		t.Fatalf("partial %v, spread %+v; want both workers' partial results", r.Partial, r.Spread)
+	}
+	for _, row := range r.Spread.Rows {
+		if !row.Partial || row.Ops == 0 {
+			t.Errorf("worker %d: partial %v, %d ops; want its partial measurement", row.Index, row.Partial, row.Ops)
+		}
+	}
+	if r.Guard == nil || r.Guard.Accepted == 0 {
+		t.Errorf("guard %+v, want the store's tallies", r.Guard)
 	}
 }
