@@ -24,7 +24,8 @@ const mergeExamples = 20
 
 // Merge combines results of one profile run at the same time on several
 // machines against one Redis: the way to drive more load than one machine
-// can. hists[i] is runs[i]'s per-metric histograms (see LoadHistograms).
+// can. Results of the workers of one spread run are merged as
+// MergeWorkers does, the workers not given named missing. hists[i] is runs[i]'s per-metric histograms (see LoadHistograms).
 // It refuses fewer than two runs, and runs whose Meta.Profile,
 // Meta.Workload or implementation differ.
 //
@@ -41,6 +42,9 @@ const mergeExamples = 20
 func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	if err := CheckMerge(runs); err != nil {
 		return nil, err
+	}
+	if missing, ok := workerSet(runs); ok {
+		return MergeWorkers(runs, hists, missing)
 	}
 	return merge(runs, hists, ownerPrefixes(runs))
 }

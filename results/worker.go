@@ -93,9 +93,9 @@ func missingWorkers(missing []int, workers int) string {
 		ids[i] = strconv.Itoa(m)
 	}
 	if len(missing) == 1 {
-		return fmt.Sprintf("worker %s of %d never reported its result (it died or could not reach the store)", ids[0], workers)
+		return fmt.Sprintf("worker %s of %d never reported its result (it died, could not reach the store, or its file was not given)", ids[0], workers)
 	}
-	return fmt.Sprintf("workers %s of %d never reported their results (they died or could not reach the store)", strings.Join(ids, ", "), workers)
+	return fmt.Sprintf("workers %s of %d never reported their results (they died, could not reach the store, or their files were not given)", strings.Join(ids, ", "), workers)
 }
 
 // MergeWorkers merges the results of one run's workers (bench run
@@ -136,6 +136,28 @@ func MergeWorkers(runs []*Result, hists []map[string]*hdr.Histogram, missing []i
 		}
 	}
 	return m, nil
+}
+
+// workerSet reports whether runs are workers of one spread run, and which
+// of its workers they lack.
+func workerSet(runs []*Result) (missing []int, ok bool) {
+	first := runs[0].Worker
+	if first == nil {
+		return nil, false
+	}
+	have := map[int]bool{}
+	for _, r := range runs {
+		if r.Worker == nil || r.Worker.RunID != first.RunID || r.Worker.Workers != first.Workers {
+			return nil, false
+		}
+		have[r.Worker.Index] = true
+	}
+	for i := range first.Workers {
+		if !have[i] {
+			missing = append(missing, i)
+		}
+	}
+	return missing, true
 }
 
 // checkWorkers refuses what MergeWorkers cannot merge: results that are

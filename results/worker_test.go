@@ -148,3 +148,22 @@ func TestMergeWorkersExcusesADeadWorker(t *testing.T) {
 		t.Errorf("excused %d (%v), want 0 when every worker reported", m.Guard.OverlapsExcused, err)
 	}
 }
+
+// TestMergeOfWorkers: bench merge given workers' files merges them as
+// collect does, naming a worker whose file was not given.
+func TestMergeOfWorkers(t *testing.T) {
+	runs, hists := workerRuns(t)
+	for _, r := range runs {
+		r.Worker.Workers = 3
+	}
+	m, err := results.Merge(runs, hists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Spread == nil || !slices.Equal(m.Spread.MissingWorkers(), []int{2}) || !m.Partial {
+		t.Errorf("spread %+v, partial %v; want workers 0 and 1 merged, 2 missing", m.Spread, m.Partial)
+	}
+	if _, ok := m.Fairness.PerOwner["w0/alice"]; !ok {
+		t.Errorf("owners %v, want them named by worker", m.Fairness.PerOwner)
+	}
+}
