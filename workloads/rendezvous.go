@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -44,6 +43,11 @@ type Rendezvous struct {
 	// TTL is how long the keys outlive the latest arrival (default
 	// Timeout + Lead + one minute).
 	TTL time.Duration
+	// Used, when set, is a key in the run id's slot ("{RunID}" in its
+	// name) that exists once a run of this id has met, and outlives the
+	// rendezvous keys (its results, say): a worker that finds it and has
+	// not arrived already is refused, as the id is a finished run's.
+	Used string
 }
 
 // DefaultRendezvousLead is the default Rendezvous.Lead.
@@ -119,14 +123,16 @@ type abandonment struct {
 // key KEYS[2] to Redis's TIME plus ARGV[4] ms, in microseconds, and
 // publishes on ARGV[6]. Both keys expire ARGV[3] ms after the latest
 // arrival. It returns {"ok", arrived} or {"workers", theirs} when the run
-// was started with another worker count, or {"taken", who} when another
-// process already arrived with this index.
+// was started with another worker count, {"taken", who} when another
+// process already arrived with this index, or {"used", ""} when ARGV[7] is
+// 1 and KEYS[3] (Rendezvous.Used) exists.
 var arriveScript = redis.NewScript(`
 if redis.replicate_commands then redis.replicate_commands() end
 local w = redis.call('HGET', KEYS[1], 'workers')
 if w and w ~= ARGV[2] then return {'workers', w} end
 local prev = redis.call('HGET', KEYS[1], ARGV[1])
 if prev and prev ~= ARGV[5] then return {'taken', prev} end
+if not prev and ARGV[7] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {'used', ''} end
 redis.call('HSET', KEYS[1], 'workers', ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -174,16 +180,20 @@ func (r Rendezvous) check() error {
 	return nil
 }
 
-// CheckRunID refuses a run id that cannot name a run's keys: empty, too
-// long, or with spaces, control characters or braces (a hash tag's).
+// CheckRunID refuses a run id that cannot name a run's keys and its
+// directory: empty, too long, or with anything but letters, digits, '.',
+// '_' and '-' (a brace would break the keys' hash tag, a '/' or '..' leave
+// the directory).
 func CheckRunID(id string) error {
 	switch {
 	case id == "":
 		return bad("run-id", "", "every worker of a run needs the same run id (a Kubernetes Job's name, say)")
 	case len(id) > maxRunIDLen:
 		return bad("run-id", id[:40]+"…", "is %d bytes long; keep it to %d", len(id), maxRunIDLen)
-	case strings.IndexFunc(id, func(c rune) bool { return unicode.IsSpace(c) || unicode.IsControl(c) || c == '{' || c == '}' }) >= 0:
-		return bad("run-id", id, "must not contain spaces, control characters or braces")
+	case strings.IndexFunc(id, func(c rune) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-')
+	}) >= 0 || strings.Contains(id, ".."):
+		return bad("run-id", id, "use letters, digits, '.', '_' and '-' only (no '..'): it names keys and a directory under --out")
 	}
 	return nil
 }
@@ -215,14 +225,20 @@ func (r Rendezvous) Meet(ctx context.Context, rdb redis.UniversalClient) (Meetin
 	}
 	started := sub.Channel()
 
-	res, err := arriveScript.Run(ctx, rdb, []string{arrivedKey, startKey},
-		r.Index, r.Workers, r.TTL.Milliseconds(), r.Lead.Milliseconds(), whoAmI(), channel).StringSlice()
+	used, checkUsed := r.Used, 1
+	if used == "" {
+		used, checkUsed = arrivedKey, 0
+	}
+	res, err := arriveScript.Run(ctx, rdb, []string{arrivedKey, startKey, used},
+		r.Index, r.Workers, r.TTL.Milliseconds(), r.Lead.Milliseconds(), whoAmI(), channel, checkUsed).StringSlice()
 	if err != nil {
 		return Meeting{}, fmt.Errorf("rendezvous of run %s: arriving: %w", r.RunID, err)
 	}
 	switch {
 	case len(res) == 2 && res[0] == "workers":
 		return Meeting{}, bad("workers", r.Workers, "run %s was started with %s workers; every worker must be given the same count", r.RunID, res[1])
+	case len(res) == 2 && res[0] == "used":
+		return Meeting{}, bad("run-id", r.RunID, "a run with this id already ran (its keys are still in the store); give every worker of this run a new id")
 	case len(res) == 2 && res[0] == "taken":
 		return Meeting{}, bad("worker-index", r.Index, "another worker of run %s (%s) already arrived with this index; give each its own, or the run a new id", r.RunID, res[1])
 	}

@@ -170,6 +170,8 @@ func TestRendezvousRefusesBadInput(t *testing.T) {
 		{"run-id", func(r *workloads.Rendezvous) { r.RunID = "" }},
 		{"run-id", func(r *workloads.Rendezvous) { r.RunID = "a{b}" }},
 		{"run-id", func(r *workloads.Rendezvous) { r.RunID = "a b" }},
+		{"run-id", func(r *workloads.Rendezvous) { r.RunID = "../x" }},
+		{"run-id", func(r *workloads.Rendezvous) { r.RunID = "a/b" }},
 		{"run-id", func(r *workloads.Rendezvous) { r.RunID = strings.Repeat("x", 129) }},
 		{"workers", func(r *workloads.Rendezvous) { r.Workers = 0 }},
 		{"worker-index", func(r *workloads.Rendezvous) { r.Index = 2 }},
@@ -223,4 +225,27 @@ func TestRendezvousOnCluster(t *testing.T) {
 			t.Errorf("worker %d's Redis start %v differs from worker 0's %v", i, m.RedisStart, meetings[0].RedisStart)
 		}
 	}
+}
+
+// TestRendezvousRefusesAUsedRunID: once a run of an id has met and left
+// its mark (Used), a later rendezvous with that id is refused, even after
+// the rendezvous keys expired.
+func TestRendezvousRefusesAUsedRunID(t *testing.T) {
+	env := redisenvtest.Start(t)
+	rdb := env.NewClient()
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := testkit.Context(t)
+	id := "used-" + workloads.NewRunID()
+	r := workloads.Rendezvous{RunID: id, Workers: 1, Timeout: testkit.Patience, Used: "lockbench:results:{" + id + "}"}
+	if _, err := r.Meet(ctx, rdb); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	if err := rdb.HSet(ctx, r.Used, "0:start", "then").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Del(ctx, "lockbench:rendezvous:{"+id+"}:arrived", "lockbench:rendezvous:{"+id+"}:start").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Meet(ctx, rdb)
+	requireFieldError(t, err, "run-id")
 }
