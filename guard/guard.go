@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -286,6 +287,26 @@ func (s *Store) Inside(ctx context.Context, name string) ([]string, error) {
 		return nil, fmt.Errorf("guard: inside %s: %w", s.key, err)
 	}
 	return in, nil
+}
+
+// Expire gives the store's keys of the lock names a time to live: a
+// store shared by a run's machines outlives the run, and nobody else
+// knows its keys to clear them.
+func (s *Store) Expire(ctx context.Context, names []string, ttl time.Duration) error {
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range []string{s.totals(), s.overlaps(), s.overlapsBy()} {
+			p.PExpire(ctx, k, ttl)
+		}
+		for _, n := range names {
+			p.PExpire(ctx, s.totals()+":"+n, ttl)
+			p.PExpire(ctx, s.occupants(n), ttl)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("guard: expire %s: %w", s.key, err)
+	}
+	return nil
 }
 
 // OverlapsBy counts the overlaps by the holder that had been inside

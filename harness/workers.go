@@ -73,6 +73,7 @@ func (w *WorkerOptions) configure(cfg *workloads.Config, logf func(string, ...an
 	}
 	cfg.Profile, cfg.Share = s.Profile, &s
 	cfg.KeyPrefix = KeyPrefix(s.Whole.Name, w.RunID)
+	cfg.GuardTTL = w.ttl()
 	rv := workloads.Rendezvous{RunID: w.RunID, Index: w.Index, Workers: w.Workers, Timeout: w.Timeout, Used: resultsKey(w.RunID)}
 	cfg.Rendezvous = func(ctx context.Context) (time.Time, results.Worker, error) {
 		m, err := rv.Meet(ctx, w.Store)
@@ -137,7 +138,9 @@ func (w *WorkerOptions) Push(ctx context.Context, jsonPath string, r *results.Re
 // CollectOptions is what Collect gathers and where it writes.
 type CollectOptions struct {
 	RunID string
-	Store redis.UniversalClient
+	// Stores are where the workers may have pushed (the guarded store,
+	// the lock's Redis): the first that holds the run is read.
+	Stores []redis.UniversalClient
 	// Out is the directory the merged result goes to; each worker's files
 	// go to Out/<run id>/w<index>/ first, as the workers wrote them.
 	Out string
@@ -148,48 +151,40 @@ type CollectOptions struct {
 	Logf        func(format string, args ...any)
 }
 
-// pushed is what the store holds of a run.
-type pushed struct {
+// tally is what a store holds of a run, by field name: how many workers
+// it has, and whose results are in.
+type tally struct {
 	workers int
-	started []int
-	json    map[int][]byte
-	hlog    map[int][]byte
+	pushed  []int
 }
 
-func (p *pushed) complete() bool { return p.workers > 0 && len(p.json) == p.workers }
+func (t tally) complete() bool { return t.workers > 0 && len(t.pushed) == t.workers }
 
-// fetch reads what the store holds of run id.
-func fetch(ctx context.Context, rdb redis.UniversalClient, runID string) (*pushed, error) {
-	m, err := rdb.HGetAll(ctx, resultsKey(runID)).Result()
+// tallyOf reads the field names of run id's results (not the files, which
+// may be large): polled while waiting.
+func tallyOf(ctx context.Context, rdb redis.UniversalClient, runID string) (tally, error) {
+	fields, err := rdb.HKeys(ctx, resultsKey(runID)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("read the results of run %s: %w", runID, err)
+		return tally{}, fmt.Errorf("read the results of run %s: %w", runID, err)
 	}
-	p := &pushed{json: map[int][]byte{}, hlog: map[int][]byte{}}
-	for k, v := range m {
-		if k == "workers" {
-			p.workers, _ = strconv.Atoi(v)
-			continue
-		}
-		idx, field, ok := strings.Cut(k, ":")
-		i, err := strconv.Atoi(idx)
-		if !ok || err != nil {
-			continue
-		}
-		switch field {
-		case "start":
-			p.started = append(p.started, i)
-		case "json":
-			p.json[i] = []byte(v)
-		case "hlog":
-			p.hlog[i] = []byte(v)
+	var t tally
+	if len(fields) > 0 {
+		if t.workers, err = rdb.HGet(ctx, resultsKey(runID), "workers").Int(); err != nil {
+			return tally{}, fmt.Errorf("read the results of run %s: %w", runID, err)
 		}
 	}
-	slices.Sort(p.started)
-	return p, nil
+	for _, f := range fields {
+		idx, field, ok := strings.Cut(f, ":")
+		if i, err := strconv.Atoi(idx); ok && err == nil && field == "json" {
+			t.pushed = append(t.pushed, i)
+		}
+	}
+	slices.Sort(t.pushed)
+	return t, nil
 }
 
 // ErrNoResults is Collect's error when the store holds nothing of the run.
-var ErrNoResults = errors.New("no worker of the run started or pushed a result")
+var ErrNoResults = errors.New("no worker of the run pushed a result")
 
 // Collect gathers the results of run id's workers from the store, waits
 // (bounded) for those not pushed yet, writes each worker's files and the
@@ -199,17 +194,32 @@ func Collect(ctx context.Context, o CollectOptions) (*results.Result, string, er
 	if o.Grace <= 0 {
 		o.Grace = 2 * time.Minute
 	}
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
 	deadline := time.Now().Add(o.Wait)
-	var p *pushed
+	var store redis.UniversalClient
+	var t tally
+	seen := -1
 	for {
 		var err error
-		if p, err = fetch(ctx, o.Store, o.RunID); err != nil {
+		if store, t, err = findRun(ctx, o.Stores, o.RunID); err != nil {
 			return nil, "", err
 		}
-		if p.complete() || !time.Now().Before(deadline) {
+		if len(t.pushed) != seen {
+			seen = len(t.pushed)
+			switch {
+			case t.workers == 0 && o.Wait > 0:
+				logf("run %s: nothing in the store yet; waiting up to %v", o.RunID, o.Wait.Round(time.Second))
+			case t.workers > 0:
+				logf("run %s: results of %d of %d workers in the store", o.RunID, len(t.pushed), t.workers)
+			}
+		}
+		if t.complete() || !time.Now().Before(deadline) {
 			break
 		}
-		if len(p.json) > 0 {
+		if len(t.pushed) > 0 {
 			deadline = earlierTime(deadline, time.Now().Add(o.Grace))
 		}
 		select {
@@ -218,16 +228,16 @@ func Collect(ctx context.Context, o CollectOptions) (*results.Result, string, er
 		case <-time.After(time.Second):
 		}
 	}
-	if len(p.json) == 0 {
-		return nil, "", fmt.Errorf("run %s: %w (is the run id right, did its keys expire?)", o.RunID, ErrNoResults)
+	if len(t.pushed) == 0 {
+		return nil, "", fmt.Errorf("run %s: %w (is the run id right? did its workers fail to meet, or its keys expire?)", o.RunID, ErrNoResults)
 	}
-	runs, hists, paths, err := writeWorkerFiles(o, p)
+	runs, hists, paths, err := writeWorkerFiles(ctx, o, store, t.pushed)
 	if err != nil {
 		return nil, "", err
 	}
 	var missing []int
-	for i := range p.workers {
-		if _, ok := p.json[i]; !ok {
+	for i := range t.workers {
+		if !slices.Contains(t.pushed, i) {
 			missing = append(missing, i)
 		}
 	}
@@ -240,6 +250,21 @@ func Collect(ctx context.Context, o CollectOptions) (*results.Result, string, er
 	return m, path, err
 }
 
+// findRun is the first store that holds run id's results, and what it
+// holds (the last store's empty tally when none does).
+func findRun(ctx context.Context, stores []redis.UniversalClient, runID string) (redis.UniversalClient, tally, error) {
+	if len(stores) == 0 {
+		return nil, tally{}, errors.New("collect: no store to read")
+	}
+	for _, s := range stores {
+		t, err := tallyOf(ctx, s, runID)
+		if err != nil || t.workers > 0 {
+			return s, t, err
+		}
+	}
+	return stores[len(stores)-1], tally{}, nil
+}
+
 func earlierTime(a, b time.Time) time.Time {
 	if b.Before(a) {
 		return b
@@ -249,12 +274,7 @@ func earlierTime(a, b time.Time) time.Time {
 
 // writeWorkerFiles writes each pushed worker's files as it wrote them and
 // reads them back as results do.
-func writeWorkerFiles(o CollectOptions, p *pushed) ([]*results.Result, []map[string]*hdr.Histogram, []string, error) {
-	idx := make([]int, 0, len(p.json))
-	for i := range p.json {
-		idx = append(idx, i)
-	}
-	slices.Sort(idx)
+func writeWorkerFiles(ctx context.Context, o CollectOptions, store redis.UniversalClient, idx []int) ([]*results.Result, []map[string]*hdr.Histogram, []string, error) {
 	var runs []*results.Result
 	var hists []map[string]*hdr.Histogram
 	var paths []string
@@ -263,8 +283,12 @@ func writeWorkerFiles(o CollectOptions, p *pushed) ([]*results.Result, []map[str
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, nil, nil, err
 		}
+		js, hlog, err := fetchFiles(ctx, store, o.RunID, i)
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		r := new(results.Result)
-		if err := json.Unmarshal(p.json[i], r); err != nil {
+		if err := json.Unmarshal(js, r); err != nil {
 			return nil, nil, nil, fmt.Errorf("worker %d's result: %w", i, err)
 		}
 		if r.Worker == nil || r.Worker.Index != i || r.Worker.RunID != o.RunID {
@@ -274,16 +298,15 @@ func writeWorkerFiles(o CollectOptions, p *pushed) ([]*results.Result, []map[str
 			return nil, nil, nil, fmt.Errorf("worker %d's result names its interval log %q, not a file beside it", i, r.HistogramLog)
 		}
 		if r.HistogramLog != "" {
-			if err := results.WriteAtomic(filepath.Join(dir, filepath.Base(r.HistogramLog)), p.hlog[i]); err != nil {
+			if err := results.WriteAtomic(filepath.Join(dir, filepath.Base(r.HistogramLog)), hlog); err != nil {
 				return nil, nil, nil, err
 			}
 		}
 		path := filepath.Join(dir, r.Stem()+".json")
-		if err := results.WriteAtomic(path, p.json[i]); err != nil {
+		if err := results.WriteAtomic(path, js); err != nil {
 			return nil, nil, nil, err
 		}
-		r, err := results.ReadFile(path)
-		if err != nil {
+		if r, err = results.ReadFile(path); err != nil {
 			return nil, nil, nil, err
 		}
 		h, err := results.LoadHistograms(path, r)
@@ -293,6 +316,20 @@ func writeWorkerFiles(o CollectOptions, p *pushed) ([]*results.Result, []map[str
 		runs, hists, paths = append(runs, r), append(hists, h), append(paths, path)
 	}
 	return runs, hists, paths, nil
+}
+
+// fetchFiles reads worker i's pushed result JSON and interval log.
+func fetchFiles(ctx context.Context, rdb redis.UniversalClient, runID string, i int) (js, hlog []byte, err error) {
+	v, err := rdb.HMGet(ctx, resultsKey(runID), strconv.Itoa(i)+":json", strconv.Itoa(i)+":hlog").Result()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read worker %d's result of run %s: %w", i, runID, err)
+	}
+	j, _ := v[0].(string)
+	h, _ := v[1].(string)
+	if j == "" {
+		return nil, nil, fmt.Errorf("worker %d's result of run %s is gone from the store (expired?)", i, runID)
+	}
+	return []byte(j), []byte(h), nil
 }
 
 // WorkerStore is the Redis a run's workers meet on and push their results

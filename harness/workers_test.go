@@ -144,13 +144,13 @@ func TestCollectCatchesCrossWorkerViolation(t *testing.T) {
 			t.Fatalf("worker %d: %v", i, err)
 		}
 	}
-	store := guardRedis.NewClient()
-	t.Cleanup(func() { _ = store.Close() })
-	m, path, err := harness.Collect(testkit.Context(t), harness.CollectOptions{RunID: runID, Store: store, Out: dir})
+	store, lockClient := guardRedis.NewClient(), lockRedis.NewClient()
+	t.Cleanup(func() { _, _ = store.Close(), lockClient.Close() })
+	m, path, err := harness.Collect(testkit.Context(t), harness.CollectOptions{RunID: runID, Stores: []redis.UniversalClient{lockClient, store}, Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("merged %s: clock checker %d violations in %d sections; guard %+v", path, m.Safety.Violations, m.Safety.Sections, m.Guard)
+	t.Logf("merged %s: clock checker %d violations in %d sections", path, m.Safety.Violations, m.Safety.Sections)
 	if m.Spread == nil || len(m.Spread.Rows) != 2 || len(m.Spread.MissingWorkers()) != 0 {
 		t.Fatalf("spread %+v, want both workers", m.Spread)
 	}
@@ -161,11 +161,24 @@ func TestCollectCatchesCrossWorkerViolation(t *testing.T) {
 	if g == nil || !g.Occupancy || g.Overlaps == 0 || len(g.OverlapExamples) == 0 {
 		t.Fatalf("guard %+v, want the store's overlaps", g)
 	}
+	t.Logf("store: %d overlaps, %d lost updates in %d sections", g.Overlaps, g.Lost, g.Sections)
 	// Each overlap is one worker's holder entering while the other's was
 	// inside: only the store could see it.
 	for _, o := range g.OverlapExamples {
 		if len(o.Inside) != 1 || o.Inside[0][:3] == o.Entered[:3] {
 			t.Errorf("overlap %+v, want a holder of each worker", o)
+		}
+	}
+	// Nothing the run left in either Redis stays for ever.
+	for _, rdb := range []redis.UniversalClient{store, lockClient} {
+		keys, err := rdb.Keys(testkit.Context(t), "*").Result()
+		if err != nil || rdb == store && len(keys) == 0 {
+			t.Fatalf("keys: %v %v", keys, err)
+		}
+		for _, k := range keys {
+			if ttl, err := rdb.PTTL(testkit.Context(t), k).Result(); err != nil || ttl <= 0 {
+				t.Errorf("key %s: ttl %v (%v), want it to expire", k, ttl, err)
+			}
 		}
 	}
 	var kinds []results.FailureKind
@@ -184,7 +197,7 @@ func TestCollectNoResults(t *testing.T) {
 	env := redisenvtest.Start(t)
 	rdb := env.NewClient()
 	t.Cleanup(func() { _ = rdb.Close() })
-	_, _, err := harness.Collect(testkit.Context(t), harness.CollectOptions{RunID: "nothing-" + workloads.NewRunID(), Store: rdb, Out: t.TempDir()})
+	_, _, err := harness.Collect(testkit.Context(t), harness.CollectOptions{RunID: "nothing-" + workloads.NewRunID(), Stores: []redis.UniversalClient{rdb}, Out: t.TempDir()})
 	if !errors.Is(err, harness.ErrNoResults) {
 		t.Errorf("Collect of a run nobody pushed: %v, want ErrNoResults", err)
 	}

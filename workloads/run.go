@@ -79,6 +79,9 @@ type Config struct {
 	// mode. GuardStore names where it is, for the result.
 	Guard      *guard.Store
 	GuardStore string
+	// GuardTTL, when set, is how long the store keeps the run's keys
+	// after it (a store the run's machines share outlives the run).
+	GuardTTL time.Duration
 	// Logf, when set, is told what the run does besides its load (stale
 	// fair-lock queues of killed runs cleared, bookkeeping that failed).
 	Logf func(format string, args ...any)
@@ -373,6 +376,11 @@ func (r *run) finishBookkeeping(res *results.Result, stall *results.Stall) {
 			r.logf("guarded counter: %v", err)
 		}
 		res.Guard = g
+		if r.cfg.GuardTTL > 0 {
+			if err := r.cfg.Guard.Expire(r.relCtx, r.names, r.cfg.GuardTTL); err != nil {
+				r.logf("guarded counter: %v (its keys stay)", err)
+			}
+		}
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/cli"
@@ -55,14 +57,20 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&w.ttl, "results-ttl", harness.DefaultResultsTTL, "how long the store keeps pushed results and start marks for bench collect")
 }
 
-// spread reports whether the run is spread over workers.
+// spread reports whether the run is spread over workers: more than one,
+// or one named by a run id (a Job of one pod, sizing the next).
 func (w *workerFlags) spread() bool { return w.workers > 1 || w.index != "" || w.runID != "" }
 
 // check resolves the environment's defaults and refuses what cannot run,
 // before anything starts. f is the rest of the run's flags, p its profile.
 func (w *workerFlags) check(f *runFlags, p workloads.Profile) error {
-	if w.workers < 1 {
+	switch {
+	case w.workers < 1:
 		return cli.Usagef("--workers %d: must be at least 1", w.workers)
+	case w.timeout <= 0:
+		return cli.Usagef("--rendezvous-timeout %v: must be positive, e.g. 2m", w.timeout)
+	case w.ttl <= 0:
+		return cli.Usagef("--results-ttl %v: must be positive, e.g. 24h", w.ttl)
 	}
 	if w.spawn {
 		switch {
@@ -80,14 +88,17 @@ func (w *workerFlags) check(f *runFlags, p workloads.Profile) error {
 		_, err := p.Split(0, w.workers)
 		return err
 	}
+	if w.runID == "" {
+		w.runID = strings.TrimSpace(os.Getenv(envRunID))
+	}
 	if !w.spread() {
 		return nil
 	}
 	if w.index == "" {
 		w.index = strings.TrimSpace(os.Getenv(envWorkerIndex))
 	}
-	if w.runID == "" {
-		w.runID = strings.TrimSpace(os.Getenv(envRunID))
+	if w.index == "" && w.workers == 1 {
+		w.index = "0" // a run of one worker: pushed for collect like any
 	}
 	if w.index == "" {
 		return cli.Usagef("--worker-index: not given and $%s is unset; give each of the %d workers its index 0..%d (an Indexed Job sets $%s), or use --spawn-local", envWorkerIndex, w.workers, w.workers-1, envWorkerIndex)
@@ -109,12 +120,6 @@ func (w *workerFlags) check(f *runFlags, p workloads.Profile) error {
 	}
 	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off && f.guardURL == "" {
 		return cli.Usagef("--guard %s with --workers: the workers must share one guarded store; give --guard-url (or $%s)", gm, envGuardURL)
-	}
-	if w.timeout <= 0 {
-		return cli.Usagef("--rendezvous-timeout %v: must be positive, e.g. 2m", w.timeout)
-	}
-	if w.ttl <= 0 {
-		return cli.Usagef("--results-ttl %v: must be positive, e.g. 24h", w.ttl)
 	}
 	return nil
 }
@@ -152,7 +157,15 @@ func spawnLocal(ctx context.Context, f runFlags, p workloads.Profile, stderr io.
 		return nil, "", err
 	}
 	defer env.Close()
-	redisURL := harness.URLOf(env)
+	// The user's own URL when there is one (it may name a Sentinel, TLS,
+	// a cluster's password), else one for the servers started here.
+	redisURL := f.redis.URL
+	if redisURL == "" && env.Backend() == redisenv.BackendExternal {
+		redisURL = strings.TrimSpace(os.Getenv(redisenv.EnvURL))
+	}
+	if redisURL == "" {
+		redisURL = harness.URLOf(env)
+	}
 	childEnv := []string{redisenv.EnvURL + "=" + redisURL}
 	guardURL := f.guardURL
 	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off && guardURL == "" {
@@ -199,7 +212,7 @@ func spawnLocal(ctx context.Context, f runFlags, p workloads.Profile, stderr io.
 			logf("worker %d: %v", i, e)
 		}
 	}
-	m, path, err := harness.Collect(context.WithoutCancel(ctx), harness.CollectOptions{RunID: f.workers.runID, Store: store.Client(), Out: f.out, Logf: logf})
+	m, path, err := harness.Collect(context.WithoutCancel(ctx), harness.CollectOptions{RunID: f.workers.runID, Stores: []redis.UniversalClient{store.Client()}, Out: f.out, Logf: logf})
 	// Interrupted, the workers kept and pushed what they ran: merged, and
 	// the run ends as an interrupted one does.
 	return m, path, errors.Join(err, ctx.Err())
@@ -328,9 +341,52 @@ func (c *collectFlags) check() error {
 		return err
 	}
 	if c.guardURL != "" {
-		return harness.CheckGuardURL(c.guardURL)
+		if err := harness.CheckGuardURL(c.guardURL); err != nil {
+			return err
+		}
+	}
+	if c.redisURL == "" {
+		c.redisURL = strings.TrimSpace(os.Getenv(redisenv.EnvURL))
+	}
+	if c.redisURL == "" && c.guardURL == "" {
+		return cli.Usagef("--redis-url: not given and $%s is unset; give the store the workers pushed to (--guard-url with a guarded store)", redisenv.EnvURL)
+	}
+	if c.redisURL == "" {
+		return nil
 	}
 	return c.store().Validate()
+}
+
+// stores opens where the workers may have pushed: the guarded store (a
+// guarded run's), then the lock's Redis (an unguarded run's).
+func (c *collectFlags) stores(ctx context.Context) ([]redis.UniversalClient, func(), error) {
+	var opened []*harness.WorkerStore
+	closeAll := func() {
+		for _, s := range opened {
+			_ = s.Close()
+		}
+	}
+	var clients []redis.UniversalClient
+	open := func(cfg redisenv.Config, guardURL string) error {
+		s, err := harness.OpenWorkerStore(ctx, cfg, guardURL)
+		if err != nil {
+			closeAll()
+			return err
+		}
+		opened, clients = append(opened, s), append(clients, s.Client())
+		return nil
+	}
+	if c.guardURL != "" {
+		if err := open(redisenv.Config{}, c.guardURL); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.redisURL != "" && c.redisURL != c.guardURL {
+		if err := open(c.store(), ""); err != nil {
+			return nil, nil, err
+		}
+	}
+	return clients, closeAll, nil
 }
 
 // store is the Redis the workers pushed to when they had no guarded store.
@@ -353,13 +409,13 @@ func collectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer made.Prune()
-	store, err := harness.OpenWorkerStore(ctx, c.store(), c.guardURL)
+	stores, closeStores, err := c.stores(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer closeStores()
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) }
-	res, path, err := harness.Collect(ctx, harness.CollectOptions{RunID: c.runID, Store: store.Client(), Out: c.out, Wait: c.wait, Grace: c.grace, Logf: logf})
+	res, path, err := harness.Collect(ctx, harness.CollectOptions{RunID: c.runID, Stores: stores, Out: c.out, Wait: c.wait, Grace: c.grace, Logf: logf})
 	if res == nil {
 		return err
 	}
