@@ -119,16 +119,20 @@ func TestExclusionText(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		g      *results.Guard
+		worker bool
 		prefix string
 		bad    bool
 	}{
-		{"no guard", nil, "", false},
-		{"older file", &results.Guard{Mode: "plain", Sections: 10, Overlaps: 0}, "", false},
-		{"clean", &results.Guard{Mode: "plain", Sections: 12345, Occupancy: true}, "OK: no overlap in 12,345 sections", false},
-		{"overlaps", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, "VIOLATED: 3 overlaps in 10 sections", true},
+		{"no guard", nil, false, "", false},
+		{"older file", &results.Guard{Mode: "plain", Sections: 10, Overlaps: 0}, false, "", false},
+		{"clean", &results.Guard{Mode: "plain", Sections: 12345, Occupancy: true}, false, "OK: no overlap in 12,345 sections", false},
+		{"overlaps", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, false, "VIOLATED: 3 overlaps in 10 sections", true},
+		{"behind a dead worker", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3, OverlapsExcused: 3}, false, "INCOMPLETE: no overlap in 10 sections", false},
+		{"some behind a dead worker", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3, OverlapsExcused: 2}, false, "VIOLATED: 1 overlap in 10 sections", true},
+		{"a worker's reading", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, true, "3 overlaps witnessed so far", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			text, bad := exclusionText(c.g)
+			text, bad := exclusionText(c.g, c.worker)
 			if !strings.HasPrefix(text, c.prefix) || (c.prefix == "") != (text == "") || bad != c.bad {
 				t.Errorf("exclusionText = %q, %v; want %q…, %v", text, bad, c.prefix, c.bad)
 			}

@@ -282,7 +282,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	if res.CPU != nil {
 		bl = append(bl, para{text: "CPU: " + cpuLine(res.CPU) + "."})
 	}
-	bl = append(bl, spreadBlocks(res.Spread, false)...)
+	bl = append(bl, spreadBlocks(res.Spread, res.Guard, false)...)
 	if len(res.PerShard) > 0 {
 		st := table{right: true, head: []string{"shard", "locks", "ops/s", "acquisitions", "share"}}
 		for _, sh := range res.PerShard {
@@ -385,7 +385,7 @@ func safetyBlocks(res *results.Result) []block {
 		}
 		bl = append(bl, t)
 	}
-	if text, bad := exclusionText(res.Guard); text != "" {
+	if text, bad := exclusionText(res.Guard, res.Worker != nil); text != "" {
 		class := "ok"
 		if bad {
 			class = "bad"

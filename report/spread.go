@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/lockbench/lockbench/results"
 )
@@ -10,7 +11,7 @@ import (
 // closely they started, the window the throughput is counted over, and
 // what each measured and who was its CPU limit, so that a reader sees
 // whether adding workers would add load.
-func spreadBlocks(s *results.Spread, terminal bool) []block {
+func spreadBlocks(s *results.Spread, g *results.Guard, terminal bool) []block {
 	if s == nil {
 		return nil
 	}
@@ -42,10 +43,22 @@ func spreadBlocks(s *results.Spread, terminal bool) []block {
 		t.rows = append(t.rows, []cell{plain(fmt.Sprint(r.Index)), plain(r.Host), plain(results.Commas(r.Ops)),
 			plain(results.CommasFloat(r.OpsPerSec)), plain(results.FormatUs(r.AcquireP99)), plain("+" + results.FormatUs(r.SkewUs)), plain(cpu)})
 	}
-	if terminal {
-		return []block{line("workers", text), t}
+	var judge string
+	if g == nil || !g.Occupancy {
+		judge = "no guarded store counted who was inside: overlaps between workers went unjudged (profile field guard plain or fenced, on a kind with exclusive holds, gives the store's verdict)"
 	}
-	return []block{para{text: "Workers: " + text + "."}, t}
+	if terminal {
+		bl := []block{line("workers", text)}
+		if judge != "" {
+			bl = append(bl, line("", judge))
+		}
+		return append(bl, t)
+	}
+	bl := []block{para{text: "Workers: " + text + "."}, t}
+	if judge != "" {
+		bl = append(bl, para{text: strings.ToUpper(judge[:1]) + judge[1:] + "."})
+	}
+	return bl
 }
 
 // sharedHost is the host every reporting worker ran on, "" when they ran

@@ -115,7 +115,7 @@ func summaryBlocks(r *results.Result) []block {
 	if r.CPU != nil {
 		bl = append(bl, line("cpu", cpuLine(r.CPU)))
 	}
-	bl = append(bl, spreadBlocks(r.Spread, true)...)
+	bl = append(bl, spreadBlocks(r.Spread, r.Guard, true)...)
 	bl = append(bl, blank)
 
 	lt := table{right: true, head: []string{"latency", "count", "p50", "p90", "p99", "p99.9", "max"}}
@@ -154,7 +154,7 @@ func summaryBlocks(r *results.Result) []block {
 	if s.Incomplete != "" {
 		bl = append(bl, line("", "incomplete: "+s.Incomplete))
 	}
-	if text, _ := exclusionText(r.Guard); text != "" {
+	if text, _ := exclusionText(r.Guard, r.Worker != nil); text != "" {
 		bl = append(bl, line("exclusion", text))
 		for i, o := range r.Guard.OverlapExamples {
 			if i == 3 {
