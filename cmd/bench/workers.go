@@ -206,8 +206,9 @@ func spawnLocal(ctx context.Context, f runFlags, p workloads.Profile, stderr io.
 		var ee *exec.ExitError
 		switch {
 		case e == nil:
-		case errors.As(e, &ee) && ee.ExitCode() == cli.ExitFailure:
-			// Its own verdict failed: the merged verdict says why.
+		case errors.As(e, &ee) && (ee.ExitCode() == cli.ExitFailure || ee.ExitCode() == cli.ExitInterrupted && ctx.Err() != nil):
+			// Its own verdict failed, or it was interrupted with the rest:
+			// the merged result says so.
 		default:
 			logf("worker %d: %v", i, e)
 		}
