@@ -619,8 +619,8 @@ func TestK8sContainerRun(t *testing.T) {
 			t.Errorf("worker %d measured nothing: %+v", row.Index, row)
 		}
 	}
-	if r.Guard == nil || r.Guard.Lost != 0 || r.Guard.Sections == 0 {
-		t.Errorf("guard %+v, want the guarded store's section with 0 lost updates", r.Guard)
+	if r.Guard == nil || r.Guard.Lost != 0 || r.Guard.Sections == 0 || !r.Guard.Occupancy || r.Guard.Overlaps != 0 {
+		t.Errorf("guard %+v, want the guarded store's section: 0 lost updates, 0 overlaps witnessed", r.Guard)
 	}
 	if fs := r.Failures(); len(fs) > 0 {
 		t.Errorf("the merged result failed: %v", fs)
