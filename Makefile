@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.Version=$(VERSION)
 TEST_TIMEOUT ?= 12m
 
-.PHONY: help setup redisson-driver build test test-short bench perf perf-harness gobench sweep sweep-shards chaos chaos-full lint fmt clean
+.PHONY: help setup redisson-driver build image-bin image image-chaos test test-short bench perf perf-harness gobench sweep sweep-shards chaos chaos-full lint fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -21,6 +21,20 @@ redisson-driver: ## build the Redisson peer driver (Java 17 + Maven); without th
 
 build: ## build bin/bench and bin/chaos
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
+
+# The container engine for make image: podman, else docker.
+ENGINE ?= $(shell command -v podman || command -v docker)
+IMAGE ?= lockbench:latest
+CHAOS_IMAGE ?= lockbench-chaos:latest
+
+image-bin: ## build static bench and chaos (CGO_ENABLED=0) and the CA certificates into bin/image/, what the images hold
+	GO='$(GO)' LDFLAGS='$(LDFLAGS)' scripts/image-context.sh bin/image
+
+image: image-bin ## the container image $(IMAGE): FROM scratch, static bench and chaos; builds with no base image to pull
+	$(ENGINE) build -t $(IMAGE) -f Dockerfile .
+
+image-chaos: image-bin ## the chaos CronJob's image $(CHAOS_IMAGE): chaos on redis:7.4, which must be pullable
+	$(ENGINE) build -t $(CHAOS_IMAGE) -f deploy/chaos.Dockerfile .
 
 test: setup redisson-driver ## run every test with the race detector against real redis-server and real Redis containers
 	@log=$$(mktemp); LOCKBENCH_ENGINE_LOG=$$log $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...; status=$$?; \

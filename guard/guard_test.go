@@ -3,6 +3,9 @@ package guard_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/lockbench/lockbench/guard"
@@ -39,11 +42,11 @@ func totals(t *testing.T, s *guard.Store) guard.Totals {
 func TestPlainLostUpdate(t *testing.T) {
 	env := redisenvtest.Start(t)
 	s := guard.New(env.NewClient(), "g:plain", guard.Plain)
-	a, err := s.Read(bg, "L", 0)
+	a, err := s.Read(bg, "L", 0, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.Read(bg, "L", 0)
+	b, err := s.Read(bg, "L", 0, "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +76,11 @@ func TestFencedRefusesStale(t *testing.T) {
 		if broken {
 			s = guard.NewBroken(env.NewClient(), "g:broken")
 		}
-		old, err := s.Read(bg, "L", 1)
+		old, err := s.Read(bg, "L", 1, "old")
 		if err != nil {
 			t.Fatal(err)
 		}
-		cur, err := s.Read(bg, "L", 2) // the next holder
+		cur, err := s.Read(bg, "L", 2, "new") // the next holder
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +95,7 @@ func TestFencedRefusesStale(t *testing.T) {
 		case broken && (err != nil || tot.Lost() != 1 || tot.Token != 2):
 			t.Errorf("planted bug: stale write %v, totals %+v; want it accepted, 1 lost, highest token kept at 2", err, tot)
 		}
-		if _, err := s.Read(bg, "L", 1); !broken && !errors.Is(err, guard.ErrStale) {
+		if _, err := s.Read(bg, "L", 1, "old"); !broken && !errors.Is(err, guard.ErrStale) {
 			t.Errorf("fenced: read with a lower token: %v; want ErrStale", err)
 		}
 		// The matrix tells fencing's stale writes from a non-fence's by it.
@@ -102,6 +105,153 @@ func TestFencedRefusesStale(t *testing.T) {
 	}
 	if guard.New(env.NewClient(), "g:plain", guard.Plain).Fences() {
 		t.Error("a plain store Fences()")
+	}
+}
+
+func inside(t *testing.T, s *guard.Store, name string) []string {
+	t.Helper()
+	in, err := s.Inside(bg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(in)
+	return in
+}
+
+func overlaps(t *testing.T, s *guard.Store) []guard.Overlap {
+	t.Helper()
+	ov, err := s.Overlaps(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ov
+}
+
+func read(t *testing.T, s *guard.Store, name string, token int64, holder string) int64 {
+	t.Helper()
+	v, err := s.Read(bg, name, token, holder)
+	if err != nil {
+		t.Fatalf("%s reads %s: %v", holder, name, err)
+	}
+	return v
+}
+
+// TestOccupancyOverlap: a holder entering while others are inside is an
+// overlap, counted once per enter and recorded with who was inside; an
+// enter applied twice (a retried script) and another name's holders are
+// none; the writes take everyone out.
+func TestOccupancyOverlap(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s := guard.New(env.NewClient(), "g:occ", guard.Plain)
+	a := read(t, s, "L", 0, "a")
+	read(t, s, "M", 0, "m") // another lock: not an overlap
+	b := read(t, s, "L", 0, "b")
+	read(t, s, "L", 0, "b") // b's enter again: still one overlap
+	c := read(t, s, "L", 0, "c")
+	if tot := totals(t, s); tot.Overlaps != 2 {
+		t.Errorf("overlaps %d; want 2 (b entered with a inside, c with a and b)", tot.Overlaps)
+	}
+	want := []guard.Overlap{{Name: "L", Inside: []string{"a"}, Entered: "b"}, {Name: "L", Inside: []string{"a", "b"}, Entered: "c"}}
+	if got := overlaps(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("overlap examples %+v; want %+v", got, want)
+	}
+	if got := inside(t, s, "L"); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("inside L: %v; want a, b, c", got)
+	}
+	for holder, v := range map[string]int64{"a": a, "b": b, "c": c} {
+		if _, err := s.Write(bg, "L", v, holder, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := inside(t, s, "L"); len(got) != 0 {
+		t.Errorf("inside L after every write: %v; want nobody", got)
+	}
+}
+
+// TestOccupancySequential: holders one after another, leaving by a write
+// or by Leave (twice, or without entering, harmlessly), are no overlap;
+// a holder "" enters nobody.
+func TestOccupancySequential(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s := guard.New(env.NewClient(), "g:seq", guard.Plain)
+	for i := range 3 {
+		v := read(t, s, "L", 0, "writer")
+		if _, err := s.Write(bg, "L", v, "writer", 0); err != nil {
+			t.Fatal(err)
+		}
+		read(t, s, "L", 0, "quitter")
+		for range 2 {
+			if err := s.Leave(bg, "L", "quitter"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		read(t, s, "L", 0, "")
+		if err := s.Leave(bg, "L", fmt.Sprint("never-entered-", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(t, s, "L", 0, "anonymous")
+	read(t, s, "L", 0, "") // inside with anonymous, but counted by nobody
+	if tot, ov := totals(t, s), overlaps(t, s); tot.Overlaps != 0 || len(ov) != 0 {
+		t.Errorf("overlaps %d, examples %+v; want none", tot.Overlaps, ov)
+	}
+}
+
+// TestOccupancyFenced: a read refused as stale does not enter; a write
+// refused as stale still leaves, so the next holder's enter is clean.
+func TestOccupancyFenced(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s := guard.New(env.NewClient(), "g:occ-fenced", guard.Fenced)
+	old := read(t, s, "L", 1, "old")
+	cur := read(t, s, "L", 2, "new") // old is inside: an overlap
+	if _, err := s.Write(bg, "L", cur, "new", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(bg, "L", old, "old", 1); !errors.Is(err, guard.ErrStale) {
+		t.Fatalf("stale write: %v; want ErrStale", err)
+	}
+	if got := inside(t, s, "L"); len(got) != 0 {
+		t.Errorf("inside after a stale write: %v; want nobody", got)
+	}
+	if _, err := s.Read(bg, "L", 1, "old"); !errors.Is(err, guard.ErrStale) {
+		t.Fatalf("stale read: %v; want ErrStale", err)
+	}
+	if got := inside(t, s, "L"); len(got) != 0 {
+		t.Errorf("inside after a stale read: %v; want nobody", got)
+	}
+	read(t, s, "L", 3, "next")
+	if tot := totals(t, s); tot.Overlaps != 1 {
+		t.Errorf("overlaps %d; want only new's enter beside old", tot.Overlaps)
+	}
+}
+
+// TestOccupancyBounds: the count is exact however many pile in; the store
+// keeps the first MaxOverlaps examples, each naming at most MaxInside
+// holders inside, never the one entering.
+func TestOccupancyBounds(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s := guard.New(env.NewClient(), "g:bounds", guard.Plain)
+	const n = guard.MaxOverlaps + 5
+	for i := range n {
+		read(t, s, "L", 0, fmt.Sprint("h", i))
+	}
+	if tot := totals(t, s); tot.Overlaps != n-1 {
+		t.Errorf("overlaps %d; want %d", tot.Overlaps, n-1)
+	}
+	ov := overlaps(t, s)
+	if len(ov) != guard.MaxOverlaps {
+		t.Fatalf("%d examples; want %d", len(ov), guard.MaxOverlaps)
+	}
+	for i, o := range ov {
+		if o.Entered != fmt.Sprint("h", i+1) || len(o.Inside) != min(i+1, guard.MaxInside) || slices.Contains(o.Inside, o.Entered) {
+			t.Errorf("example %d: %+v; want h%d entering, %d others inside", i, o, i+1, min(i+1, guard.MaxInside))
+		}
+	}
+	if err := s.Reset(bg); err != nil {
+		t.Fatal(err)
+	}
+	if tot, ov := totals(t, s), overlaps(t, s); tot.Overlaps != 0 || len(ov) != 0 {
+		t.Errorf("after Reset: overlaps %d, %d examples", tot.Overlaps, len(ov))
 	}
 }
 
@@ -121,7 +271,7 @@ func TestClusterStore(t *testing.T) {
 		}
 		for i, name := range names {
 			for _, st := range []*guard.Store{s, other} {
-				v, err := st.Read(bg, name, int64(i+1))
+				v, err := st.Read(bg, name, int64(i+1), "w")
 				if err != nil {
 					t.Fatalf("%s: read %s: %v", mode, name, err)
 				}
@@ -131,8 +281,26 @@ func TestClusterStore(t *testing.T) {
 			}
 		}
 		n := int64(2 * len(names))
-		if tot := totals(t, other); tot.Value != n || tot.Accepted != n || tot.Lost() != 0 {
-			t.Errorf("%s: totals %+v; want %d writes counted, none lost", mode, tot, n)
+		if tot := totals(t, other); tot.Value != n || tot.Accepted != n || tot.Lost() != 0 || tot.Overlaps != 0 {
+			t.Errorf("%s: totals %+v; want %d writes counted, none lost, no overlap", mode, tot, n)
+		}
+		// Two machines' holders inside one name at once: the store sees it.
+		for i, st := range []*guard.Store{s, other} {
+			if _, err := st.Read(bg, "lb:orders", 100, fmt.Sprint("m", i)); err != nil {
+				t.Fatalf("%s: overlapping read: %v", mode, err)
+			}
+		}
+		want := []guard.Overlap{{Name: "lb:orders", Inside: []string{"m0"}, Entered: "m1"}}
+		if tot, ov := totals(t, s), overlaps(t, s); tot.Overlaps != 1 || !reflect.DeepEqual(ov, want) {
+			t.Errorf("%s: overlaps %d, examples %+v; want %+v", mode, tot.Overlaps, ov, want)
+		}
+		for i, st := range []*guard.Store{s, other} {
+			if err := st.Leave(bg, "lb:orders", fmt.Sprint("m", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := inside(t, s, "lb:orders"); len(got) != 0 {
+			t.Errorf("%s: inside after leaving: %v", mode, got)
 		}
 	}
 }
@@ -145,5 +313,34 @@ func TestParseMode(t *testing.T) {
 	}
 	if _, err := guard.ParseMode("fence"); err == nil {
 		t.Error(`ParseMode("fence") accepted`)
+	}
+}
+
+// TestOccupancyDeadHolder: a holder that never leaves (its process died
+// inside) is the oldest inside at every later overlap, and each is counted
+// against it.
+func TestOccupancyDeadHolder(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s := guard.New(env.NewClient(), "g:dead", guard.Plain)
+	read(t, s, "L", 0, "w1/dead")
+	for _, h := range []string{"w0/a", "w0/b", "w0/a"} {
+		v := read(t, s, "L", 0, h)
+		if _, err := s.Write(bg, "L", v, h, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two live holders overlapping each other behind the dead one: still
+	// counted against the oldest.
+	read(t, s, "L", 0, "w0/a")
+	read(t, s, "L", 0, "w0/b")
+	by, err := s.OverlapsBy(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot := totals(t, s); tot.Overlaps != 5 || by["w1/dead"] != 5 || len(by) != 1 {
+		t.Errorf("overlaps %d by %v, want 5, all counted against w1/dead", tot.Overlaps, by)
+	}
+	if got, err := s.Inside(bg, "L"); err != nil || !slices.Equal(got, []string{"w1/dead", "w0/a", "w0/b"}) {
+		t.Errorf("inside %v (%v), want the dead holder first, then in the order they entered", got, err)
 	}
 }

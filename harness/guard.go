@@ -34,7 +34,8 @@ func StartGuard(ctx context.Context, m guard.Mode, url, key string) (*GuardStore
 	if url != "" {
 		cfg = redisenv.Config{Backend: redisenv.BackendExternal, URL: url}
 	}
-	env, err := redisenv.Start(ctx, cfg)
+	// The store outlives an interrupt: the run reads its tallies after.
+	env, err := redisenv.StartFor(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("guarded store: %w", guardURLError(err))
 	}

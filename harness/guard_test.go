@@ -49,7 +49,7 @@ func TestStartGuardOnCluster(t *testing.T) {
 	defer gs.Close()
 	ctx := context.Background()
 	for _, name := range []string{"lb:orders", "lb:users"} {
-		v, err := gs.Store.Read(ctx, name, 7)
+		v, err := gs.Store.Read(ctx, name, 7, "me")
 		if err == nil {
 			_, err = gs.Store.Write(ctx, name, v, "me", 7)
 		}

@@ -18,7 +18,12 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-func TestMain(m *testing.M) { redisenvtest.Main(m) }
+func TestMain(m *testing.M) {
+	if spec, ok := os.LookupEnv(workerEnv); ok {
+		os.Exit(workerChild(spec))
+	}
+	redisenvtest.Main(m)
+}
 
 func TestRedactArgs(t *testing.T) {
 	got := strings.Join(harness.RedactArgs([]string{"--redis-url", "redis://u:secret@h:1/0", "--redis=redis://:secret@h:2", "--owners", "4"}), " ")

@@ -23,6 +23,9 @@ type RunOptions struct {
 	// one (StartGuard with GuardURL and GuardKey) for the run.
 	Guard              *GuardStore
 	GuardURL, GuardKey string
+	// Worker, when set, runs this machine's share of a run spread over
+	// several (see WorkerOptions).
+	Worker *WorkerOptions
 }
 
 // Run drives o.Profile against env: the locks spread over the shards of a
@@ -44,12 +47,18 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 		}
 		o.Guard = gs
 	}
-	mark := redisenv.ClientLogMark()
-	res, err := workloads.Run(ctx, workloads.Config{
+	cfg := workloads.Config{
 		Profile: o.Profile, Impl: o.Impl, NewRedis: env.NewPool, MaxOps: o.MaxOps, MaxErrorRate: o.MaxErrorRate,
 		ShardNames: names, ShardOf: of, Meta: o.Meta, Logf: o.Logf, Progress: o.Progress, Topology: string(env.Topology()),
 		Guard: o.Guard.store(), GuardStore: o.Guard.where(),
-	})
+	}
+	if o.Worker != nil {
+		if err := o.Worker.configure(&cfg, o.Logf); err != nil {
+			return nil, err
+		}
+	}
+	mark := redisenv.ClientLogMark()
+	res, err := workloads.Run(ctx, cfg)
 	if res != nil {
 		res.ClientLog, res.ClientLogDropped = redisenv.ClientLogSince(mark)
 	}

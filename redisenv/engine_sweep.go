@@ -10,6 +10,11 @@ import (
 	"github.com/moby/moby/client"
 )
 
+// OwnerLabels are the labels that mark what this process makes on an
+// engine (OwnerLabel, OwnerSpaceLabel), for things made outside redisenv
+// that SweepLeftovers should remove once this process is gone.
+func OwnerLabels() map[string]string { return ownerLabels() }
+
 func ownerLabels() map[string]string {
 	l := map[string]string{OwnerLabel: ownerOf()}
 	if s := pidSpace(); s != "" {

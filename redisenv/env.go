@@ -411,6 +411,28 @@ func (e *Env) serverVersion(ctx context.Context) string {
 	return info.Version
 }
 
+// StartFor starts the Redis cfg describes as Start does, but the Env then
+// outlives ctx: an interrupt during the start aborts it, one during the
+// run leaves the servers up until the caller has released its locks and
+// read what it needs (the caller's Close ends them; a killed process's
+// servers die with it, by their parent-death signal).
+func StartFor(ctx context.Context, cfg Config) (*Env, error) {
+	envCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	abort := context.AfterFunc(ctx, cancel)
+	env, err := Start(envCtx, cfg)
+	if !abort() || err != nil {
+		cancel()
+		if err == nil {
+			// The cancel closes env from a goroutine of its own: wait for
+			// that here, or the program could exit with it half done.
+			_ = env.Close()
+			err = fmt.Errorf("redisenv: start: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	return env, nil
+}
+
 // waitInfo polls INFO section until field has want, or the timeout passes.
 func waitInfo(ctx context.Context, rdb *redis.Client, section, field, want string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)

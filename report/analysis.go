@@ -25,6 +25,11 @@ func cpuLine(c *results.CPU) string {
 		}
 		parts = append(parts, host+")")
 	}
+	return strings.Join(parts, " · ") + ": " + cpuVerdict(c)
+}
+
+// cpuVerdict says who was the limit, as cpuLine ends.
+func cpuVerdict(c *results.CPU) string {
 	var verdict string
 	switch c.Limit() {
 	case results.LimitRedis:
@@ -42,7 +47,7 @@ func cpuLine(c *results.CPU) string {
 			verdict = "lockbench is not saturated; the server's share is unknown"
 		}
 	}
-	return strings.Join(parts, " · ") + ": " + verdict
+	return verdict
 }
 
 // capacityStatement is what a sweep's curve says, in sentences for a terminal or a
@@ -134,4 +139,55 @@ func guardLine(g *results.Guard) string {
 		s += fmt.Sprintf(" · %s failed", results.Commas(g.Failed))
 	}
 	return s
+}
+
+// exclusionText is the guarded store's verdict on exclusion, after the
+// word "exclusion", and whether it is a violation; "" when the store did
+// not count who was inside (an older file, or no guard).
+func exclusionText(g *results.Guard, worker bool) (string, bool) {
+	if g == nil || !g.Occupancy {
+		return "", false
+	}
+	if worker {
+		// One worker's reading of a store all of them share, before the
+		// others finished: the collector's merge judges the run.
+		return fmt.Sprintf("%s witnessed so far by the guarded store across the run's workers (this worker: %s); bench collect judges the run",
+			results.Count(g.Overlaps, "overlap"), results.Count(g.Sections, "section")), false
+	}
+	if g.OverlapsExcused > 0 && g.Unexcused() == 0 {
+		return fmt.Sprintf("INCOMPLETE: no overlap in %s, but the store could not judge %s behind a section a dead worker left open",
+			results.Count(g.Sections, "section"), results.Count(g.OverlapsExcused, "later enter")), false
+	}
+	excused := ""
+	if g.OverlapsExcused > 0 {
+		excused = fmt.Sprintf("; %s more behind a section a dead worker left open, not judged", results.Count(g.OverlapsExcused, "overlap"))
+	}
+	if g.Unexcused() == 0 {
+		return fmt.Sprintf("OK: no overlap in %s, witnessed by the guarded store across every process", results.Count(g.Sections, "section")), false
+	}
+	return fmt.Sprintf("VIOLATED: %s in %s, witnessed by the guarded store: a holder entered a lock's section while another was inside%s",
+		results.Count(g.Unexcused(), "overlap"), results.Count(g.Sections, "section"), excused), true
+}
+
+// overlapText is one store-witnessed overlap: "lock L: a, b inside when c
+// entered".
+func overlapText(o results.Overlap) string {
+	return fmt.Sprintf("lock %s: %s inside when %s entered", o.Name, strings.Join(o.Inside, ", "), o.Entered)
+}
+
+// exclusionCoverage says which of the two exclusion checks covers what,
+// where a reader needs it: runs merged from several processes (the clock
+// checker compared each one's own sections, the store all of them), or a
+// store stricter than a clean clock checker; "" otherwise.
+func exclusionCoverage(r *results.Result) string {
+	g := r.Guard
+	switch {
+	case g == nil || !g.Occupancy:
+		return ""
+	case r.Safety.Incomplete != "":
+		return "the guarded store judged exclusion across every process, with no clock; the clock checker judged each process's own sections"
+	case g.Overlaps > 0 && r.Safety.Violations == 0:
+		return "the clock checker is the verdict within one process: the store sees a holder that stopped at a lost hold leave one round trip late"
+	}
+	return ""
 }

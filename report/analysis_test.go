@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,5 +110,109 @@ func TestGuardLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExclusionText: the store's exclusion verdict is said only where the
+// store counted occupancy (an older file has no count, not 0 overlaps).
+func TestExclusionText(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		g      *results.Guard
+		worker bool
+		prefix string
+		bad    bool
+	}{
+		{"no guard", nil, false, "", false},
+		{"older file", &results.Guard{Mode: "plain", Sections: 10, Overlaps: 0}, false, "", false},
+		{"clean", &results.Guard{Mode: "plain", Sections: 12345, Occupancy: true}, false, "OK: no overlap in 12,345 sections", false},
+		{"overlaps", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, false, "VIOLATED: 3 overlaps in 10 sections", true},
+		{"behind a dead worker", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3, OverlapsExcused: 3}, false, "INCOMPLETE: no overlap in 10 sections", false},
+		{"some behind a dead worker", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3, OverlapsExcused: 2}, false, "VIOLATED: 1 overlap in 10 sections", true},
+		{"a worker's reading", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, true, "3 overlaps witnessed so far", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text, bad := exclusionText(c.g, c.worker)
+			if !strings.HasPrefix(text, c.prefix) || (c.prefix == "") != (text == "") || bad != c.bad {
+				t.Errorf("exclusionText = %q, %v; want %q…, %v", text, bad, c.prefix, c.bad)
+			}
+		})
+	}
+}
+
+// labelled is the text of the summary line labelled label and the
+// unlabelled lines after it.
+func labelled(bl []block, label string) []string {
+	var out []string
+	for i, b := range bl {
+		p, ok := b.(para)
+		if !ok || !strings.HasPrefix(p.text, fmt.Sprintf("%-12s", label)) {
+			continue
+		}
+		out = append(out, strings.TrimSpace(p.text[12:]))
+		for _, b := range bl[i+1:] {
+			p, ok := b.(para)
+			if !ok || !strings.HasPrefix(p.text, strings.Repeat(" ", 12)) {
+				break
+			}
+			out = append(out, strings.TrimSpace(p.text))
+		}
+	}
+	return out
+}
+
+// TestExclusionBlocks: a merged run shows the store's verdict beside the
+// clock checker's, its examples, and which covers what, in the summary
+// and the report; a single run with store overlaps and none by the clock
+// says the clock checker is its verdict.
+func TestExclusionBlocks(t *testing.T) {
+	examples := []results.Overlap{{Name: "lb:0", Inside: []string{"a/o1", "a/o2"}, Entered: "b/o3"}}
+	merged := &results.Result{
+		Throughput: results.Throughput{Attempts: 10, Ops: 10},
+		Safety:     results.Safety{Sections: 10, Incomplete: results.MergeIncomplete},
+		Guard:      &results.Guard{Mode: "plain", Store: "s", Sections: 10, Occupancy: true, Overlaps: 1, OverlapExamples: examples},
+	}
+	got := labelled(summaryBlocks(merged), "exclusion")
+	if len(got) != 3 || !strings.HasPrefix(got[0], "VIOLATED: 1 overlap") || got[1] != "lock lb:0: a/o1, a/o2 inside when b/o3 entered" ||
+		!strings.Contains(got[2], "across every process") {
+		t.Errorf("summary's exclusion lines %q; want the verdict, the example, the coverage", got)
+	}
+
+	var verdict *para
+	var tab *table
+	var notes []string
+	for _, b := range safetyBlocks(merged) {
+		switch x := b.(type) {
+		case para:
+			if strings.HasPrefix(x.text, "Exclusion ") {
+				verdict = &x
+			} else if x.class == "note" {
+				notes = append(notes, x.text)
+			}
+		case table:
+			if slices.Equal(x.head, []string{"lock", "inside", "entered"}) {
+				tab = &x
+			}
+		}
+	}
+	if verdict == nil || verdict.class != "bad" {
+		t.Fatalf("report: exclusion verdict %+v; want a bad one", verdict)
+	}
+	if tab == nil || len(tab.rows) != 1 || tab.rows[0][0].text != "lb:0" || tab.rows[0][2].text != "b/o3" {
+		t.Errorf("report: overlap table %+v; want the example's row", tab)
+	}
+	if len(notes) != 2 || !strings.Contains(notes[1], "across every process") {
+		t.Errorf("report notes %q; want the checker's caveat, then which covers what", notes)
+	}
+
+	single := *merged
+	single.Safety.Incomplete = ""
+	if got := labelled(summaryBlocks(&single), "exclusion"); len(got) != 3 || !strings.Contains(got[2], "clock checker is the verdict") {
+		t.Errorf("single run's exclusion lines %q; want the clock checker named the verdict", got)
+	}
+	old := *merged
+	old.Guard = &results.Guard{Mode: "plain", Store: "s", Sections: 10}
+	if got := labelled(summaryBlocks(&old), "exclusion"); len(got) != 0 {
+		t.Errorf("a file without occupancy: exclusion lines %q", got)
 	}
 }

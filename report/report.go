@@ -282,6 +282,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 	if res.CPU != nil {
 		bl = append(bl, para{text: "CPU: " + cpuLine(res.CPU) + "."})
 	}
+	bl = append(bl, spreadBlocks(res.Spread, res.Guard, false)...)
 	if len(res.PerShard) > 0 {
 		st := table{right: true, head: []string{"shard", "locks", "ops/s", "acquisitions", "share"}}
 		for _, sh := range res.PerShard {
@@ -383,6 +384,23 @@ func safetyBlocks(res *results.Result) []block {
 				plain(fmt.Sprintf("%.3fs", v.OverlapStart)), styled(us(v.OverlapUs), "bad")})
 		}
 		bl = append(bl, t)
+	}
+	if text, bad := exclusionText(res.Guard, res.Worker != nil); text != "" {
+		class := "ok"
+		if bad {
+			class = "bad"
+		}
+		bl = append(bl, para{class: class, text: "Exclusion " + text + "."})
+		if len(res.Guard.OverlapExamples) > 0 {
+			t := table{head: []string{"lock", "inside", "entered"}}
+			for _, o := range res.Guard.OverlapExamples {
+				t.rows = append(t.rows, []cell{plain(o.Name), plain(strings.Join(o.Inside, ", ")), styled(o.Entered, "bad")})
+			}
+			bl = append(bl, t)
+		}
+		if c := exclusionCoverage(res); c != "" {
+			bl = append(bl, para{class: "note", text: strings.ToUpper(c[:1]) + c[1:] + "."})
+		}
 	}
 	return bl
 }

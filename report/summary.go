@@ -115,6 +115,7 @@ func summaryBlocks(r *results.Result) []block {
 	if r.CPU != nil {
 		bl = append(bl, line("cpu", cpuLine(r.CPU)))
 	}
+	bl = append(bl, spreadBlocks(r.Spread, r.Guard, true)...)
 	bl = append(bl, blank)
 
 	lt := table{right: true, head: []string{"latency", "count", "p50", "p90", "p99", "p99.9", "max"}}
@@ -152,6 +153,19 @@ func summaryBlocks(r *results.Result) []block {
 	}
 	if s.Incomplete != "" {
 		bl = append(bl, line("", "incomplete: "+s.Incomplete))
+	}
+	if text, _ := exclusionText(r.Guard, r.Worker != nil); text != "" {
+		bl = append(bl, line("exclusion", text))
+		for i, o := range r.Guard.OverlapExamples {
+			if i == 3 {
+				bl = append(bl, line("", fmt.Sprintf("… %d more in the result file", len(r.Guard.OverlapExamples)-3)))
+				break
+			}
+			bl = append(bl, line("", overlapText(o)))
+		}
+		if c := exclusionCoverage(r); c != "" {
+			bl = append(bl, line("", c))
+		}
 	}
 	if g := r.Guard; g != nil {
 		bl = append(bl, line("guard", guardLine(g)))

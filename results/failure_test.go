@@ -202,6 +202,44 @@ func TestFailuresSeeADeadServer(t *testing.T) {
 	}
 }
 
+// TestFailuresSeeStoreOverlaps: the guarded store's overlaps fail a run
+// whose clock checker did not compare every pair (merged machines), in
+// the one safety failure beside the checker's own; within one process
+// the checker is the verdict, and a file that did not count occupancy
+// is no failure.
+func TestFailuresSeeStoreOverlaps(t *testing.T) {
+	kinds := func(r *results.Result) (ks []results.FailureKind) {
+		for _, f := range r.Failures() {
+			ks = append(ks, f.Kind)
+		}
+		return ks
+	}
+	for _, c := range []struct {
+		name       string
+		incomplete string
+		violations int64
+		occupancy  bool
+		overlaps   int64
+		want       []results.FailureKind
+	}{
+		{"merged, overlaps", results.MergeIncomplete, 0, true, 3, []results.FailureKind{results.FailSafety}},
+		{"merged, overlaps and violations", results.MergeIncomplete, 2, true, 3, []results.FailureKind{results.FailSafety}},
+		{"merged, none", results.MergeIncomplete, 0, true, 0, nil},
+		{"merged, not counted", results.MergeIncomplete, 0, false, 3, nil},
+		{"one process, overlaps", "", 0, true, 3, nil},
+		{"one process, violations", "", 1, true, 3, []results.FailureKind{results.FailSafety}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &results.Result{Measured: 1, Throughput: results.Throughput{Attempts: 100, Ops: 100},
+				Safety: results.Safety{Sections: 100, Violations: c.violations, Incomplete: c.incomplete},
+				Guard:  &results.Guard{Mode: "plain", Accepted: 10, Final: 10, Occupancy: c.occupancy, Overlaps: c.overlaps}}
+			if got := kinds(r); !slices.Equal(got, c.want) {
+				t.Errorf("failure kinds %v; want %v (%q)", got, c.want, r.Failures())
+			}
+		})
+	}
+}
+
 // TestFailuresSeeViolationsAndLostUpdates: a run that measured well but
 // broke mutual exclusion or lost guarded updates has failed; its figures
 // are not a result.

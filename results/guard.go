@@ -1,10 +1,13 @@
 package results
 
+import "slices"
+
 // Guard is what the guarded resource says about a run: critical sections
 // read a counter in a separate store, held, and wrote it back plus one.
 // Lost updates come from the store's own tallies (writes it applied minus
 // the counter's final value), so they need no clock and hold across
-// clients, processes and machines.
+// clients, processes and machines. Overlaps, likewise, are the store's
+// witness of exclusion.
 type Guard struct {
 	Mode  string `json:"mode"` // plain, or fenced (by the fenced lock's tokens)
 	Store string `json:"store"`
@@ -42,7 +45,47 @@ type Guard struct {
 	// update, by whom, how many.
 	Overwrites        []Overwrite `json:"overwrites,omitempty"`
 	OverwritesDropped int64       `json:"overwrites_dropped,omitempty"`
+	// Occupancy says the store kept who was inside each lock's section,
+	// so Overlaps is its count (files written before it did lack it: no
+	// count, not 0).
+	Occupancy bool `json:"occupancy,omitempty"`
+	// Overlaps are holders that entered a section while another holder
+	// was inside, as the store saw it: exclusion broken, judged with no
+	// clock, across every process of the run. A holder that stopped at a
+	// lost hold leaves one round trip later than it stopped, so the store
+	// is stricter than the clock checker (Safety) by that much.
+	Overlaps int64 `json:"overlaps"`
+	// OverlapExamples are the first overlaps, at most MaxOverlapExamples.
+	OverlapExamples []Overlap `json:"overlap_examples,omitempty"`
+	// OverlapsBy counts the overlaps by the holder that had been inside
+	// longest at each: a holder whose process died inside its section
+	// never leaves, and every overlap behind it is counted against it.
+	OverlapsBy map[string]int64 `json:"overlaps_by,omitempty"`
+	// OverlapsExcused are those of Overlaps counted against holders of
+	// workers that never reported (MergeWorkers): a section left open by
+	// a dead process, which cannot write, is not a second holder at work.
+	OverlapsExcused int64 `json:"overlaps_excused,omitempty"`
 }
+
+// Unexcused are the overlaps that break exclusion: Overlaps less those
+// behind a dead worker's open section.
+func (g *Guard) Unexcused() int64 { return g.Overlaps - g.OverlapsExcused }
+
+// Overlap is one holder entering a lock's section while others were inside.
+type Overlap struct {
+	Name    string   `json:"name"`    // the lock's name
+	Inside  []string `json:"inside"`  // holders inside (a few), by owner id
+	Entered string   `json:"entered"` // the holder that entered
+}
+
+// Equal reports whether o and p record the same enter.
+func (o Overlap) Equal(p Overlap) bool {
+	return o.Name == p.Name && o.Entered == p.Entered && slices.Equal(o.Inside, p.Inside)
+}
+
+// MaxOverlapExamples bounds Guard.OverlapExamples, as the store bounds
+// what it keeps.
+const MaxOverlapExamples = 20
 
 // Overwrite is one write that undid updates it never read.
 type Overwrite struct {

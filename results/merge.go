@@ -24,7 +24,8 @@ const mergeExamples = 20
 
 // Merge combines results of one profile run at the same time on several
 // machines against one Redis: the way to drive more load than one machine
-// can. hists[i] is runs[i]'s per-metric histograms (see LoadHistograms).
+// can. Results of the workers of one spread run are merged as
+// MergeWorkers does, the workers not given named missing. hists[i] is runs[i]'s per-metric histograms (see LoadHistograms).
 // It refuses fewer than two runs, and runs whose Meta.Profile,
 // Meta.Workload or implementation differ.
 //
@@ -42,12 +43,20 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	if err := CheckMerge(runs); err != nil {
 		return nil, err
 	}
+	if missing, ok := workerSet(runs); ok {
+		return MergeWorkers(runs, hists, missing)
+	}
+	return merge(runs, hists, ownerPrefixes(runs))
+}
+
+// merge is Merge on runs already checked, each run's owners named with
+// its prefix.
+func merge(runs []*Result, hists []map[string]*hdr.Histogram, prefix []string) (*Result, error) {
 	if len(hists) != len(runs) {
 		return nil, fmt.Errorf("results: merge: %d runs but %d histogram sets", len(runs), len(hists))
 	}
 	label := mergeLabel(runs)
 	first := runs[0]
-	prefix := ownerPrefixes(runs)
 
 	m := &Result{
 		Schema:  Schema,
@@ -205,6 +214,15 @@ func CheckMerge(runs []*Result) error {
 			return fmt.Errorf("results: merge: run %d is nil", i)
 		}
 	}
+	if err := checkSame(runs); err != nil {
+		return err
+	}
+	return refuseDuplicates(runs, mergeLabel(runs))
+}
+
+// checkSame refuses runs whose profile, workload or implementation
+// differ: they did not run one load.
+func checkSame(runs []*Result) error {
 	label := mergeLabel(runs)
 	first := runs[0]
 	for i, r := range runs[1:] {
@@ -219,12 +237,17 @@ func CheckMerge(runs []*Result) error {
 			}
 		}
 	}
-	return refuseDuplicates(runs, label)
+	return nil
 }
 
 // mergeLabel names a merge's runs in its messages.
 func mergeLabel(runs []*Result) func(int) string {
-	return func(i int) string { return fmt.Sprintf("run %d (host %s)", i, orNone(runs[i].Meta.Host)) }
+	return func(i int) string {
+		if w := runs[i].Worker; w != nil {
+			return fmt.Sprintf("worker %d (host %s)", w.Index, orNone(runs[i].Meta.Host))
+		}
+		return fmt.Sprintf("run %d (host %s)", i, orNone(runs[i].Meta.Host))
+	}
 }
 
 // refuseDuplicates refuses a run given twice (as a file and again in a
@@ -548,6 +571,7 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 	}
 	g := *runs[0].Guard
 	g.Overwrites = slices.Clone(g.Overwrites)
+	g.OverlapExamples = slices.Clone(g.OverlapExamples)
 	for _, r := range runs[1:] {
 		o := r.Guard
 		if o.Store != g.Store || o.Mode != g.Mode {
@@ -566,12 +590,32 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 		if o.Accepted > g.Accepted { // the later reading of the store
 			g.Accepted, g.Final, g.Rejected = o.Accepted, o.Final, o.Rejected
 		}
+		// Every run read the same store's overlaps, which only grow: the
+		// largest count is the later reading. A run that did not count
+		// them leaves the merged count unknown.
+		g.Occupancy = g.Occupancy && o.Occupancy
+		if o.Overlaps > g.Overlaps {
+			g.Overlaps, g.OverlapsBy = o.Overlaps, o.OverlapsBy
+		}
+		for _, ov := range o.OverlapExamples {
+			if !slices.ContainsFunc(g.OverlapExamples, func(x Overlap) bool { return x.Equal(ov) }) {
+				g.OverlapExamples = append(g.OverlapExamples, ov)
+			}
+		}
 	}
+	if !g.Occupancy {
+		g.Overlaps, g.OverlapExamples, g.OverlapsBy = 0, nil, nil
+	}
+	g.OverlapExamples = g.OverlapExamples[:min(len(g.OverlapExamples), MaxOverlapExamples)]
 	g.Lost = g.Accepted - g.Final
 	if len(g.Overwrites) > 20 {
 		g.OverwritesDropped += int64(len(g.Overwrites) - 20)
 		g.Overwrites = g.Overwrites[:20]
 	}
-	*notes = append(*notes, "guard: lost updates are counted by the shared store across every machine, with no clock: complete where the overlap check is not")
+	what := "lost updates are"
+	if g.Occupancy {
+		what = "lost updates and overlaps (two holders inside one lock) are"
+	}
+	*notes = append(*notes, "guard: "+what+" counted by the shared store across every machine, with no clock: complete where the overlap check is not")
 	return &g
 }

@@ -412,6 +412,9 @@ func TestMergeGuard(t *testing.T) {
 	if g == nil || g.Sections != 90 || g.Written != 89 || g.Accepted != 89 || g.Final != 80 || g.Lost != 9 || g.Failed != 1 {
 		t.Fatalf("merged guard %+v; want 90 sections, 89 written, the later store reading (89 accepted, 80 final, 9 lost)", g)
 	}
+	if g.Occupancy || g.Overlaps != 0 {
+		t.Errorf("merged guard of files without occupancy: occupancy %v, %d overlaps; want no count", g.Occupancy, g.Overlaps)
+	}
 	b.Guard.Store = "redis://other k"
 	m, err = results.Merge([]*results.Result{a, b}, []map[string]*hdr.Histogram{ha, hb})
 	if err != nil {
@@ -419,5 +422,37 @@ func TestMergeGuard(t *testing.T) {
 	}
 	if m.Guard != nil || !strings.Contains(strings.Join(m.MergeNotes, " "), "different counters") {
 		t.Errorf("runs on different counters merged: %+v, notes %v", m.Guard, m.MergeNotes)
+	}
+}
+
+// TestMergeGuardOverlaps: the store's overlaps merge as its later reading
+// (the larger count), the examples once each however many machines read
+// them; a run that did not count them leaves the merged count unknown.
+func TestMergeGuardOverlaps(t *testing.T) {
+	a, ha := collect(t, hostA)
+	b, hb := collect(t, hostB)
+	ex := func(entered string) results.Overlap {
+		return results.Overlap{Name: "lb:0", Inside: []string{"a/o1"}, Entered: entered}
+	}
+	a.Guard = &results.Guard{Mode: "plain", Store: "s", Accepted: 10, Final: 10, Occupancy: true, Overlaps: 2, OverlapExamples: []results.Overlap{ex("b/o1"), ex("b/o2")}}
+	b.Guard = &results.Guard{Mode: "plain", Store: "s", Accepted: 12, Final: 12, Occupancy: true, Overlaps: 3, OverlapExamples: []results.Overlap{ex("b/o1"), ex("b/o2"), ex("b/o3")}}
+	m, err := results.Merge([]*results.Result{a, b}, []map[string]*hdr.Histogram{ha, hb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Guard
+	if g == nil || !g.Occupancy || g.Overlaps != 3 || !slices.EqualFunc(g.OverlapExamples, b.Guard.OverlapExamples, results.Overlap.Equal) {
+		t.Fatalf("merged guard %+v; want the later reading: 3 overlaps, b's 3 examples once each", g)
+	}
+	if fs := m.Failures(); len(fs) == 0 || fs[0].Kind != results.FailSafety {
+		t.Errorf("merged run with store-witnessed overlaps: failures %v; want a safety failure first", fs)
+	}
+	a.Guard.Occupancy, a.Guard.Overlaps, a.Guard.OverlapExamples = false, 0, nil // a file from before occupancy
+	m, err = results.Merge([]*results.Result{a, b}, []map[string]*hdr.Histogram{ha, hb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := m.Guard; g == nil || g.Occupancy || g.Overlaps != 0 || g.OverlapExamples != nil {
+		t.Errorf("merged with an old file: %+v; want no overlap count", g)
 	}
 }

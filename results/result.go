@@ -91,6 +91,10 @@ type Result struct {
 	// MergeNotes are what the merged runs disagreed on without being
 	// refused (Redis version or address, lockbench version).
 	MergeNotes []string `json:"merge_notes,omitempty"`
+	// Worker is set on one worker's result of a run spread over several
+	// machines; Spread on the merged result of such a run.
+	Worker *Worker `json:"worker,omitempty"`
+	Spread *Spread `json:"spread,omitempty"`
 
 	log    []byte // the interval log, written next to the JSON
 	fromV1 bool   // read from a v1 file: throughput recomputed
@@ -164,6 +168,9 @@ const (
 	FailErrorRate FailureKind = "error_rate"
 	// FailDeadTime: seconds in which Redis failed every operation.
 	FailDeadTime FailureKind = "dead_time"
+	// FailMissingWorker: a worker of a run spread over several machines
+	// never reported its result.
+	FailMissingWorker FailureKind = "missing_worker"
 )
 
 // Throughput reports whether a failure of kind k is of the run's
@@ -186,7 +193,11 @@ func (f Failure) String() string { return f.Text }
 // mutual-exclusion violation, a lost update of the guarded counter, Redis
 // stalled, no operation succeeded, more operations failed than
 // ErrorRateLimit allows, or seconds with only failures. Empty when none
-// applies. Every consumer (summary, report, compare, sweep, the CLIs'
+// applies. Exclusion is the clock checker's (Safety) to judge where it
+// compared every pair; where it did not (merged machines), the guarded
+// store's overlaps (Guard.Overlaps) judge it too, in the same Failure.
+// Within one process the clock checker is the exact one: the store sees a
+// holder that stopped at a lost hold leave one round trip late. Every consumer (summary, report, compare, sweep, the CLIs'
 // exit codes) reads the run's verdict from here, so none can call a
 // failed run good. Chaos scenarios, which provoke violations on purpose,
 // judge theirs apart and do not call it.
@@ -195,8 +206,15 @@ func (r *Result) Failures() []Failure {
 	add := func(k FailureKind, format string, a ...any) {
 		out = append(out, Failure{Kind: k, Text: fmt.Sprintf(format, a...)})
 	}
+	var unsafe []string
 	if v := r.Safety.Violations; v > 0 {
-		add(FailSafety, "%s: owners held a lock at once", Count(v, "mutual-exclusion violation"))
+		unsafe = append(unsafe, Count(v, "mutual-exclusion violation")+": owners held a lock at once")
+	}
+	if g := r.Guard; g != nil && g.Occupancy && g.Unexcused() > 0 && r.Safety.Incomplete != "" {
+		unsafe = append(unsafe, Count(g.Unexcused(), "overlap")+" the guarded store witnessed: two holders inside one lock at once")
+	}
+	if len(unsafe) > 0 {
+		add(FailSafety, "%s", strings.Join(unsafe, "; "))
 	}
 	if g := r.Guard; g != nil && g.Lost > 0 {
 		add(FailLostUpdates, "%s of the guarded counter", Count(g.Lost, "lost update"))
@@ -225,6 +243,9 @@ func (r *Result) Failures() []Failure {
 		if secs, from := r.deadTime(); secs >= minDeadTime {
 			add(FailDeadTime, "Redis failed every operation for %.1fs from t=%.1fs (no success, only errors other than lock timeouts)", secs, from)
 		}
+	}
+	if ms := r.Spread.MissingWorkers(); len(ms) > 0 {
+		add(FailMissingWorker, "%s", missingWorkers(ms, r.Spread.Workers))
 	}
 	return out
 }

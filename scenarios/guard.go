@@ -50,7 +50,7 @@ func (r *rig) guardRead(name string, token int64, view lossView) (int64, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), guardTimeout)
 	defer cancel()
-	v, err := r.store.Read(ctx, name, token)
+	v, err := r.store.Read(ctx, name, token, "") // scripted holders enter no occupancy
 	r.gt.mu.Lock()
 	defer r.gt.mu.Unlock()
 	r.gt.sections++

@@ -30,19 +30,25 @@ type guardTally struct {
 	dropped                   int64
 }
 
-// read starts a critical section's update of lock name's counter: its
-// value, and whether the section may write (false: refused as stale, or
-// failed).
-func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Locker) (int64, bool) {
+// read starts a critical section's update of lock name's counter, holder
+// entering it: its value, and whether the section may write (false:
+// refused as stale, or failed). A section that may write must end in
+// write or leave; a failed read, whose enter may have been applied, has
+// left already.
+func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Locker, holder string) (int64, bool) {
 	signal, lost := lossOf(l)
-	v, err := s.Read(ctx, name, tokenOf(l))
+	v, err := s.Read(ctx, name, tokenOf(l), holder)
+	stale := errors.Is(err, guard.ErrStale)
+	if err != nil && !stale {
+		g.leave(ctx, s, name, holder)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.sections++
 	switch {
 	case err == nil:
 		return v, true
-	case errors.Is(err, guard.ErrStale):
+	case stale:
 		g.rejReads++
 		if signal && !lost {
 			g.rightfulRefused++
@@ -53,11 +59,24 @@ func (g *guardTally) read(ctx context.Context, s *guard.Store, name string, l Lo
 	return 0, false
 }
 
-// write ends it: the value read plus one, by writer, at (ns since the
-// run's start) for the overwrite examples.
+// leave ends a section that will not write: its holder leaves the store's
+// occupants, so that the next holder's enter is not an overlap.
+func (g *guardTally) leave(ctx context.Context, s *guard.Store, name, holder string) {
+	if err := s.Leave(ctx, name, holder); err != nil {
+		g.mu.Lock()
+		g.fail++
+		g.mu.Unlock()
+	}
+}
+
+// write ends it: the value read plus one, by writer (the holder, who
+// leaves), at (ns since the run's start) for the overwrite examples.
 func (g *guardTally) write(ctx context.Context, s *guard.Store, name string, l Locker, read int64, writer string, at func() int64) {
 	signal, lost := lossOf(l)
 	w, err := s.Write(ctx, name, read, writer, tokenOf(l))
+	if err != nil && !errors.Is(err, guard.ErrStale) {
+		g.leave(ctx, s, name, writer) // the write may not have run, and its leave with it
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
@@ -89,6 +108,18 @@ func (g *guardTally) result(ctx context.Context, s *guard.Store, where string) (
 	if err != nil {
 		return nil, err
 	}
+	ov, err := s.Overlaps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	by, err := s.OverlapsBy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var examples []results.Overlap
+	for _, o := range ov {
+		examples = append(examples, results.Overlap(o))
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return &results.Guard{
@@ -97,6 +128,7 @@ func (g *guardTally) result(ctx context.Context, s *guard.Store, where string) (
 		Accepted: t.Accepted, Final: t.Value, Lost: t.Lost(),
 		RejectedReads: g.rejReads, RejectedWrites: g.rejWrites, Rejected: t.Rejected,
 		Failed: g.fail, Overwrites: g.overwrites, OverwritesDropped: g.dropped, StaleAccepted: g.staleAccepted, RightfulRefused: g.rightfulRefused,
+		Occupancy: true, Overlaps: t.Overlaps, OverlapExamples: examples, OverlapsBy: by,
 	}, nil
 }
 

@@ -79,9 +79,24 @@ type Config struct {
 	// mode. GuardStore names where it is, for the result.
 	Guard      *guard.Store
 	GuardStore string
+	// GuardTTL, when set, is how long the store keeps the run's keys
+	// after it (a store the run's machines share outlives the run).
+	GuardTTL time.Duration
 	// Logf, when set, is told what the run does besides its load (stale
 	// fair-lock queues of killed runs cleared, bookkeeping that failed).
 	Logf func(format string, args ...any)
+	// Share, when set, runs one worker's part of a profile split over
+	// several machines (Profile.Split); Profile must be Share.Profile.
+	// Owners then seed their choices, take their open-loop slots and
+	// (popularity per-owner) their lock names by their index in the
+	// whole, and the result describes the whole profile with the share
+	// in its Worker field. KeyPrefix must be the one every worker gives.
+	Share *Share
+	// Rendezvous, when set, is called once the run is set up, just before
+	// its load: it returns when the load starts (a worker waits there for
+	// the others), and the Worker fields the result records. An error
+	// ends the run before any load.
+	Rendezvous func(ctx context.Context) (time.Time, results.Worker, error)
 	// Topology is the topology the run is on (single, replica or
 	// cluster), as its environment knows it: the result's profile records
 	// it, and the profile's own topology field (what it was meant for)
@@ -197,6 +212,9 @@ func checkConfig(cfg Config) (Config, string, error) {
 	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off && (cfg.Guard == nil || cfg.Guard.Mode() != gm) {
 		return cfg, "", &FieldError{Field: "guard", Value: p.Guard, Fix: "the run has no guarded store in that mode; bench and chaos start one (or give --guard-url)"}
 	}
+	if s := cfg.Share; s != nil && (s.Profile.Clients != p.Clients || s.Profile.Owners != p.Owners || cfg.KeyPrefix == "") {
+		return cfg, "", errors.New("workloads: Config.Share needs Profile = Share.Profile and the KeyPrefix every worker gives")
+	}
 	if cfg.ClientRedis == nil && cfg.NewRedis != nil {
 		newRedis := cfg.NewRedis
 		cfg.ClientRedis = func(_, poolSize int) redis.UniversalClient { return newRedis(poolSize) }
@@ -303,12 +321,22 @@ func (r *run) analyse(l loadEnd) *results.Result {
 func (r *run) describe(res *results.Result, implNote string) {
 	p, cfg := r.p, r.cfg
 	res.Meta = cfg.Meta
+	if cfg.Rendezvous != nil {
+		// The load started when the others had come, not when the
+		// caller described the run.
+		res.Meta.Start = r.loadStart
+	}
 	res.Meta.Profile = p.Name
-	res.Meta.Workload = p.Summary()
+	whole := p
+	if cfg.Share != nil {
+		whole = cfg.Share.Whole
+		res.Worker = r.worker
+	}
+	res.Meta.Workload = whole.Summary()
 	if cfg.NewOwner == nil {
 		res.Meta.Impl, res.Meta.ImplNote = cfg.Impl.Name(), implNote
 	}
-	ran := p
+	ran := whole
 	if cfg.Topology != "" {
 		ran.Topology = cfg.Topology
 	}
@@ -335,7 +363,9 @@ func (r *run) describe(res *results.Result, implNote string) {
 // fair run's queue registration (left for a later run when the run
 // stalled) and the guarded counter's tally.
 func (r *run) finishBookkeeping(res *results.Result, stall *results.Stall) {
-	if r.fair != nil && stall == nil {
+	// A worker of several leaves the shared queues to the lapse of their
+	// registration: the others may still be waiting in them.
+	if r.fair != nil && stall == nil && (r.cfg.Share == nil || r.cfg.Share.Workers == 1) {
 		if err := r.fair.finish(r.relCtx); err != nil {
 			r.logf("fair-lock queue bookkeeping: %v (a later run clears them)", err)
 		}
@@ -346,6 +376,11 @@ func (r *run) finishBookkeeping(res *results.Result, stall *results.Stall) {
 			r.logf("guarded counter: %v", err)
 		}
 		res.Guard = g
+		if r.cfg.GuardTTL > 0 {
+			if err := r.cfg.Guard.Expire(r.relCtx, r.names, r.cfg.GuardTTL); err != nil {
+				r.logf("guarded counter: %v (its keys stay)", err)
+			}
+		}
 	}
 }
 

@@ -35,7 +35,8 @@ type runEnv struct {
 	names  []string
 	fair   *fairRegistry // a fair lock's queues, registered for later runs to clean
 
-	loadStart time.Time // the time base of every figure in the result
+	loadStart time.Time       // the time base of every figure in the result
+	worker    *results.Worker // a share's place in the whole, once met
 	col       *results.Collector
 	nShards   int
 	pinger    redis.UniversalClient // nil without Redis
@@ -56,6 +57,10 @@ func newRunEnv(ctx context.Context, cfg Config) (*runEnv, error) {
 	e.connectServers(ctx, cfg)
 	e.nameLocks(cfg)
 	e.registerFair(ctx, cfg)
+	if err := e.meet(ctx, cfg); err != nil {
+		e.clients.closeAll()
+		return nil, err
+	}
 	if err := e.collect(cfg); err != nil {
 		e.clients.closeAll()
 		return nil, err
@@ -89,6 +94,9 @@ func (e *runEnv) nameLocks(cfg Config) {
 	if e.prefix == "" {
 		e.prefix = fmt.Sprintf("lockbench:%s:%s:", p.Name, NewRunID())
 	}
+	if cfg.Share != nil {
+		p = cfg.Share.Whole // every worker names every lock alike
+	}
 	e.names = make([]string, p.LockCount())
 	for i := range e.names {
 		e.names[i] = fmt.Sprintf("%s%d", e.prefix, i)
@@ -114,6 +122,33 @@ func (e *runEnv) registerFair(ctx context.Context, cfg Config) {
 		}
 		e.fair = reg
 	}
+}
+
+// meet waits, with a rendezvous, for the instant the load starts; the
+// clients are ready by then, so the workers' loads start together, not
+// their setups.
+func (e *runEnv) meet(ctx context.Context, cfg Config) error {
+	if cfg.Rendezvous == nil {
+		return nil
+	}
+	start, w, err := cfg.Rendezvous(ctx)
+	if err != nil {
+		return err
+	}
+	t := time.NewTimer(time.Until(start))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Started later than agreed by as much as the timer was late.
+	w.RedisStart = w.RedisStart.Add(time.Since(start))
+	if s := cfg.Share; s != nil {
+		w.Index, w.Workers, w.FirstOwner, w.Owners = s.Index, s.Workers, s.FirstOwner, s.Profile.TotalOwners()
+	}
+	e.worker = &w
+	return nil
 }
 
 // collect sets the time base and makes the collector, its locks grouped

@@ -17,11 +17,16 @@ import (
 type worker struct {
 	r     *run
 	idx   int32
-	owner Owner
-	rng   *rand.Rand
-	zipf  *rand.Zipf
-	shard *results.Shard
-	timer *time.Timer
+	whole int // the owner's index in the whole profile (see Config.Share)
+	// holder names the owner to the guarded store: its id, after
+	// "w<index>/" in a worker's share, so that a collector knows whose
+	// section a holder's is.
+	holder string
+	owner  Owner
+	rng    *rand.Rand
+	zipf   *rand.Zipf
+	shard  *results.Shard
+	timer  *time.Timer
 
 	handles        map[handleKey]Locker
 	parts          []int32 // further names of a multi-lock operation
@@ -55,11 +60,21 @@ type handleKey struct {
 }
 
 func newWorker(r *run, i int, o Owner) *worker {
+	whole := i
+	if r.cfg.Share != nil {
+		whole += r.cfg.Share.FirstOwner
+	}
+	holder := o.ID()
+	if s := r.cfg.Share; s != nil {
+		holder = results.WorkerPrefix(s.Index) + holder
+	}
 	w := &worker{
 		r:       r,
 		idx:     int32(i),
+		whole:   whole,
+		holder:  holder,
 		owner:   o,
-		rng:     rand.New(rand.NewPCG(r.p.Seed, uint64(i))),
+		rng:     rand.New(rand.NewPCG(r.p.Seed, uint64(whole))),
 		shard:   r.col.Shard(i),
 		handles: map[handleKey]Locker{},
 		timer:   time.NewTimer(time.Hour),
@@ -95,9 +110,14 @@ func (w *worker) loop() {
 	var next time.Time
 	var every time.Duration
 	if p.Rate > 0 {
-		n := float64(p.TotalOwners())
-		every = time.Duration(float64(time.Second) * n / p.Rate)
-		next = w.r.loadStart.Add(time.Duration(float64(time.Second) * float64(w.idx) / p.Rate))
+		// The whole's schedule (a share's owners and rate are in the same
+		// proportion), each owner in its slot of it.
+		owners, rate := float64(p.TotalOwners()), p.Rate
+		if s := w.r.cfg.Share; s != nil {
+			owners, rate = float64(s.TotalOwners), s.TotalRate
+		}
+		every = time.Duration(float64(time.Second) * owners / rate)
+		next = w.r.loadStart.Add(time.Duration(float64(time.Second) * float64(w.whole) / rate))
 	}
 	for !w.r.stopped.Load() {
 		var intended time.Time
@@ -130,7 +150,7 @@ func (w *worker) loop() {
 func (w *worker) pick() int {
 	switch w.r.p.Popularity {
 	case PopPerOwner:
-		return int(w.idx)
+		return w.whole
 	case PopZipf:
 		return int(w.zipf.Uint64())
 	}
@@ -316,16 +336,21 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	op.Depth = uint8(1 + len(w.nestedHandles))
 
 	// The guarded update reads before the hold and writes after it,
-	// unless the holder stopped at Lost (it would not write then).
+	// unless the holder stopped at Lost (it would not write then). The
+	// read enters the owner into the store's section; every section that
+	// may write ends in the write or a leave.
 	store := w.r.cfg.Guard
 	var read int64
 	var mayWrite bool
 	if store != nil {
-		read, mayWrite = w.r.guard.read(w.r.relCtx, store, w.r.names[lock], l)
+		read, mayWrite = w.r.guard.read(w.r.relCtx, store, w.r.names[lock], l, w.holder)
 	}
 	var lostAt time.Time
 	if d := p.Hold.Sample(w.rng); d > 0 && (store == nil || mayWrite) {
 		if !w.track(holding, &op, time.Now()) {
+			if mayWrite {
+				w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.holder)
+			}
 			return false
 		}
 		if w.r.cfg.IgnoreLost {
@@ -354,8 +379,12 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 		default:
 		}
 	}
-	if mayWrite && (lostAt.IsZero() || w.r.cfg.IgnoreLost) {
-		w.r.guard.write(w.r.relCtx, store, w.r.names[lock], l, read, w.owner.ID(), func() int64 { return w.since(time.Now()) })
+	switch {
+	case !mayWrite:
+	case lostAt.IsZero() || w.r.cfg.IgnoreLost:
+		w.r.guard.write(w.r.relCtx, store, w.r.names[lock], l, read, w.holder, func() int64 { return w.since(time.Now()) })
+	default: // stopped at Lost: leave before releasing
+		w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.holder)
 	}
 	relStart := time.Now()
 	op.Released = w.since(relStart) // as far as the reaper knows, until the release is timed

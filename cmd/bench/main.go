@@ -46,6 +46,8 @@ reports throughput, latency percentiles, fairness and mutual-exclusion safety.`,
   bench report bench-results --format md        # a report of every run in a directory
   bench compare base.json new.json --max-regression 10%   # CI gate: exit 1 on regression
   bench merge host1/ host2/ --out merged        # runs of several load machines as one
+  bench run --workers 3 --spawn-local           # one run spread over 3 worker processes
+  bench collect --run-id ID                     # merge what a run's workers pushed ($REDIS_URL)
   bench env                                     # which Redis a run would use
 `,
 		Commands: map[string]cli.Command{
@@ -56,6 +58,7 @@ reports throughput, latency percentiles, fairness and mutual-exclusion safety.`,
 			"impls":    {Summary: "list the lock implementations --impl can drive", Run: implsCmd},
 			"compare":  {Summary: "compare two results; exit 1 when throughput or acquire p99 regressed", Run: compareCmd},
 			"merge":    {Summary: "merge results of one profile run on several machines against one Redis", Run: mergeCmd},
+			"collect":  {Summary: "gather the results a run's workers (run --workers) pushed to the store, and merge them", Run: collectCmd},
 			"report":   {Summary: "turn result files into an HTML or Markdown report with charts", Run: reportCmd},
 			"sweep":    {Summary: "capacity planning: run a profile over settings, find the SLO limit and the knee", Run: sweepCmd},
 		},
@@ -136,6 +139,7 @@ type runFlags struct {
 	guardURL string
 	guardKey string
 	override map[string]string
+	workers  workerFlags // bench run only
 }
 
 // register adds the run flags to fs; the profile fields named in skip get
@@ -254,6 +258,9 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if f.maxErr > 100 {
 		return p, cli.Usagef("--max-error-rate %s: must be between 0%% and 100%%, e.g. 1%%", f.maxErr.String())
 	}
+	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off && f.guardURL == "" {
+		f.guardURL = strings.TrimSpace(os.Getenv(envGuardURL))
+	}
 	if gm, _ := guard.ParseMode(p.Guard); gm == guard.Off && (f.guardURL != "" || f.guardKey != "") {
 		return p, cli.Usagef("--guard-url and --guard-key apply with guard plain or fenced (--guard or the profile's guard field)")
 	}
@@ -302,11 +309,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := cli.FlagSet("bench", "run", runUsage, stderr)
 	var f runFlags
 	f.register(fs)
+	f.workers.register(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	var p workloads.Profile
-	if err := cli.ReadInputs(ctx, func() (err error) { p, err = f.load(); return err }); err != nil {
+	if err := cli.ReadInputs(ctx, func() (err error) {
+		if p, err = f.load(); err != nil {
+			return err
+		}
+		return f.workers.check(&f, p)
+	}); err != nil {
 		return err
 	}
 	made, err := f.checkOutputs()
@@ -314,14 +327,27 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer made.Prune() // a run that never started wrote nothing
-	res, err := bench(ctx, f, p, stderr, args)
-	if res == nil {
-		return err
+	var res *results.Result
+	var path string
+	if f.workers.spawn {
+		res, path, err = spawnLocal(ctx, f, p, cli.Locked(stderr), args)
+		if res == nil {
+			return err
+		}
+	} else {
+		var werr error
+		if res, path, werr = runOne(ctx, f, p, stderr, args); res == nil {
+			return werr
+		}
+		err = werr
 	}
-	path, werr := results.WriteFiles(f.out, res)
-	if werr != nil {
-		return errors.Join(err, werr)
-	}
+	return finish(res, path, err, f.json, stdout)
+}
+
+// finish draws the report of the result just written to path, prints the
+// summary (or the JSON) and returns the run's exit: err (how the run
+// ended), else its verdict.
+func finish(res *results.Result, path string, err error, asJSON bool, stdout io.Writer) error {
 	// The report is drawn from the files just written, as bench report
 	// would; a failure to draw it loses no result.
 	html := strings.TrimSuffix(path, ".json") + ".html"
@@ -329,7 +355,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if rerr == nil {
 		rerr = report.Write(html, in, report.Options{Generator: cli.VersionString()})
 	}
-	if f.json {
+	if asJSON {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
@@ -361,8 +387,41 @@ func runVerdict(res *results.Result, path string) error {
 	return errors.Join(errs...)
 }
 
+// runOne runs p on this machine and writes its files, returning the
+// result and the path of its JSON; a worker of several also pushes them
+// to the workers' store for bench collect.
+func runOne(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Writer, args []string) (*results.Result, string, error) {
+	var worker *harness.WorkerOptions
+	if f.workers.spread() {
+		store, err := harness.OpenWorkerStore(ctx, f.redis, f.guardURL)
+		if err != nil {
+			return nil, "", err
+		}
+		defer store.Close()
+		worker = f.workers.options(store)
+		if f.guardKey == "" {
+			f.guardKey = harness.GuardKey(worker.RunID)
+		}
+	}
+	res, err := bench(ctx, f, p, stderr, args, worker)
+	if res == nil {
+		return nil, "", err
+	}
+	path, werr := results.WriteFiles(f.out, res)
+	if werr != nil {
+		return nil, "", errors.Join(err, werr)
+	}
+	if worker != nil && res.Worker != nil {
+		// Pushed even when interrupted: the collector merges what ran.
+		if perr := worker.Push(context.WithoutCancel(ctx), path, res); perr != nil {
+			err = errors.Join(err, fmt.Errorf("%v (the result stays in %s)", perr, path))
+		}
+	}
+	return res, path, err
+}
+
 // bench starts Redis, runs p and closes Redis, returning what was measured.
-func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Writer, args []string) (*results.Result, error) {
+func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Writer, args []string, worker *harness.WorkerOptions) (*results.Result, error) {
 	env, err := cli.StartEnvFor(ctx, f.redis, stderr)
 	if err != nil {
 		return nil, err
@@ -378,6 +437,7 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 		MaxErrorRate: f.errorLimit(),
 		Logf:         func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) },
 		Meta:         harness.Meta(env, cli.VersionString(), args, impl.Name()),
+		Worker:       worker,
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "bench: running %s on %s (%s); Ctrl-C stops it and keeps the partial result\n", p.Name, f.impl, runLength(p))

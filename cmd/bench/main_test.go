@@ -32,6 +32,7 @@ import (
 const mainArgsEnv = "LOCKBENCH_BENCH_ARGS"
 
 func TestMain(m *testing.M) {
+	spawnCommand = spawnTestBinary
 	if args, ok := os.LookupEnv(mainArgsEnv); ok {
 		os.Args = append([]string{"bench"}, strings.Fields(args)...)
 		main()
@@ -524,8 +525,9 @@ func readResult(t *testing.T, dir string) *results.Result {
 }
 
 // TestInterrupt runs the real program, waits until its load runs, then
-// interrupts it: Ctrl-C must stop the load, write the partial result and
-// leave no redis-server behind; SIGKILL must leave none either.
+// interrupts it: Ctrl-C must stop the load, write the partial result (the
+// guarded store's tallies too) and leave no redis-server behind; SIGKILL
+// must leave none either.
 func TestInterrupt(t *testing.T) {
 	for _, tc := range []struct {
 		sig      syscall.Signal
@@ -539,7 +541,7 @@ func TestInterrupt(t *testing.T) {
 			out := t.TempDir()
 			cmd := exec.Command(os.Args[0])
 			// A killed bench cannot remove its temp dir: give it one of ours.
-			cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis local --profile mutex --owners 2 --duration 5m --warmup 0s --out "+out,
+			cmd.Env = append(os.Environ(), mainArgsEnv+"=run --redis local --profile mutex --owners 2 --duration 5m --warmup 0s --guard plain --out "+out,
 				"REDIS_URL=", "TMPDIR="+t.TempDir())
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
@@ -565,6 +567,13 @@ func TestInterrupt(t *testing.T) {
 			if pid == 0 {
 				t.Fatalf("bench never reported its Redis:\n%s", errOut.String())
 			}
+			// Then its guarded store, which starts just before the load.
+			for sc.Scan() {
+				errOut.WriteString(sc.Text() + "\n")
+				if strings.Contains(sc.Text(), "guarded counters") {
+					break
+				}
+			}
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -582,8 +591,13 @@ func TestInterrupt(t *testing.T) {
 				if !strings.Contains(stdout.String(), "PARTIAL") {
 					t.Errorf("interrupted run did not report its partial measurement:\n%s", stdout.String())
 				}
-				if r := readResult(t, out); !r.Partial || !strings.Contains(r.PartialReason, "interrupted") {
+				r := readResult(t, out)
+				if !r.Partial || !strings.Contains(r.PartialReason, "interrupted") {
 					t.Errorf("result file: partial %v (%q), want partial", r.Partial, r.PartialReason)
+				}
+				// The guarded store outlives the interrupt: its tallies are kept.
+				if r.Guard == nil || !r.Guard.Occupancy {
+					t.Errorf("result file: guard %+v, want the store's tallies", r.Guard)
 				}
 				// One plain line at the end, not "interrupted: context canceled".
 				lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")

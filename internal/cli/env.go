@@ -24,25 +24,15 @@ func StartEnv(ctx context.Context, cfg redisenv.Config, stderr io.Writer) (*redi
 }
 
 // StartEnvFor starts the environment like StartEnv, but once started it
-// outlives ctx: Ctrl-C during startup aborts it, while Ctrl-C during a run
-// lets the run release its locks and write its results before the caller
-// closes the Env (a second Ctrl-C still exits at once, and the servers'
-// parent-death signal takes them down).
+// outlives ctx (redisenv.StartFor): Ctrl-C during a run lets the run
+// release its locks and write its results before the caller closes it.
 func StartEnvFor(ctx context.Context, cfg redisenv.Config, stderr io.Writer) (*redisenv.Env, error) {
-	envCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	abort := context.AfterFunc(ctx, cancel)
-	env, err := StartEnv(envCtx, cfg, stderr)
-	if !abort() || err != nil {
-		cancel()
-		if err == nil {
-			// The cancel closes env from a goroutine of its own: wait for
-			// that here, or the program could exit with it half done.
-			_ = env.Close()
-			err = ctx.Err()
-		}
-		return nil, err
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	env, err := redisenv.StartFor(ctx, cfg)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return nil, ctx.Err()
 	}
-	return env, nil
+	return env, err
 }
 
 // CheckRedissonJar refuses a $LOCKBENCH_REDISSON_JAR that is no jar (a
