@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -162,6 +164,15 @@ func TestCollectCatchesCrossWorkerViolation(t *testing.T) {
 		t.Fatalf("guard %+v, want the store's overlaps", g)
 	}
 	t.Logf("store: %d overlaps, %d lost updates in %d sections", g.Overlaps, g.Lost, g.Sections)
+	var summary strings.Builder
+	if err := report.WriteSummary(&summary, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(summary.String(), "\n") {
+		if strings.HasPrefix(l, "safety") || strings.HasPrefix(l, "exclusion") || strings.HasPrefix(l, "FAILED") || strings.HasPrefix(l, "guard") {
+			t.Log(l)
+		}
+	}
 	// Each overlap is one worker's holder entering while the other's was
 	// inside: only the store could see it.
 	for _, o := range g.OverlapExamples {
