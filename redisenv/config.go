@@ -38,6 +38,10 @@ const (
 	// TopologyCluster is a Redis Cluster: Config.Shards primaries, each
 	// with Config.Replicas replicas, every slot covered.
 	TopologyCluster Topology = "cluster"
+	// TopologySentinel is a primary, one replica and three Sentinels
+	// (quorum 2) watching them: clients find the primary through the
+	// Sentinels, which elect the replica when the primary fails.
+	TopologySentinel Topology = "sentinel"
 )
 
 // Defaults used when the matching Config field is zero.
@@ -82,6 +86,11 @@ type Config struct {
 	// Shards is the number of cluster primaries (flag --shards); zero means
 	// DefaultShards. Only with TopologyCluster.
 	Shards int
+	// SentinelDownAfter is the Sentinels' down-after-milliseconds with
+	// TopologySentinel: how long a primary goes unanswered before they
+	// call it down and elect its replica. Zero means
+	// DefaultSentinelDownAfter.
+	SentinelDownAfter time.Duration
 	// Replicas is the number of replicas per cluster primary (flag
 	// --replicas); zero means DefaultReplicas, and NoReplicas means none.
 	// Only with TopologyCluster.
@@ -192,7 +201,7 @@ const InstallHint = "install it with: sudo apt-get install -y redis-server (or r
 // TopologyUsage is the --topology flag's help, ending with what decides
 // the topology when the flag is not given (which differs by command).
 func TopologyUsage(otherwise string) string {
-	return "Redis topology to start: single, replica (primary + replica) or cluster (Redis Cluster: --shards primaries with --replicas replicas each); " + otherwise
+	return "Redis topology to start: single, replica (primary + replica), sentinel (primary + replica watched by 3 Sentinels, quorum 2; clients find the primary through them) or cluster (Redis Cluster: --shards primaries with --replicas replicas each); " + otherwise
 }
 
 // RegisterFlags binds c's fields to flags on fs, so every CLI spells the
@@ -253,7 +262,7 @@ func (c Config) PlannedReplicas() (perPrimary int, known bool) {
 	switch {
 	case err != nil || d.URL != "" || d.Backend == BackendExternal:
 		return 0, false
-	case d.Topology == TopologyReplica:
+	case d.Topology == TopologyReplica || d.Topology == TopologySentinel:
 		return 1, true
 	case d.Topology == TopologyCluster && d.Replicas != NoReplicas:
 		return d.Replicas, true
@@ -284,8 +293,12 @@ func (c Config) withDefaults() (Config, error) {
 	case "":
 		c.Topology = TopologySingle
 	case TopologySingle, TopologyReplica, TopologyCluster:
+	case TopologySentinel:
+		if c.Backend == BackendContainer {
+			return c, &ConfigError{Field: "topology", Value: string(c.Topology), Fix: "Sentinel runs on the local backend; use --redis local (or your own Sentinel by URL: redis-sentinel://host:26379?master_name=NAME)"}
+		}
 	default:
-		return c, &ConfigError{Field: "topology", Value: string(c.Topology), Fix: "unknown topology; use single, replica or cluster"}
+		return c, &ConfigError{Field: "topology", Value: string(c.Topology), Fix: "unknown topology; use single, replica, sentinel or cluster"}
 	}
 	if c.Topology != TopologyCluster {
 		if c.Shards != 0 {
@@ -425,7 +438,7 @@ func confUnquote(v string) string {
 // backends: persistence off unless asked, then the caller's extra lines.
 func (c Config) serverDirectives() []string {
 	lines := []string{`save ""`}
-	if c.Topology == TopologyReplica || c.Topology == TopologyCluster && c.Replicas > 0 {
+	if c.Topology == TopologyReplica || c.Topology == TopologySentinel || c.Topology == TopologyCluster && c.Replicas > 0 {
 		// Redis waits 5 s by default before a diskless full sync, hoping
 		// more replicas join; ours is the only one. A replica loads the sync
 		// from the socket instead of writing dump.rdb, so that "persistence

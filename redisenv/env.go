@@ -72,6 +72,7 @@ type Env struct {
 	closeOnce    sync.Once
 	closeErr     error
 	stopWatch    func() bool // guarded by mu: Close may run from the AfterFunc
+	sentinels    []Node      // TopologySentinel's Sentinels
 	startTimeout time.Duration
 }
 
@@ -138,6 +139,9 @@ func resolve(ctx context.Context, cfg Config) (Backend, string, error) {
 	if cfg.URL != "" {
 		return BackendExternal, "auto: a URL was given", nil
 	}
+	if cfg.Topology == TopologySentinel {
+		return BackendLocal, "auto: Sentinel runs on the local backend", nil
+	}
 	if err := DockerAvailable(ctx); err != nil {
 		return BackendLocal, "auto: no URL, and " + err.Error(), nil
 	}
@@ -171,8 +175,13 @@ func (e *Env) Version() string {
 // cluster or sentinel URL).
 func (e *Env) Addr() string {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.opts.Addrs[0]
+	managedSentinels := len(e.sentinels) > 0
+	addr := e.opts.Addrs[0]
+	e.mu.Unlock()
+	if managedSentinels {
+		return e.Primary().Addr() // Addrs are the Sentinels'
+	}
+	return addr
 }
 
 // Options returns a copy of the go-redis options for this Env; callers may
@@ -290,8 +299,10 @@ func (e *Env) Nodes() []Node {
 	return append([]Node(nil), e.nodes...)
 }
 
-// Primary is the node clients write to now.
+// Primary is the node clients write to now: with Sentinel, the one the
+// Sentinels name now (they may have elected another since the start).
 func (e *Env) Primary() Node {
+	e.followSentinels()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.nodes[0]
@@ -300,9 +311,10 @@ func (e *Env) Primary() Node {
 // Replica is the other node of a replica topology (after Promote, the
 // former primary), or nil for a single topology.
 func (e *Env) Replica() Node {
+	e.followSentinels()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.topology != TopologyReplica || len(e.nodes) < 2 {
+	if e.topology != TopologyReplica && e.topology != TopologySentinel || len(e.nodes) < 2 {
 		return nil
 	}
 	return e.nodes[1]
@@ -377,6 +389,8 @@ func (e *Env) String() string {
 		fmt.Fprintf(&b, ", Redis %s", e.version)
 	}
 	switch {
+	case len(e.sentinels) > 0:
+		fmt.Fprintf(&b, ", primary at %s, replica at %s%s", e.nodes[0].Addr(), e.nodes[1].Addr(), sentinelString(e.sentinels))
 	case e.opts.MasterName != "":
 		fmt.Fprintf(&b, ", sentinel master %q via %s", e.opts.MasterName, strings.Join(e.opts.Addrs, ","))
 	case e.opts.IsClusterMode && e.backend != BackendExternal:

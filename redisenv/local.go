@@ -60,7 +60,7 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 	e.nodes = []Node{primary}
 	_, password := cfg.serverPassword()
 	e.opts = &redis.UniversalOptions{Addrs: []string{primary.Addr()}, Password: password}
-	if cfg.Topology != TopologyReplica {
+	if cfg.Topology != TopologyReplica && cfg.Topology != TopologySentinel {
 		return nil
 	}
 	replica, err := e.startLocalNode(ctx, cfg, bin, dir, "replica",
@@ -69,7 +69,13 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 		return err
 	}
 	e.nodes = append(e.nodes, replica)
-	return waitReplicaReady(ctx, primary.Addr(), replica.Addr(), password, cfg.StartTimeout)
+	if err := waitReplicaReady(ctx, primary.Addr(), replica.Addr(), password, cfg.StartTimeout); err != nil {
+		return err
+	}
+	if cfg.Topology == TopologySentinel {
+		return e.startLocalSentinels(ctx, cfg, bin, dir, primary)
+	}
+	return nil
 }
 
 // waitReplicaReady waits until the replica has synced with its primary
@@ -164,6 +170,7 @@ type localNode struct {
 	appendOnly   bool
 	password     string // requirepass of ServerArgs: the readiness probe authenticates with it
 	port         int
+	sentinel     bool // runs redis-server --sentinel
 
 	mu      sync.Mutex
 	pid     int           // 0 when not running
@@ -260,7 +267,11 @@ func (n *localNode) start(ctx context.Context) error {
 func (n *localNode) supervise(logf *os.File, started chan<- error) {
 	runtime.LockOSThread()
 	defer logf.Close()
-	cmd := exec.Command(n.bin, n.confPath())
+	args := []string{n.confPath()}
+	if n.sentinel {
+		args = append(args, "--sentinel")
+	}
+	cmd := exec.Command(n.bin, args...)
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = procAttr()
