@@ -95,6 +95,9 @@ func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*C
 	if opts.LostMargin < 0 {
 		return nil, fmt.Errorf("%w: Options.LostMargin %v is negative (0 means the default margin)", ErrInvalidOptions, opts.LostMargin)
 	}
+	if opts.MinReplicaAcks < 0 || opts.MinReplicaAcks > 0 && opts.SkipReplicaSync {
+		return nil, fmt.Errorf("%w: Options.MinReplicaAcks %d: must be 0 (the default check), or above 0 without SkipReplicaSync", ErrInvalidOptions, opts.MinReplicaAcks)
+	}
 	opts = opts.withDefaults()
 	c := &Client{
 		rdb:      rdb,

@@ -35,7 +35,8 @@ var (
 	ErrNonReentrant = errors.New("lockimpl: the lock is non-reentrant and this owner already holds or is acquiring it")
 	// ErrReplicaSync is returned when no replica acknowledged an
 	// acquisition within Options.ReplicaSyncTimeout while some were
-	// connected; the acquisition was given back (see Options.SkipReplicaSync).
+	// connected, or fewer than Options.MinReplicaAcks did; the acquisition
+	// was given back (see Options.SkipReplicaSync).
 	ErrReplicaSync = errors.New("lockimpl: no replica acknowledged the acquisition")
 	// ErrLost is the cause of a Hold.Context that ended because the hold
 	// was lost (see Hold.Lost).

@@ -104,6 +104,15 @@ type Options struct {
 	// ignores its answer). Without replicas nothing is sent either; the
 	// count is read from INFO at most once a second.
 	SkipReplicaSync bool
+	// MinReplicaAcks, when above 0, makes every acquisition wait for that
+	// many replicas to acknowledge it, however many INFO counts connected,
+	// and gives back and fails (ErrReplicaSync) one that fewer
+	// acknowledged. The default check counts the replicas it sees: a
+	// primary whose replica's link is already down sends no WAIT and
+	// holds the lock on its own, which a failover then loses. With
+	// MinReplicaAcks that acquisition fails instead: safety bought with
+	// availability while a replica is away. Refused with SkipReplicaSync.
+	MinReplicaAcks int
 	// ReplicaSyncTimeout bounds the WAITs of one acquisition, all
 	// together (a script the primary had lost is sent again within what
 	// is left); keep it under the redis client's ReadTimeout. Default

@@ -152,16 +152,32 @@ func parseReplication(info string) replication {
 
 // syncResult is what the WAIT after an acquisition found.
 type syncResult struct {
-	connected int // replicas connected when it was sent (0: no WAIT sent)
+	connected int // replicas connected when it was sent
 	acked     int
+	required  int  // acknowledgements it needed (0: no WAIT sent)
+	min       bool // required is Options.MinReplicaAcks
 }
 
-// failed reports whether replicas were connected and none acknowledged.
-func (s syncResult) failed() bool { return s.connected > 0 && s.acked == 0 }
+// failed reports whether fewer replicas acknowledged than it needed.
+func (s syncResult) failed() bool { return s.required > 0 && s.acked < s.required }
 
 func (s syncResult) err(timeout time.Duration) error {
+	if s.min {
+		return fmt.Errorf("%w by %d of the %d replicas Options.MinReplicaAcks requires within %v (%d connected); the acquisition was given back",
+			ErrReplicaSync, s.acked, s.required, timeout, s.connected)
+	}
 	return fmt.Errorf("%w within %v (%d connected); the acquisition was given back: raise Options.ReplicaSyncTimeout, or set Options.SkipReplicaSync",
 		ErrReplicaSync, timeout, s.connected)
+}
+
+// required is how many acknowledgements an acquisition needs with
+// replicas connected: one by default, MinReplicaAcks when set (even with
+// none connected).
+func (c *Client) required(replicas int) int {
+	if c.opts.MinReplicaAcks > 0 {
+		return c.opts.MinReplicaAcks
+	}
+	return min(replicas, 1)
 }
 
 // runAcquire sends an acquire command, never resent. On a primary with
@@ -187,7 +203,8 @@ func (c *Client) runAcquire(ctx context.Context, name string, cmd command) (any,
 	if r.cluster && c.direct == nil && c.acq == nil {
 		return nil, syncResult{}, errClusterPipeliner
 	}
-	if r.replicas == 0 {
+	need := c.required(r.replicas)
+	if need == 0 {
 		// Through the client itself, which follows cluster redirects.
 		res, err := c.acquireOnce(ctx, cmd)
 		return res, syncResult{}, err
@@ -195,10 +212,13 @@ func (c *Client) runAcquire(ctx context.Context, name string, cmd command) (any,
 	// The WAITs of one acquisition share ReplicaSyncTimeout: a script the
 	// primary no longer had is sent again with what is left of it.
 	start := time.Now()
-	res, acked, err := c.evalThenWait(ctx, node, cmd, r, !e.knows(cmd.script), c.opts.ReplicaSyncTimeout)
+	// WAIT for every connected replica (it returns when all did), and
+	// for as many as MinReplicaAcks asks even if INFO counts fewer.
+	want := max(r.replicas, need)
+	res, acked, err := c.evalThenWait(ctx, node, cmd, r.aof, want, !e.knows(cmd.script), c.opts.ReplicaSyncTimeout)
 	if wire.IsNoScript(err) {
 		e.forget()
-		res, acked, err = c.evalThenWait(ctx, node, cmd, r, true, c.opts.ReplicaSyncTimeout-time.Since(start))
+		res, acked, err = c.evalThenWait(ctx, node, cmd, r.aof, want, true, c.opts.ReplicaSyncTimeout-time.Since(start))
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
 		e.learn(cmd.script)
@@ -222,7 +242,7 @@ func (c *Client) runAcquire(ctx context.Context, name string, cmd command) (any,
 	if acked != r.replicas {
 		e.stale() // replicas came or went: count them again
 	}
-	return res, syncResult{connected: r.replicas, acked: acked}, err
+	return res, syncResult{connected: r.replicas, acked: acked, required: need, min: c.opts.MinReplicaAcks > 0}, err
 }
 
 // acquireOnce sends an acquire command: through Options.AcquireClient when
@@ -245,10 +265,11 @@ func isRedirect(err error) bool {
 }
 
 // evalThenWait pipelines the command (EVALSHA, or EVAL when load) and the
-// WAIT, bounded by bound, on one connection. err is the command's error
+// WAIT for replicas (WAITAOF with aof), bounded by bound, on one
+// connection. err is the command's error
 // (redis.Nil included); a failed WAIT counts as no acknowledgement. The
 // WAIT gets at least 1 ms (ms): WAIT 0 would block for ever.
-func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, r replication, load bool, bound time.Duration) (any, int, error) {
+func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, aof bool, replicas int, load bool, bound time.Duration) (any, int, error) {
 	timeout := ms(bound)
 	pipe := node.Pipeline()
 	args := cmd.args
@@ -260,10 +281,10 @@ func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, r rep
 	acquire := redis.NewCmd(ctx, args...)
 	_ = pipe.Process(ctx, wire.Once(acquire))
 	var wait *redis.Cmd
-	if r.aof {
-		wait = pipe.Do(ctx, "WAITAOF", 1, r.replicas, timeout)
+	if aof {
+		wait = pipe.Do(ctx, "WAITAOF", 1, replicas, timeout)
 	} else {
-		wait = pipe.Do(ctx, "WAIT", r.replicas, timeout)
+		wait = pipe.Do(ctx, "WAIT", replicas, timeout)
 	}
 	_, _ = pipe.Exec(ctx)
 	res, err := acquire.Result()

@@ -157,3 +157,80 @@ func TestReplicaSyncBoundedWithoutCachedScript(t *testing.T) {
 		f.wantAbsent(l.Name())
 	}
 }
+
+// connectedReplicas is the primary's connected_slaves.
+func connectedReplicas(t *testing.T, rdb redis.UniversalClient) int {
+	t.Helper()
+	info, err := rdb.Info(bg, "replication").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return -1
+}
+
+// TestMinReplicaAcks: with the replica's link down the default check
+// counts no replica, sends no WAIT, and the primary holds the lock alone
+// (a failover would lose it). MinReplicaAcks 1 waits for one replica all
+// the same: the acquisition is given back and fails with ErrReplicaSync,
+// until the replica is back.
+func TestMinReplicaAcks(t *testing.T) {
+	f := setup(t, redisenv.Config{Topology: redisenv.TopologyReplica})
+	strict := f.client(lockimpl.Options{MinReplicaAcks: 1, ReplicaSyncTimeout: 300 * time.Millisecond})
+	plain := f.client(lockimpl.Options{ReplicaSyncTimeout: 300 * time.Millisecond})
+	h := lock(t, strict.NewOwner().Lock("ma"))
+	unlock(t, h)
+
+	replica := f.env.Replica()
+	if err := replica.Kill(bg); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the primary to count no replica", func() bool { return connectedReplicas(t, f.raw) == 0 })
+	// The default check learns the count within a second of a failed WAIT.
+	testkit.Eventually(t, "the default check to take the lock on the primary alone", func() bool {
+		h, err := plain.NewOwner().Lock("ma").TryLock(bg, lockimpl.TryLockOptions{})
+		if err != nil {
+			return false
+		}
+		unlock(t, h)
+		return true
+	})
+	before := waitCalls(t, f.raw)
+	got, err := strict.NewOwner().Lock("ma").TryLock(bg, lockimpl.TryLockOptions{})
+	if got != nil || !errors.Is(err, lockimpl.ErrReplicaSync) || !strings.Contains(err.Error(), "MinReplicaAcks") {
+		t.Fatalf("MinReplicaAcks 1 with no replica = %v, %v; want ErrReplicaSync naming MinReplicaAcks", got, err)
+	}
+	if n := waitCalls(t, f.raw) - before; n != 1 {
+		t.Errorf("%d WAITs, want 1 although no replica is connected", n)
+	}
+	f.wantAbsent("ma")
+
+	if err := replica.Restart(bg); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "an acknowledged acquisition with the replica back", func() bool {
+		h, err := strict.NewOwner().Lock("ma").TryLock(bg, lockimpl.TryLockOptions{})
+		if err != nil {
+			return false
+		}
+		unlock(t, h)
+		return true
+	})
+}
+
+func TestMinReplicaAcksRefused(t *testing.T) {
+	f := setup(t)
+	for _, o := range []lockimpl.Options{{MinReplicaAcks: -1}, {MinReplicaAcks: 1, SkipReplicaSync: true}} {
+		rdb := f.env.NewClient()
+		c, err := lockimpl.NewClient(bg, rdb, o)
+		if c != nil || !errors.Is(err, lockimpl.ErrInvalidOptions) || !strings.Contains(err.Error(), "MinReplicaAcks") {
+			t.Errorf("NewClient(%+v) = %v, %v; want ErrInvalidOptions naming MinReplicaAcks", o, c, err)
+		}
+		_ = rdb.Close()
+	}
+}
