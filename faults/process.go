@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/results"
@@ -163,14 +166,9 @@ func (f *failoverFault) Inject(ctx context.Context) (func(context.Context) error
 	if f.env.Replica() == nil {
 		return nil, errors.New("faults: failover needs the replica topology")
 	}
-	if err := old.Kill(ctx); err != nil {
-		return nil, fmt.Errorf("faults: failover: kill primary: %w", err)
-	}
-	revert := func(ctx context.Context) error {
-		if err := old.Restart(ctx); err != nil {
-			return fmt.Errorf("faults: failover: restart the old primary: %w", err)
-		}
-		return nil
+	revert, err := killPrimary(ctx, old, "failover")
+	if err != nil {
+		return nil, err
 	}
 	if err := f.env.Promote(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("faults: failover: %w", err), revert(ctx))
@@ -181,4 +179,104 @@ func (f *failoverFault) Inject(ctx context.Context) (func(context.Context) error
 	}
 	// The failover happened: keep it, and report a proxy that failed.
 	return revert, errors.Join(errs...)
+}
+
+// killPrimary kills a failover's primary and returns the revert that
+// restarts it (a failover is not undone, only its casualty revived).
+func killPrimary(ctx context.Context, old redisenv.Node, what string) (func(context.Context) error, error) {
+	if err := old.Kill(ctx); err != nil {
+		return nil, fmt.Errorf("faults: %s: kill primary: %w", what, err)
+	}
+	return func(ctx context.Context) error {
+		if err := old.Restart(ctx); err != nil {
+			return fmt.Errorf("faults: %s: restart the old primary: %w", what, err)
+		}
+		return nil
+	}, nil
+}
+
+// SentinelFailover kills the primary of a Sentinel topology and waits,
+// at most within, until the Sentinels have elected the replica: the
+// clients, on Sentinel-aware connections, find it themselves. Its revert
+// restarts the killed server, which the Sentinels then turn into a
+// replica of the new primary. Times says how long the Sentinels took.
+func SentinelFailover(env *redisenv.Env, within time.Duration) *SentinelFault {
+	return &SentinelFault{env: env, within: within}
+}
+
+// SentinelFault is SentinelFailover's fault.
+type SentinelFault struct {
+	env    *redisenv.Env
+	within time.Duration
+
+	mu                sync.Mutex
+	odown, switchedAt time.Duration // since the kill; 0 until seen
+}
+
+func (f *SentinelFault) Kind() string   { return "failover" }
+func (f *SentinelFault) Target() string { return "redis:primary" }
+func (f *SentinelFault) Detail() string {
+	return "SIGKILL the primary; the Sentinels elect the replica and clients follow"
+}
+
+// Times are how long after the kill the Sentinels agreed the primary was
+// down (+odown: detection) and had switched to the replica (+switch-master:
+// election done), 0 for what was not seen.
+func (f *SentinelFault) Times() (detected, elected time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.odown, f.switchedAt
+}
+
+func (f *SentinelFault) Inject(ctx context.Context) (func(context.Context) error, error) {
+	ss := f.env.Sentinels()
+	old, replica := f.env.Primary(), f.env.Replica()
+	if len(ss) == 0 || replica == nil {
+		return nil, errors.New("faults: a Sentinel failover needs the sentinel topology")
+	}
+	// Listen to one Sentinel's events before the kill.
+	sc := redis.NewSentinelClient(&redis.Options{Addr: ss[0].Addr(), MaxRetries: -1})
+	defer sc.Close()
+	sub := sc.PSubscribe(ctx, "+odown", "+switch-master")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		return nil, fmt.Errorf("faults: sentinel failover: listen to %s: %w", ss[0].Addr(), err)
+	}
+	events := sub.Channel()
+	killed := time.Now()
+	revert, err := killPrimary(ctx, old, "sentinel failover")
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.NewTimer(f.within)
+	defer deadline.Stop()
+	// The Sentinels' own answer decides; their events only time it.
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case m := <-events:
+			f.mu.Lock()
+			switch m.Channel {
+			case "+odown":
+				f.odown = time.Since(killed)
+			case "+switch-master":
+				f.switchedAt = time.Since(killed)
+			}
+			f.mu.Unlock()
+		case <-poll.C:
+			if f.env.Primary().Addr() == replica.Addr() {
+				f.mu.Lock()
+				if f.switchedAt == 0 {
+					f.switchedAt = time.Since(killed)
+				}
+				f.mu.Unlock()
+				return revert, nil
+			}
+		case <-deadline.C:
+			return revert, fmt.Errorf("faults: sentinel failover: the Sentinels did not elect %s within %v of the kill", replica.Addr(), f.within)
+		case <-ctx.Done():
+			return revert, ctx.Err()
+		}
+	}
 }

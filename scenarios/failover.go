@@ -23,24 +23,81 @@ var failoverScenario = &Scenario{
 	ExpectViolation: true,
 	Process:         true,
 	Topology:        redisenv.TopologyReplica,
-	Variants:        []Variant{{Name: "run", Plan: failoverPlan, run: failover}},
+	Variants: []Variant{
+		{Name: "run", Plan: failoverPlan, run: failover},
+		{Name: "sentinel", Plan: sentinelFailoverPlan, run: sentinelFailover, timing: sentinelTiming},
+	},
+}
+
+// sentinelTiming gives the Sentinel variant a quick watchdog whose
+// renewal period (a third of it) outlasts the election, which takes the
+// Sentinels' down-after-milliseconds, a second or so to agree, and more on
+// a loaded host: killed just after a renewal, the primary is replaced
+// before the holder's next renewal asks the new one.
+func sentinelTiming(t Timing) Timing {
+	if t.Quick {
+		t.Watchdog = 15 * time.Second
+	}
+	return t
+}
+
+// sentinelKillAt is just after the watchdog's first renewal.
+func sentinelKillAt(t Timing) time.Duration { return t.Watchdog/3 + t.Watchdog/60 }
+
+// sentinelDownAfter is the Sentinels' down-after-milliseconds: well
+// inside the lease, so that the election lands while the holder still
+// believes it holds (Sentinel's own default, 30 s, is as long as
+// Redisson's watchdog).
+func sentinelDownAfter(t Timing) time.Duration { return t.pick(5*time.Second, time.Second) }
+
+func sentinelFailoverPlan(t Timing, _ *rand.Rand) []Planned {
+	return []Planned{
+		replicationCut(t),
+		{At: sentinelKillAt(t), For: 0, Kind: "failover", Target: "redis:primary", Detail: "SIGKILL the primary; the Sentinels elect the replica and clients follow",
+			build: func(r *rig) faults.Fault {
+				r.sentinel = faults.SentinelFailover(r.env, t.Watchdog)
+				return r.sentinel
+			}},
+	}
+}
+
+// sentinelFailover is the failover as production runs it: three Sentinels
+// notice the dead primary and elect the replica, and the clients, asking
+// the Sentinels, follow. Sentinel runs on the local backend only.
+func sentinelFailover(r *rig) error {
+	if r.o.Redis.Backend == redisenv.BackendContainer {
+		return &skipError{why: "Sentinel runs on the local backend", variant: true}
+	}
+	return failoverOn(r, true, func(c *redisenv.Config) {
+		c.Topology, c.SentinelDownAfter = redisenv.TopologySentinel, sentinelDownAfter(r.t)
+	})
 }
 
 func failoverPlan(t Timing, _ *rand.Rand) []Planned {
 	return []Planned{
-		{At: 0, For: failoverRun(t) + time.Minute, Kind: "replication_cut", Target: "redis:primary", Detail: "primary refuses PSYNC/SYNC, replica link dropped",
-			build: func(r *rig) faults.Fault { return notify(faults.ReplicationCut(r.env, ""), r.ready) }},
+		replicationCut(t),
 		{At: killAt(t), For: 0, Kind: "failover", Target: "redis:primary", Detail: "SIGKILL the primary, promote the replica, repoint clients",
 			build: func(r *rig) faults.Fault { return faults.Failover(r.env, r.proxies) }},
 	}
+}
+
+// replicationCut cuts the primary's replication for the whole run and
+// lets the holder acquire once it is cut.
+func replicationCut(t Timing) Planned {
+	return Planned{At: 0, For: failoverRun(t) + time.Minute, Kind: "replication_cut", Target: "redis:primary", Detail: "primary refuses PSYNC/SYNC, replica link dropped",
+		build: func(r *rig) faults.Fault { return notify(faults.ReplicationCut(r.env, ""), r.ready) }}
 }
 
 func failoverRun(t Timing) time.Duration { return killAt(t) + t.Watchdog }
 
 func failover(r *rig) error { return failoverBy(r, true) }
 
-func failoverBy(r *rig, honour bool) error {
-	if err := r.start(2, nil); err != nil {
+func failoverBy(r *rig, honour bool) error { return failoverOn(r, honour, nil) }
+
+// failoverOn runs the failover duel on the Redis mod makes of the user's
+// (a replica topology by default).
+func failoverOn(r *rig, honour bool, mod func(*redisenv.Config)) error {
+	if err := r.start(2, mod); err != nil {
 		return err
 	}
 	// The holder acquires once replication is cut: the cut is an ACL on
@@ -53,6 +110,11 @@ func failoverBy(r *rig, honour bool) error {
 	res, err := r.failoverDuel(honour, "failover")
 	if err != nil {
 		return err
+	}
+	if f := r.sentinel; f != nil {
+		detected, elected := f.Times()
+		r.figure("primary down (+odown) after the kill", detected.Seconds()*1e3, "ms")
+		r.figure("replica elected (+switch-master) after the kill", elected.Seconds()*1e3, "ms")
 	}
 	r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
 	return nil

@@ -37,15 +37,17 @@ type rig struct {
 
 	env     *redisenv.Env
 	n       int             // clients
-	proxies []*faults.Proxy // one per client; none on a cluster
-	clocks  []*faults.Clock
-	gates   []*faults.Gate
-	clients []*client
-	sched   *faults.Schedule
-	ready   chan struct{}         // closed when the plan's first fault is in
-	raw     redis.UniversalClient // straight to the primary, for inspection
-	closers []func()
-	jvm     *redisson.Driver // Redisson's process, for variants with Redisson holders
+	proxies []*faults.Proxy // one per client; none on a cluster or with Sentinel
+	// sentinel is the variant's Sentinel failover, for its timings.
+	sentinel *faults.SentinelFault
+	clocks   []*faults.Clock
+	gates    []*faults.Gate
+	clients  []*client
+	sched    *faults.Schedule
+	ready    chan struct{}         // closed when the plan's first fault is in
+	raw      redis.UniversalClient // straight to the primary, for inspection
+	closers  []func()
+	jvm      *redisson.Driver // Redisson's process, for variants with Redisson holders
 	// mit and store are set by the mitigation matrix: what the cell turns
 	// on, and the guarded counter critical sections update.
 	mit     *Mitigation
@@ -102,9 +104,10 @@ func (r *rig) start(n int, mod func(*redisenv.Config)) error {
 	for i := range n {
 		r.clocks = append(r.clocks, new(faults.Clock))
 		r.gates = append(r.gates, faults.NewGate())
-		if env.Topology() == redisenv.TopologyCluster {
-			// A cluster client dials every node the slot map names, so one
-			// proxy in front of a seed would not carry its traffic: cluster
+		if env.Topology() == redisenv.TopologyCluster || env.Topology() == redisenv.TopologySentinel {
+			// A cluster client dials every node the slot map names, and a
+			// Sentinel-aware one whichever node the Sentinels name, so one
+			// proxy in front of a node would not carry their traffic: these
 			// scenarios fault the servers, not the client links.
 			continue
 		}

@@ -44,6 +44,9 @@ type Variant struct {
 	// the same seed gives the same plan.
 	Plan func(t Timing, rng *rand.Rand) []Planned
 	run  func(r *rig) error
+	// timing, when set, adjusts the scenario's timing for this variant
+	// (a longer lease where the fault itself takes seconds).
+	timing func(Timing) Timing
 }
 
 // Planned is one step of a plan, described before any target exists;
@@ -205,6 +208,9 @@ func runVariant(ctx context.Context, s *Scenario, v Variant, t Timing, rng *rand
 	if v.Name != "" {
 		name += "." + v.Name
 	}
+	if v.timing != nil {
+		t = v.timing(t)
+	}
 	r := &rig{ctx: ctx, s: s, v: v, name: name, t: t, o: o, rep: rep, kept: kept, plan: v.Plan(t, rng)}
 	if o.NewStore != nil && o.Guard != "" && o.Guard != guard.Off {
 		r.store, r.storeAt = o.NewStore(fmt.Sprintf("lockbench:chaos:%s:%d", name, time.Now().UnixNano()), o.Guard), o.StoreAt
@@ -230,7 +236,11 @@ func PlanLines(s *Scenario, t Timing, seed uint64) []string {
 	rng := Rand(seed, s.Name)
 	var lines []string
 	for _, v := range s.Variants {
-		for _, p := range v.Plan(t, rng) {
+		vt := t
+		if v.timing != nil {
+			vt = v.timing(t)
+		}
+		for _, p := range v.Plan(vt, rng) {
 			lines = append(lines, fmt.Sprintf("%s: %s", v.Name, p))
 		}
 	}

@@ -193,6 +193,30 @@ func TestClusterFailover(t *testing.T) {
 
 // TestSlotMigration: a held, contended lock's slot moves; nothing overlaps
 // and the blocked contenders are woken by the unlock at the new owner.
+// TestFailover: the replica promoted by hand and the replica the Sentinels
+// elect both lose the lock that never replicated; the Sentinels' variant
+// times their detection and election, which cannot come before their
+// down-after-milliseconds.
+func TestFailover(t *testing.T) {
+	rep := run(t, "failover", options(t))
+	if rep.Verdict != results.ExpectedViolation {
+		t.Fatalf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, results.ExpectedViolation)
+	}
+	for _, v := range []string{"run", "sentinel"} {
+		if r := variant(t, rep, v); r.Safety.Violations == 0 {
+			t.Errorf("%s: no violation; want the lost lock's", v)
+		}
+	}
+	figures := map[string]float64{}
+	for _, f := range rep.Figures {
+		figures[f.Name] = f.Value
+	}
+	elected, ok := figures["sentinel: replica elected (+switch-master) after the kill"]
+	if detected := figures["sentinel: primary down (+odown) after the kill"]; !ok || detected < 1000 || elected < detected {
+		t.Errorf("sentinel timings: down %vms, elected %vms; want the election after the detection, both after the 1s down-after", detected, elected)
+	}
+}
+
 func TestSlotMigration(t *testing.T) {
 	rep := run(t, "slot-migration", options(t))
 	if rep.Verdict != results.Pass {
