@@ -23,7 +23,7 @@ var ErrUnavailable = errors.New("redisson: driver unavailable")
 
 // FindJar returns the driver's jar: $LOCKBENCH_REDISSON_JAR, or the one
 // `make redisson-driver` builds, looked for from the working directory
-// upwards. It also checks that java is on PATH, and that the jar is a
+// upwards, then from the program's own directory upwards. It also checks that java is on PATH, and that the jar is a
 // regular file that starts as a jar does, so that nothing else reaches the
 // JVM (a FIFO would block it, another file fail it only once a run began).
 func FindJar() (string, error) {
@@ -39,24 +39,40 @@ func FindJar() (string, error) {
 		}
 		return p, nil
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
 	}
-	for {
-		p := filepath.Join(dir, jarPath)
-		if _, err := os.Stat(p); err == nil {
-			if why := notJar(p); why != "" {
-				return "", fmt.Errorf("%w: %s %s; rebuild it with make redisson-driver", ErrUnavailable, p, why)
+	// A built program run outside the checkout (bin/chaos from elsewhere)
+	// finds the jar beside where it was built.
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			starts = append(starts, filepath.Dir(exe))
+		}
+	}
+	return searchJar(starts...)
+}
+
+// searchJar looks for the jar `make redisson-driver` builds from each of
+// starts upwards, in turn.
+func searchJar(starts ...string) (string, error) {
+	for _, dir := range starts {
+		for {
+			p := filepath.Join(dir, jarPath)
+			if _, err := os.Stat(p); err == nil {
+				if why := notJar(p); why != "" {
+					return "", fmt.Errorf("%w: %s %s; rebuild it with make redisson-driver", ErrUnavailable, p, why)
+				}
+				return p, nil
 			}
-			return p, nil
+			up := filepath.Dir(dir)
+			if up == dir {
+				break
+			}
+			dir = up
 		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", fmt.Errorf("%w: %s not found from the working directory up; build it with make redisson-driver (needs Java 17 and Maven), or set $%s", ErrUnavailable, jarPath, JarEnv)
-		}
-		dir = up
 	}
+	return "", fmt.Errorf("%w: %s not found from the working directory or the program's directory up; build it with make redisson-driver (needs Java 17 and Maven), or set $%s", ErrUnavailable, jarPath, JarEnv)
 }
 
 // JarError is a $LOCKBENCH_REDISSON_JAR that is no jar: bad input, found
