@@ -80,7 +80,7 @@ const (
 type Config struct {
 	// Backend is where Redis comes from (flag --redis). Empty means auto.
 	Backend Backend
-	// Topology is single, replica or cluster (flag --topology). Empty
+	// Topology is single, replica, sentinel or cluster (flag --topology). Empty
 	// means single; a cluster-list URL means cluster.
 	Topology Topology
 	// Shards is the number of cluster primaries (flag --shards); zero means

@@ -337,7 +337,8 @@ type Meta struct {
 	Workload     string    `json:"workload"` // one line: kind, clients × owners, locks, pacing
 	RedisVersion string    `json:"redis_version"`
 	RedisBackend string    `json:"redis_backend"`
-	// RedisTopology is single, replica, "cluster PxR" or cluster (external).
+	// RedisTopology is single, replica, sentinel, "cluster PxR" or cluster
+	// (external).
 	RedisTopology string   `json:"redis_topology,omitempty"`
 	RedisAddr     string   `json:"redis_addr"`
 	Args          []string `json:"args,omitempty"`

@@ -77,8 +77,8 @@ type Profile struct {
 	// owners' commands share batches. lockimpl only.
 	AutoPipeline bool `yaml:"auto_pipeline" json:"auto_pipeline,omitempty"`
 	// Topology is the Redis topology the profile is meant for (single,
-	// replica or cluster), started when --topology is not given; empty
-	// means single.
+	// replica, sentinel or cluster), started when --topology is not given;
+	// empty means single.
 	Topology string `yaml:"topology" json:"topology,omitempty"`
 	// Guard makes each critical section update a counter in a separate
 	// store (package guard): read, hold, write. off (the default), plain,
@@ -254,9 +254,9 @@ func (p Profile) Validate() error {
 		return bad("guard", p.Guard, "fenced writes carry the lock's fencing token, which only kind fenced has; set kind: fenced, or guard: plain")
 	}
 	switch p.Topology {
-	case "", "single", "replica", "cluster":
+	case "", "single", "replica", "sentinel", "cluster":
 	default:
-		return bad("topology", p.Topology, "use single, replica or cluster (or leave it out)")
+		return bad("topology", p.Topology, "use single, replica, sentinel or cluster (or leave it out)")
 	}
 	if p.ReadRatio < 0 || p.ReadRatio > 1 {
 		return bad("read_ratio", p.ReadRatio, "must be between 0 and 1 (0.9 = 90%% reads)")

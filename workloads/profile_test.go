@@ -589,3 +589,14 @@ func TestBuiltinKindComments(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileTopologies: every topology a run can start is a profile's to
+// name.
+func TestProfileTopologies(t *testing.T) {
+	for _, topo := range []string{"single", "replica", "sentinel", "cluster"} {
+		p, err := workloads.Parse([]byte("name: t\ntopology: "+topo+"\n"), ".yaml")
+		if err != nil || p.Topology != topo {
+			t.Errorf("topology %s: %v (%q)", topo, err, p.Topology)
+		}
+	}
+}

@@ -97,8 +97,8 @@ type Config struct {
 	// the others), and the Worker fields the result records. An error
 	// ends the run before any load.
 	Rendezvous func(ctx context.Context) (time.Time, results.Worker, error)
-	// Topology is the topology the run is on (single, replica or
-	// cluster), as its environment knows it: the result's profile records
+	// Topology is the topology the run is on (single, replica, sentinel
+	// or cluster), as its environment knows it: the result's profile records
 	// it, and the profile's own topology field (what it was meant for)
 	// only decides what replica_sync asks. Empty keeps the profile's.
 	Topology string
