@@ -13,8 +13,9 @@
 // in logs or errors); and auto, which picks one and says why (Env.String).
 //
 // Topologies: single, replica (Env.Promote turns the replica into the
-// primary) and cluster (Config.Shards primaries with Config.Replicas
-// replicas each). Each started server is a Node with the handles fault
+// primary), sentinel (local: a primary and a replica that three Sentinels
+// watch and fail over; clients follow them) and cluster (Config.Shards
+// primaries with Config.Replicas replicas each). Each started server is a Node with the handles fault
 // injection needs: Stop, Kill, Pause/Resume, Restart on the same address
 // and data dir, and its log. docs/topologies.md is the guide.
 //
