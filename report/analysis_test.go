@@ -68,18 +68,24 @@ func TestCapacityStatement(t *testing.T) {
 			s := &results.Sweep{Schema: results.SweepSchema, Axis: results.AxisConcurrency, SLOP99Us: 10_000,
 				MaxErrorRate: results.DefaultMaxErrorRate, CurrentX: c.currentX, Points: c.points}
 			s.Analyze()
-			text := strings.Join(capacityStatement(s.Capacity[0], s.Axis, s.SLOP99Us), " ")
-			for _, w := range c.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("statement %q lacks %q", text, w)
-				}
-			}
-			for _, w := range c.not {
-				if strings.Contains(text, w) {
-					t.Errorf("statement %q says %q", text, w)
-				}
-			}
+			requireWords(t, "statement", strings.Join(capacityStatement(s.Capacity[0], s.Axis, s.SLOP99Us), " "), c.want, c.not)
 		})
+	}
+}
+
+// requireWords fails t unless text (what) holds every phrase of want and
+// none of not.
+func requireWords(t *testing.T, what, text string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s %q lacks %q", what, text, w)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(text, w) {
+			t.Errorf("%s %q says %q", what, text, w)
+		}
 	}
 }
 
@@ -98,17 +104,7 @@ func TestGuardLine(t *testing.T) {
 			[]string{"0 lost updates", "stale refused: 0 reads, 1 write", "stale writes accepted: 2"}, []string{"rightful"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := guardLine(&c.g)
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("guardLine = %q, lacks %q", got, w)
-				}
-			}
-			for _, w := range c.not {
-				if strings.Contains(got, w) {
-					t.Errorf("guardLine = %q, says %q", got, w)
-				}
-			}
+			requireWords(t, "guardLine", guardLine(&c.g), c.want, c.not)
 		})
 	}
 }
