@@ -47,6 +47,9 @@ type MitigationCell struct {
 	// holder's token; without a fence, nothing was there to refuse them.
 	Fenced  bool  `json:"fenced,omitempty"`
 	Written int64 `json:"written"`
+	// Refused are acquisitions a safety setting refused (ErrRefused):
+	// availability the cell gave up for its verdict.
+	Refused int64 `json:"refused_acquisitions"`
 	// Expect is the cell's expected lost updates, Why the reason.
 	Expect string `json:"expect"`
 	Why    string `json:"why"`
@@ -66,7 +69,21 @@ type MitigationCost struct {
 	AcquireP99Us float64 `json:"acquire_p99_us"`
 	Lost         int64   `json:"lost_updates"`
 	Violations   int64   `json:"violations"`
-	Problem      string  `json:"problem,omitempty"`
+	// ReplicaDown is the same workload run again with the replica
+	// stopped: what the mitigation still grants, and what it refuses.
+	ReplicaDown *ReplicaDownCost `json:"replica_down,omitempty"`
+	Problem     string           `json:"problem,omitempty"`
+}
+
+// ReplicaDownCost is a healthy run's workload with the replica stopped.
+type ReplicaDownCost struct {
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_s"`
+	// Attempts are the measured acquisitions, Refused those a safety
+	// setting refused (ErrRefused), Failed those that failed otherwise.
+	Attempts int64 `json:"attempts"`
+	Refused  int64 `json:"refused"`
+	Failed   int64 `json:"failed"`
 }
 
 // OK reports whether every cell met its expectation and every healthy run

@@ -67,10 +67,15 @@ const (
 	// ErrOther: anything else (an unexpected reply, a failed nested
 	// acquisition).
 	ErrOther
+	// ErrRefused: a safety setting refused the acquisition: too few
+	// replicas acknowledged it (the lock is given back), or the server
+	// had too few good replicas to take the write (NOREPLICAS). It is
+	// availability paid for safety, not a fault of the lock.
+	ErrRefused
 	numErrClasses
 )
 
-var errClassNames = [numErrClasses]string{"none", "timeout", "ctx", "conn", "redis", "stalled", "other"}
+var errClassNames = [numErrClasses]string{"none", "timeout", "ctx", "conn", "redis", "stalled", "other", "refused"}
 
 // ErrClassNames lists the failure classes in the order results print them.
 func ErrClassNames() []string { return append([]string(nil), errClassNames[1:]...) }

@@ -49,7 +49,7 @@ func clusterFailover(r *rig, honour bool) error {
 		return err
 	}
 	res, err := r.failoverDuel(honour, "cluster_failover")
-	if err != nil {
+	if err != nil || res == nil {
 		return err
 	}
 	if !honour {

@@ -42,6 +42,10 @@ type duelOutcome struct {
 	firstContend  []time.Time // each contender's first acquisition (zero: never)
 	contendTotal  int         // acquisitions by contenders
 	holderAcqErrs []error     // a holder that could not even acquire
+	// holderRefused counts holders whose acquisition a safety setting
+	// refused (results.ErrRefused): not a failure of the run, and the
+	// duel's other checks then have no hold to judge.
+	holderRefused int
 	lockNames     []string
 }
 
@@ -146,7 +150,7 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 					}
 				}
 				if !ok {
-					out.holderAcqErrs[i] = fmt.Errorf("holder %d could not acquire: %v", i, err)
+					out.holderAcqErrs[i] = fmt.Errorf("holder %d could not acquire: %w", i, err)
 				}
 			}()
 		}
@@ -195,6 +199,12 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 	}
 	for range n {
 		<-hdone
+	}
+	for i, e := range out.holderAcqErrs {
+		if e != nil && workloads.Classify(e) == results.ErrRefused {
+			out.holderRefused++
+			out.holderAcqErrs[i] = nil
+		}
 	}
 	for range n {
 		c := <-cdone

@@ -64,11 +64,13 @@ func sentinelFailoverPlan(t Timing, _ *rand.Rand) []Planned {
 // sentinelFailover is the failover as production runs it: three Sentinels
 // notice the dead primary and elect the replica, and the clients, asking
 // the Sentinels, follow. Sentinel runs on the local backend only.
-func sentinelFailover(r *rig) error {
+func sentinelFailover(r *rig) error { return sentinelFailoverBy(r, true) }
+
+func sentinelFailoverBy(r *rig, honour bool) error {
 	if r.o.Redis.Backend == redisenv.BackendContainer {
 		return &skipError{why: "Sentinel runs on the local backend", variant: true}
 	}
-	return failoverOn(r, true, func(c *redisenv.Config) {
+	return failoverOn(r, honour, func(c *redisenv.Config) {
 		c.Topology, c.SentinelDownAfter = redisenv.TopologySentinel, sentinelDownAfter(r.t)
 	})
 }
@@ -87,6 +89,10 @@ func replicationCut(t Timing) Planned {
 	return Planned{At: 0, For: failoverRun(t) + time.Minute, Kind: "replication_cut", Target: "redis:primary", Detail: "primary refuses PSYNC/SYNC, replica link dropped",
 		build: func(r *rig) faults.Fault { return notify(faults.ReplicationCut(r.env, ""), r.ready) }}
 }
+
+// refuses reports whether mit refuses acquisitions that no replica
+// backs.
+func refuses(mit *Mitigation) bool { return mit != nil && (mit.MinAcks || mit.MinReplicas) }
 
 func failoverRun(t Timing) time.Duration { return killAt(t) + t.Watchdog }
 
@@ -116,6 +122,9 @@ func failoverOn(r *rig, honour bool, mod func(*redisenv.Config)) error {
 		r.figure("primary down (+odown) after the kill", detected.Seconds()*1e3, "ms")
 		r.figure("replica elected (+switch-master) after the kill", elected.Seconds()*1e3, "ms")
 	}
+	if res == nil { // refused: no hold to overlap
+		return nil
+	}
 	r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
 	return nil
 }
@@ -133,6 +142,15 @@ func (r *rig) failoverDuel(honour bool, kind string) (*results.Result, error) {
 	}
 	res := out.res
 	r.safetyFigures(res)
+	if refuses(r.mit) {
+		// A setting that refuses what replication cannot back refuses the
+		// holder (its replica is cut off) and, after the failover, the
+		// contender (the promoted replica has none): nothing overlaps.
+		r.check("the holder's acquisition is refused", "refused", fmt.Sprintf("%d of 1 refused", out.holderRefused), out.holderRefused == 1)
+		r.check("the contender never acquires", "never", since(out.base, out.firstContend[0]), out.contendTotal == 0)
+		r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
+		return nil, nil
+	}
 	var failAt float64
 	for _, e := range res.Events {
 		if e.Kind == kind {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,9 +27,23 @@ type Mitigation struct {
 	Sync bool
 	// Fencing: fenced locks, and a store that refuses stale tokens.
 	Fencing bool
+	// MinAcks: lockimpl's Options.MinReplicaAcks at 1: every acquisition
+	// waits for one replica's acknowledgement whatever INFO counts, and one
+	// without it is given back and fails.
+	MinAcks bool
+	// MinReplicas: the servers refuse writes unless a replica acknowledged
+	// within the lag (min-replicas-to-write 1, min-replicas-max-lag).
+	MinReplicas bool
+	// Redlock: the holders are redsync mutexes on five independent
+	// primaries (quorum 3), extended while held, and they stop when the
+	// validity redsync gives them ends, as the algorithm tells clients to.
+	Redlock bool
 	// Redisson: the holder is a real Redisson thread (no loss signal), in
 	// the scenarios that have a Redisson variant.
 	Redisson bool
+	// RedissonNoSync turns Redisson's checkLockSyncedSlaves off (on by
+	// default: WAIT after every lock script).
+	RedissonNoSync bool
 }
 
 // Mitigations are the matrix's columns.
@@ -36,9 +51,13 @@ var Mitigations = []Mitigation{
 	{Name: "none"},
 	{Name: "honour", Honour: true},
 	{Name: "wait", Sync: true},
+	{Name: "min-acks", MinAcks: true},
+	{Name: "min-replicas", MinReplicas: true},
 	{Name: "fencing", Fencing: true},
 	{Name: "honour+fencing", Honour: true, Fencing: true},
+	{Name: "redlock", Redlock: true},
 	{Name: "redisson", Redisson: true},
+	{Name: "redisson-nowait", Redisson: true, RedissonNoSync: true},
 	{Name: "redisson+fencing", Redisson: true, Fencing: true},
 }
 
@@ -47,19 +66,30 @@ const (
 	expectNone = "0 lost updates"
 	expectSome = "lost updates > 0"
 	expectAny  = "any (shown, not gated)"
+	// expectRefused: the setting refuses acquisitions it cannot make
+	// safe, so nothing is lost and some acquisitions fail: the cell
+	// needs both, since a cell where nobody wrote shows nothing else.
+	expectRefused = "0 lost updates, acquisitions refused"
 )
 
 // matrixRow is a scenario of the matrix: how to run it with or without
 // holders honouring Lost, and what each mitigation should give.
 type matrixRow struct {
-	s      *Scenario
-	plan   func(Timing, *rand.Rand) []Planned
-	run    func(r *rig, honour bool) error
+	s    *Scenario
+	plan func(Timing, *rand.Rand) []Planned
+	run  func(r *rig, honour bool) error
+	// timing, when set, adjusts the timing for every cell of the row.
+	timing func(Timing) Timing
 	expect expectations
 	// redisson runs the scenario with a Redisson holder on redissonPlan;
 	// nil where the scenario has none.
 	redisson     func(r *rig) error
 	redissonPlan func(Timing, *rand.Rand) []Planned
+	// redlock runs the scenario with redsync holders on five nodes on
+	// redlockPlan; nil where it means nothing, and noRedlock says why.
+	redlock     func(r *rig) error
+	redlockPlan func(Timing, *rand.Rand) []Planned
+	noRedlock   string
 }
 
 // verdict is a cell's expected lost updates and why.
@@ -68,7 +98,7 @@ type verdict struct{ want, why string }
 // expectations are a row's verdicts by mitigation alone; of derives a
 // combination's.
 type expectations struct {
-	redissonFencing, redisson, fencing, honour, sync, none verdict
+	redissonFencing, redisson, redissonNoSync, redlock, fencing, honour, sync, minAcks, minReplicas, none verdict
 }
 
 // of is the verdict of mitigation m. Honour and fencing each only take
@@ -81,8 +111,16 @@ func (e expectations) of(m Mitigation) verdict {
 	switch {
 	case m.Redisson && m.Fencing:
 		return e.redissonFencing
+	case m.Redisson && m.RedissonNoSync:
+		return e.redissonNoSync
 	case m.Redisson:
 		return e.redisson
+	case m.Redlock:
+		return e.redlock
+	case m.MinAcks:
+		return e.minAcks
+	case m.MinReplicas:
+		return e.minReplicas
 	case m.Sync && (m.Honour || m.Fencing):
 		return verdict{expectAny, "replica sync moves the acquisitions that honour and fencing alone were judged on"}
 	case m.Sync:
@@ -135,27 +173,49 @@ var clientSide = expectations{
 	redisson:        verdict{expectSome, "Redisson tells the holder nothing: it writes over the new holder's update"},
 	fencing:         verdict{expectNone, "the store refuses the stale holder's token"},
 	honour:          verdict{expectNone, "the holder stops at Lost, before the lock can have expired, and does not write"},
+	redissonNoSync:  verdict{expectSome, "Redisson tells the holder nothing: it writes over the new holder's update"},
+	redlock:         verdict{expectNone, "the holder stops when its validity ends (an extension short of a quorum, or the lease run out), before any node's key expires"},
 	sync:            verdict{expectSome, "WAIT replicates the acquisition; the holder still writes after losing the lock"},
+	minAcks:         verdict{expectSome, "the replica acknowledges every acquisition; the holder still writes after losing the lock"},
+	minReplicas:     verdict{expectSome, "the replica is up and current, so the server takes every write; the holder still writes after losing the lock"},
 	none:            verdict{expectSome, "the stale holder writes over the new holder's update"},
 }
 
 // restart is a restart without persistence: the locks and the token
 // counters are gone.
 var restart = expectations{
-	fencing: verdict{expectAny, "the restart without persistence loses the token counter too: tokens start again and can repeat"},
-	honour:  verdict{expectNone, "the holders learn of the loss at their next renewal, before their write at the end of the hold"},
-	sync:    verdict{expectSome, "the restarted primary is empty and its replica resyncs from it: what WAIT replicated is gone too"},
-	none:    verdict{expectSome, "the restart forgets the locks: contenders take them while the holders work on and write"},
+	redissonFencing: verdict{expectAny, "the restart without persistence loses the token counter too: tokens start again and can repeat"},
+	redisson:        verdict{expectSome, "Redisson's WAIT reached the replica, which resyncs from the empty primary; the holder, told nothing, writes on"},
+	redissonNoSync:  verdict{expectSome, "the restart forgets the lock and Redisson tells the holder nothing: it writes on"},
+	fencing:         verdict{expectAny, "the restart without persistence loses the token counter too: tokens start again and can repeat"},
+	honour:          verdict{expectNone, "the holders learn of the loss at their next renewal, before their write at the end of the hold"},
+	sync:            verdict{expectSome, "the restarted primary is empty and its replica resyncs from it: what WAIT replicated is gone too"},
+	minAcks:         verdict{expectSome, "the replica acknowledged the lock, then resyncs from the empty primary and acknowledges the contender's too"},
+	minReplicas:     verdict{expectSome, "the restarted primary refuses writes only until its replica is back; then the contender takes the forgotten lock"},
+	none:            verdict{expectSome, "the restart forgets the locks: contenders take them while the holders work on and write"},
 }
 
 // serverFailover is where the lock's primary dies before the lock
 // replicated and its replica is promoted.
 var serverFailover = expectations{
-	fencing: verdict{expectAny, "the fencing counter's INCR may not have replicated: the new primary can hand out a token already used"},
-	honour:  verdict{expectAny, "the holder learns of the loss at its next renewal; whether it wrote before depends on timing"},
-	sync:    verdict{expectAny, "replication is cut, so the replica is not counted and WAIT is not sent: it narrows only what it can see"},
-	none:    verdict{expectSome, "the promoted replica never had the lock: the contender takes it and both write"},
+	redissonFencing: verdict{expectAny, "the fencing counter's INCR may not have replicated: the new primary can hand out a token already used"},
+	redisson:        verdict{expectSome, "replication is cut, so Redisson counts no synced replica to wait for; its holder, told nothing, writes on beside the contender"},
+	redissonNoSync:  verdict{expectSome, "the promoted replica never had the lock, and Redisson tells the holder nothing: both write"},
+	fencing:         verdict{expectAny, "the fencing counter's INCR may not have replicated: the new primary can hand out a token already used"},
+	honour:          verdict{expectAny, "the holder learns of the loss at its next renewal; whether it wrote before depends on timing"},
+	sync:            verdict{expectAny, "replication is cut, so the replica is not counted and WAIT is not sent: it narrows only what it can see"},
+	minAcks:         verdict{expectRefused, "with replication cut no replica acknowledges, so every acquisition is given back: on the old primary and on the promoted one, which has no replica"},
+	minReplicas:     verdict{expectRefused, "with replication cut the primary has no good replica and refuses the lock's write; the promoted replica has none either"},
+	none:            verdict{expectSome, "the promoted replica never had the lock: the contender takes it and both write"},
 }
+
+// Redlock's nodes are independent primaries: the rows that fail a
+// single primary over or restart it have a Redlock counterpart of their
+// own.
+const (
+	redlockNoFailover = "Redlock runs on five independent primaries without replicas: nothing fails over; its hazards are node-restart and node-clock-jump"
+	redlockNoRestart  = "on Redlock this is the node-restart row (one of five nodes restarted empty)"
+)
 
 // matrixRows are the matrix's scenarios.
 func matrixRows() []matrixRow {
@@ -166,9 +226,12 @@ func matrixRows() []matrixRow {
 			redisson: func(r *rig) error { return clientFreezeBy(r, false, true) }, redissonPlan: freezeJVMPlan},
 		{s: leaseExpiryScenario, plan: noFaults, run: func(r *rig, h bool) error { return leaseExpiryOn(r, h, nil) }, expect: clientSide,
 			redisson: leaseExpiryRedisson, redissonPlan: noFaults},
-		{s: redisRestartScenario, plan: killPlan, run: func(r *rig, h bool) error { return redisRestartBy(r, false, h) }, expect: restart},
-		{s: failoverScenario, plan: failoverPlan, run: failoverBy, expect: serverFailover},
-		{s: clusterFailoverScenario, plan: clusterFailoverPlan, run: clusterFailover, expect: serverFailover},
+		{s: redisRestartScenario, plan: killPlan, run: func(r *rig, h bool) error { return redisRestartBy(r, false, h) }, expect: restart,
+			noRedlock: redlockNoRestart},
+		{s: failoverScenario, plan: sentinelFailoverPlan, run: sentinelFailoverBy, timing: sentinelTiming, expect: serverFailover,
+			noRedlock: redlockNoFailover},
+		{s: clusterFailoverScenario, plan: clusterFailoverPlan, run: clusterFailover, expect: serverFailover,
+			noRedlock: redlockNoFailover},
 	}
 }
 
@@ -345,6 +408,14 @@ func runCell(ctx context.Context, o Options, mo MitigationOptions, t Timing, row
 		}
 		v.Plan, v.run = row.redissonPlan, row.redisson
 	}
+	if mi.Redlock {
+		if row.redlock == nil {
+			c.Skipped = cmp.Or(row.noRedlock, "no Redlock variant of this scenario")
+			return c
+		}
+		v.Plan, v.run = row.redlockPlan, row.redlock
+	}
+	v.timing = row.timing
 	mit := mi
 	err := runVariant(ctx, row.s, v, t, Rand(o.Seed, row.s.Name), o, rep, &kept, func(r *rig) {
 		r.mit, r.store, r.storeAt = &mit, cellStore(mo, row.s.Name, mi), mo.StoreAt
@@ -354,6 +425,9 @@ func runCell(ctx context.Context, o Options, mo MitigationOptions, t Timing, row
 	if errors.As(err, &skip) {
 		c.Skipped = skip.why
 		return c
+	}
+	if n := len(kept); n > 0 {
+		c.Refused = kept[n-1].Errors[results.ErrRefused.String()]
 	}
 	judgeCell(&c, rep, err, mi.Honour)
 	return c
@@ -387,7 +461,7 @@ func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error, h
 			// unless every section read it and then stopped at its loss
 			// signal, which is what honouring it means.
 			stoppedAll := honour && g.Sections > 0 && run.Lost >= g.Sections
-			if g.Written == 0 && g.Accepted == 0 && !stoppedAll {
+			if g.Written == 0 && g.Accepted == 0 && !stoppedAll && c.Refused == 0 {
 				problems = append(problems, fmt.Sprintf("no write reached the guarded counter (%s read it): its lost updates measure nothing", results.Count(g.Sections, "critical section")))
 			}
 		} else {
@@ -401,6 +475,8 @@ func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error, h
 		problems = append(problems, fmt.Sprintf("%d lost updates", c.Lost))
 	case c.Expect == expectSome && c.Lost == 0:
 		problems = append(problems, "no lost update")
+	case c.Expect == expectRefused && (c.Lost != 0 || c.Refused == 0):
+		problems = append(problems, fmt.Sprintf("%d lost updates, %s", c.Lost, results.Count(c.Refused, "acquisition")+" refused"))
 	}
 	c.OK = len(problems) == 0
 	c.Problem = strings.Join(problems, "; ")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -85,6 +86,9 @@ func (r *rig) start(n int, mod func(*redisenv.Config)) error {
 	if mod != nil {
 		mod(&cfg)
 	}
+	if r.mit != nil && r.mit.MinReplicas {
+		cfg.ServerArgs = append(slices.Clone(cfg.ServerArgs), minReplicasArgs...)
+	}
 	env, err := redisenv.Start(r.ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start Redis: %w", err)
@@ -120,6 +124,12 @@ func (r *rig) start(n int, mod func(*redisenv.Config)) error {
 	return nil
 }
 
+// minReplicasArgs make a primary refuse writes unless a replica
+// acknowledged within the lag: replicas acknowledge every second, so a
+// lag of a few seconds refuses nothing on a healthy pair, and a replica
+// that is gone (its link closed) counts at once.
+var minReplicasArgs = []string{"min-replicas-to-write 1", "min-replicas-max-lag 3"}
+
 // redisFor is client i's connection pool, through its proxy (i < 0: the
 // PING sampler, straight to Redis: the floor is Redis's, not the fault's).
 func (r *rig) redisFor(i, pool int) redis.UniversalClient {
@@ -146,7 +156,10 @@ func (r *rig) redisFor(i, pool int) redis.UniversalClient {
 func (r *rig) lockOptions(i int) lockimpl.Options {
 	o := lockimpl.Options{WatchdogTimeout: r.t.Watchdog, Clock: r.clocks[i].Now}
 	if r.mit != nil {
-		o.SkipReplicaSync = !r.mit.Sync
+		o.SkipReplicaSync = !r.mit.Sync && !r.mit.MinAcks
+		if r.mit.MinAcks {
+			o.MinReplicaAcks = 1
+		}
 	}
 	return o
 }
@@ -359,9 +372,9 @@ func (r *rig) workload(p workloads.Profile, ignoreLost bool) (*results.Result, e
 func (r *rig) workloadOn(p workloads.Profile, ignoreLost bool, impl workloads.Impl) (*results.Result, error) {
 	p.Name = "chaos-" + r.name
 	if r.mit != nil {
-		// The cell's clients wait for replicas only under the wait
-		// mitigation (lockOptions): the profile as run says so.
-		p.ReplicaSync = r.mit.Sync
+		// The cell's clients wait for replicas only under the wait and
+		// min-acks mitigations (lockOptions): the profile as run says so.
+		p.ReplicaSync = r.mit.Sync || r.mit.MinAcks
 	}
 	var store *guard.Store
 	if r.store != nil {

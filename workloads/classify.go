@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -40,6 +41,9 @@ func Classify(err error) results.ErrClass {
 		return results.ErrConn
 	}
 	var rerr redis.Error
+	if errors.Is(err, lockimpl.ErrReplicaSync) || errors.As(err, &rerr) && strings.Contains(rerr.Error(), "NOREPLICAS") {
+		return results.ErrRefused
+	}
 	if errors.As(err, &rerr) && !errors.Is(err, redis.Nil) {
 		return results.ErrRedis
 	}
