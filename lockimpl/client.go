@@ -56,6 +56,9 @@ type Client struct {
 	wd      *watchdog
 	latches *janitor
 	repl    replicaCache
+	// waitTwins are twins of the primaries' clients whose reads outlast a
+	// replica-sync WAIT (see waitReader), by client.
+	waitTwins sync.Map
 	late    lateness // how late the holds' deadline timers have fired lately
 
 	mu      sync.Mutex

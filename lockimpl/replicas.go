@@ -271,7 +271,7 @@ func isRedirect(err error) bool {
 // WAIT gets at least 1 ms (ms): WAIT 0 would block for ever.
 func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, aof bool, replicas int, load bool, bound time.Duration) (any, int, error) {
 	timeout := ms(bound)
-	pipe := node.Pipeline()
+	pipe := c.waitReader(node).Pipeline()
 	args := cmd.args
 	if load {
 		args = make([]any, len(cmd.args))
@@ -299,6 +299,32 @@ func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, aof b
 		}
 	}
 	return res, acked, err
+}
+
+// waitReadSlack is what a WAIT's reply may take beyond its timeout to
+// arrive: the round trip and the server's scheduling.
+const waitReadSlack = time.Second
+
+// waitReader is n, or a twin of it (sharing its pool) that waits for
+// replies long enough for a WAIT of ReplicaSyncTimeout. go-redis reads a
+// pipeline's replies within the client's ReadTimeout: shorter than the
+// WAIT, a replica that does not acknowledge would fail the acquisition
+// as a broken connection, with the lock left held until its lease ends,
+// instead of giving it back with ErrReplicaSync.
+func (c *Client) waitReader(n node) node {
+	cl, ok := n.(*redis.Client)
+	if !ok {
+		return n
+	}
+	need := c.opts.ReplicaSyncTimeout + waitReadSlack
+	if rt := cl.Options().ReadTimeout; rt <= 0 || rt >= need {
+		return n // no deadline, or long enough
+	}
+	if twin, ok := c.waitTwins.Load(cl); ok {
+		return twin.(*redis.Client)
+	}
+	twin, _ := c.waitTwins.LoadOrStore(cl, cl.WithTimeout(need))
+	return twin.(*redis.Client)
 }
 
 // node is a client of one server (or an autopipeliner over one) that can

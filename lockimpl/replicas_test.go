@@ -234,3 +234,37 @@ func TestMinReplicaAcksRefused(t *testing.T) {
 		_ = rdb.Close()
 	}
 }
+
+// TestReplicaSyncOutlastsReadTimeout: a client whose ReadTimeout is
+// shorter than the WAIT still waits the whole ReplicaSyncTimeout for the
+// WAIT's answer (not cut short as a broken connection), then gives the
+// acquisition back with ErrReplicaSync.
+func TestReplicaSyncOutlastsReadTimeout(t *testing.T) {
+	f := setup(t, redisenv.Config{Topology: redisenv.TopologyReplica})
+	o := f.env.ClientOptions(4)
+	o.ReadTimeout = 200 * time.Millisecond
+	rdb := redisenv.NewUniversalClient(o)
+	t.Cleanup(func() { rdb.Close() })
+	c, err := lockimpl.NewClient(bg, rdb, testOptions(lockimpl.Options{MinReplicaAcks: 1, ReplicaSyncTimeout: 600 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	unlock(t, lock(t, c.NewOwner().Lock("rt")))
+	if err := f.env.Replica().Kill(bg); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got, err := c.NewOwner().Lock("rt").TryLock(bg, lockimpl.TryLockOptions{})
+	if took := time.Since(start); took < 600*time.Millisecond {
+		t.Errorf("the acquisition failed after %v, before its WAIT's 600ms: the read deadline cut it", took)
+	}
+	if got != nil || !errors.Is(err, lockimpl.ErrReplicaSync) {
+		t.Fatalf("TryLock with the replica killed = %v, %v; want ErrReplicaSync", got, err)
+	}
+	f.wantAbsent("rt")
+	// The client's own commands keep its short deadline.
+	if rt := rdb.(*redis.Client).Options().ReadTimeout; rt != o.ReadTimeout {
+		t.Errorf("the client's ReadTimeout became %v", rt)
+	}
+}

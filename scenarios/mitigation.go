@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/results"
@@ -357,8 +358,8 @@ func RunMitigation(ctx context.Context, o Options, mo MitigationOptions) *result
 		if mo.NoCosts || external != "" {
 			break
 		}
-		if mi.Redisson {
-			continue // Redisson's costs are bench perf's (docs/perf.md)
+		if mi.Redisson || mi.Redlock {
+			continue // Redisson's costs are bench perf's (docs/perf.md); Redlock's come with its own nodes
 		}
 		if ctx.Err() != nil {
 			m.Partial = true
@@ -482,36 +483,13 @@ func judgeCell(c *results.MitigationCell, rep *results.ChaosReport, err error, h
 	c.Problem = strings.Join(problems, "; ")
 }
 
-// runCost runs mitigation mi on a healthy run: the mutex workload, guarded
-// counter on, no fault.
+// runCost runs mitigation mi on a healthy run (the mutex workload,
+// guarded counter on, no fault), then again with the replica killed for
+// the whole run: what the mitigation costs when all is well, and the
+// availability it gives up when a replica is gone.
 func runCost(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi Mitigation) results.MitigationCost {
 	c := results.MitigationCost{Mitigation: mi.Name}
-	s := &Scenario{Name: "healthy", Description: "no fault", Topology: redisenv.TopologyReplica}
-	rep := &results.ChaosReport{Schema: results.ChaosSchema, Scenario: s.Name, Start: time.Now()}
-	var kept []*results.Result
-	var res *results.Result
-	v := Variant{Name: mi.Name, Plan: noFaults, run: func(r *rig) error {
-		if err := r.start(2, nil); err != nil {
-			return err
-		}
-		p := profile("mutex", "clients", "2", "owners", "4", "warmup", "1s", "duration", t.pick(20*time.Second, 4*time.Second).String())
-		var err error
-		res, err = r.workloadOn(p, !mi.Honour, workloads.Lockimpl{OptionsFor: r.lockOptions})
-		return err
-	}}
-	mit := mi
-	err := runVariant(ctx, s, v, t, Rand(o.Seed, s.Name), o, rep, &kept, func(r *rig) {
-		r.mit, r.store, r.storeAt = &mit, cellStore(mo, s.Name, mi), mo.StoreAt
-	})
-	var problems []string
-	if err != nil {
-		problems = append(problems, err.Error())
-	}
-	for _, ch := range rep.Checks {
-		if !ch.OK {
-			problems = append(problems, fmt.Sprintf("%s: want %s, got %s", ch.Name, ch.Want, ch.Got))
-		}
-	}
+	res, problems := costRun(ctx, o, mo, t, mi, false)
 	if res != nil {
 		c.OpsPerSec = res.Throughput.OpsPerSec
 		if l, ok := res.Latency[results.AcquireAll]; ok {
@@ -527,6 +505,72 @@ func runCost(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi 
 			problems = append(problems, fmt.Sprintf("%s, %s on a healthy run", results.Count(c.Violations, "violation"), results.Count(c.Lost, "lost update")))
 		}
 	}
+	if ctx.Err() == nil {
+		down, downProblems := costRun(ctx, o, mo, t, mi, true)
+		for _, p := range downProblems {
+			problems = append(problems, "replica down: "+p)
+		}
+		if down != nil {
+			refused := down.Errors[results.ErrRefused.String()]
+			c.ReplicaDown = &results.ReplicaDownCost{Seconds: down.Measured, OpsPerSec: down.Throughput.OpsPerSec,
+				Attempts: down.Throughput.Attempts, Refused: refused,
+				Failed: down.ErrorCount() - refused - down.Errors[results.ErrTimeout.String()]}
+			if down.Safety.Violations != 0 {
+				problems = append(problems, "replica down: "+results.Count(down.Safety.Violations, "violation"))
+			}
+		}
+	}
 	c.Problem = strings.Join(problems, "; ")
 	return c
+}
+
+// costRun is one healthy run of mitigation mi; replicaDown kills the
+// replica for the whole run (a planned fault, restarted at its end).
+// Its problems are the run's failed checks, except, with the replica
+// down, those about operations failing: refusing them is what is
+// measured.
+func costRun(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi Mitigation, replicaDown bool) (*results.Result, []string) {
+	s := &Scenario{Name: "healthy", Description: "no fault", Topology: redisenv.TopologyReplica}
+	dur := t.pick(20*time.Second, 4*time.Second)
+	plan, name := noFaults, mi.Name
+	if replicaDown {
+		dur = t.pick(10*time.Second, 5*time.Second)
+		name += "-replica-down"
+		plan = func(Timing, *rand.Rand) []Planned {
+			return []Planned{{At: 0, For: dur + 5*time.Second, Kind: "kill", Target: "redis:replica", Detail: "SIGKILL the replica for the whole run, restart after",
+				build: func(r *rig) faults.Fault { return faults.Kill(r.env.Replica()) }}}
+		}
+	}
+	rep := &results.ChaosReport{Schema: results.ChaosSchema, Scenario: s.Name, Start: time.Now()}
+	var kept []*results.Result
+	var res *results.Result
+	v := Variant{Name: name, Plan: plan, run: func(r *rig) error {
+		if err := r.start(2, nil); err != nil {
+			return err
+		}
+		p := profile("mutex", "clients", "2", "owners", "4", "warmup", "1s", "duration", dur.String())
+		var err error
+		res, err = r.workloadOn(p, !mi.Honour, workloads.Lockimpl{OptionsFor: r.lockOptions})
+		return err
+	}}
+	mit := mi
+	err := runVariant(ctx, s, v, t, Rand(o.Seed, s.Name), o, rep, &kept, func(r *rig) {
+		r.mit, r.store, r.storeAt = &mit, cellStore(mo, s.Name, mi), mo.StoreAt
+	})
+	var problems []string
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for _, ch := range rep.Checks {
+		if !ch.OK && !(replicaDown && refusalCheck(ch.Name)) {
+			problems = append(problems, fmt.Sprintf("%s: want %s, got %s", ch.Name, ch.Want, ch.Got))
+		}
+	}
+	return res, problems
+}
+
+// refusalCheck reports whether a health check is about operations that
+// failed, which a mitigation refusing acquisitions fails on purpose.
+func refusalCheck(name string) bool {
+	return strings.HasSuffix(name, ": some operation succeeded") || strings.HasSuffix(name, ": no failures outside the fault windows")
 }
