@@ -236,6 +236,17 @@ func matrixRows() []matrixRow {
 	}
 }
 
+// skip is why mitigation mi cannot run in the row, "" when it can.
+func (row matrixRow) skip(mi Mitigation) string {
+	switch {
+	case mi.Redlock && row.redlock == nil:
+		return cmp.Or(row.noRedlock, "no Redlock variant of this scenario")
+	case mi.Redisson && row.redisson == nil:
+		return "no Redisson variant of this scenario"
+	}
+	return ""
+}
+
 // MitigationOptions is what RunMitigation needs beyond the scenarios' Options.
 type MitigationOptions struct {
 	// NewStore returns the guarded counter at key in mode (a second Redis
@@ -401,19 +412,14 @@ func runCell(ctx context.Context, o Options, mo MitigationOptions, t Timing, row
 	}
 	rep := &results.ChaosReport{Schema: results.ChaosSchema, Scenario: row.s.Name, Start: time.Now()}
 	var kept []*results.Result
-	v := Variant{Name: "matrix-" + mi.Name, Plan: row.plan, run: func(r *rig) error { return row.run(r, mi.Honour) }}
-	if mi.Redisson {
-		if row.redisson == nil {
-			c.Skipped = "no Redisson variant of this scenario"
-			return c
-		}
-		v.Plan, v.run = row.redissonPlan, row.redisson
+	if c.Skipped = row.skip(mi); c.Skipped != "" {
+		return c
 	}
-	if mi.Redlock {
-		if row.redlock == nil {
-			c.Skipped = cmp.Or(row.noRedlock, "no Redlock variant of this scenario")
-			return c
-		}
+	v := Variant{Name: "matrix-" + mi.Name, Plan: row.plan, run: func(r *rig) error { return row.run(r, mi.Honour) }}
+	switch {
+	case mi.Redisson:
+		v.Plan, v.run = row.redissonPlan, row.redisson
+	case mi.Redlock:
 		v.Plan, v.run = row.redlockPlan, row.redlock
 	}
 	v.timing = row.timing
@@ -573,4 +579,93 @@ func costRun(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi 
 // failed, which a mitigation refusing acquisitions fails on purpose.
 func refusalCheck(name string) bool {
 	return strings.HasSuffix(name, ": some operation succeeded") || strings.HasSuffix(name, ": no failures outside the fault windows")
+}
+
+// Expected is one cell's expected verdict, as the matrix would judge it,
+// or why the cell is skipped wherever it runs.
+type Expected struct {
+	Scenario, Mitigation string
+	Expect, Why          string
+	Skipped              string
+}
+
+// Expectations are every cell's expected verdicts, rows then columns,
+// without running anything: what the README's table of expectations is
+// made from.
+func Expectations() []Expected {
+	var out []Expected
+	for _, row := range matrixRows() {
+		for _, mi := range Mitigations {
+			v := row.expect.of(mi)
+			e := Expected{Scenario: row.s.Name, Mitigation: mi.Name, Expect: v.want, Why: v.why}
+			e.Skipped = row.skip(mi)
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// expectShort is an expectation as a table cell.
+var expectShort = map[string]string{
+	expectNone:    "0",
+	expectSome:    "> 0",
+	expectAny:     "any",
+	expectRefused: "0, refused",
+}
+
+// ExpectationsMarkdown is the matrix's expected lost updates as a
+// Markdown table (0, > 0, any: shown, not gated; 0, refused: nothing
+// lost and some acquisitions refused), skipped cells numbered against
+// their reasons under it, and, with whys, each cell's reason after.
+func ExpectationsMarkdown(whys bool) string {
+	var b strings.Builder
+	b.WriteString("| scenario | " + strings.Join(names(Mitigations), " | ") + " |\n|---|")
+	b.WriteString(strings.Repeat("---|", len(Mitigations)) + "\n")
+	var reasons []string
+	var row string
+	for _, e := range Expectations() {
+		if e.Scenario != row {
+			if row != "" {
+				b.WriteString("\n")
+			}
+			row = e.Scenario
+			b.WriteString("| " + row + " |")
+		}
+		cell := expectShort[e.Expect]
+		if e.Skipped != "" {
+			i := slices.Index(reasons, e.Skipped)
+			if i < 0 {
+				reasons = append(reasons, e.Skipped)
+				i = len(reasons) - 1
+			}
+			cell = fmt.Sprintf("skipped (%d)", i+1)
+		}
+		b.WriteString(" " + cell + " |")
+	}
+	b.WriteString("\n\n")
+	for i, r := range reasons {
+		fmt.Fprintf(&b, "(%d) %s.\n", i+1, r)
+	}
+	if whys {
+		row = ""
+		for _, e := range Expectations() {
+			if e.Skipped != "" {
+				continue
+			}
+			if e.Scenario != row {
+				row = e.Scenario
+				fmt.Fprintf(&b, "\n%s:\n", row)
+			}
+			fmt.Fprintf(&b, "- %s: %s: %s\n", e.Mitigation, expectShort[e.Expect], e.Why)
+		}
+	}
+	return b.String()
+}
+
+func names(ms []Mitigation) []string {
+	var n []string
+	for _, m := range ms {
+		n = append(n, m.Name)
+	}
+	return n
 }

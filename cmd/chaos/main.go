@@ -296,25 +296,36 @@ Runs the mitigation matrix. Each scenario in which holds are lost runs once
 per mitigation, its critical sections updating a guarded counter in a
 second Redis (read, hold, write; started here unless --guard-url):
 
-  none            holders carry on after a loss (Redisson's API); no WAIT
-  honour          holders stop at Lost() and do not write
-  wait            replica sync (WAIT) after every acquisition
-  fencing         fenced locks; the store refuses a token lower than the
-                  highest it saw
-  honour+fencing  both: held to 0 lost updates wherever either alone is
+  none              holders carry on after a loss (Redisson's API); no WAIT
+  honour            holders stop at Lost() and do not write
+  wait              replica sync (WAIT) after every acquisition, for the
+                    replicas INFO counts
+  min-acks          WAIT for one replica whatever INFO counts; fewer acks:
+                    the acquisition is given back and refused
+  min-replicas      the server refuses writes without a current replica
+                    (min-replicas-to-write 1, min-replicas-max-lag 3)
+  fencing           fenced locks; the store refuses a token lower than the
+                    highest it saw
+  honour+fencing    both: held to 0 lost updates wherever either alone is
+  redlock           redsync on five independent primaries (quorum 3);
+                    holders stop when their validity ends
+  redisson          a real Redisson holder (its default: WAIT on)
+  redisson-nowait   the same with checkLockSyncedSlaves off
+  redisson+fencing  Redisson's fenced lock and the fencing store
 
 Each cell gives lost updates (writes the store applied minus the counter's
-final value: no clocks needed), violations, the unsafe window and stale
-writes refused, and is judged against its expected verdict (fencing and
-honouring lose nothing on the holder's own faults; doing nothing and WAIT
-lose updates; on failover the token counter itself may be lost, so fencing
-is shown, not gated). Then each mitigation runs the mutex workload on a
-healthy primary and replica, for what it costs in acquire latency and
-throughput. Cells without a topology of their own run on a primary and a
-replica. Exit 1 when any cell misses its verdict, or when nothing ran
-(every cell skipped); 2 on bad input, such as a lock Redis of your own
-(--redis-url or $REDIS_URL: the matrix starts, kills and fails over its
-own); 130 when interrupted (what ran is written, marked PARTIAL).
+final value: no clocks needed), violations, the unsafe window, stale
+writes refused and acquisitions refused, and is judged against its
+expected verdict (--expected prints them all with their reasons). Then
+each lockimpl mitigation runs the mutex workload on a healthy primary and
+replica, and again with the replica killed: what it costs in acquire
+latency and throughput, and how many acquisitions it refuses while the
+replica is gone. Cells without a topology of their own run on a primary
+and a replica; the failover row on Sentinel (local backend). Exit 1 when
+any cell misses its verdict, or when nothing ran (every cell skipped); 2
+on bad input, such as a lock Redis of your own (--redis-url or
+$REDIS_URL: the matrix starts, kills and fails over its own); 130 when
+interrupted (what ran is written, marked PARTIAL).
 
 --plant-broken-fencing plants a bug (the fenced store accepts lower
 tokens): the fencing cells must then fail, which shows the gate works.
@@ -330,10 +341,15 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	noCosts := fs.Bool("no-costs", false, "skip the healthy runs that measure each mitigation's cost")
 	guardURL := fs.String("guard-url", "", "the guarded counter's Redis (default: a redis-server of its own)")
 	plant := fs.Bool("plant-broken-fencing", false, "plant a fenced store that accepts lower tokens (the matrix must fail)")
+	expected := fs.Bool("expected", false, "print every cell's expected verdict and why, as Markdown, and run nothing")
 	var rcfg redisenv.Config
 	rcfg.RegisterFlags(fs)
 	fs.Lookup("topology").Usage = redisenv.TopologyUsage("the matrix chooses its cells' topologies (a primary and a replica), so leave it out")
 	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if *expected {
+		_, err := io.WriteString(stdout, scenarios.ExpectationsMarkdown(true))
 		return err
 	}
 	seed, err := strconv.ParseUint(*seedFlag, 10, 64)
