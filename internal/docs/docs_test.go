@@ -13,9 +13,11 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/lockbench/lockbench/scenarios"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's package map from the packages' doc comments and imports")
+var update = flag.Bool("update", false, "rewrite README.md's package map and table of the matrix's expectations from the code")
 
 // root is the module's directory, two levels above this package.
 const root = "../.."
@@ -450,5 +452,36 @@ func TestDocPathsInGo(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+const (
+	expectStart = "<!-- matrix expectations: generated from the scenarios' expected verdicts by go test ./internal/docs -update -->"
+	expectEnd   = "<!-- end of matrix expectations -->"
+)
+
+// TestMatrixExpectations: README's table of the matrix's expected
+// verdicts is the one chaos matrix judges by.
+func TestMatrixExpectations(t *testing.T) {
+	path := filepath.Join(root, "README.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	i, j := strings.Index(readme, expectStart), strings.Index(readme, expectEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README.md: no table of expectations between %q and %q", expectStart, expectEnd)
+	}
+	start := i + len(expectStart) + 1
+	want := scenarios.ExpectationsMarkdown(false)
+	if *update {
+		if err := os.WriteFile(path, []byte(readme[:start]+want+readme[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got := readme[start:j]; got != want {
+		t.Errorf("README.md's table of the matrix's expectations differs from the scenarios' (go test ./internal/docs -update rewrites it):\n%s\nwant:\n%s", got, want)
 	}
 }
