@@ -58,7 +58,11 @@ func nodeClient(n redisenv.Node) *redis.Client {
 // revert gives the commands back, if the primary still runs; a killed
 // primary restarts with its ACLs reset anyway.
 func ReplicationCut(env *redisenv.Env, key string) Fault {
-	return &shardFault{kind: "replication_cut", target: "redis:shard-of-" + key, env: env, key: key,
+	target := "redis:primary"
+	if key != "" {
+		target = "redis:shard-of-" + key
+	}
+	return &shardFault{kind: "replication_cut", target: target, env: env, key: key,
 		detail: "primary refuses PSYNC/SYNC and drops its replicas' links",
 		inject: func(ctx context.Context, sh redisenv.Shard) (func(context.Context) error, error) {
 			if len(sh.Replicas) == 0 {
