@@ -110,7 +110,7 @@ func TestWriteSummary(t *testing.T) {
 				"throughput  12,345.7 ops/s  (1,234,567 successful of 1,235,770 attempts, 99.9%: 1,203 failed)\n",
 				"acquired    exclusive 1,000 · read 2,500 · nested 40\n",
 				"safety      OK: no mutual-exclusion violation in 3,500 critical sections\n",
-				"errors      timeout 3 · ctx 0 · conn 1,200 · redis 0 · stalled 0 · other 0 · lost holds 0\n",
+				"errors      timeout 3 · ctx 0 · conn 1,200 · redis 0 · stalled 0 · other 0 · refused 0 · lost holds 0\n",
 				"Jain 0.9977",
 			},
 			wantRe: []string{

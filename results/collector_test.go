@@ -198,7 +198,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 	}
 
 	// Errors by class: the cut (ErrCtx) is not an error; NestFailed is "other".
-	wantErr := map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "redis": 0, "stalled": 0, "other": 1}
+	wantErr := map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "redis": 0, "stalled": 0, "other": 1, "refused": 0}
 	if !mapsEqual(r.Errors, wantErr) {
 		t.Errorf("Errors = %v, want %v", r.Errors, wantErr)
 	}
