@@ -52,12 +52,7 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 	}
 	bl = append(bl, outcomeLegend(m))
 	skips := skipNotes(m)
-	t := table{class: "matrix", head: []string{"scenario"}}
-	for _, mi := range m.Mitigations {
-		// A break after "+" lets a combination's name wrap as a
-		// hyphenated one does.
-		t.head = append(t.head, strings.ReplaceAll(mi, "+", "+\u200b"))
-	}
+	t := table{class: "matrix", head: append([]string{"scenario"}, m.Mitigations...)}
 	for _, s := range m.Scenarios {
 		row := []cell{plain(s)}
 		for _, mi := range m.Mitigations {

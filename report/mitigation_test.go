@@ -36,7 +36,7 @@ type htmlCell struct {
 
 var (
 	matrixTable = regexp.MustCompile(`(?s)<table class="matrix">\n(.*?)</table>`)
-	headCell    = regexp.MustCompile(`<th>([^<]*)</th>`)
+	headCell    = regexp.MustCompile(`<th>(.*?)</th>`)
 	bodyRow     = regexp.MustCompile(`(?s)<tr>(<td.*?)</tr>`)
 	bodyCell    = regexp.MustCompile(`<td(?: class="([^"]*)")?(?: title="[^"]*")?>(?:<span class="verdict ([a-z]+)">[^<]*</span>)?(.*?)</td>`)
 	titleAttr   = regexp.MustCompile(` title="[^"]*"`)
@@ -70,7 +70,7 @@ func renderMatrix(t *testing.T, m *results.MitigationMatrix) (map[[2]string]html
 	}
 	var head []string
 	for _, h := range headCell.FindAllStringSubmatch(tm[1], -1) {
-		head = append(head, strings.ReplaceAll(html.UnescapeString(h[1]), "\u200b", ""))
+		head = append(head, html.UnescapeString(strings.ReplaceAll(h[1], "<wbr>", "")))
 	}
 	if !slices.Equal(head, append([]string{"scenario"}, m.Mitigations...)) {
 		t.Fatalf("matrix head %q: want scenario, then the mitigations in order", head)

@@ -134,7 +134,9 @@ func writeHTML(w io.Writer, title string, blocks []block) error {
 			if len(x.head) > 0 {
 				b.WriteString("<tr>")
 				for _, h := range x.head {
-					fmt.Fprintf(&b, "<th>%s</th>", e(h))
+					// A break after "+" lets a combined name wrap as a
+					// hyphenated one does.
+					fmt.Fprintf(&b, "<th>%s</th>", strings.ReplaceAll(e(h), "+", "+<wbr>"))
 				}
 				b.WriteString("</tr>\n")
 			}
