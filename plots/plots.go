@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/lockbench/lockbench/results"
 )
@@ -221,89 +220,4 @@ func Fairness(title string, f results.Fairness) (*plot.Plot, error) {
 	p.Add(bars)
 	p.Y.Min = 0
 	return p, nil
-}
-
-// Mitigations is a grouped bar chart of the mitigation matrix: one group
-// per scenario, one bar per mitigation, the lost updates of each cell. A
-// cell with no figure (skipped, not run, or no write reached the counter)
-// gets no bar but a label saying so, since an empty slot would read as a
-// measured 0.
-func Mitigations(title string, m *results.MitigationMatrix) (*plot.Plot, error) {
-	if len(m.Cells) == 0 {
-		return nil, ErrNoData
-	}
-	p := plot.New()
-	p.Title.Text = title
-	p.Y.Label.Text = "lost updates"
-	w := (Width - vg.Inch) / vg.Length(max(1, len(m.Scenarios)*(len(m.Mitigations)+1)))
-	for i, mi := range m.Mitigations {
-		offset := w * vg.Length(i-len(m.Mitigations)/2)
-		var marks plotter.XYLabels
-		for j, s := range m.Scenarios {
-			if why := noFigure(m, s, mi); why != "" {
-				marks.XYs = append(marks.XYs, plotter.XY{X: float64(j)})
-				marks.Labels = append(marks.Labels, why)
-				continue
-			}
-			c, _ := m.Cell(s, mi)
-			bar, err := mitigationBar(float64(c.Lost), w, i)
-			if err != nil {
-				return nil, err
-			}
-			bar.XMin, bar.Offset = float64(j), offset
-			p.Add(bar)
-		}
-		key, err := mitigationBar(0, w, i) // the legend's swatch, also where no cell has a bar
-		if err != nil {
-			return nil, err
-		}
-		p.Legend.Add(mi, key)
-		if len(marks.XYs) == 0 {
-			continue
-		}
-		l, err := plotter.NewLabels(marks)
-		if err != nil {
-			return nil, fmt.Errorf("plots: %w", err)
-		}
-		for k := range l.TextStyle {
-			// Upright from the axis, in the bar's slot and colour: readable
-			// in a slot one bar wide.
-			l.TextStyle[k].Rotation = math.Pi / 2
-			l.TextStyle[k].XAlign, l.TextStyle[k].YAlign = draw.XLeft, draw.YCenter
-			l.TextStyle[k].Color = plotutil.Color(i)
-			l.TextStyle[k].Font.Size = vg.Points(7)
-		}
-		l.Offset = vg.Point{X: offset, Y: vg.Points(2)}
-		p.Add(l)
-	}
-	p.NominalX(m.Scenarios...)
-	p.Legend.Top = true
-	p.Y.Min = 0
-	return p, nil
-}
-
-// noFigure says why the cell of scenario s and mitigation mi has no lost
-// updates to draw ("" when it has).
-func noFigure(m *results.MitigationMatrix, s, mi string) string {
-	c, ok := m.Cell(s, mi)
-	switch {
-	case !ok:
-		return "not run"
-	case c.Skipped != "":
-		return "skipped"
-	case c.Written == 0 && c.Lost == 0:
-		return "no writes"
-	}
-	return ""
-}
-
-// mitigationBar is one bar of lost updates in mitigation i's colour.
-func mitigationBar(v float64, w vg.Length, i int) (*plotter.BarChart, error) {
-	bar, err := plotter.NewBarChart(plotter.Values{v}, w)
-	if err != nil {
-		return nil, fmt.Errorf("plots: %w", err)
-	}
-	bar.Color = plotutil.Color(i)
-	bar.LineStyle.Width = 0
-	return bar, nil
 }

@@ -3,6 +3,8 @@ package plots_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -108,28 +110,59 @@ func TestFairness(t *testing.T) {
 	}
 }
 
-// TestMitigationsMarksMissingCells: a skipped cell, one that never ran and
-// one whose counter saw no write draw no bar of 0, which would read as
-// a measured 0, but a label saying which.
-func TestMitigationsMarksMissingCells(t *testing.T) {
+// TestMitigationsGrid: the matrix is drawn as a grid, each cell filled
+// with its outcome's colour (one swatch more per outcome, in the legend
+// above the grid), labelled with its lost updates; a skipped cell, one
+// that never ran and one whose counter saw no write say which rather than
+// show a 0; a cell not as expected is framed in the miss colour.
+func TestMitigationsGrid(t *testing.T) {
 	m := &results.MitigationMatrix{
-		Scenarios:   []string{"lease-expiry", "redis-restart"},
-		Mitigations: []string{"none", "honour", "redisson"},
+		Scenarios:   []string{"lease-expiry", "redis-restart", "failover"},
+		Mitigations: []string{"none", "honour", "min-acks", "redisson"},
 		Cells: []results.MitigationCell{
-			{Scenario: "lease-expiry", Mitigation: "none", Lost: 10, Written: 40, OK: true},
+			{Scenario: "lease-expiry", Mitigation: "none", Lost: 10, Violations: 27, Written: 40, OK: true},
 			{Scenario: "lease-expiry", Mitigation: "honour", Lost: 0, Written: 30, OK: true},
+			{Scenario: "lease-expiry", Mitigation: "min-acks", Lost: 3, Written: 30, Problem: "3 lost updates"},
 			{Scenario: "lease-expiry", Mitigation: "redisson", Lost: 0, Written: 0, Problem: "no write reached the guarded counter"},
 			{Scenario: "redis-restart", Mitigation: "none", Lost: 2, Written: 80, OK: true},
+			{Scenario: "redis-restart", Mitigation: "min-acks", Lost: 0, Violations: 40, Written: 80, OK: true},
 			{Scenario: "redis-restart", Mitigation: "redisson", Skipped: "no Redisson variant of this scenario"},
+			{Scenario: "failover", Mitigation: "none", Lost: 1, Written: 8, OK: true},
+			{Scenario: "failover", Mitigation: "honour", Lost: 0, Written: 8, OK: true},
+			{Scenario: "failover", Mitigation: "min-acks", Refused: 12, OK: true},
+			{Scenario: "failover", Mitigation: "redisson", Lost: 1, Written: 8, OK: true},
 			// redis-restart × honour: not run (interrupted)
 		},
 	}
-	p, err := plots.Mitigations("lost updates", m)
+	p, err := plots.Mitigations("what happened", m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := saveBoth(t, p, "mit")
-	checkFiles(t, dir, "mit", "skipped", "not run", "no writes", "lost updates", "redisson")
+	checkFiles(t, dir, "mit", "skipped", "not run", "no writes", "10 lost", "12 refused", "not as expected", "redisson", "failover")
+	svg, err := os.ReadFile(filepath.Join(dir, "mit.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(c color.NRGBA) int {
+		return strings.Count(string(svg), fmt.Sprintf("fill:#%02X%02X%02X", c.R, c.G, c.B))
+	}
+	n := map[results.Outcome]int{}
+	for _, c := range m.Cells {
+		n[c.Outcome()]++
+	}
+	for _, st := range plots.OutcomeStyles {
+		want := n[st.Outcome]
+		if want > 0 {
+			want++ // the legend's swatch
+		}
+		if got := fill(st.Color); got != want {
+			t.Errorf("%s: %d shapes in its colour, want %d (its cells and a legend swatch)", st.Outcome, got, want)
+		}
+	}
+	if got := strings.Count(string(svg), fmt.Sprintf("stroke:#%02X%02X%02X", plots.MissColor.R, plots.MissColor.G, plots.MissColor.B)); got == 0 {
+		t.Error("the cell not as expected is not framed")
+	}
 	if os.Getenv("LOCKBENCH_KEEP_PLOT") != "" {
 		b, _ := os.ReadFile(filepath.Join(dir, "mit.png"))
 		_ = os.WriteFile(os.Getenv("LOCKBENCH_KEEP_PLOT"), b, 0o644)

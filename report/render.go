@@ -28,6 +28,12 @@ type para struct {
 type cell struct {
 	text  string
 	class string
+	// mark is a verdict set apart from the text: in HTML a badge of its
+	// own class, elsewhere the text's first word.
+	mark *cell
+	// note explains the cell on hover (HTML's title); other formats
+	// carry it elsewhere or not at all.
+	note string
 }
 
 type table struct {
@@ -37,6 +43,8 @@ type table struct {
 	right bool
 	// indent starts each row on a terminal.
 	indent string
+	// class is the table's own CSS class (HTML only).
+	class string
 }
 
 type chart struct {
@@ -95,7 +103,7 @@ td.ok{background:#e8f5ea}td.bad{background:#fde8e6}td.warn{background:#fff4e0}
 func writeHTML(w io.Writer, title string, blocks []block) error {
 	var b strings.Builder
 	e := html.EscapeString
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>%s</title>\n<style>%s</style></head>\n<body>\n", e(title), css)
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>%s</title>\n<style>%s</style></head>\n<body>\n", e(title), css+matrixCSS)
 	for _, bl := range blocks {
 		switch x := bl.(type) {
 		case heading:
@@ -111,23 +119,31 @@ func writeHTML(w io.Writer, title string, blocks []block) error {
 				fmt.Fprintf(&b, "<p>%s</p>\n", e(x.text))
 			}
 		case table:
-			class := ""
+			var classes []string
 			if x.right {
-				class = ` class="num"`
+				classes = append(classes, "num")
 			}
-			fmt.Fprintf(&b, "<table%s>\n<tr>", class)
-			for _, h := range x.head {
-				fmt.Fprintf(&b, "<th>%s</th>", e(h))
+			if x.class != "" {
+				classes = append(classes, x.class)
 			}
-			b.WriteString("</tr>\n")
+			class := ""
+			if len(classes) > 0 {
+				class = fmt.Sprintf(` class="%s"`, strings.Join(classes, " "))
+			}
+			fmt.Fprintf(&b, "<table%s>\n", class)
+			if len(x.head) > 0 {
+				b.WriteString("<tr>")
+				for _, h := range x.head {
+					// A break after "+" lets a combined name wrap as a
+					// hyphenated one does.
+					fmt.Fprintf(&b, "<th>%s</th>", strings.ReplaceAll(e(h), "+", "+<wbr>"))
+				}
+				b.WriteString("</tr>\n")
+			}
 			for _, row := range x.rows {
 				b.WriteString("<tr>")
 				for _, cl := range row {
-					if cl.class != "" {
-						fmt.Fprintf(&b, "<td class=\"%s\">%s</td>", cl.class, e(cl.text))
-					} else {
-						fmt.Fprintf(&b, "<td>%s</td>", e(cl.text))
-					}
+					htmlCell(&b, cl)
 				}
 				b.WriteString("</tr>\n")
 			}
@@ -147,6 +163,24 @@ func writeHTML(w io.Writer, title string, blocks []block) error {
 	b.WriteString("</body></html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// htmlCell writes a table cell: its class, its note as a tooltip, its
+// mark as a badge, and its text's lines as lines.
+func htmlCell(b *strings.Builder, cl cell) {
+	e := html.EscapeString
+	b.WriteString("<td")
+	if cl.class != "" {
+		fmt.Fprintf(b, ` class="%s"`, cl.class)
+	}
+	if cl.note != "" {
+		fmt.Fprintf(b, ` title="%s"`, e(cl.note))
+	}
+	b.WriteString(">")
+	if cl.mark != nil {
+		fmt.Fprintf(b, `<span class="%s">%s</span>`, cl.mark.class, e(cl.mark.text))
+	}
+	fmt.Fprintf(b, "%s</td>", strings.ReplaceAll(e(cl.text), "\n", "<br>"))
 }
 
 // writeMarkdown renders blocks as Markdown; charts are written as PNG
@@ -171,6 +205,11 @@ func writeMarkdown(w io.Writer, blocks []block, assetDir, assetRef string) error
 				fmt.Fprintf(&b, "%s\n\n", mdText(x.text))
 			}
 		case table:
+			if len(x.head) == 0 && len(x.rows) > 0 {
+				// Markdown's tables need a head: a headless table's first
+				// row serves.
+				x.head, x.rows = cellTexts(x.rows[0]), x.rows[1:]
+			}
 			b.WriteString("|")
 			for _, h := range x.head {
 				fmt.Fprintf(&b, " %s |", mdCell(h))
@@ -190,6 +229,9 @@ func writeMarkdown(w io.Writer, blocks []block, assetDir, assetRef string) error
 					t := mdCell(cl.text)
 					if cl.class == "bad" && t != "" {
 						t = "**" + t + "**"
+					}
+					if cl.mark != nil {
+						t = mdText(cl.mark.text) + " " + t
 					}
 					fmt.Fprintf(&b, " %s |", t)
 				}
@@ -223,8 +265,9 @@ var mdSpecial = regexp.MustCompile("([\\\\`*_\\[\\]<>#|])")
 // mdText escapes what Markdown would read as markup.
 func mdText(s string) string { return mdSpecial.ReplaceAllString(s, `\$1`) }
 
-// mdCell is mdText on one line.
-func mdCell(s string) string { return strings.ReplaceAll(mdText(s), "\n", " ") }
+// mdCell is mdText in a table cell, its lines broken as GitHub's tables
+// allow.
+func mdCell(s string) string { return strings.ReplaceAll(mdText(s), "\n", "<br>") }
 
 var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -333,49 +334,40 @@ func TestReportEscapes(t *testing.T) {
 }
 
 // A mitigation matrix renders as its table (a failed cell marked), the
-// lost-updates chart and the costs.
+// chart and the costs; a stale write a fenced store accepted is labelled
+// apart from an unfenced one, and nothing is called fencing's failure.
 func TestMitigationReport(t *testing.T) {
-	dir := t.TempDir()
 	m := &results.MitigationMatrix{Schema: results.MitigationSchema, Start: t0, Quick: true, Store: "redis://store",
 		Scenarios: []string{"watchdog-loss"}, Mitigations: []string{"none", "fencing", "honour+fencing"},
 		Cells: []results.MitigationCell{
-			{Scenario: "watchdog-loss", Mitigation: "none", Lost: 3, Violations: 7, UnsafeMs: 4900, StaleAccepted: 5, Expect: "lost updates > 0", OK: true},
-			{Scenario: "watchdog-loss", Mitigation: "fencing", Fenced: true, Lost: 2, Violations: 7, StaleAccepted: 2, Expect: "0 lost updates", Why: "the store refuses", Problem: "2 lost updates"},
-			{Scenario: "watchdog-loss", Mitigation: "honour+fencing", Fenced: true, Violations: 7, Rejected: 17, StaleAccepted: 1, Expect: "0 lost updates", OK: true},
+			{Scenario: "watchdog-loss", Mitigation: "none", Lost: 3, Violations: 7, UnsafeMs: 4900, StaleAccepted: 5, Written: 9, Expect: "lost updates > 0", OK: true},
+			{Scenario: "watchdog-loss", Mitigation: "fencing", Fenced: true, Lost: 2, Violations: 7, StaleAccepted: 2, Written: 9, Expect: "0 lost updates", Why: "the store refuses", Problem: "2 lost updates"},
+			{Scenario: "watchdog-loss", Mitigation: "honour+fencing", Fenced: true, Violations: 7, Rejected: 17, StaleAccepted: 1, Written: 9, Expect: "0 lost updates", OK: true},
 		},
 		Costs: []results.MitigationCost{{Mitigation: "none", OpsPerSec: 700, AcquireP50Us: 6000, AcquireP99Us: 48000}},
 	}
-	path, err := results.WriteMitigationMatrix(dir, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := report.Load(path)
-	if err != nil || len(in.Mitigations) != 1 {
-		t.Fatalf("load: %v, %d matrices", err, len(in.Mitigations))
-	}
-	out := filepath.Join(dir, "m.html")
-	if err := report.Write(out, in, report.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(out)
-	page := string(b)
-	// A stale write a fenced store accepted before any newer token is what
-	// fencing allows, and is said so; an unfenced one has its own words;
-	// the legend gives each, and nothing is called fencing's failure.
-	for _, want := range []string{"Mitigations under faults", "3 · 7 · 4900 ms · 0 · 5 stale written, unfenced",
-		`class="bad">2 · 7 · 0 ms · 0 · 2 stale accepted, no newer token yet (want 0 lost updates)`,
-		`class="ok">0 · 7 · 0 ms · 17 · 1 stale accepted, no newer token yet<`, "2 lost updates", "700.0",
-		"“N stale written, unfenced”, writes from holders", "“N stale accepted, no newer token yet”, writes a fenced store accepted",
-		"fencing allows these", "“N rightful refused”"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("mitigation report lacks %q", want)
+	cells, page := renderMatrix(t, m)
+	for _, tc := range []struct {
+		mitigation, class, verdict string
+		lines                      []string
+	}{
+		{"none", "lost", "pass", []string{"3 lost updates", "7 violations", "unsafe 4.9 s", "5 stale written"}},
+		{"fencing", "lost", "miss", []string{"2 lost updates", "7 violations", "2 stale accepted"}},
+		{"honour+fencing", "overlap", "pass", []string{"0 lost updates", "7 violations", "17 stale refused", "1 stale accepted"}},
+	} {
+		got := cells[[2]string{"watchdog-loss", tc.mitigation}]
+		if !slices.Contains(got.classes, tc.class) || got.verdict != tc.verdict || !slices.Equal(got.lines, tc.lines) {
+			t.Errorf("watchdog-loss × %s: %+v; want class %s, verdict %s, lines %q", tc.mitigation, got, tc.class, tc.verdict, tc.lines)
 		}
+	}
+	if !strings.Contains(page, "✗ watchdog-loss × fencing: expected 0 lost updates") {
+		t.Error("the failed cell is not listed under the matrix")
 	}
 	if strings.Contains(page, "fencing failed") {
 		t.Error("the report calls a stale write a fenced store accepted fencing's failure")
 	}
 	if n := strings.Count(page, "data:image/png"); n != 1 {
-		t.Errorf("%d charts, want the lost-updates chart", n)
+		t.Errorf("%d charts, want the matrix's", n)
 	}
 	if m.OK() {
 		t.Error("a matrix with a failed cell is OK")
@@ -397,7 +389,7 @@ func TestMitigationReportPartialAndNothingRan(t *testing.T) {
 		{"partial", results.MitigationMatrix{Cells: []results.MitigationCell{ok}, Partial: true},
 			[]string{"Mitigations under faults (PARTIAL)", `class="bad">` + results.PartialNote}},
 		{"nothing ran", results.MitigationMatrix{Cells: []results.MitigationCell{skipped}},
-			[]string{`class="bad">Nothing ran: every cell was skipped`, "skipped: this one is external (--redis-url)"}},
+			[]string{`class="bad">Nothing ran: every cell was skipped`, `class="note">¹ skipped, every cell: this one is external (--redis-url).`}},
 	} {
 		m := tc.m
 		m.Schema, m.Start, m.Scenarios, m.Mitigations = results.MitigationSchema, t0, []string{"lease-expiry"}, []string{"none"}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/plots"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -232,10 +233,12 @@ func WriteChaosTally(w io.Writer, reps []*results.ChaosReport, took time.Duratio
 	return writeText(w, []block{blank, para{text: fmt.Sprintf("%s in %v: %s", results.Count(len(reps), "scenario"), took.Round(time.Second), tallyText(results.CountVerdicts(reps)))}})
 }
 
-// WriteMitigationSummary prints the mitigation matrix as a terminal
-// table: one row per scenario, one column per mitigation, each cell "lost
-// updates · violations · unsafe window · refused" with BAD where its
-// expectation failed; then the costs and the verdict.
+// WriteMitigationSummary prints the mitigation matrix for a terminal:
+// transposed to fit one (a mitigation per line, a scenario per column,
+// its name broken at its first hyphen), each cell its lost updates, or
+// what else happened, with ✗ where it was not as expected; then those
+// cells, the skipped cells' reasons once each, the costs and the verdict.
+// The report has every figure.
 func WriteMitigationSummary(w io.Writer, m *results.MitigationMatrix) error {
 	var bl []block
 	if m.Partial {
@@ -244,61 +247,93 @@ func WriteMitigationSummary(w io.Writer, m *results.MitigationMatrix) error {
 	if m.Planted != "" {
 		bl = append(bl, para{text: "PLANTED BUG: " + m.Planted})
 	}
-	bl = append(bl, para{text: "lost updates · violations · unsafe window · refused (· N and a mark, below), per scenario and mitigation"})
-	row := func(first string, cols []string) para {
-		s := fmt.Sprintf("%-16s", first)
-		for _, c := range cols {
-			s += fmt.Sprintf(" %-24s", c)
-		}
-		return para{text: s}
-	}
-	bl = append(bl, row("scenario", m.Mitigations))
+	skips := skipNotes(m)
+	t := table{head: []string{"mitigation"}, rows: [][]cell{{plain("")}}}
 	for _, s := range m.Scenarios {
-		var cols []string
-		for _, mi := range m.Mitigations {
+		first, rest, _ := strings.Cut(s, "-")
+		if rest != "" {
+			first += "-"
+		}
+		t.head, t.rows[0] = append(t.head, first), append(t.rows[0], plain(rest))
+	}
+	for _, mi := range m.Mitigations {
+		row := []cell{plain(mi)}
+		for _, s := range m.Scenarios {
 			c, ok := m.Cell(s, mi)
-			txt := "-"
-			switch {
-			case !ok:
-			case c.Skipped != "":
-				txt = "skipped"
-			default:
-				txt = fmt.Sprintf("%d · %d · %.0fms · %d", c.Lost, c.Violations, c.UnsafeMs, c.Rejected)
-				for _, mk := range c.Marks() {
-					txt += fmt.Sprintf(" · %d%s", mk.Count, mk.Symbol)
-				}
-				if !c.OK {
-					txt += " BAD"
-				}
-			}
-			cols = append(cols, txt)
+			row = append(row, plain(terminalCell(c, ok, skips)))
 		}
-		bl = append(bl, row(s, cols))
+		t.rows = append(t.rows, row)
 	}
-	for _, mk := range results.MitigationMarks {
-		bl = append(bl, para{text: "  N" + mk.Symbol + " " + mk.Meaning})
+	bl = append(append(bl, t), terminalLegend()...)
+	for _, l := range missLines(m) {
+		bl = append(bl, para{text: "  " + l})
 	}
-	for _, c := range m.Cells {
-		switch {
-		case c.Skipped != "":
-			bl = append(bl, para{text: fmt.Sprintf("  skipped %s × %s: %s", c.Scenario, c.Mitigation, c.Skipped)})
-		case !c.OK:
-			bl = append(bl, para{text: fmt.Sprintf("  BAD %s × %s: want %s (%s); %s", c.Scenario, c.Mitigation, c.Expect, c.Why, c.Problem)})
-		}
+	for _, n := range skips.notes {
+		bl = append(bl, para{text: "  " + n})
 	}
 	if len(m.Costs) > 0 {
-		bl = append(bl, para{text: "cost on a healthy run (mutex, replica topology):"},
-			para{text: fmt.Sprintf("  %-16s %10s %12s %12s", "mitigation", "ops/s", "acquire p50", "acquire p99")})
-		for _, c := range m.Costs {
-			l := fmt.Sprintf("  %-16s %10s %12s %12s", c.Mitigation, results.CommasFloat(c.OpsPerSec), results.FormatUs(c.AcquireP50Us), results.FormatUs(c.AcquireP99Us))
-			if c.Problem != "" {
-				l += "  BAD: " + c.Problem
-			}
-			bl = append(bl, para{text: l})
-		}
+		ct := costTable(m)
+		ct.indent = "  "
+		bl = append(bl, para{text: "cost on a healthy run (mutex, replica topology), and with the replica stopped:"}, ct)
 	}
 	bl = append(bl, para{text: fmt.Sprintf("matrix: %s [%.0fs]", mitigationVerdict(m), m.Seconds)})
 	return writeText(w, bl)
+}
+
+// terminalWords are the outcomes as a terminal cell says them (%d: the
+// count the outcome is about).
+var terminalWords = map[results.Outcome]string{
+	results.OutcomeLost:     "%d LOST",
+	results.OutcomeOverlap:  "0 overlap",
+	results.OutcomeRefused:  "%d refused",
+	results.OutcomeNoWrites: "no writes",
+	results.OutcomeClean:    "0",
+	results.OutcomeSkipped:  "skipped",
+}
+
+// terminalCell is a cell in a few characters: its outcome, with its
+// count, and ✗ when it was not as expected.
+func terminalCell(c results.MitigationCell, ok bool, skips skipIndex) string {
+	switch {
+	case !ok:
+		return "not run"
+	case c.Skipped != "":
+		return "skipped" + skips.ref(c.Skipped)
+	}
+	o := c.Outcome()
+	s := terminalWords[o]
+	switch o {
+	case results.OutcomeLost:
+		s = fmt.Sprintf(s, c.Lost)
+	case results.OutcomeRefused:
+		s = fmt.Sprintf(s, c.Refused)
+	}
+	if !c.OK {
+		s += " " + markMiss
+	}
+	return s
+}
+
+// terminalLegend says what the cells say, in the chart's words, on
+// lines that fit a terminal.
+func terminalLegend() []block {
+	lines := []string{"cells:"}
+	for _, st := range plots.OutcomeStyles {
+		if st.Outcome == results.OutcomeSkipped {
+			continue
+		}
+		part := " " + strings.ReplaceAll(terminalWords[st.Outcome], "%d", "N") + ": " + st.Words + ";"
+		if n := len(lines) - 1; len([]rune(lines[n]+part)) > 100 {
+			lines = append(lines, "      ")
+		}
+		lines[len(lines)-1] += part
+	}
+	lines = append(lines, "       "+markMiss+": not as expected (below); the report has every figure")
+	var out []block
+	for _, l := range lines {
+		out = append(out, para{text: l})
+	}
+	return out
 }
 
 // mitigationVerdict is the matrix's verdict in words.
