@@ -210,6 +210,23 @@ var serverFailover = expectations{
 	none:            verdict{expectSome, "the promoted replica never had the lock: the contender takes it and both write"},
 }
 
+// clockJump is where the lock's primary's wall clock jumps past the
+// lease just after a renewal: the key expires at once, the holder writes
+// before its next renewal could tell it, and the token counter, which has
+// no TTL, survives.
+var clockJump = expectations{
+	redissonFencing: verdict{expectNone, "the token counter has no TTL, so the jump leaves it: the store refuses the Redisson holder's older token"},
+	redisson:        verdict{expectSome, "the jump expires the lock on the primary and replica alike (the replica follows the primary's expiry), and Redisson tells the holder nothing: it writes over the contender's update"},
+	redissonNoSync:  verdict{expectSome, "the jump expires the lock and Redisson tells the holder nothing: it writes over the contender's update"},
+	redlock:         verdict{expectNone, "one node's jump frees the lock on that node only: the contender cannot reach a quorum of three while the other four still hold it"},
+	fencing:         verdict{expectNone, "the token counter has no TTL, so the jump leaves it: the store refuses the holder's older token"},
+	honour:          verdict{expectSome, "nothing tells the holder before its next renewal, and its write comes first: honouring Lost has nothing to honour yet"},
+	sync:            verdict{expectSome, "WAIT replicated the lock, but the replica drops it when the primary expires it: the contender takes it"},
+	minAcks:         verdict{expectSome, "the replica acknowledged the lock, then drops it with the primary's expiry, and acknowledges the contender's"},
+	minReplicas:     verdict{expectSome, "the replica stays up and current: after the jump the primary refuses writes for a second at most (the replica's last acknowledgement looks a jump old), then the contender takes the expired lock"},
+	none:            verdict{expectSome, "the jump expires the lock at once: the contender takes it and the holder writes over its update"},
+}
+
 // Redlock's nodes are independent primaries: the rows that fail a
 // single primary over or restart it have a Redlock counterpart of their
 // own.
@@ -233,6 +250,8 @@ func matrixRows() []matrixRow {
 			noRedlock: redlockNoFailover},
 		{s: clusterFailoverScenario, plan: clusterFailoverPlan, run: clusterFailover, expect: serverFailover,
 			noRedlock: redlockNoFailover},
+		{s: nodeClockJumpScenario, plan: clockJumpPlan, run: nodeClockJumpBy, timing: clockJumpTiming, expect: clockJump,
+			redisson: nodeClockJumpRedisson, redissonPlan: clockJumpPlan},
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/scenarios"
 )
 
 func TestMain(m *testing.M) { redisenvtest.Main(m, testkit.ToxiproxyStage) }
@@ -39,7 +40,7 @@ func TestHelpVersionList(t *testing.T) {
 	}
 	code, out, _ = runChaos(t, "list")
 	if code != cli.ExitOK || !strings.Contains(out, "watchdog-loss") || !strings.Contains(out, "EXPECTED VIOLATION DETECTED") ||
-		strings.Count(out, "\n") != 14 {
+		strings.Count(out, "\n") != len(scenarios.All())+1 {
 		t.Errorf("chaos list: code %d:\n%s", code, out)
 	}
 	code, out, _ = runChaos(t, "describe", "reset-storm", "--quick", "--seed", "7")
@@ -103,7 +104,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"matrix", "--redis", "redis://127.0.0.1:1"}, "drop --redis-url"},
 		// No fencing cell of these rows is gated: the planted bug would pass.
 		{[]string{"matrix", "--plant-broken-fencing", "--only", "redis-restart,failover,cluster-failover"},
-			"--plant-broken-fencing with --only redis-restart,failover,cluster-failover: no cell of these scenarios is held to 0 lost updates by fencing alone, so the planted bug could not fail the matrix; include watchdog-loss, client-freeze or lease-expiry"},
+			"--plant-broken-fencing with --only redis-restart,failover,cluster-failover: no cell of these scenarios is held to 0 lost updates by fencing alone, so the planted bug could not fail the matrix; include watchdog-loss, client-freeze, lease-expiry or node-clock-jump"},
 		{[]string{"matrix", "--guard-url", "http://u:pw@h:1"}, `--guard-url "http://u:xxxxx@h:1": field scheme`},
 		{[]string{"run", "watchdog-loss", "--guard", "plain", "--guard-url", "redis://h:notaport"}, `--guard-url "redis://h:notaport": field host`},
 		// Every scenario would be skipped: nothing would run, and a CI
