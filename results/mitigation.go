@@ -40,7 +40,8 @@ type MitigationCell struct {
 	// is still the highest it has seen: no newer holder had reached it.
 	StaleAccepted int64 `json:"stale_accepted"`
 	// RightfulRefused are reads and writes refused from holders that knew
-	// of no loss: fencing refusing the rightful holder.
+	// of no loss: the token counter went backwards, or the lock was lost
+	// under the holder without a word (a server's clock jumped).
 	RightfulRefused int64 `json:"rightful_refused"`
 	// Fenced: the cell's store refuses stale tokens (a planted broken one
 	// does not), so the stale writes it accepted came before any newer
@@ -171,8 +172,8 @@ var (
 		Meaning: "writes a fenced store accepted from holders told they had lost the lock while their token was still the highest it had seen (no newer holder had reached it): fencing allows these, and they overwrite no one unless the token counter was lost and tokens repeat (the first figure counts any lost update)"}
 	markUnfenced = CellMark{Symbol: "*", Words: "stale written, unfenced",
 		Meaning: "writes from holders told they had lost the lock, landed where no fence could refuse them"}
-	markRightful = CellMark{Symbol: "?", Words: "rightful refused",
-		Meaning: "reads and writes a fenced store refused from rightful holders (the token counter went backwards)"}
+	markRightful = CellMark{Symbol: "?", Words: "refused unwarned",
+		Meaning: "reads and writes a fenced store refused from holders told of no loss: either the token counter went backwards and refused a rightful holder, or the lock was lost under the holder before it could be told (a server's clock jumped) and fencing caught what timing could not"}
 )
 
 // MitigationMarks are the marks a cell can carry, in the order cells
