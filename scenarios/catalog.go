@@ -28,6 +28,7 @@ var catalog = []*Scenario{
 	slotMigrationScenario,
 	fairClockSkewScenario,
 	clientFreezeScenario,
+	nodeRestartScenario,
 }
 
 func noFaults(Timing, *rand.Rand) []Planned { return nil }

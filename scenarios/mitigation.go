@@ -221,17 +221,21 @@ const (
 func matrixRows() []matrixRow {
 	return []matrixRow{
 		{s: watchdogLossScenario, plan: partitionHolder, run: func(r *rig, h bool) error { return watchdogLossBy(r, h, false) }, expect: clientSide,
-			redisson: watchdogLossRedisson, redissonPlan: partitionHolder},
+			redisson: watchdogLossRedisson, redissonPlan: partitionHolder,
+			redlock: watchdogLossRedlock, redlockPlan: redlockPartitionHolder},
 		{s: clientFreezeScenario, plan: freezePlan, run: func(r *rig, h bool) error { return clientFreezeBy(r, h, false) }, expect: clientSide,
-			redisson: func(r *rig) error { return clientFreezeBy(r, false, true) }, redissonPlan: freezeJVMPlan},
+			redisson: func(r *rig) error { return clientFreezeBy(r, false, true) }, redissonPlan: freezeJVMPlan,
+			redlock: clientFreezeRedlock, redlockPlan: redlockFreezePlan},
 		{s: leaseExpiryScenario, plan: noFaults, run: func(r *rig, h bool) error { return leaseExpiryOn(r, h, nil) }, expect: clientSide,
-			redisson: leaseExpiryRedisson, redissonPlan: noFaults},
+			redisson: leaseExpiryRedisson, redissonPlan: noFaults,
+			redlock: leaseExpiryRedlock, redlockPlan: noFaults},
 		{s: redisRestartScenario, plan: killPlan, run: func(r *rig, h bool) error { return redisRestartBy(r, false, h) }, expect: restart,
 			noRedlock: redlockNoRestart},
 		{s: failoverScenario, plan: sentinelFailoverPlan, run: sentinelFailoverBy, timing: sentinelTiming, expect: serverFailover,
 			noRedlock: redlockNoFailover},
 		{s: clusterFailoverScenario, plan: clusterFailoverPlan, run: clusterFailover, expect: serverFailover,
 			noRedlock: redlockNoFailover},
+		nodeRestartRow(),
 	}
 }
 
