@@ -45,11 +45,12 @@ func nodeRestartTiming(t Timing) Timing {
 
 // The duel's times, from the start: the holder acquires at once (after
 // the cut) and extends at a third and two thirds of the expiry; node 1
-// restarts just after the first extension, and the holder's work ends
-// (and it writes) a twelfth of the expiry before the second, the last
-// moment it still believes it holds.
-func nodeRestartAt(t Timing) time.Duration    { return restartKillAt(t) }
-func nodeRestartWrite(t Timing) time.Duration { return t.Watchdog*2/3 - t.Watchdog/12 }
+// restarts as soon as the first extension is answered (one that waits
+// for the cut links' dials takes most of a second), and the holder's work
+// ends, and it writes, just before the second: the last moment it still
+// believes it holds.
+func nodeRestartAt(t Timing) time.Duration    { return t.Watchdog / 3 }
+func nodeRestartWrite(t Timing) time.Duration { return t.Watchdog*2/3 - t.Watchdog/24 }
 func nodeRestartEnd(t Timing) time.Duration   { return t.Watchdog * 5 / 6 }
 
 // nodeRestartPlan restarts node 1 empty; with cut, the holder's links to
@@ -65,13 +66,14 @@ func nodeRestartPlan(cut bool) func(Timing, *rand.Rand) []Planned {
 				}})
 		}
 		return append(plan, Planned{At: nodeRestartAt(t), For: 0, Kind: "kill", Target: "redis:node1",
-			Detail: "SIGKILL, restarted at once without persistence: empty",
+			Detail: "once the holder's extension is answered: SIGKILL, restarted at once without persistence, empty",
 			build: func(r *rig) faults.Fault {
 				var links []*faults.Proxy
 				for _, l := range r.redlock.links {
 					links = append(links, l[0])
 				}
-				return faults.WithProxiesDown(faults.KillRestart(r.redlock.nodes[0].Primary()), links)
+				return &afterExtension{Fault: faults.WithProxiesDown(faults.KillRestart(r.redlock.nodes[0].Primary()), links),
+					s: r.redlock, c: 0, within: t.Watchdog / 3}
 			}})
 	}
 }
@@ -96,18 +98,14 @@ func nodeRestart(r *rig, cut bool) error {
 	res := out.res
 	r.safetyFigures(res)
 	var killed, restarted time.Time
-	for _, e := range res.Events {
-		if e.Kind == "kill" {
-			r.figure("kill to restarted", (e.RevertStart-e.Start)*1e3, "ms")
-			killed = out.base.Add(time.Duration(e.Start * float64(time.Second)))
-			restarted = out.base.Add(time.Duration(e.RevertStart * float64(time.Second)))
-		}
+	if k, d := r.redlock.times(-1, rlNodeFault), r.redlock.times(-1, rlNodeFaultDone); len(k) == 1 && len(d) == 1 {
+		killed, restarted = k[0], d[0]
+		r.figure("node 1 killed", secs(out.base, killed), "s")
+		r.figure("kill to restarted", ms(restarted.Sub(killed)), "ms")
 	}
 	ext := r.redlock.times(0, rlExtended)
-	for _, x := range ext {
-		if !killed.IsZero() && x.Before(killed) {
-			r.figure("holder's last extension before the kill", secs(out.base, x), "s")
-		}
+	if len(ext) > 0 {
+		r.figure("holder's first extension answered", secs(out.base, ext[0]), "s")
 	}
 	r.figure("holder's extensions", float64(len(ext)), "")
 	r.figure("holder told of the loss", secs(out.base, out.holderLostAt[0]), "s")
@@ -124,7 +122,7 @@ func nodeRestart(r *rig, cut bool) error {
 	}
 	r.check("contender takes the lock on the restarted node while the holder holds it",
 		"between the restart and "+since(out.base, write), since(out.base, first),
-		!first.IsZero() && !restarted.IsZero() && first.After(killed) && first.Before(write))
+		!first.IsZero() && !killed.IsZero() && first.After(killed) && first.Before(write))
 	r.check("holder told nothing before its write", "not told before "+since(out.base, write), since(out.base, out.holderLostAt[0]),
 		out.holderLost == 0 || !out.holderLostAt[0].Before(write))
 	r.check("its unlock finds the lock gone", "released on fewer than a quorum", fmt.Sprintf("found it gone: %v", gone), gone)

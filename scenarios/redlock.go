@@ -43,6 +43,9 @@ type redlockSet struct {
 	// cutIn closes once a plan's cut of the holder's links is in, for
 	// holders that must acquire after it (duel.after).
 	cutIn chan struct{}
+	// extended[c] closes at client c's first extension.
+	extended []chan struct{}
+	extOnce  []sync.Once
 
 	mu  sync.Mutex
 	log []redlockEvent
@@ -63,6 +66,9 @@ const (
 	rlExpired      = "validity ended"
 	rlUnlocked     = "unlocked"
 	rlUnlockGone   = "unlock found it gone"
+	// A node's fault (client -1): when it began and its injection ended.
+	rlNodeFault     = "node fault"
+	rlNodeFaultDone = "node fault done"
 )
 
 func (s *redlockSet) note(c int, kind string) {
@@ -155,7 +161,9 @@ func (r *rig) startRedlock(n int) error {
 			links, pools, rpools = append(links, p), append(pools, rdb), append(rpools, goredis.NewPool(rdb))
 		}
 		s.links, s.pools, s.rs = append(s.links, links), append(s.pools, pools), append(s.rs, redsync.New(rpools...))
+		s.extended = append(s.extended, make(chan struct{}))
 	}
+	s.extOnce = make([]sync.Once, n)
 	return nil
 }
 
@@ -262,6 +270,7 @@ func (h *redlockHold) watch(ctx context.Context, watchdog bool) {
 				return
 			}
 			h.s.note(h.c, rlExtended)
+			h.s.extOnce[h.c].Do(func() { close(h.s.extended[h.c]) })
 			valid.Reset(time.Until(h.m.Until()))
 		case <-valid.C:
 			lose(rlExpired)
@@ -286,6 +295,29 @@ func (h *redlockHold) Unlock(ctx context.Context) error {
 	}
 	h.s.note(h.c, rlUnlockGone)
 	return fmt.Errorf("%w: released on fewer than %d of %d nodes: %v", lockimpl.ErrNotHeld, redlockQuorum, redlockNodes, err)
+}
+
+// afterExtension holds a node fault's injection until client c's first
+// extension has been answered (at most within), so that it lands just
+// after one however long the extension took; it notes when it ran.
+type afterExtension struct {
+	faults.Fault
+	s      *redlockSet
+	c      int
+	within time.Duration
+}
+
+func (a *afterExtension) Inject(ctx context.Context) (func(context.Context) error, error) {
+	t := time.NewTimer(a.within)
+	defer t.Stop()
+	select {
+	case <-a.s.extended[a.c]:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	a.s.note(-1, rlNodeFault)
+	defer a.s.note(-1, rlNodeFaultDone)
+	return a.Fault.Inject(ctx)
 }
 
 // The client-side rows' Redlock variants: the same duels and workload as
