@@ -137,8 +137,10 @@ const singlePrimaryRestart = "node-restart is Redlock's: on a single primary it 
 // others skipped for the redis-restart row.
 func nodeRestartRow() matrixRow {
 	skipped := verdict{expectAny, singlePrimaryRestart}
+	skip := func(*rig) error { return &skipError{why: singlePrimaryRestart} }
 	return matrixRow{s: nodeRestartScenario, plan: noFaults, timing: nodeRestartTiming,
-		run: func(*rig, bool) error { return &skipError{why: singlePrimaryRestart} },
+		run:      func(r *rig, _ bool) error { return skip(r) },
+		redisson: skip, redissonPlan: noFaults,
 		expect: expectations{
 			redlock: verdict{expectSome, "the holder reached a bare majority; the restart empties one of its three nodes, the contender " +
 				"takes that one and the two the holder never reached, and the holder, told nothing until its next extension, writes before it"},
