@@ -1,5 +1,5 @@
 # lockbench: `make bench` and `make test` work on a fresh machine; `make setup`
-# installs what is missing (redis-server).
+# installs what is missing (redis-server, faketime).
 SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 12m
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-setup: ## install redis-server if missing (apt-get as root; else print the command)
+setup: ## install redis-server and faketime if missing (apt-get as root; else print the command)
 	@scripts/setup.sh
 
 redisson-driver: ## build the Redisson peer driver (Java 17 + Maven); without them the Redisson tests skip

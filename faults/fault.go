@@ -8,7 +8,7 @@ import (
 // returned revert, off again. Kind, Target and Detail describe it for the
 // timeline and the plan.
 type Fault interface {
-	Kind() string   // latency, bandwidth, blackhole, reset_peer, down, slicer, slow_close, pause, kill, failover, clock_skew, freeze
+	Kind() string   // latency, bandwidth, blackhole, reset_peer, down, slicer, slow_close, pause, kill, failover, clock_skew, clock_jump, freeze
 	Target() string // e.g. client:0, clients, redis:primary
 	Detail() string // parameters, human-readable
 	// Inject starts the fault. On success it returns the function that

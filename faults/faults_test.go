@@ -310,3 +310,34 @@ func TestFreezeBlocksAtGateAndDropsTraffic(t *testing.T) {
 	}
 	testkit.Eventually(t, "PING after the freeze", func() bool { return rdb.Ping(bg).Err() == nil })
 }
+
+// TestClockJump: the jump expires a key whose TTL it passes, and the
+// revert leaves the clock jumped.
+func TestClockJump(t *testing.T) {
+	env := redisenvtest.Start(t, redisenv.Config{FakeClock: true})
+	rdb := redisenvtest.Raw(t, env)
+	if err := rdb.Set(bg, "k", "v", 10*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	f := faults.ClockJump(env, env.Primary(), 20*time.Second)
+	if f.Kind() != "clock_jump" || f.Target() != "redis:primary" {
+		t.Errorf("fault is %s on %s, want clock_jump on redis:primary", f.Kind(), f.Target())
+	}
+	revert, err := f.Inject(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.Exists(bg, "k").Result(); n != 0 {
+		t.Error("a 10 s key outlived a 20 s jump")
+	}
+	if err := revert(bg); err != nil {
+		t.Fatal(err)
+	}
+	st, err := rdb.Time(bg).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ahead := time.Until(st); ahead < 19*time.Second {
+		t.Errorf("after the revert the server's clock is %v ahead, want the jump kept (20 s)", ahead)
+	}
+}

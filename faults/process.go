@@ -280,3 +280,16 @@ func (f *SentinelFault) Inject(ctx context.Context) (func(context.Context) error
 		}
 	}
 }
+
+// ClockJump steps node's wall clock forward by by, as an NTP step or an
+// operator's date command does on a host: keys whose TTL it passes expire
+// at once, while the server's monotonic clock runs on. The node must run
+// under libfaketime (redisenv.Config.FakeClock). The revert leaves the
+// clock where it is: a stepped clock is not stepped back by itself, and
+// stepping it back would be a fault of its own (every TTL set meanwhile
+// would outlive its lease by the jump).
+func ClockJump(env *redisenv.Env, n redisenv.Node, by time.Duration) Fault {
+	return &nodeFault{kind: "clock_jump", node: n, detail: fmt.Sprintf("wall clock forward %v, left there", by),
+		inject: func(ctx context.Context) error { return env.JumpClock(ctx, n, by) },
+		revert: func(context.Context) error { return nil }}
+}

@@ -120,6 +120,12 @@ type Config struct {
 	// one from ServerPath.
 	Image string
 
+	// FakeClock runs each local redis-server under libfaketime (Debian's
+	// faketime) with a wall clock of its own, which Env.JumpClock moves
+	// while the server runs. Local backend only: auto picks local, and
+	// container or external is refused.
+	FakeClock bool
+
 	// StartTimeout bounds a server start; zero means DefaultStartTimeout.
 	StartTimeout time.Duration
 	// DialTimeout bounds the first contact with an external Redis; zero
@@ -300,6 +306,11 @@ func (c Config) withDefaults() (Config, error) {
 	default:
 		return c, &ConfigError{Field: "topology", Value: string(c.Topology), Fix: "unknown topology; use single, replica, sentinel or cluster"}
 	}
+	if c.FakeClock {
+		if c.Backend == BackendContainer || c.Backend == BackendExternal {
+			return c, &ConfigError{Field: "redis", Value: string(c.Backend), Fix: "a server clock that jumps needs libfaketime preloaded into redis-server, which only the local backend starts; use --redis local"}
+		}
+	}
 	if c.Topology != TopologyCluster {
 		if c.Shards != 0 {
 			return c, &ConfigError{Field: "shards", Value: typed(c.Shards), Fix: "primaries are counted only in a cluster; add --topology cluster"}
@@ -356,6 +367,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.URL != "" && (c.Backend == BackendAuto || c.Backend == BackendExternal) && c.AppendOnly {
 		return c, &ConfigError{Field: "appendonly", Fix: "turns on AOF in servers lockbench starts, and an external Redis keeps the persistence it has; drop --appendonly"}
+	}
+	if c.URL != "" && c.FakeClock && (c.Backend == BackendAuto || c.Backend == BackendExternal) {
+		return c, &ConfigError{Field: c.urlField(), Value: Redact(c.URL), Fix: "a server clock that jumps needs libfaketime preloaded into redis-server, which only the local backend starts; use --redis local"}
 	}
 	if c.Backend == BackendExternal && c.URL == "" {
 		return c, &ConfigError{Field: "redis-url", Fix: "the external backend needs a URL: pass --redis-url redis://host:6379/0 or set " + EnvURL}

@@ -17,7 +17,9 @@
 // watch and fail over; clients follow them) and cluster (Config.Shards
 // primaries with Config.Replicas replicas each). Each started server is a Node with the handles fault
 // injection needs: Stop, Kill, Pause/Resume, Restart on the same address
-// and data dir, and its log. docs/topologies.md is the guide.
+// and data dir, and its log. With Config.FakeClock each local server runs
+// under libfaketime, and Env.JumpClock moves one server's wall clock while
+// it runs. docs/topologies.md is the guide.
 //
 // Tests take a fresh, isolated Redis from package redisenvtest.
 package redisenv

@@ -142,6 +142,9 @@ func resolve(ctx context.Context, cfg Config) (Backend, string, error) {
 	if cfg.Topology == TopologySentinel {
 		return BackendLocal, "auto: Sentinel runs on the local backend", nil
 	}
+	if cfg.FakeClock {
+		return BackendLocal, "auto: a faked server clock runs on the local backend", nil
+	}
 	if err := DockerAvailable(ctx); err != nil {
 		return BackendLocal, "auto: no URL, and " + err.Error(), nil
 	}

@@ -28,6 +28,11 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("%w (looked for %q): %s", ErrServerNotFound, cfg.ServerPath, InstallHint)
 	}
+	if cfg.FakeClock {
+		if _, err := findFaketime(); err != nil {
+			return err
+		}
+	}
 	// Dirs that killed runs could not remove go first (see stale.go).
 	for _, d := range sweepStaleDirs(cfg.Dir, dirPattern) {
 		cfg.Logf("redis: removed %s, %s", d, leftBy)
@@ -123,6 +128,16 @@ func (e *Env) startLocalNode(ctx context.Context, cfg Config, bin, dir, name str
 	if err := os.MkdirAll(n.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("redisenv: %s data dir: %w", name, err)
 	}
+	if cfg.FakeClock {
+		lib, err := findFaketime()
+		if err != nil {
+			return nil, err
+		}
+		n.clock = &fakeClock{lib: lib, file: filepath.Join(n.dir, "faketime")}
+		if err := n.clock.write(0); err != nil {
+			return nil, fmt.Errorf("redisenv: %s clock: %w", name, err)
+		}
+	}
 	// Registered before the start so that a start that fails half-way
 	// still reaps its process.
 	e.closers = append(e.closers, n.close)
@@ -170,7 +185,8 @@ type localNode struct {
 	appendOnly   bool
 	password     string // requirepass of ServerArgs: the readiness probe authenticates with it
 	port         int
-	sentinel     bool // runs redis-server --sentinel
+	sentinel     bool       // runs redis-server --sentinel
+	clock        *fakeClock // under libfaketime (Config.FakeClock); nil on the real clock
 
 	mu      sync.Mutex
 	pid     int           // 0 when not running
@@ -274,6 +290,9 @@ func (n *localNode) supervise(logf *os.File, started chan<- error) {
 	cmd := exec.Command(n.bin, args...)
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if n.clock != nil {
+		cmd.Env = n.clock.environ()
+	}
 	cmd.SysProcAttr = procAttr()
 	// Checked under the lock Close takes, so a Restart racing Close
 	// cannot start a server nobody reaps.

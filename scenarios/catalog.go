@@ -27,6 +27,7 @@ var catalog = []*Scenario{
 	clusterFailoverScenario,
 	slotMigrationScenario,
 	fairClockSkewScenario,
+	nodeClockJumpScenario,
 	clientFreezeScenario,
 	nodeRestartScenario,
 }

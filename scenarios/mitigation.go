@@ -209,6 +209,23 @@ var serverFailover = expectations{
 	none:            verdict{expectSome, "the promoted replica never had the lock: the contender takes it and both write"},
 }
 
+// clockJump is where the lock's primary's wall clock jumps past the
+// lease just after a renewal: the key expires at once, the holder writes
+// before its next renewal could tell it, and the token counter, which has
+// no TTL, survives.
+var clockJump = expectations{
+	redissonFencing: verdict{expectNone, "the token counter has no TTL, so the jump leaves it: the store refuses the Redisson holder's older token"},
+	redisson:        verdict{expectSome, "the jump expires the lock on the primary and replica alike (the replica follows the primary's expiry), and Redisson tells the holder nothing: it writes over the contender's update"},
+	redissonNoSync:  verdict{expectSome, "the jump expires the lock and Redisson tells the holder nothing: it writes over the contender's update"},
+	redlock:         verdict{expectSome, "the holder reached a bare majority; the jump expires its key on one of its three nodes, the contender takes that one and the two the holder never reached, and the holder, told nothing until its next extension, writes before it"},
+	fencing:         verdict{expectNone, "the token counter has no TTL, so the jump leaves it: the store refuses the holder's older token"},
+	honour:          verdict{expectSome, "nothing tells the holder before its next renewal, and its write comes first: honouring Lost has nothing to honour yet"},
+	sync:            verdict{expectSome, "WAIT replicated the lock, but the replica drops it when the primary expires it: the contender takes it"},
+	minAcks:         verdict{expectSome, "the replica acknowledged the lock, then drops it with the primary's expiry, and acknowledges the contender's"},
+	minReplicas:     verdict{expectSome, "the replica stays up and current: after the jump the primary refuses writes for a second at most (the replica's last acknowledgement looks a jump old), then the contender takes the expired lock"},
+	none:            verdict{expectSome, "the jump expires the lock at once: the contender takes it and the holder writes over its update"},
+}
+
 // Redlock's nodes are independent primaries: the rows that fail a
 // single primary over or restart it have a Redlock counterpart of their
 // own.
@@ -236,6 +253,9 @@ func matrixRows() []matrixRow {
 		{s: clusterFailoverScenario, plan: clusterFailoverPlan, run: clusterFailover, expect: serverFailover,
 			noRedlock: redlockNoFailover},
 		nodeRestartRow(),
+		{s: nodeClockJumpScenario, plan: clockJumpPlan, run: nodeClockJumpBy, timing: clockJumpTiming, expect: clockJump,
+			redisson: nodeClockJumpRedisson, redissonPlan: clockJumpPlan,
+			redlock: nodeClockJumpRedlock, redlockPlan: redlockClockJumpPlan(true)},
 	}
 }
 

@@ -36,7 +36,7 @@ func TestCombinedVerdicts(t *testing.T) {
 // TestFencingGated: the planted broken fencing can fail only the rows in
 // which some cell relies on fencing alone for its 0.
 func TestFencingGated(t *testing.T) {
-	if got, want := FencingGated(), []string{"watchdog-loss", "client-freeze", "lease-expiry"}; !slices.Equal(got, want) {
+	if got, want := FencingGated(), []string{"watchdog-loss", "client-freeze", "lease-expiry", "node-clock-jump"}; !slices.Equal(got, want) {
 		t.Errorf("FencingGated() = %v, want %v", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/redisenv"
 )
 
 var nodeRestartScenario = &Scenario{
@@ -53,9 +54,24 @@ func nodeRestartAt(t Timing) time.Duration    { return t.Watchdog / 3 }
 func nodeRestartWrite(t Timing) time.Duration { return t.Watchdog*2/3 - t.Watchdog/24 }
 func nodeRestartEnd(t Timing) time.Duration   { return t.Watchdog * 5 / 6 }
 
-// nodeRestartPlan restarts node 1 empty; with cut, the holder's links to
-// nodes 4 and 5 are down from the start.
+// nodeRestartPlan restarts node 1 empty; with cut, on the holder's bare
+// majority.
 func nodeRestartPlan(cut bool) func(Timing, *rand.Rand) []Planned {
+	return redlockNodePlan(cut, "kill", func(Timing) string { return "SIGKILL, restarted at once without persistence, empty" },
+		func(r *rig, _ Timing) faults.Fault {
+			var links []*faults.Proxy
+			for _, l := range r.redlock.links {
+				links = append(links, l[0])
+			}
+			return faults.WithProxiesDown(faults.KillRestart(r.redlock.nodes[0].Primary()), links)
+		})
+}
+
+// redlockNodePlan is a plan of node 1's fault (kind, described by detail,
+// made by fault) landing once the holder's first extension is answered;
+// with cut, the holder's links to nodes 4 and 5 are down from the start,
+// so that it holds a bare majority.
+func redlockNodePlan(cut bool, kind string, detail func(Timing) string, fault func(*rig, Timing) faults.Fault) func(Timing, *rand.Rand) []Planned {
 	return func(t Timing, _ *rand.Rand) []Planned {
 		var plan []Planned
 		if cut {
@@ -65,15 +81,10 @@ func nodeRestartPlan(cut bool) func(Timing, *rand.Rand) []Planned {
 					return notify(faults.Down("client:0", r.redlock.links[0][redlockQuorum:]), r.redlock.cutIn)
 				}})
 		}
-		return append(plan, Planned{At: nodeRestartAt(t), For: 0, Kind: "kill", Target: "redis:node1",
-			Detail: "once the holder's extension is answered: SIGKILL, restarted at once without persistence, empty",
+		return append(plan, Planned{At: nodeRestartAt(t), For: 0, Kind: kind, Target: "redis:node1",
+			Detail: "once the holder's extension is answered: " + detail(t),
 			build: func(r *rig) faults.Fault {
-				var links []*faults.Proxy
-				for _, l := range r.redlock.links {
-					links = append(links, l[0])
-				}
-				return &afterExtension{Fault: faults.WithProxiesDown(faults.KillRestart(r.redlock.nodes[0].Primary()), links),
-					s: r.redlock, c: 0, within: t.Watchdog / 3}
+				return &afterExtension{Fault: fault(r, t), s: r.redlock, c: 0, within: t.Watchdog / 3}
 			}})
 	}
 }
@@ -81,8 +92,14 @@ func nodeRestartPlan(cut bool) func(Timing, *rand.Rand) []Planned {
 // nodeRestartRedlock is the matrix's Redlock cell: the bare majority.
 func nodeRestartRedlock(r *rig) error { return nodeRestart(r, true) }
 
-func nodeRestart(r *rig, cut bool) error {
-	if err := r.startRedlock(2); err != nil {
+func nodeRestart(r *rig, cut bool) error { return redlockNodeFault(r, cut, nil) }
+
+// redlockNodeFault is the duel of the Redlock node faults on five nodes
+// started with mod: the holder on a bare majority (cut) or on all five,
+// node 1's fault just after its first extension, its work and write
+// before its second; a contender on all five polls throughout.
+func redlockNodeFault(r *rig, cut bool, mod func(*redisenv.Config)) error {
+	if err := r.startRedlock(2, mod); err != nil {
 		return err
 	}
 	t := r.t
@@ -97,11 +114,11 @@ func nodeRestart(r *rig, cut bool) error {
 	}
 	res := out.res
 	r.safetyFigures(res)
-	var killed, restarted time.Time
+	var hit time.Time
 	if k, d := r.redlock.times(-1, rlNodeFault), r.redlock.times(-1, rlNodeFaultDone); len(k) == 1 && len(d) == 1 {
-		killed, restarted = k[0], d[0]
-		r.figure("node 1 killed", secs(out.base, killed), "s")
-		r.figure("kill to restarted", ms(restarted.Sub(killed)), "ms")
+		hit = k[0]
+		r.figure("node 1's fault", secs(out.base, hit), "s")
+		r.figure("node 1's fault took", ms(d[0].Sub(hit)), "ms")
 	}
 	ext := r.redlock.times(0, rlExtended)
 	if len(ext) > 0 {
@@ -113,16 +130,15 @@ func nodeRestart(r *rig, cut bool) error {
 	first, write := out.firstContend[0], out.base.Add(nodeRestartWrite(t))
 	gone := len(r.redlock.times(0, rlUnlockGone)) > 0
 	if !cut {
-		r.check("holder keeps the lock through the restart", "never told of a loss, its unlock releases a quorum",
+		r.check("holder keeps the lock through node 1's fault", "never told of a loss, its unlock releases a quorum",
 			fmt.Sprintf("told: %v, unlock found it gone: %v", out.holderLost == 1, gone), out.holderLost == 0 && !gone)
 		r.check("contender never takes the lock while it is held", "only after "+since(out.base, write), since(out.base, first),
 			first.IsZero() || !first.Before(write))
 		r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
 		return nil
 	}
-	r.check("contender takes the lock on the restarted node while the holder holds it",
-		"between the restart and "+since(out.base, write), since(out.base, first),
-		!first.IsZero() && !killed.IsZero() && first.After(killed) && first.Before(write))
+	r.check("contender takes the lock while the holder holds it", "between node 1's fault and "+since(out.base, write), since(out.base, first),
+		!first.IsZero() && !hit.IsZero() && first.After(hit) && first.Before(write))
 	r.check("holder told nothing before its write", "not told before "+since(out.base, write), since(out.base, out.holderLostAt[0]),
 		out.holderLost == 0 || !out.holderLostAt[0].Before(write))
 	r.check("its unlock finds the lock gone", "released on fewer than a quorum", fmt.Sprintf("found it gone: %v", gone), gone)

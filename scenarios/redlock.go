@@ -108,15 +108,19 @@ func (s *redlockSet) addrs() string {
 func (s *redlockSet) clientPools(c int) []redis.UniversalClient { return s.pools[c] }
 
 // startRedlock starts five single primaries on the user's backend, with
-// no persistence, and n clients with a proxied link to each; r.env is the
-// first node, for what the rig reports of its Redis.
-func (r *rig) startRedlock(n int) error {
+// no persistence (mod adjusts their config further), and n clients with a
+// proxied link to each; r.env is the first node, for what the rig
+// reports of its Redis.
+func (r *rig) startRedlock(n int, mod func(*redisenv.Config)) error {
 	if by := ExternalRedis(r.o.Redis); by != "" {
 		return &skipError{why: "Redlock needs five servers lockbench starts; this Redis is external (" + by + ")"}
 	}
 	cfg := r.o.Redis
 	cfg.Topology = redisenv.TopologySingle
 	cfg.AppendOnly = false
+	if mod != nil {
+		mod(&cfg)
+	}
 	envs, errs := make([]*redisenv.Env, redlockNodes), make([]error, redlockNodes)
 	var wg sync.WaitGroup
 	for j := range envs {
@@ -339,7 +343,7 @@ func redlockFreezePlan(t Timing, _ *rand.Rand) []Planned {
 // partition fails the holder's next extension, and it stops there, while
 // the keys it set live on until their expiry.
 func watchdogLossRedlock(r *rig) error {
-	if err := r.startRedlock(2); err != nil {
+	if err := r.startRedlock(2, nil); err != nil {
 		return err
 	}
 	w := r.t.Watchdog
@@ -354,7 +358,7 @@ func watchdogLossRedlock(r *rig) error {
 // clientFreezeRedlock is client-freeze with Redlock holders: the
 // extensions fail during the freeze, and the holder wakes to a lost hold.
 func clientFreezeRedlock(r *rig) error {
-	if err := r.startRedlock(2); err != nil {
+	if err := r.startRedlock(2, nil); err != nil {
 		return err
 	}
 	w := r.t.Watchdog
@@ -370,7 +374,7 @@ func clientFreezeRedlock(r *rig) error {
 // the five nodes: each owner's loss signal is its mutex's validity, which
 // ends before any node's key expires.
 func leaseExpiryRedlock(r *rig) error {
-	if err := r.startRedlock(2); err != nil {
+	if err := r.startRedlock(2, nil); err != nil {
 		return err
 	}
 	return leaseExpiryRun(r, true, impls.Redsync{Nodes: r.redlock.clientPools})

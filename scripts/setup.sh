@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lockbench needs beyond Go modules: a redis-server binary
-# (required), and Podman with runc for the container tests (optional: they
+# (required), libfaketime (Debian's faketime: the server clock-jump tests
+# and the node-clock-jump chaos row run redis-server under it), and Podman with runc for the container tests (optional: they
 # skip, with the reason, where no container engine can be had). As root
 # with apt-get it installs Debian's packages; otherwise it prints the exact
 # command, and fails only when redis-server is missing.
@@ -19,6 +20,14 @@ if ! command -v "$server" >/dev/null 2>&1; then
   need_server=1
   missing+=(redis-server)
 fi
+# Where redisenv looks for libfaketime (redisenv/fakeclock.go).
+need_faketime=1
+for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 /usr/lib64/faketime/libfaketime.so.1 /usr/local/lib/faketime/libfaketime.so.1; do
+  [ -e "$lib" ] && need_faketime=0
+done
+if [ "$need_faketime" = 1 ]; then
+  missing+=(faketime)
+fi
 # A Docker engine that answers serves the container tests as well.
 engine=0
 if [ -n "${DOCKER_HOST:-}" ] || [ -S /var/run/docker.sock ]; then
@@ -36,7 +45,7 @@ fi
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: $("$server" --version | cut -d' ' -f1-3) at $(command -v "$server")"
+  echo "setup: $("$server" --version | cut -d' ' -f1-3) at $(command -v "$server"), libfaketime for the server clock jumps"
   echo "setup: $(java -version 2>&1 | head -1) and $(mvn -v 2>/dev/null | head -1 | sed 's/\x1b\[[0-9;]*m//g') for the Redisson driver"
   if [ "$engine" = 0 ]; then
     echo "setup: $(podman --version) and $(runc --version | head -1) for the container tests"
@@ -56,6 +65,9 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
     exit 1
   fi
   echo "setup: the container tests will skip without a container engine, the Redisson tests without Java 17 and Maven" >&2
+  if [ "$need_faketime" = 1 ]; then
+    echo "setup: without faketime the server clock-jump tests fail and the node-clock-jump chaos row errors" >&2
+  fi
   exit 0
 fi
 
@@ -71,9 +83,12 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 if ! apt-get install -y -qq "${missing[@]}" >/dev/null; then
-  # The container engine is optional: retry with redis-server alone.
-  if [ "$need_server" = 1 ]; then
-    apt-get install -y -qq redis-server >/dev/null
+  # The container engine is optional: retry with redis-server and faketime alone.
+  core=()
+  [ "$need_server" = 1 ] && core+=(redis-server)
+  [ "$need_faketime" = 1 ] && core+=(faketime)
+  if [ ${#core[@]} -gt 0 ]; then
+    apt-get install -y -qq "${core[@]}" >/dev/null
   fi
   echo "setup: could not install ${missing[*]}; the container or Redisson tests will skip" >&2
 fi
