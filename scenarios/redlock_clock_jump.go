@@ -27,3 +27,9 @@ func nodeClockJumpRedlock(r *rig) error {
 	}
 	return redlockNodeFault(r, true, func(c *redisenv.Config) { c.FakeClock = true })
 }
+
+// redlockClockJumpAllFive is the jump under a holder on all five nodes:
+// it keeps four, and the contender never makes a quorum while it holds.
+func redlockClockJumpAllFive(r *rig) error {
+	return redlockNodeFault(r, false, func(c *redisenv.Config) { c.FakeClock = true })
+}

@@ -3,7 +3,11 @@ package scenarios
 import (
 	"testing"
 
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/results"
 )
 
 // TestNodeRestartRowSkipsSinglePrimary: node-restart's cells other than
@@ -24,5 +28,28 @@ func TestNodeRestartRowSkipsSinglePrimary(t *testing.T) {
 		if c.Skipped != singlePrimaryRestart || c.Expect != expectAny {
 			t.Errorf("%s: skipped %q, expect %q; want skipped %q, shown, not gated", mi.Name, c.Skipped, c.Expect, singlePrimaryRestart)
 		}
+	}
+}
+
+// TestRedlockClockJumpAllFive: one node's clock jump under a holder on all
+// five nodes frees nothing the contender can use: zero violations.
+func TestRedlockClockJumpAllFive(t *testing.T) {
+	redisenvtest.Long(t, "a chaos scenario")
+	tp := faults.NewEmbedded()
+	t.Cleanup(func() { _ = tp.Close() })
+	o := Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Dir: t.TempDir()}, Toxiproxy: tp, Quick: true, Seed: 1, Logf: t.Logf}
+	rep := &results.ChaosReport{}
+	var kept []*results.Result
+	v := Variant{Name: "all-five", Plan: redlockClockJumpPlan(false), run: redlockClockJumpAllFive, timing: clockJumpTiming}
+	if err := runVariant(t.Context(), nodeClockJumpScenario, v, TimingFor(true), Rand(1, "x"), o, rep, &kept); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Checks {
+		if !c.OK {
+			t.Errorf("%s: want %s, got %s", c.Name, c.Want, c.Got)
+		}
+	}
+	if len(kept) != 1 || kept[0].Safety.Violations != 0 {
+		t.Errorf("runs %d; want one without violations", len(kept))
 	}
 }
