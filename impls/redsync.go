@@ -3,9 +3,11 @@ package impls
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 
@@ -25,7 +27,12 @@ const RedsyncExpiry = 8 * time.Second
 // wait at once instead of being hidden until the last try, and the wait's
 // end never cancels a try in flight (which could leave a lock set that
 // nobody holds until its expiry).
-type Redsync struct{}
+type Redsync struct {
+	// Nodes, when set, are client i's connections to independent
+	// primaries, one pool each: Redlock, its quorum a majority of them,
+	// instead of the one Redis the run gives the client.
+	Nodes func(client int) []redis.UniversalClient
+}
 
 // Name is "redsync".
 func (Redsync) Name() string { return "redsync" }
@@ -33,13 +40,25 @@ func (Redsync) Name() string { return "redsync" }
 // Check refuses read-write, fair and reentrant profiles, and a watchdog
 // lease whose holds could outlive the 8 s expiry.
 func (r Redsync) Check(p workloads.Profile) (string, error) {
+	nodes := "one node"
+	if r.Nodes != nil {
+		n := len(r.Nodes(0))
+		nodes = fmt.Sprintf("Redlock on %d nodes, quorum %d", n, n/2+1)
+	}
 	return exclusiveOnly(r.Name(), p, RedsyncExpiry, "redsync's default expiry",
-		"redsync v4 TryLock with its defaults (one node, drift 0.01), retried after its 50-250ms delay until the profile's wait (not its 32 tries)", true)
+		"redsync v4 TryLock with its defaults ("+nodes+", drift 0.01), retried after its 50-250ms delay until the profile's wait (not its 32 tries)", true)
 }
 
-// NewClient returns a redsync instance on rdb.
-func (Redsync) NewClient(_ context.Context, rdb redis.UniversalClient, p workloads.Profile, _ int) (workloads.ImplClient, error) {
-	c := &redsyncClient{rs: redsync.New(goredis.NewPool(rdb)), ids: newOwnerIDs("redsync")}
+// NewClient returns a redsync instance on rdb, or on Nodes(client).
+func (r Redsync) NewClient(_ context.Context, rdb redis.UniversalClient, p workloads.Profile, client int) (workloads.ImplClient, error) {
+	pools := []redsyncredis.Pool{goredis.NewPool(rdb)}
+	if r.Nodes != nil {
+		pools = nil
+		for _, n := range r.Nodes(client) {
+			pools = append(pools, goredis.NewPool(n))
+		}
+	}
+	c := &redsyncClient{rs: redsync.New(pools...), ids: newOwnerIDs("redsync")}
 	if p.Lease.Fixed > 0 {
 		c.opts = append(c.opts, redsync.WithExpiry(p.Lease.Fixed))
 	}

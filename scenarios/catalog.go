@@ -29,6 +29,7 @@ var catalog = []*Scenario{
 	fairClockSkewScenario,
 	nodeClockJumpScenario,
 	clientFreezeScenario,
+	nodeRestartScenario,
 }
 
 func noFaults(Timing, *rand.Rand) []Planned { return nil }

@@ -31,6 +31,7 @@ type duel struct {
 	contHold  time.Duration   // contenders' hold per acquisition (they honour Lost)
 	after     <-chan struct{} // holders start once it closes (nil: at once)
 	redisson  bool            // holders are Redisson threads in the rig's JVM (startRedisson)
+	redlock   bool            // holders and contenders are Redlock mutexes on the rig's five nodes (startRedlock)
 }
 
 // duelOutcome is what the actors saw.
@@ -82,9 +83,7 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 	hdone := make(chan struct{}, n)
 	for i := range n {
 		acquired[i] = make(chan struct{})
-		hc, cc := r.clients[i], r.clients[n]
-		hl := r.lockOf(hc.lc.NewOwner(), locks[i])
-		cl := r.lockOf(cc.lc.NewOwner(), locks[i])
+		lockHolder, tryContender := r.duelLocks(d, i, locks[i])
 		if d.redisson {
 			go func() {
 				defer func() { hdone <- struct{}{} }()
@@ -97,7 +96,7 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 				defer func() { hdone <- struct{}{} }()
 				spec := holdSpec{until: st.base.Add(d.holdUntil), slice: d.slice, honour: d.honour}
 				if d.frozen {
-					spec.gate = hc.gate
+					spec.gate = r.gates[i]
 				}
 				if d.after != nil {
 					select {
@@ -106,15 +105,15 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 					}
 				}
 				var once bool
-				var held *lockimpl.Hold
-				try := func() (*lockimpl.Hold, error) {
+				var held heldLock
+				try := func() (heldLock, error) {
 					defer func() {
 						if !once {
 							once = true
 							close(acquired[i])
 						}
 					}()
-					h, err := hl.Lock(r.ctx, lockimpl.LockOptions{Lease: d.lease})
+					h, err := lockHolder()
 					held = h
 					return h, err
 				}
@@ -171,8 +170,8 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 					wait = time.Until(end)
 				}
 				var got time.Time
-				ok, _ := st.section(int32(n+i), int32(i), func() (*lockimpl.Hold, error) {
-					h, err := cl.TryLock(r.ctx, lockimpl.TryLockOptions{Wait: wait})
+				ok, _, _ := st.sectionLost(int32(n+i), int32(i), func() (heldLock, error) {
+					h, err := tryContender(wait)
 					if h != nil {
 						got = time.Now()
 					}
@@ -227,6 +226,26 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// duelLocks are duel pair i's acquisitions of lock: the holder's (on
+// client i, blocking) and the contender's (on the last client, waiting at
+// most wait, 0: one try).
+func (r *rig) duelLocks(d duel, i int, lock string) (holder func() (heldLock, error), contender func(wait time.Duration) (heldLock, error)) {
+	n := d.pairs
+	if d.redlock {
+		return func() (heldLock, error) { return r.redlock.lock(r.ctx, i, lock, d.lease) },
+			func(wait time.Duration) (heldLock, error) { return r.redlock.tryLock(r.ctx, n, lock, 0, wait) }
+	}
+	cl := r.lockOf(r.clients[n].lc.NewOwner(), lock)
+	contender = func(wait time.Duration) (heldLock, error) {
+		return lockimplHeld(cl.TryLock(r.ctx, lockimpl.TryLockOptions{Wait: wait}))
+	}
+	if d.redisson {
+		return nil, contender // the holder is the JVM's (redissonHolder)
+	}
+	hl := r.lockOf(r.clients[i].lc.NewOwner(), lock)
+	return func() (heldLock, error) { return lockimplHeld(hl.Lock(r.ctx, lockimpl.LockOptions{Lease: d.lease})) }, contender
 }
 
 // redissonHolder is duel holder i as a Redisson thread: it takes lock

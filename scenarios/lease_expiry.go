@@ -43,6 +43,11 @@ func leaseExpiryOn(r *rig, honour bool, impl workloads.Impl) error {
 	if err := r.start(2, nil); err != nil {
 		return err
 	}
+	return leaseExpiryRun(r, honour, impl)
+}
+
+// leaseExpiryRun is the scenario on a rig already started for two clients.
+func leaseExpiryRun(r *rig, honour bool, impl workloads.Impl) error {
 	if impl == nil {
 		impl = workloads.Lockimpl{OptionsFor: r.lockOptions}
 	}

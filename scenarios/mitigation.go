@@ -218,7 +218,7 @@ var clockJump = expectations{
 	redissonFencing: verdict{expectNone, "the token counter has no TTL, so the jump leaves it: the store refuses the Redisson holder's older token"},
 	redisson:        verdict{expectSome, "the jump expires the lock on the primary and replica alike (the replica follows the primary's expiry), and Redisson tells the holder nothing: it writes over the contender's update"},
 	redissonNoSync:  verdict{expectSome, "the jump expires the lock and Redisson tells the holder nothing: it writes over the contender's update"},
-	redlock:         verdict{expectNone, "one node's jump frees the lock on that node only: the contender cannot reach a quorum of three while the other four still hold it"},
+	redlock:         verdict{expectSome, "the holder reached a bare majority; the jump expires its key on one of its three nodes, the contender takes that one and the two the holder never reached, and the holder, told nothing until its next extension, writes before it"},
 	fencing:         verdict{expectNone, "the token counter has no TTL, so the jump leaves it: the store refuses the holder's older token"},
 	honour:          verdict{expectSome, "nothing tells the holder before its next renewal, and its write comes first: honouring Lost has nothing to honour yet"},
 	sync:            verdict{expectSome, "WAIT replicated the lock, but the replica drops it when the primary expires it: the contender takes it"},
@@ -239,19 +239,24 @@ const (
 func matrixRows() []matrixRow {
 	return []matrixRow{
 		{s: watchdogLossScenario, plan: partitionHolder, run: func(r *rig, h bool) error { return watchdogLossBy(r, h, false) }, expect: clientSide,
-			redisson: watchdogLossRedisson, redissonPlan: partitionHolder},
+			redisson: watchdogLossRedisson, redissonPlan: partitionHolder,
+			redlock: watchdogLossRedlock, redlockPlan: redlockPartitionHolder},
 		{s: clientFreezeScenario, plan: freezePlan, run: func(r *rig, h bool) error { return clientFreezeBy(r, h, false) }, expect: clientSide,
-			redisson: func(r *rig) error { return clientFreezeBy(r, false, true) }, redissonPlan: freezeJVMPlan},
+			redisson: func(r *rig) error { return clientFreezeBy(r, false, true) }, redissonPlan: freezeJVMPlan,
+			redlock: clientFreezeRedlock, redlockPlan: redlockFreezePlan},
 		{s: leaseExpiryScenario, plan: noFaults, run: func(r *rig, h bool) error { return leaseExpiryOn(r, h, nil) }, expect: clientSide,
-			redisson: leaseExpiryRedisson, redissonPlan: noFaults},
+			redisson: leaseExpiryRedisson, redissonPlan: noFaults,
+			redlock: leaseExpiryRedlock, redlockPlan: noFaults},
 		{s: redisRestartScenario, plan: killPlan, run: func(r *rig, h bool) error { return redisRestartBy(r, false, h) }, expect: restart,
 			noRedlock: redlockNoRestart},
 		{s: failoverScenario, plan: sentinelFailoverPlan, run: sentinelFailoverBy, timing: sentinelTiming, expect: serverFailover,
 			noRedlock: redlockNoFailover},
 		{s: clusterFailoverScenario, plan: clusterFailoverPlan, run: clusterFailover, expect: serverFailover,
 			noRedlock: redlockNoFailover},
+		nodeRestartRow(),
 		{s: nodeClockJumpScenario, plan: clockJumpPlan, run: nodeClockJumpBy, timing: clockJumpTiming, expect: clockJump,
-			redisson: nodeClockJumpRedisson, redissonPlan: clockJumpPlan},
+			redisson: nodeClockJumpRedisson, redissonPlan: clockJumpPlan,
+			redlock: nodeClockJumpRedlock, redlockPlan: redlockClockJumpPlan(true)},
 	}
 }
 

@@ -49,6 +49,9 @@ type rig struct {
 	raw      redis.UniversalClient // straight to the primary, for inspection
 	closers  []func()
 	jvm      *redisson.Driver // Redisson's process, for variants with Redisson holders
+	// redlock is the five independent primaries of Redlock variants and
+	// every client's links to them (startRedlock); nil otherwise.
+	redlock *redlockSet
 	// mit and store are set by the mitigation matrix: what the cell turns
 	// on, and the guarded counter critical sections update.
 	mit     *Mitigation
@@ -137,6 +140,11 @@ func (r *rig) redisFor(i, pool int) redis.UniversalClient {
 	if i >= 0 && i < len(r.proxies) {
 		o.Addrs = []string{r.proxies[i].Addr()}
 	}
+	return redisenv.NewUniversalClient(clientTimeouts(o))
+}
+
+// clientTimeouts sets the timeouts of every scenario client's pool.
+func clientTimeouts(o *redis.UniversalOptions) *redis.UniversalOptions {
 	// A request lost in a partition fails after a second instead of
 	// go-redis's default 3 s, so that clients notice and retry within a
 	// quick scenario's watchdog period. Retries stay at go-redis's default,
@@ -148,7 +156,7 @@ func (r *rig) redisFor(i, pool int) redis.UniversalClient {
 	// where a killed container's port swallows the dial instead of
 	// refusing it, five one-second tries would outlast a quick scenario.
 	o.DialerRetries = 2
-	return redisenv.NewUniversalClient(o)
+	return o
 }
 
 // lockOptions are client i's lockimpl options: the timing's watchdog and
@@ -330,6 +338,9 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 	res.Meta.RedisBackend = string(r.env.Backend())
 	res.Meta.RedisTopology = r.env.Shape()
 	res.Meta.RedisAddr = r.env.Addr()
+	if r.redlock != nil {
+		res.Meta.RedisTopology, res.Meta.RedisAddr = r.redlock.shape(), r.redlock.addrs()
+	}
 	if r.store != nil && res.Guard == nil {
 		res.Guard = r.guardResult()
 	}

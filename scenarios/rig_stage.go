@@ -87,10 +87,26 @@ type holdSpec struct {
 	onEnd  func()        // called when the work ends, before the unlock
 }
 
+// heldLock is what a scripted section needs of a hold: lockimpl's Hold,
+// or a Redlock mutex's (redlockHold).
+type heldLock interface {
+	Token() int64
+	Lost() <-chan struct{}
+	Unlock(ctx context.Context) error
+}
+
+// lockimplHeld is a lockimpl acquisition as a heldLock (nil when none).
+func lockimplHeld(h *lockimpl.Hold, err error) (heldLock, error) {
+	if h == nil {
+		return nil, err
+	}
+	return h, err
+}
+
 // hold does units of work under held until the plan ends, the hold is
 // lost (when honoured) or ctx ends. It returns the end of its last unit
 // of work: the holder's critical section, as far as anything it did went.
-func hold(ctx context.Context, held *lockimpl.Hold, h holdSpec) (last time.Time, lost bool) {
+func hold(ctx context.Context, held heldLock, h holdSpec) (last time.Time, lost bool) {
 	last = time.Now()
 	if h.until.IsZero() {
 		h.until = last.Add(h.dur)
@@ -138,13 +154,13 @@ func isClosed(ch <-chan struct{}) bool {
 // whether the lock was acquired; try answers ErrNotAcquired (or a nil
 // hold) when it was not.
 func (st *stage) section(owner, lock int32, try func() (*lockimpl.Hold, error), h holdSpec) (bool, error) {
-	ok, _, err := st.sectionLost(owner, lock, try, h)
+	ok, _, err := st.sectionLost(owner, lock, func() (heldLock, error) { return lockimplHeld(try()) }, h)
 	return ok, err
 }
 
-// sectionLost is section, also reporting whether the holder was told of a
-// loss while it held (before its unlock).
-func (st *stage) sectionLost(owner, lock int32, try func() (*lockimpl.Hold, error), h holdSpec) (bool, bool, error) {
+// sectionLost is section on any heldLock, also reporting whether the
+// holder was told of a loss while it held (before its unlock).
+func (st *stage) sectionLost(owner, lock int32, try func() (heldLock, error), h holdSpec) (bool, bool, error) {
 	called := time.Now()
 	op := results.Op{Start: st.at(called), Called: st.at(called), Owner: owner, Lock: lock, Mode: results.Exclusive, Depth: 1}
 	held, err := try()

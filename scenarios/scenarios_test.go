@@ -274,7 +274,7 @@ func TestProcessScenarioSkippedOnExternal(t *testing.T) {
 
 func TestCatalogue(t *testing.T) {
 	want := []string{"watchdog-keepalive", "watchdog-loss", "lease-expiry", "latency", "partition-heal", "reset-storm",
-		"redis-restart", "redis-pause", "failover", "cluster-failover", "slot-migration", "fair-clock-skew", "node-clock-jump", "client-freeze"}
+		"redis-restart", "redis-pause", "failover", "cluster-failover", "slot-migration", "fair-clock-skew", "node-clock-jump", "client-freeze", "node-restart"}
 	if got := scenarios.Names(); !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
