@@ -91,6 +91,8 @@ type matrixRow struct {
 	redlock     func(r *rig) error
 	redlockPlan func(Timing, *rand.Rand) []Planned
 	noRedlock   string
+	// onlyRedlock, when set, is why the row's other columns are skipped.
+	onlyRedlock string
 }
 
 // verdict is a cell's expected lost updates and why.
@@ -263,6 +265,8 @@ func matrixRows() []matrixRow {
 // skip is why mitigation mi cannot run in the row, "" when it can.
 func (row matrixRow) skip(mi Mitigation) string {
 	switch {
+	case row.onlyRedlock != "" && !mi.Redlock:
+		return row.onlyRedlock
 	case mi.Redlock && row.redlock == nil:
 		return cmp.Or(row.noRedlock, "no Redlock variant of this scenario")
 	case mi.Redisson && row.redisson == nil:

@@ -152,16 +152,10 @@ const singlePrimaryRestart = "node-restart is Redlock's: on a single primary it 
 // nodeRestartRow is the matrix's node-restart row: a Redlock cell, the
 // others skipped for the redis-restart row.
 func nodeRestartRow() matrixRow {
-	skipped := verdict{expectAny, singlePrimaryRestart}
-	skip := func(*rig) error { return &skipError{why: singlePrimaryRestart} }
-	return matrixRow{s: nodeRestartScenario, plan: noFaults, timing: nodeRestartTiming,
-		run:      func(r *rig, _ bool) error { return skip(r) },
-		redisson: skip, redissonPlan: noFaults,
+	return matrixRow{s: nodeRestartScenario, timing: nodeRestartTiming, onlyRedlock: singlePrimaryRestart,
 		expect: expectations{
 			redlock: verdict{expectSome, "the holder reached a bare majority; the restart empties one of its three nodes, the contender " +
 				"takes that one and the two the holder never reached, and the holder, told nothing until its next extension, writes before it"},
-			redissonFencing: skipped, redisson: skipped, redissonNoSync: skipped, fencing: skipped, honour: skipped,
-			sync: skipped, minAcks: skipped, minReplicas: skipped, none: skipped,
 		},
 		redlock: nodeRestartRedlock, redlockPlan: nodeRestartPlan(true)}
 }
