@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -397,8 +398,8 @@ func RunMitigation(ctx context.Context, o Options, mo MitigationOptions) *result
 		if mo.NoCosts || external != "" {
 			break
 		}
-		if mi.Redisson || mi.Redlock {
-			continue // Redisson's costs are bench perf's (docs/perf.md); Redlock's come with its own nodes
+		if mi.Redisson {
+			continue // Redisson's costs are bench perf's (docs/perf.md)
 		}
 		if ctx.Err() != nil {
 			m.Partial = true
@@ -559,7 +560,8 @@ func runCost(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi 
 }
 
 // costRun is one healthy run of mitigation mi; replicaDown kills the
-// replica for the whole run (a planned fault, restarted at its end).
+// replica (Redlock: one of its five nodes) for the whole run, a planned
+// fault restarted at its end.
 // Its problems are the run's failed checks, except, with the replica
 // down, those about operations failing: refusing them is what is
 // measured.
@@ -571,6 +573,10 @@ func costRun(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi 
 		dur = t.pick(10*time.Second, 5*time.Second)
 		name += "-replica-down"
 		plan = func(Timing, *rand.Rand) []Planned {
+			if mi.Redlock {
+				return []Planned{{At: 0, For: dur + 5*time.Second, Kind: "kill", Target: "redlock:node-1", Detail: "SIGKILL one of the five nodes for the whole run, restart after",
+					build: func(r *rig) faults.Fault { return faults.Kill(r.redlock.nodes[0].Primary()) }}}
+			}
 			return []Planned{{At: 0, For: dur + 5*time.Second, Kind: "kill", Target: "redis:replica", Detail: "SIGKILL the replica for the whole run, restart after",
 				build: func(r *rig) faults.Fault { return faults.Kill(r.env.Replica()) }}}
 		}
@@ -579,12 +585,18 @@ func costRun(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi 
 	var kept []*results.Result
 	var res *results.Result
 	v := Variant{Name: name, Plan: plan, run: func(r *rig) error {
-		if err := r.start(2, nil); err != nil {
+		var impl workloads.Impl = workloads.Lockimpl{OptionsFor: r.lockOptions}
+		if mi.Redlock {
+			if err := r.startRedlock(2, nil); err != nil {
+				return err
+			}
+			impl = impls.Redsync{Nodes: r.redlock.clientPools}
+		} else if err := r.start(2, nil); err != nil {
 			return err
 		}
 		p := profile("mutex", "clients", "2", "owners", "4", "warmup", "1s", "duration", dur.String())
 		var err error
-		res, err = r.workloadOn(p, !mi.Honour, workloads.Lockimpl{OptionsFor: r.lockOptions})
+		res, err = r.workloadOn(p, !mi.Honour, impl)
 		return err
 	}}
 	mit := mi
