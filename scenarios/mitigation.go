@@ -227,10 +227,13 @@ func matrixRows() []matrixRow {
 		{s: leaseExpiryScenario, plan: noFaults, run: func(r *rig, h bool) error { return leaseExpiryOn(r, h, nil) }, expect: clientSide,
 			redisson: leaseExpiryRedisson, redissonPlan: noFaults},
 		{s: redisRestartScenario, plan: killPlan, run: func(r *rig, h bool) error { return redisRestartBy(r, false, h) }, expect: restart,
+			redisson: redisRestartRedisson, redissonPlan: killPlan,
 			noRedlock: redlockNoRestart},
 		{s: failoverScenario, plan: sentinelFailoverPlan, run: sentinelFailoverBy, timing: sentinelTiming, expect: serverFailover,
+			redisson: sentinelFailoverRedisson, redissonPlan: sentinelFailoverPlan,
 			noRedlock: redlockNoFailover},
 		{s: clusterFailoverScenario, plan: clusterFailoverPlan, run: clusterFailover, expect: serverFailover,
+			redisson: clusterFailoverRedisson, redissonPlan: clusterFailoverPlan,
 			noRedlock: redlockNoFailover},
 	}
 }
