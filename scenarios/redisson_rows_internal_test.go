@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -48,7 +47,7 @@ func TestRedissonRows(t *testing.T) {
 					t.Skip(c.Skipped)
 				}
 				if !c.OK {
-					t.Error(fmt.Sprintf("want %s: %s", c.Expect, c.Problem))
+					t.Errorf("want %s: %s", c.Expect, c.Problem)
 				}
 			})
 		}
