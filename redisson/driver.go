@@ -26,9 +26,9 @@ import (
 // gets it on its standard input, never on its command line, which any
 // local user can read.
 type Config struct {
-	// Addr is host:port of a single Redis server for the first client,
-	// whose owners' names have no slash; empty: clients only by Connect.
-	Addr string
+	// Servers are the first client's, whose owners' names have no slash;
+	// none: clients only by Connect.
+	Servers
 	// Username and Password, when set, authenticate every client's
 	// connections (AUTH username password; no Username: Redis's default
 	// user). Both must be UTF-8: Redisson sends them as Java strings.
@@ -40,6 +40,65 @@ type Config struct {
 	// Watchdog is Redisson's lockWatchdogTimeout (its 30 s default when
 	// zero): how long a watchdog hold lasts unrenewed.
 	Watchdog time.Duration
+	// SkipReplicaSync turns Redisson's checkLockSyncedSlaves off for every
+	// client. Redisson sends WAIT after a lock script in every mode but
+	// single-server either way; on (its default), a lock that no replica
+	// acknowledged, of those Redisson counts, is given back and fails
+	// (NoSyncedSlavesException, Error.Refused); off, it is kept.
+	SkipReplicaSync bool
+}
+
+// Servers says where a RedissonClient finds Redis, in one of Redisson's
+// modes. Set one of Addr (single-server mode, or master-slave mode with
+// Replicas), Sentinels with Master (sentinel mode), or Cluster (cluster
+// mode). Addresses are host:port, without credentials.
+type Servers struct {
+	// Addr is the server, or the primary of Replicas.
+	Addr string
+	// Replicas are Addr's replicas: Redisson then runs in master-slave
+	// mode, and counts them when it waits for replicas after a lock.
+	Replicas []string
+	// Sentinels are the Sentinels that name the primary Master: Redisson
+	// asks them for it and follows their failovers.
+	Sentinels []string
+	Master    string
+	// Cluster are nodes of a Redis Cluster, the seeds Redisson reads the
+	// slot map from.
+	Cluster []string
+}
+
+// spec is the servers as the driver's protocol names them (see
+// Driver.java): host:port, master-slave://PRIMARY@REPLICA,...,
+// sentinel://MASTER@host:port,... or cluster://host:port,...; "" for none.
+func (s Servers) spec() (string, error) {
+	modes := 0
+	for _, set := range []bool{s.Addr != "", len(s.Sentinels) > 0, len(s.Cluster) > 0} {
+		if set {
+			modes++
+		}
+	}
+	switch {
+	case modes > 1:
+		return "", &ConfigError{Field: "servers", Fix: "set one of Addr, Sentinels or Cluster"}
+	case len(s.Sentinels) > 0 && s.Master == "", s.Master != "" && len(s.Sentinels) == 0:
+		return "", &ConfigError{Field: "servers", Fix: "sentinel mode needs both the Sentinels and the master's name"}
+	case len(s.Replicas) > 0 && s.Addr == "":
+		return "", &ConfigError{Field: "servers", Fix: "replicas need their primary's Addr"}
+	}
+	for _, a := range slices.Concat([]string{s.Addr, s.Master}, s.Replicas, s.Sentinels, s.Cluster) {
+		if strings.ContainsAny(a, ",@ \t\n") {
+			return "", &ConfigError{Field: "servers", Fix: fmt.Sprintf("%q: no commas, @ or white space in an address or master name", a)}
+		}
+	}
+	switch {
+	case len(s.Replicas) > 0:
+		return "master-slave://" + s.Addr + "@" + strings.Join(s.Replicas, ","), nil
+	case len(s.Sentinels) > 0:
+		return "sentinel://" + s.Master + "@" + strings.Join(s.Sentinels, ","), nil
+	case len(s.Cluster) > 0:
+		return "cluster://" + strings.Join(s.Cluster, ","), nil
+	}
+	return s.Addr, nil
 }
 
 // Driver is one running JVM with RedissonClients (Config.Addr's and
@@ -106,6 +165,11 @@ func Time(ns int64) time.Time { return wallBase.Add(time.Duration(ns - monoBase)
 // Start starts the driver and waits until its Redisson client is
 // connected, or ctx ends.
 func Start(ctx context.Context, cfg Config) (*Driver, error) {
+	config, err := configLine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	servers, _ := cfg.spec() // configLine checked it
 	if cfg.Jar == "" {
 		j, err := FindJar()
 		if err != nil {
@@ -114,10 +178,6 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		cfg.Jar = j
 	} else if why := notJar(cfg.Jar); why != "" {
 		return nil, fmt.Errorf("redisson: %s %s", cfg.Jar, why)
-	}
-	config, err := configLine(cfg)
-	if err != nil {
-		return nil, err
 	}
 	cmd := exec.Command("java", "-XX:+UseSerialGC", "-Xss512k", "-jar", cfg.Jar)
 	cmd.Env = jvmEnv(os.Environ())
@@ -139,7 +199,7 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("redisson: start the driver: %w", err)
 	}
 	ready := make(chan error, 1)
-	go d.read(stdout, cfg.Addr, ready)
+	go d.read(stdout, servers, ready)
 	// The pipe holds the line until the JVM reads it; a JVM that died
 	// first is reported by read, with its stderr.
 	_, _ = io.WriteString(stdin, config)
@@ -209,7 +269,11 @@ func configLine(cfg Config) (string, error) {
 			line += "\t" + key + "=" + base64.StdEncoding.EncodeToString([]byte(v))
 		}
 	}
-	add("addr", cfg.Addr)
+	servers, err := cfg.spec()
+	if err != nil {
+		return "", err
+	}
+	add("addr", servers)
 	add("user", cfg.Username)
 	add("password", cfg.Password)
 	if cfg.DB > 0 {
@@ -217,6 +281,9 @@ func configLine(cfg Config) (string, error) {
 	}
 	if cfg.Watchdog > 0 {
 		add("watchdog-ms", strconv.FormatInt(cfg.Watchdog.Milliseconds(), 10))
+	}
+	if cfg.SkipReplicaSync {
+		add("sync-slaves", "off")
 	}
 	return line + "\n", nil
 }
@@ -261,9 +328,9 @@ func (d *Driver) PID() int { return d.cmd.Process.Pid }
 func (d *Driver) Version() string { return d.version }
 
 // read delivers replies until the JVM's stdout closes; the first line is
-// the greeting: ready, or err when the first client, at addr, could not
-// connect.
-func (d *Driver) read(stdout io.Reader, addr string, ready chan<- error) {
+// the greeting: ready, or err when the first client, on servers, could
+// not connect.
+func (d *Driver) read(stdout io.Reader, servers string, ready chan<- error) {
 	defer close(d.done)
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -276,7 +343,7 @@ func (d *Driver) read(stdout io.Reader, addr string, ready chan<- error) {
 		if !greeted {
 			greeted = true
 			if f[1] != "ready" {
-				ready <- d.newError("connect", "", "-", addr, f[4])
+				ready <- d.newError("connect", "", "-", servers, f[4])
 				continue
 			}
 			d.version = strings.TrimPrefix(f[4], "redisson ")
@@ -503,10 +570,22 @@ func (d *Driver) forget(id int64) {
 // addr: owners named "client/..." are its threads. Several clients in one
 // JVM are several Redisson processes in one runtime.
 func (d *Driver) Connect(ctx context.Context, client, addr string) error {
+	return d.ConnectTo(ctx, client, Servers{Addr: addr})
+}
+
+// ConnectTo is Connect on servers, in the mode they say.
+func (d *Driver) ConnectTo(ctx context.Context, client string, servers Servers) error {
 	if client == "" || strings.Contains(client, "/") {
 		return fmt.Errorf("redisson: client name %q: want a non-empty name without a slash", client)
 	}
-	_, err := d.Call(ctx, "connect", client, "-", addr, 0, 0)
+	spec, err := servers.spec()
+	if err != nil {
+		return err
+	}
+	if spec == "" {
+		return &ConfigError{Field: "servers", Fix: "none given"}
+	}
+	_, err = d.Call(ctx, "connect", client, "-", spec, 0, 0)
 	return err
 }
 

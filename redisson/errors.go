@@ -65,6 +65,16 @@ func (e *Error) IsUsage() bool {
 	return e.Op == "connect" && auth
 }
 
+// Refused reports whether the exception is a safety setting refusing the
+// acquisition: Redisson's replica check (checkLockSyncedSlaves) found
+// fewer replicas synced than it counted, and gave the lock back
+// (NoSyncedSlavesException), or the server refused the write for want of
+// good replicas (NOREPLICAS).
+func (e *Error) Refused() bool {
+	return e.Class == "NoSyncedSlavesException" || strings.Contains(e.Message, "NoSyncedSlavesException") ||
+		strings.Contains(e.Message, "NOREPLICAS")
+}
+
 // NotHeld reports whether the exception says the owner held nothing to
 // unlock.
 func (e *Error) NotHeld() bool { return e.Class == "IllegalMonitorStateException" }

@@ -141,7 +141,7 @@ func TestInteropNonReentrantRefusal(t *testing.T) {
 // chance to close anything) takes its JVM with it.
 func TestDriverDiesWithHarness(t *testing.T) {
 	if os.Getenv("LOCKBENCH_DRIVER_CHILD") != "" {
-		d, err := redisson.Start(context.Background(), redisson.Config{Addr: os.Getenv("LOCKBENCH_DRIVER_CHILD")})
+		d, err := redisson.Start(context.Background(), redisson.Config{Servers: redisson.Servers{Addr: os.Getenv("LOCKBENCH_DRIVER_CHILD")}})
 		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)

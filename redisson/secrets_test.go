@@ -177,7 +177,7 @@ func TestDriverRefusedCredentials(t *testing.T) {
 			t.Errorf("%s: %v is not bad input (IsUsage)", what, err)
 		}
 	}
-	d, err := redisson.Start(startCtx(t), redisson.Config{Addr: env.Addr(), Password: wrong})
+	d, err := redisson.Start(startCtx(t), redisson.Config{Servers: redisson.Servers{Addr: env.Addr()}, Password: wrong})
 	if err == nil {
 		d.Close()
 	}
@@ -195,7 +195,7 @@ func TestDriverRefusedCredentials(t *testing.T) {
 // before the JVM starts, as bad input, without the password.
 func TestDriverRefusesNonUTF8Password(t *testing.T) {
 	needJar(t)
-	d, err := redisson.Start(startCtx(t), redisson.Config{Addr: "127.0.0.1:1", Password: "pw\xff\xfe"})
+	d, err := redisson.Start(startCtx(t), redisson.Config{Servers: redisson.Servers{Addr: "127.0.0.1:1"}, Password: "pw\xff\xfe"})
 	if err == nil {
 		d.Close()
 		t.Fatal("started with a password that is not UTF-8")
@@ -228,7 +228,7 @@ func TestDriverStderrRedacted(t *testing.T) {
 	if err := errors.Join(err, z.Close(), f.Close()); err != nil {
 		t.Fatal(err)
 	}
-	d, err := redisson.Start(startCtx(t), redisson.Config{Jar: jar, Addr: "127.0.0.1:1", Password: password})
+	d, err := redisson.Start(startCtx(t), redisson.Config{Jar: jar, Servers: redisson.Servers{Addr: "127.0.0.1:1"}, Password: password})
 	if err == nil {
 		d.Close()
 		t.Fatal("a JVM without its main class started")

@@ -87,8 +87,14 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 		if d.redisson {
 			go func() {
 				defer func() { hdone <- struct{}{} }()
+				if d.after != nil {
+					select {
+					case <-d.after:
+					case <-r.ctx.Done():
+					}
+				}
 				if err := st.redissonHolder(int32(i), locks[i], st.base.Add(d.holdUntil), d.lease, acquired[i]); err != nil {
-					out.holderAcqErrs[i] = fmt.Errorf("redisson holder %d: %v", i, err)
+					out.holderAcqErrs[i] = fmt.Errorf("redisson holder %d: %w", i, err)
 				}
 			}()
 		} else {

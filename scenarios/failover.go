@@ -117,11 +117,7 @@ func failoverOn(r *rig, honour bool, mod func(*redisenv.Config)) error {
 	if err != nil {
 		return err
 	}
-	if f := r.sentinel; f != nil {
-		detected, elected := f.Times()
-		r.figure("primary down (+odown) after the kill", detected.Seconds()*1e3, "ms")
-		r.figure("replica elected (+switch-master) after the kill", elected.Seconds()*1e3, "ms")
-	}
+	r.sentinelFigures()
 	if res == nil { // refused: no hold to overlap
 		return nil
 	}

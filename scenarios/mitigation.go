@@ -189,7 +189,7 @@ var clientSide = expectations{
 // counters are gone.
 var restart = expectations{
 	redissonFencing: verdict{expectAny, "the restart without persistence loses the token counter too: tokens start again and can repeat"},
-	redisson:        verdict{expectSome, "Redisson's WAIT reached the replica, which resyncs from the empty primary; the holder, told nothing, writes on"},
+	redisson:        verdict{expectSome, "Redisson's WAIT (master-slave mode) reached the replica, which resyncs from the empty primary; the holder, told nothing, writes on"},
 	redissonNoSync:  verdict{expectSome, "the restart forgets the lock and Redisson tells the holder nothing: it writes on"},
 	fencing:         verdict{expectAny, "the restart without persistence loses the token counter too: tokens start again and can repeat"},
 	honour:          verdict{expectNone, "the holders learn of the loss at their next renewal, before their write at the end of the hold"},
@@ -202,9 +202,9 @@ var restart = expectations{
 // serverFailover is where the lock's primary dies before the lock
 // replicated and its replica is promoted.
 var serverFailover = expectations{
-	redissonFencing: verdict{expectAny, "the fencing counter's INCR may not have replicated: the new primary can hand out a token already used"},
-	redisson:        verdict{expectSome, "replication is cut, so Redisson counts no synced replica to wait for; its holder, told nothing, writes on beside the contender"},
-	redissonNoSync:  verdict{expectSome, "the promoted replica never had the lock, and Redisson tells the holder nothing: both write"},
+	redissonFencing: verdict{expectAny, "on Sentinel Redisson's fenced lock finds no replica synced and is refused (NoSyncedSlavesException); in a cluster it is kept, and the token counter's INCR may not have replicated: shown, not gated"},
+	redisson:        verdict{expectSome, "Redisson sends its WAIT, but its lock() is kept with no replica synced (replication is cut), and its holder, told nothing, writes on beside the contender"},
+	redissonNoSync:  verdict{expectSome, "without checkLockSyncedSlaves Redisson keeps a lock no replica has; the promoted replica never had it, and the holder, told nothing, writes on"},
 	fencing:         verdict{expectAny, "the fencing counter's INCR may not have replicated: the new primary can hand out a token already used"},
 	honour:          verdict{expectAny, "the holder learns of the loss at its next renewal; whether it wrote before depends on timing"},
 	sync:            verdict{expectAny, "replication is cut, so the replica is not counted and WAIT is not sent: it narrows only what it can see"},
@@ -251,10 +251,13 @@ func matrixRows() []matrixRow {
 			redisson: leaseExpiryRedisson, redissonPlan: noFaults,
 			redlock: leaseExpiryRedlock, redlockPlan: noFaults},
 		{s: redisRestartScenario, plan: killPlan, run: func(r *rig, h bool) error { return redisRestartBy(r, false, h) }, expect: restart,
+			redisson: redisRestartRedisson, redissonPlan: killPlan,
 			noRedlock: redlockNoRestart},
 		{s: failoverScenario, plan: sentinelFailoverPlan, run: sentinelFailoverBy, timing: sentinelTiming, expect: serverFailover,
+			redisson: sentinelFailoverRedisson, redissonPlan: sentinelFailoverPlan,
 			noRedlock: redlockNoFailover},
 		{s: clusterFailoverScenario, plan: clusterFailoverPlan, run: clusterFailover, expect: serverFailover,
+			redisson: clusterFailoverRedisson, redissonPlan: clusterFailoverPlan,
 			noRedlock: redlockNoFailover},
 		nodeRestartRow(),
 		{s: nodeClockJumpScenario, plan: clockJumpPlan, run: nodeClockJumpBy, timing: clockJumpTiming, expect: clockJump,

@@ -200,25 +200,29 @@ func (r *rig) newClients() error {
 }
 
 // redissonClient is the Redisson client of variants with Redisson
-// holders: a RedissonClient in its own JVM, on client 0's proxy.
+// holders: a RedissonClient in its own JVM.
 const redissonClient = "c0"
 
 // startRedisson starts the JVM of Redisson's holders, one RedissonClient
-// connected through client 0's proxy with the timing's watchdog, so that
-// client 0's faults hit it. Without Java or the driver's jar the variant
-// is skipped, and the scenario's other variants still run.
+// in the mode the rig's Redis calls for (redissonServers) with the
+// timing's watchdog, and checkLockSyncedSlaves off when the cell says so.
+// Without Java or the driver's jar, or where Redisson cannot reach the
+// servers, the variant is skipped, and the scenario's other variants
+// still run.
 func (r *rig) startRedisson() error {
 	if _, err := redisson.FindJar(); err != nil {
 		return &skipError{why: err.Error(), variant: true}
 	}
-	if len(r.proxies) == 0 {
-		return fmt.Errorf("redisson holders need client 0's proxy; start the rig first")
+	servers, err := r.redissonServers()
+	if err != nil {
+		return err
 	}
 	cfg, err := impls.RedissonConfig(r.env.Options().Simple())
 	if err != nil {
 		return err
 	}
 	cfg.Watchdog = r.t.Watchdog
+	cfg.SkipReplicaSync = r.mit != nil && r.mit.RedissonNoSync
 	d, err := redisson.Start(r.ctx, cfg)
 	if err != nil {
 		return err
@@ -228,13 +232,44 @@ func (r *rig) startRedisson() error {
 	if r.rep.Redisson == "" {
 		r.rep.Redisson = d.Version()
 	}
-	if err := d.Connect(r.ctx, redissonClient, r.proxies[0].Addr()); err != nil {
+	if err := d.ConnectTo(r.ctx, redissonClient, servers); err != nil {
 		return err
 	}
 	// A cold JVM's first lock runs interpreted and loads the script: on a
 	// loaded host it can take past faultStart, into the fault meant for a
 	// holder that already holds.
 	return d.Warm(r.ctx, redissonClient+"/warmup", r.prefix+"redisson-warmup", 200)
+}
+
+// redissonServers are where Redisson's holders connect, as an
+// application on Redisson would be set up for the rig's Redis: its
+// primary through client 0's proxy, so that client 0's faults hit it (in
+// master-slave mode with the replica, reached directly, where there is
+// one, so that Redisson has a replica to wait for); the Sentinels in
+// sentinel mode; the nodes in cluster mode.
+func (r *rig) redissonServers() (redisson.Servers, error) {
+	switch r.env.Topology() {
+	case redisenv.TopologySentinel:
+		s := redisson.Servers{Master: redisenv.SentinelMaster}
+		for _, n := range r.env.Sentinels() {
+			s.Sentinels = append(s.Sentinels, n.Addr())
+		}
+		return s, nil
+	case redisenv.TopologyCluster:
+		o := r.env.Options()
+		if o.Dialer != nil {
+			return redisson.Servers{}, &skipError{why: "Redisson's cluster mode dials the addresses the nodes announce, inside the containers' network, which only lockbench's own dialer maps to this host; run the cluster on the local backend (--redis local)", variant: true}
+		}
+		return redisson.Servers{Cluster: o.Addrs}, nil
+	}
+	if len(r.proxies) == 0 {
+		return redisson.Servers{}, fmt.Errorf("redisson holders need client 0's proxy; start the rig first")
+	}
+	s := redisson.Servers{Addr: r.proxies[0].Addr()}
+	if rep := r.env.Replica(); rep != nil {
+		s.Replicas = []string{rep.Addr()}
+	}
+	return s, nil
 }
 
 // jvmPID is the Redisson JVM's process id (0 before it starts).
@@ -245,16 +280,17 @@ func (r *rig) jvmPID() int {
 	return r.jvm.PID()
 }
 
-// firstFault is when the plan's earliest fault starts, if it has one.
+// firstFault is when the plan's earliest fault meant for holders that
+// already hold starts, if it has one: a fault planned at the start (a
+// replication cut) is the world they acquire in.
 func (r *rig) firstFault() (time.Duration, bool) {
-	if len(r.plan) == 0 {
-		return 0, false
+	first, ok := time.Duration(0), false
+	for _, p := range r.plan {
+		if p.At > 0 && (!ok || p.At < first) {
+			first, ok = p.At, true
+		}
 	}
-	first := r.plan[0].At
-	for _, p := range r.plan[1:] {
-		first = min(first, p.At)
-	}
-	return first, true
+	return first, ok
 }
 
 // startFaults starts the plan's schedule against base.

@@ -24,6 +24,11 @@ func noReply(err error) bool {
 		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
+// refusal is an error that says whether a safety setting refused the
+// acquisition, as another library's driver reports it (package redisson's
+// Error does), without this package importing the driver.
+type refusal interface{ Refused() bool }
+
 // Classify sorts an acquire or release error into its results class: the
 // driver and the chaos scenarios' scripted actors count failures alike.
 func Classify(err error) results.ErrClass {
@@ -41,7 +46,9 @@ func Classify(err error) results.ErrClass {
 		return results.ErrConn
 	}
 	var rerr redis.Error
-	if errors.Is(err, lockimpl.ErrReplicaSync) || errors.As(err, &rerr) && strings.Contains(rerr.Error(), "NOREPLICAS") {
+	var rf refusal
+	if errors.Is(err, lockimpl.ErrReplicaSync) || errors.As(err, &rerr) && strings.Contains(rerr.Error(), "NOREPLICAS") ||
+		errors.As(err, &rf) && rf.Refused() {
 		return results.ErrRefused
 	}
 	if errors.As(err, &rerr) && !errors.Is(err, redis.Nil) {

@@ -60,7 +60,8 @@ import org.redisson.config.Config;
  *
  * <p>An owner named {@code client/thread} belongs to the RedissonClient
  * connected as client by op connect (owner field: the client's name, name
- * field: its host:port); an owner without a slash to the one of --addr. A
+ * field: its servers, as the config line's addr); an owner without a slash to
+ * the first client's. A
  * JVM with several clients is several Redisson processes in one runtime,
  * as the harness's Go clients are.
  *
@@ -69,10 +70,14 @@ import org.redisson.config.Config;
  * /proc/PID/cmdline), and the password is one of them. The line is
  * {@code config} and tab-separated {@code key=value} fields, each value the
  * base64 of its UTF-8 text so that tabs, newlines or any other character in a
- * password survive: addr (host:port of a first client), user and password
- * (every client's; no user: Redis's default user), db (every client's
- * database) and watchdog-ms (Redisson's lockWatchdogTimeout; its 30 s default
- * when left out). A first client that cannot connect is answered with an err
+ * password survive: addr (the servers of a first client: host:port for
+ * single-server mode, master-slave://PRIMARY@REPLICA,... for master-slave
+ * mode, sentinel://MASTER@host:port,... for sentinel mode,
+ * cluster://host:port,... for cluster mode), user and password (every
+ * client's; no user: Redis's default user), db (every client's database),
+ * watchdog-ms (Redisson's lockWatchdogTimeout; its 30 s default when left
+ * out) and sync-slaves (on or off: every client's checkLockSyncedSlaves,
+ * on by default as in Redisson). A first client that cannot connect is answered with an err
  * greeting, and the driver exits 1.
  *
  * <p>An error's value is one line: the exception's class and message, then
@@ -84,6 +89,11 @@ public final class Driver {
     private String addr, user, password;
     private int db;
     private long watchdogMs;
+    /**
+     * Redisson's checkLockSyncedSlaves: fail a lock whose WAIT no replica
+     * acknowledged (the WAIT is sent either way, but in single-server mode).
+     */
+    private boolean checkLockSyncedSlaves = true;
     private final Map<String, RedissonClient> clients = new ConcurrentHashMap<>();
     private final Map<String, ExecutorService> owners = new ConcurrentHashMap<>();
     /** The calls dispatched to owners' threads and not yet answered, by id. */
@@ -165,15 +175,53 @@ public final class Driver {
         }
     }
 
-    private RedissonClient connect(String addr) {
+    /**
+     * A RedissonClient on the servers of spec: host:port (single-server
+     * mode), master-slave://PRIMARY@REPLICA,... (master-slave mode),
+     * sentinel://MASTER@host:port,... (sentinel mode: the primary the
+     * Sentinels name MASTER, found through them) or cluster://host:port,...
+     * (cluster mode, the addresses its seeds).
+     */
+    private RedissonClient connect(String spec) {
         Config cfg = new Config();
-        // The address carries no credentials: Redisson would print them in
+        // The addresses carry no credentials: Redisson would print them in
         // its exceptions' "Redis client: [addr=...]".
-        cfg.useSingleServer().setAddress("redis://" + addr).setUsername(user).setPassword(password).setDatabase(db);
+        if (spec.startsWith("sentinel://")) {
+            String rest = spec.substring("sentinel://".length());
+            int at = rest.indexOf('@');
+            if (at <= 0 || at == rest.length() - 1) {
+                throw new IllegalArgumentException("want sentinel://MASTER@host:port,...");
+            }
+            cfg.useSentinelServers().setMasterName(rest.substring(0, at)).addSentinelAddress(redisURLs(rest.substring(at + 1)))
+                    .setUsername(user).setPassword(password).setDatabase(db);
+        } else if (spec.startsWith("master-slave://")) {
+            String rest = spec.substring("master-slave://".length());
+            int at = rest.indexOf('@');
+            if (at <= 0 || at == rest.length() - 1) {
+                throw new IllegalArgumentException("want master-slave://PRIMARY@REPLICA,...");
+            }
+            cfg.useMasterSlaveServers().setMasterAddress("redis://" + rest.substring(0, at)).addSlaveAddress(redisURLs(rest.substring(at + 1)))
+                    .setUsername(user).setPassword(password).setDatabase(db);
+        } else if (spec.startsWith("cluster://")) {
+            cfg.useClusterServers().addNodeAddress(redisURLs(spec.substring("cluster://".length())))
+                    .setUsername(user).setPassword(password);
+        } else {
+            cfg.useSingleServer().setAddress("redis://" + spec).setUsername(user).setPassword(password).setDatabase(db);
+        }
         if (watchdogMs > 0) {
             cfg.setLockWatchdogTimeout(watchdogMs);
         }
+        cfg.setCheckLockSyncedSlaves(checkLockSyncedSlaves);
         return Redisson.create(cfg);
+    }
+
+    /** The redis:// URLs of a comma-separated list of host:port. */
+    private static String[] redisURLs(String list) {
+        String[] addrs = list.split(",");
+        for (int i = 0; i < addrs.length; i++) {
+            addrs[i] = "redis://" + addrs[i];
+        }
+        return addrs;
     }
 
     /** The settings of the config line; an error names the key, never a value. */
@@ -205,6 +253,11 @@ public final class Driver {
                     case "password" -> d.password = v;
                     case "db" -> d.db = Integer.parseInt(v);
                     case "watchdog-ms" -> d.watchdogMs = Long.parseLong(v);
+                    case "sync-slaves" -> d.checkLockSyncedSlaves = switch (v) {
+                        case "on" -> true;
+                        case "off" -> false;
+                        default -> throw new IllegalArgumentException("config sync-slaves: want on or off");
+                    };
                     default -> throw new IllegalArgumentException("config: unknown key " + key);
                 }
             } catch (NumberFormatException e) {
