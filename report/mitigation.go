@@ -216,7 +216,7 @@ func skipNotes(m *results.MitigationMatrix) skipIndex {
 }
 
 // skippedWhere names the cells skipped for reason: mitigations skipped
-// in the same scenarios share a clause ("redisson, redisson-nowait ×
+// in the same scenarios share a clause ("redisson, redisson-nocheck ×
 // node-restart, node-clock-jump"); "every cell" or "every scenario" where
 // it is.
 func skippedWhere(m *results.MitigationMatrix, reason string) string {

@@ -309,8 +309,10 @@ second Redis (read, hold, write; started here unless --guard-url):
   honour+fencing    both: held to 0 lost updates wherever either alone is
   redlock           redsync on five independent primaries (quorum 3);
                     holders stop when their validity ends
-  redisson          a real Redisson holder (its default: WAIT on)
-  redisson-nowait   the same with checkLockSyncedSlaves off
+  redisson          a real Redisson holder, as configured by default
+                    (checkLockSyncedSlaves on: WAIT, and no ack refuses)
+  redisson-nocheck  checkLockSyncedSlaves off: Redisson still sends WAIT
+                    but keeps a lock no replica acknowledged
   redisson+fencing  Redisson's fenced lock and the fencing store
 
 Each cell gives lost updates (writes the store applied minus the counter's
