@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/scenarios"
@@ -373,6 +374,10 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if err := cli.CheckRedissonJar(); err != nil {
 		return err
+	}
+	if _, err := redisson.FindJar(); err != nil {
+		// Said before the first cell, not only in each skipped one.
+		fmt.Fprintf(stderr, "chaos: the Redisson columns will be skipped: %v\n", err)
 	}
 	o := harness.MitigationOptions{
 		Run:      scenarios.Options{Redis: rcfg, Quick: *quick, Seed: seed, Out: *out},
