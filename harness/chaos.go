@@ -123,6 +123,25 @@ func CheckRunnable(list []*scenarios.Scenario, cfg redisenv.Config) error {
 	return nil
 }
 
+// CheckFaketime refuses, as bad input, scenarios that jump a server's
+// clock when libfaketime is missing and they would run on this host's
+// servers (on containers they are skipped): found before any load, not
+// an hour into a matrix.
+func CheckFaketime(list []*scenarios.Scenario, cfg redisenv.Config) error {
+	if cfg.Backend == redisenv.BackendContainer {
+		return nil
+	}
+	for _, s := range list {
+		if !s.FakeClock {
+			continue
+		}
+		if _, err := redisenv.FindFaketime(); err != nil {
+			return &usageError{fmt.Errorf("%s: %w", s.Name, err)}
+		}
+	}
+	return nil
+}
+
 // CheckMitigation refuses, as bad input, a mitigation matrix that could
 // run nothing or prove nothing: an o.Only naming a scenario not in the
 // matrix; a lock Redis lockbench did not start (the matrix kills,
@@ -142,6 +161,15 @@ func CheckMitigation(o MitigationOptions) error {
 		return &usageError{fmt.Errorf("%s is set: the matrix starts the lock's Redis itself (it kills, restarts and fails it over) and cannot use yours; unset %s, or pass --redis local or --redis container (the guarded counter's Redis is --guard-url)", by, redisenv.EnvURL)}
 	default:
 		return &usageError{fmt.Errorf("%s: the matrix starts the lock's Redis itself (it kills, restarts and fails it over) and cannot use yours; drop %s (the guarded counter's Redis is --guard-url)", by, by)}
+	}
+	var rows []*scenarios.Scenario
+	for _, n := range all {
+		if s, ok := scenarios.Find(n); ok && (len(o.Only) == 0 || slices.Contains(o.Only, n)) {
+			rows = append(rows, s)
+		}
+	}
+	if err := CheckFaketime(rows, o.Run.Redis); err != nil {
+		return err
 	}
 	if gated := scenarios.FencingGated(); o.PlantBrokenFencing && len(o.Only) > 0 &&
 		!slices.ContainsFunc(o.Only, func(n string) bool { return slices.Contains(gated, n) }) {

@@ -1,7 +1,9 @@
 package harness_test
 
 import (
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/harness"
@@ -53,5 +55,36 @@ func TestCheckMitigation(t *testing.T) {
 	t.Setenv(redisenv.EnvURL, "redis://127.0.0.1:1")
 	if err := harness.CheckMitigation(opts(redisenv.Config{}, false)); cli.ExitCode(err) != cli.ExitUsage {
 		t.Errorf("with $%s set: %v; want exit %d", redisenv.EnvURL, err, cli.ExitUsage)
+	}
+}
+
+// TestCheckMitigationWithoutFaketime: without libfaketime a matrix whose
+// rows jump a server's clock is bad input before anything starts, unless
+// those rows are left out or run on containers (where they skip).
+func TestCheckMitigationWithoutFaketime(t *testing.T) {
+	t.Setenv(redisenv.EnvURL, "")
+	t.Setenv(redisenv.EnvFaketime, filepath.Join(t.TempDir(), "libfaketime.so.1"))
+	local := redisenv.Config{Backend: redisenv.BackendLocal}
+	var jumping, other string
+	for _, n := range scenarios.MitigationScenarios() {
+		if s, _ := scenarios.Find(n); s.FakeClock {
+			jumping = n
+		} else {
+			other = n
+		}
+	}
+	if jumping == "" {
+		t.Fatal("no matrix row jumps a clock")
+	}
+	err := harness.CheckMitigation(harness.MitigationOptions{Run: scenarios.Options{Redis: local}})
+	if cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), jumping) || !strings.Contains(err.Error(), redisenv.EnvFaketime) {
+		t.Errorf("all rows, no libfaketime: %v; want exit %d naming %s and $%s", err, cli.ExitUsage, jumping, redisenv.EnvFaketime)
+	}
+	if err := harness.CheckMitigation(harness.MitigationOptions{Run: scenarios.Options{Redis: local}, Only: []string{other}}); err != nil {
+		t.Errorf("--only %s: %v", other, err)
+	}
+	container := redisenv.Config{Backend: redisenv.BackendContainer}
+	if err := harness.CheckMitigation(harness.MitigationOptions{Run: scenarios.Options{Redis: container}}); err != nil {
+		t.Errorf("on containers: %v", err)
 	}
 }

@@ -59,7 +59,7 @@ type Client struct {
 	// waitTwins are twins of the primaries' clients whose reads outlast a
 	// replica-sync WAIT (see waitReader), by client.
 	waitTwins sync.Map
-	late    lateness // how late the holds' deadline timers have fired lately
+	late      lateness // how late the holds' deadline timers have fired lately
 
 	mu      sync.Mutex
 	active  map[*hold]struct{} // holds not yet released or lost

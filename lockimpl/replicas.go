@@ -305,12 +305,14 @@ func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, aof b
 // arrive: the round trip and the server's scheduling.
 const waitReadSlack = time.Second
 
-// waitReader is n, or a twin of it (sharing its pool) that waits for
-// replies long enough for a WAIT of ReplicaSyncTimeout. go-redis reads a
-// pipeline's replies within the client's ReadTimeout: shorter than the
-// WAIT, a replica that does not acknowledge would fail the acquisition
-// as a broken connection, with the lock left held until its lease ends,
-// instead of giving it back with ErrReplicaSync.
+// waitReader is n, or a twin of it (sharing its pool, its read and write
+// timeouts raised) that waits for replies long enough for a WAIT of
+// ReplicaSyncTimeout. go-redis reads a pipeline's replies within the
+// client's ReadTimeout: shorter than the WAIT, it would cut the WAIT
+// short and break the connection, so the acquisition would be given back
+// before the replicas had the time the options give them. Only a
+// *redis.Client (a primary, or a cluster's node) has a twin; through an
+// autopipeliner or Options.AcquireClient the WAIT keeps their deadline.
 func (c *Client) waitReader(n node) node {
 	cl, ok := n.(*redis.Client)
 	if !ok {

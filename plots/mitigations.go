@@ -48,9 +48,9 @@ func StyleOf(o results.Outcome) OutcomeStyle {
 // Mitigations draws the mitigation matrix as a grid, a scenario per row
 // and a mitigation per column, each cell coloured by what happened and
 // labelled with its lost updates (and refused acquisitions), a cell not
-// as expected framed and crossed. A grid rather than bars: eleven bars
-// per scenario need eleven colours and a legend to decode them, and a 0
-// draws nothing, where a cell reads directly and shows a 0 as a 0.
+// as expected framed and crossed. A grid rather than bars: a bar per
+// mitigation needs a colour per mitigation and a legend to decode them,
+// and a 0 draws nothing, where a cell reads directly and shows a 0 as a 0.
 func Mitigations(title string, m *results.MitigationMatrix) (*plot.Plot, error) {
 	if len(m.Cells) == 0 || len(m.Scenarios) == 0 || len(m.Mitigations) == 0 {
 		return nil, ErrNoData

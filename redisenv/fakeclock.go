@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,8 +34,19 @@ var faketimeLibs = []string{
 	"/usr/local/lib/faketime/libfaketime.so.1",
 }
 
-// findFaketime returns the path of libfaketime.so.1.
-func findFaketime() (string, error) {
+// EnvFaketime names libfaketime.so.1 where it is not in a distribution's
+// usual place.
+const EnvFaketime = "LOCKBENCH_FAKETIME"
+
+// FindFaketime returns the path of libfaketime.so.1 ($LOCKBENCH_FAKETIME
+// when set), or ErrFaketimeNotFound saying how to install it.
+func FindFaketime() (string, error) {
+	if p := os.Getenv(EnvFaketime); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w: $%s=%s: %v; point it at libfaketime.so.1, or unset it", ErrFaketimeNotFound, EnvFaketime, p, err)
+		}
+		return p, nil
+	}
 	for _, pattern := range faketimeLibs {
 		if m, _ := filepath.Glob(pattern); len(m) > 0 {
 			return m[0], nil
@@ -56,9 +69,13 @@ type fakeClock struct {
 // wall clock. libc is preloaded after it so that glibc's malloc, not the
 // jemalloc Debian's redis-server links, serves the process: jemalloc reads
 // the clock while it initialises, before libfaketime has, and the two
-// deadlock at start.
+// deadlock at start. The parent's own preloads and libfaketime settings
+// are left out: they would replace or skew the node's.
 func (f *fakeClock) environ() []string {
-	return append(os.Environ(),
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "LD_PRELOAD=") || strings.HasPrefix(kv, "FAKETIME") || strings.HasPrefix(kv, "DONT_FAKE_MONOTONIC=")
+	})
+	return append(env,
 		"LD_PRELOAD="+f.lib+" libc.so.6",
 		"FAKETIME_TIMESTAMP_FILE="+f.file,
 		"FAKETIME_NO_CACHE=1",

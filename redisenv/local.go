@@ -29,7 +29,7 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w (looked for %q): %s", ErrServerNotFound, cfg.ServerPath, InstallHint)
 	}
 	if cfg.FakeClock {
-		if _, err := findFaketime(); err != nil {
+		if _, err := FindFaketime(); err != nil {
 			return err
 		}
 	}
@@ -129,7 +129,7 @@ func (e *Env) startLocalNode(ctx context.Context, cfg Config, bin, dir, name str
 		return nil, fmt.Errorf("redisenv: %s data dir: %w", name, err)
 	}
 	if cfg.FakeClock {
-		lib, err := findFaketime()
+		lib, err := FindFaketime()
 		if err != nil {
 			return nil, err
 		}

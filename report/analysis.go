@@ -130,7 +130,7 @@ func guardLine(g *results.Guard) string {
 		s += fmt.Sprintf(" · stale refused: %s, %s", results.Count(g.RejectedReads, "read"), results.Count(g.RejectedWrites, "write"))
 	}
 	if g.RightfulRefused > 0 {
-		s += fmt.Sprintf(" · rightful holders refused: %s", results.Commas(g.RightfulRefused))
+		s += fmt.Sprintf(" · refused from holders told of no loss: %s", results.Commas(g.RightfulRefused))
 	}
 	if g.StaleAccepted > 0 {
 		s += fmt.Sprintf(" · stale writes accepted: %s", results.Commas(g.StaleAccepted))

@@ -72,7 +72,7 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 	p, err := plots.Mitigations("What happened, per scenario and mitigation", m)
 	bl = append(bl, ch.add("mitigations", "the matrix as a grid: each cell coloured by what happened, with its lost updates", p, err)...)
 	if len(m.Costs) > 0 {
-		bl = append(bl, heading{level: 4, text: "Cost: a healthy run (mutex, primary and replica, guarded counter on), and the same with the replica stopped"},
+		bl = append(bl, heading{level: 4, text: "Cost: a healthy run (mutex, primary and replica, guarded counter on; Redlock on its five nodes), and the same with the replica (Redlock: one node) killed"},
 			costTable(m))
 	}
 	if why := expectedLines(m); len(why) > 0 {
@@ -303,7 +303,7 @@ func expectedLines(m *results.MitigationMatrix) []string {
 // the replica stopped: what it still grants, and what it refuses.
 func costTable(m *results.MitigationMatrix) table {
 	t := table{right: true, head: []string{"mitigation", "ops/s", "acquire p50", "acquire p99",
-		"replica down: ops/s", "attempts", "refused", "failed", ""}}
+		"replica (one node) down: ops/s", "attempts", "refused", "failed", ""}}
 	for _, c := range m.Costs {
 		row := []cell{plain(c.Mitigation), plain(results.CommasFloat(c.OpsPerSec)),
 			plain(results.FormatUs(c.AcquireP50Us)), plain(results.FormatUs(c.AcquireP99Us))}

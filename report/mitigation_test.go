@@ -142,8 +142,8 @@ func TestMitigationMatrixHTML(t *testing.T) {
 			t.Errorf("%s × %s: lines %q lack its %d refused acquisitions", c.Scenario, c.Mitigation, got.lines, c.Refused)
 		}
 	}
-	// The fixture has every outcome; the case in particular: a
-	// lost update where lost updates were expected is red, and passes.
+	// The fixture has every outcome; in particular a lost update where
+	// lost updates were expected is red, and passes.
 	for _, o := range []results.Outcome{results.OutcomeLost, results.OutcomeOverlap, results.OutcomeRefused, results.OutcomeClean, results.OutcomeSkipped} {
 		if outcomes[o] == 0 {
 			t.Errorf("the fixture has no %s cell", o)

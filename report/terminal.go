@@ -274,7 +274,7 @@ func WriteMitigationSummary(w io.Writer, m *results.MitigationMatrix) error {
 	if len(m.Costs) > 0 {
 		ct := costTable(m)
 		ct.indent = "  "
-		bl = append(bl, para{text: "cost on a healthy run (mutex, replica topology), and with the replica stopped:"}, ct)
+		bl = append(bl, para{text: "cost on a healthy run (mutex, primary and replica; Redlock on its five nodes), and with the replica (Redlock: one node) killed:"}, ct)
 	}
 	bl = append(bl, para{text: fmt.Sprintf("matrix: %s [%.0fs]", mitigationVerdict(m), m.Seconds)})
 	return writeText(w, bl)

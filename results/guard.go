@@ -34,8 +34,9 @@ type Guard struct {
 	// Lost's to count.
 	StaleAccepted int64 `json:"stale_accepted"`
 	// RightfulRefused are reads and writes refused from holders that knew
-	// of no loss: a fencing store refusing the lock's rightful holder,
-	// because the token counter went backwards.
+	// of no loss: the token counter went backwards and the store refused
+	// the lock's rightful holder, or the lock was lost under the holder
+	// before anything could tell it (a server's clock jumped).
 	RightfulRefused int64 `json:"rightful_refused"`
 	// Failed are reads and writes that failed otherwise (a write whose
 	// reply was lost may or may not have been applied: the store's counts
@@ -103,3 +104,8 @@ func (g *Guard) Fenced() bool { return g.Mode == GuardFenced }
 
 // OK reports whether no update was lost.
 func (g *Guard) OK() bool { return g.Lost == 0 }
+
+// NoWrites reports whether no write of a critical section reached the
+// guarded counter, as its holders saw it (written) or as the store counted
+// it (accepted): then its 0 lost updates measure nothing.
+func NoWrites(written, accepted int64) bool { return written == 0 && accepted == 0 }

@@ -46,10 +46,14 @@ type MitigationCell struct {
 	// Fenced: the cell's store refuses stale tokens (a planted broken one
 	// does not), so the stale writes it accepted came before any newer
 	// holder's token; without a fence, nothing was there to refuse them.
-	Fenced  bool  `json:"fenced,omitempty"`
-	Written int64 `json:"written"`
-	// Refused are acquisitions a safety setting refused (ErrRefused):
-	// availability the cell gave up for its verdict.
+	Fenced bool `json:"fenced,omitempty"`
+	// Written are the writes the store applied as their holders saw them,
+	// Accepted as the store counted them.
+	Written  int64 `json:"written"`
+	Accepted int64 `json:"accepted"`
+	// Refused are operations a safety setting refused (ErrRefused): their
+	// acquisition, or, under min-replicas, their release; availability the
+	// cell gave up for its verdict.
 	Refused int64 `json:"refused_acquisitions"`
 	// Expect is the cell's expected lost updates, Why the reason.
 	Expect string `json:"expect"`

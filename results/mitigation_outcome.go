@@ -15,10 +15,9 @@ const (
 	// OutcomeRefused: acquisitions were refused, and nothing was lost
 	// and no holds overlapped: safety paid for with availability.
 	OutcomeRefused Outcome = "refused"
-	// OutcomeNoWrites: no write reached the guarded counter (none
-	// applied, none refused), so its 0 lost updates measure nothing
-	// (unless every holder stopped at its loss signal, which the verdict
-	// says).
+	// OutcomeNoWrites: no write reached the guarded counter (NoWrites),
+	// so its 0 lost updates measure nothing (unless every holder stopped
+	// at its loss signal, which the verdict says).
 	OutcomeNoWrites Outcome = "no-writes"
 	// OutcomeClean: writes landed, none was lost, no holds overlapped.
 	OutcomeClean Outcome = "clean"
@@ -37,7 +36,7 @@ func (c MitigationCell) Outcome() Outcome {
 		return OutcomeOverlap
 	case c.Refused > 0:
 		return OutcomeRefused
-	case c.Written == 0 && c.Rejected == 0:
+	case NoWrites(c.Written, c.Accepted):
 		return OutcomeNoWrites
 	}
 	return OutcomeClean

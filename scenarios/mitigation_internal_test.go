@@ -43,28 +43,33 @@ func TestFencingGated(t *testing.T) {
 
 // TestCellNeedsWrites: a cell whose guarded counter no write reached
 // fails whatever it expected: its 0 lost updates measured nothing. The
-// one exception is a cell whose holders honour their loss signal and all
-// stopped at it.
+// exceptions are a cell whose holders honour their loss signal and all
+// stopped at it, and one whose setting refused acquisitions, which must
+// then lose nothing and refuse some.
 func TestCellNeedsWrites(t *testing.T) {
 	for _, tc := range []struct {
 		expect  string
 		honour  bool
 		lost    int64 // holds the holders were told were lost
+		refused int64
 		g       results.Guard
 		ok      bool
 		problem string
 	}{
-		{expectNone, false, 0, results.Guard{Sections: 0}, false, "no write reached the guarded counter (0 critical sections"},
-		{expectNone, false, 0, results.Guard{Sections: 4, RejectedReads: 4}, false, "no write reached the guarded counter (4 critical sections"},
-		{expectAny, false, 0, results.Guard{}, false, "no write reached"},
-		{expectNone, false, 0, results.Guard{Sections: 4, Written: 3, Accepted: 3, Final: 3}, true, ""},
-		{expectSome, false, 0, results.Guard{Sections: 4, Written: 4, Accepted: 4, Final: 3, Lost: 1}, true, ""},
-		{expectNone, true, 4, results.Guard{Sections: 4}, true, ""},
-		{expectNone, true, 3, results.Guard{Sections: 4}, false, "no write reached the guarded counter (4 critical sections"},
-		{expectNone, false, 4, results.Guard{Sections: 4}, false, "no write reached the guarded counter (4 critical sections"},
-		{expectNone, true, 0, results.Guard{Sections: 0}, false, "no write reached the guarded counter (0 critical sections"},
+		{expectNone, false, 0, 0, results.Guard{Sections: 0}, false, "no write reached the guarded counter (0 critical sections"},
+		{expectNone, false, 0, 0, results.Guard{Sections: 4, RejectedReads: 4}, false, "no write reached the guarded counter (4 critical sections"},
+		{expectAny, false, 0, 0, results.Guard{}, false, "no write reached"},
+		{expectNone, false, 0, 0, results.Guard{Sections: 4, Written: 3, Accepted: 3, Final: 3}, true, ""},
+		{expectSome, false, 0, 0, results.Guard{Sections: 4, Written: 4, Accepted: 4, Final: 3, Lost: 1}, true, ""},
+		{expectNone, true, 4, 0, results.Guard{Sections: 4}, true, ""},
+		{expectNone, true, 3, 0, results.Guard{Sections: 4}, false, "no write reached the guarded counter (4 critical sections"},
+		{expectNone, false, 4, 0, results.Guard{Sections: 4}, false, "no write reached the guarded counter (4 critical sections"},
+		{expectNone, true, 0, 0, results.Guard{Sections: 0}, false, "no write reached the guarded counter (0 critical sections"},
+		{expectRefused, false, 0, 3, results.Guard{Sections: 1}, true, ""},
+		{expectRefused, false, 0, 0, results.Guard{Sections: 2}, false, "0 acquisitions refused"},
+		{expectRefused, false, 0, 3, results.Guard{Sections: 4, Written: 4, Accepted: 4, Final: 3, Lost: 1}, false, "1 lost updates, 3 acquisitions refused"},
 	} {
-		c := results.MitigationCell{Expect: tc.expect}
+		c := results.MitigationCell{Expect: tc.expect, Refused: tc.refused}
 		g := tc.g
 		judgeCell(&c, &results.ChaosReport{Runs: []results.RunSummary{{Lost: tc.lost, Guard: &g}}}, nil, tc.honour)
 		if c.OK != tc.ok || !strings.Contains(c.Problem, tc.problem) {

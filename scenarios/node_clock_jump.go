@@ -22,6 +22,7 @@ var nodeClockJumpScenario = &Scenario{
 	Invariant:       "ignore-lost and honour-lost: the contender takes the expired lock before the holder's write, the holder is not told before it, and the violation is detected; redisson (a real Redisson holder, a lockimpl contender): the same, the holder never told",
 	ExpectViolation: true,
 	Process:         true,
+	FakeClock:       true,
 	Variants: []Variant{
 		{Name: "ignore-lost", Plan: clockJumpPlan, run: func(r *rig) error { return nodeClockJumpBy(r, false) }, timing: clockJumpTiming},
 		{Name: "honour-lost", Plan: clockJumpPlan, run: func(r *rig) error { return nodeClockJumpBy(r, true) }, timing: clockJumpTiming},
@@ -65,7 +66,7 @@ func nodeClockJumpBy(r *rig, honour bool) error { return nodeClockJump(r, honour
 
 func nodeClockJump(r *rig, honour, rs bool) error {
 	if r.o.Redis.Backend == redisenv.BackendContainer {
-		return &skipError{why: "jumps a server's clock with libfaketime, which only a redis-server lockbench starts on this host can be run under (use --redis local)"}
+		return &skipError{why: fakeClockLocalOnly}
 	}
 	if err := r.start(2, func(c *redisenv.Config) { c.FakeClock = true }); err != nil {
 		return err
@@ -96,3 +97,6 @@ func nodeClockJump(r *rig, honour, rs bool) error {
 	r.check("checker detects the violation", "≥ 1 violation", violations(res), res.Safety.Violations >= 1)
 	return nil
 }
+
+// fakeClockLocalOnly is why the clock-jump variants skip on containers.
+const fakeClockLocalOnly = "jumps a server's clock with libfaketime, which only a redis-server lockbench starts on this host can be run under (use --redis local)"

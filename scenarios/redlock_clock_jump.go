@@ -23,7 +23,7 @@ func redlockClockJumpPlan(cut bool) func(Timing, *rand.Rand) []Planned {
 // majority, its five servers under libfaketime.
 func nodeClockJumpRedlock(r *rig) error {
 	if r.o.Redis.Backend == redisenv.BackendContainer {
-		return &skipError{why: "jumps a server's clock with libfaketime, which only a redis-server lockbench starts on this host can be run under (use --redis local)"}
+		return &skipError{why: fakeClockLocalOnly}
 	}
 	return redlockNodeFault(r, true, func(c *redisenv.Config) { c.FakeClock = true })
 }

@@ -17,9 +17,16 @@ const recoverySlack = 3 * time.Second
 // explain: a Redis that died, restarted or stalled on its own makes
 // operations fail where no fault was injected, and a scenario must not
 // pass on a run that measured a broken server rather than the fault.
+// The health checks about failed operations, which a mitigation that
+// refuses acquisitions fails on purpose when its replica is gone.
+const (
+	checkSomeSucceeded = "some operation succeeded"
+	checkNoFailures    = "no failures outside the fault windows"
+)
+
 func (r *rig) healthChecks(res *results.Result, events []results.Event) {
 	th := res.Throughput
-	r.check("some operation succeeded", "≥ 1 successful operation",
+	r.check(checkSomeSucceeded, "≥ 1 successful operation",
 		fmt.Sprintf("%s of %s", results.Commas(th.Ops), results.Count(th.Attempts, "attempt")), th.Ops > 0)
 	failed, attempts, at := outsideFaults(res.Series, events, recoverySlack)
 	got := "none"
@@ -29,7 +36,7 @@ func (r *rig) healthChecks(res *results.Result, events []results.Event) {
 	}
 	// A healthy Redis fails nothing where no fault is: the suite's runs
 	// show none, so any is a server trouble the plan does not explain.
-	r.check("no failures outside the fault windows", "none (lock timeouts aside)", got, failed == 0)
+	r.check(checkNoFailures, "none (lock timeouts aside)", got, failed == 0)
 	stall := "no"
 	if res.Stall != nil {
 		stall = res.Stall.Reason()

@@ -30,6 +30,9 @@ type Scenario struct {
 	// Process: it injects process faults (pause, kill, failover), which only
 	// a Redis lockbench started itself allows.
 	Process bool
+	// FakeClock: it jumps a server's clock with libfaketime, which only
+	// the local backend's servers run under.
+	FakeClock bool
 	// Topology it needs; empty means single.
 	Topology redisenv.Topology
 	// Variants run in order, each with its own plan and result file.

@@ -252,6 +252,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := harness.CheckRunnable(list, rcfg); err != nil {
 		return err
 	}
+	if err := harness.CheckFaketime(list, rcfg); err != nil {
+		return err
+	}
 	tp := faults.NewEmbedded()
 	if *toxi != "" {
 		if tp, err = faults.Connect(ctx, *toxi); err != nil {
@@ -311,7 +314,8 @@ second Redis (read, hold, write; started here unless --guard-url):
   redlock           redsync on five independent primaries (quorum 3);
                     holders stop when their validity ends
   redisson          a real Redisson holder, as configured by default
-                    (checkLockSyncedSlaves on: WAIT, and no ack refuses)
+                    (checkLockSyncedSlaves on: a lock no replica it
+                    counts acknowledged is refused)
   redisson-nocheck  checkLockSyncedSlaves off: Redisson still sends WAIT
                     but keeps a lock no replica acknowledged
   redisson+fencing  Redisson's fenced lock and the fencing store
