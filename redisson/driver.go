@@ -324,6 +324,11 @@ func (d *Driver) newError(op, owner string, k Kind, name, value string) *Error {
 // PID is the JVM's process id.
 func (d *Driver) PID() int { return d.cmd.Process.Pid }
 
+// Protocol is the version of the lines lockbench and the driver's JVM
+// exchange; the driver's greeting names its own, and a jar built from
+// other sources is refused.
+const Protocol = 2
+
 // Version is the Redisson version the driver runs.
 func (d *Driver) Version() string { return d.version }
 
@@ -346,7 +351,12 @@ func (d *Driver) read(stdout io.Reader, servers string, ready chan<- error) {
 				ready <- d.newError("connect", "", "-", servers, f[4])
 				continue
 			}
-			d.version = strings.TrimPrefix(f[4], "redisson ")
+			version, proto, _ := strings.Cut(strings.TrimPrefix(f[4], "redisson "), " protocol ")
+			if proto != strconv.Itoa(Protocol) {
+				ready <- fmt.Errorf("%w: the driver's jar speaks protocol %q, this lockbench %d: it was built from other sources; rebuild it with make redisson-driver", ErrUnavailable, proto, Protocol)
+				continue
+			}
+			d.version = version
 			ready <- nil
 			continue
 		}

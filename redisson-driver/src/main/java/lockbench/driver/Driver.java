@@ -84,6 +84,9 @@ import org.redisson.config.Config;
  * each cause's that adds to it, never a stack trace.
  */
 public final class Driver {
+    /** The protocol this driver speaks; lockbench's Go side refuses another (redisson.Protocol). */
+    static final int PROTOCOL = 2;
+
     private static final PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
 
     private String addr, user, password;
@@ -288,7 +291,7 @@ public final class Driver {
                 Runtime.getRuntime().halt(1);
             }
         }
-        reply("0", "ready", 0, 0, "redisson " + Redisson.class.getPackage().getImplementationVersion());
+        reply("0", "ready", 0, 0, "redisson " + Redisson.class.getPackage().getImplementationVersion() + " protocol " + PROTOCOL);
         String line;
         while ((line = in.readLine()) != null) {
             d.dispatch(line);
