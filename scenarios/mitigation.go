@@ -205,7 +205,7 @@ var restart = expectations{
 // replicated and its replica is promoted.
 var serverFailover = expectations{
 	redissonFencing: verdict{expectAny, "Redisson refuses a lock no replica it counts acknowledged (NoSyncedSlavesException) and keeps one when it counts none; which it does after the cut depends on when its view of the replicas changes, and a kept lock's token INCR may not have replicated"},
-	redisson:        verdict{expectAny, "Redisson refuses a lock no replica it counts acknowledged (NoSyncedSlavesException) and keeps one when it counts none, its holder then writing beside the contender; which it does after the cut depends on when its view of the replicas changes"},
+	redisson:        verdict{expectAny, "Redisson's lock() retries a lock no replica it counts acknowledged until one does (so it may hold out past the failover and take the lock on the promoted primary) and keeps one when it counts none, its holder then writing beside the contender; which it does after the cut depends on whether its view still counts the cut replica"},
 	redissonNoSync:  verdict{expectSome, "without checkLockSyncedSlaves Redisson keeps a lock no replica has; the promoted replica never had it, and the holder, told nothing, writes on"},
 	fencing:         verdict{expectAny, "the fencing counter's INCR may not have replicated: the new primary can hand out a token already used"},
 	honour:          verdict{expectAny, "the holder learns of the loss at its next renewal; whether it wrote before depends on timing"},
