@@ -66,7 +66,7 @@ sweep-shards: setup ## lock throughput against Redis Cluster shard count (1, 3, 
 
 CHAOS_OUT ?= chaos-results
 
-chaos: setup redisson-driver ## every chaos scenario and the mitigation matrix, scaled down (--quick, about 8 min); reports and JUnit in chaos-results/
+chaos: setup redisson-driver ## every chaos scenario and the mitigation matrix, scaled down (--quick; the matrix about 14 min); reports and JUnit in chaos-results/
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos run --all --quick --out $(CHAOS_OUT) --junit $(CHAOS_OUT)/junit.xml
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos matrix --quick --out $(CHAOS_OUT)
 
