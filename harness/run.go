@@ -2,10 +2,13 @@ package harness
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/scenarios"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -35,6 +38,16 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 	names, of, err := env.ShardMap(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if ri, ok := o.Impl.(*impls.Redisson); ok {
+		// Redisson's clients connect as an application on Redisson would
+		// to this run's deployment (each run's: a sweep may start another),
+		// not to one address of it.
+		s, err := scenarios.RedissonServers(env, "")
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--impl redisson: %w", err)}
+		}
+		ri.Servers = &s
 	}
 	if gm, _ := guard.ParseMode(o.Profile.Guard); gm != guard.Off && o.Guard == nil {
 		gs, err := StartGuard(ctx, gm, o.GuardURL, o.GuardKey)

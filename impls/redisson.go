@@ -40,11 +40,23 @@ type Redisson struct {
 	// lease, which Check refuses otherwise: chaos runs them on purpose, to
 	// measure what holders that cannot know cost.
 	HoldsPastLease bool
+	// Servers, when set, are where every client connects, in the mode an
+	// application on Redisson would use for the deployment (sentinel,
+	// cluster, master-slave); unset, each client connects to its go-redis
+	// client's one server.
+	Servers *redisson.Servers
 
 	mu    sync.Mutex
 	jvm   *redisson.Driver
 	users int // open clients on jvm
 }
+
+// SyncsReplicas is true: where the deployment has replicas, Redisson runs
+// in master-slave, sentinel or cluster mode (Servers) and waits after each
+// lock for the replicas it counts, refusing a lock none acknowledged
+// (checkLockSyncedSlaves, on when replica_sync is). Off, it still sends
+// the WAIT, and keeps the lock whatever the answer.
+func (*Redisson) SyncsReplicas() bool { return true }
 
 // Name is "redisson".
 func (*Redisson) Name() string { return RedissonName }
@@ -77,23 +89,36 @@ func (r *Redisson) Check(p workloads.Profile) (string, error) {
 // NewClient connects client number client on rdb's address, in the run's
 // JVM (started by the first client).
 func (r *Redisson) NewClient(ctx context.Context, rdb redis.UniversalClient, p workloads.Profile, client int) (workloads.ImplClient, error) {
-	c, ok := rdb.(*redis.Client)
-	if !ok {
-		return nil, &workloads.FieldError{Field: "--impl", Value: r.Name(),
-			Fix: "the Redisson driver connects to single servers; run it with --topology single or replica"}
+	var o *redis.Options
+	switch c := rdb.(type) {
+	case *redis.Client:
+		o = c.Options()
+	case *redis.ClusterClient:
+		if r.Servers != nil { // the credentials are the nodes'
+			co := c.Options()
+			o = &redis.Options{Username: co.Username, Password: co.Password, TLSConfig: co.TLSConfig}
+		}
 	}
-	o := c.Options()
+	if o == nil {
+		return nil, &workloads.FieldError{Field: "--impl", Value: r.Name(),
+			Fix: "the Redisson driver connects to one server unless told the deployment's servers; run it with --topology single, replica or sentinel, or through bench run on a cluster"}
+	}
+	servers := redisson.Servers{Addr: o.Addr}
+	if r.Servers != nil {
+		servers = *r.Servers
+	}
 	cfg, err := RedissonConfig(o)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Watchdog = r.Watchdog
+	cfg.SkipReplicaSync = !p.ReplicaSync
 	d, first, err := r.acquireJVM(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	rc := &redissonClient{r: r, d: d, name: fmt.Sprintf("c%d", client), ids: newOwnerIDs(r.Name()), kind: p.Kind}
-	if err := d.Connect(ctx, rc.name, o.Addr); err != nil {
+	if err := d.ConnectTo(ctx, rc.name, servers); err != nil {
 		_ = rc.Close()
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -241,32 +243,46 @@ func (r *rig) startRedisson() error {
 	return d.Warm(r.ctx, redissonClient+"/warmup", r.prefix+"redisson-warmup", 200)
 }
 
-// redissonServers are where Redisson's holders connect, as an
-// application on Redisson would be set up for the rig's Redis: its
-// primary through client 0's proxy, so that client 0's faults hit it (in
-// master-slave mode with the replica, reached directly, where there is
-// one, so that Redisson has a replica to wait for); the Sentinels in
-// sentinel mode; the nodes in cluster mode.
+// redissonServers are where Redisson's holders connect: as
+// RedissonServers says, the primary through client 0's proxy so that
+// client 0's faults hit it.
 func (r *rig) redissonServers() (redisson.Servers, error) {
-	switch r.env.Topology() {
-	case redisenv.TopologySentinel:
-		s := redisson.Servers{Master: redisenv.SentinelMaster}
-		for _, n := range r.env.Sentinels() {
-			s.Sentinels = append(s.Sentinels, n.Addr())
+	primary := ""
+	if o := r.env.Options(); o.MasterName == "" && r.env.Topology() != redisenv.TopologyCluster {
+		if len(r.proxies) == 0 {
+			return redisson.Servers{}, fmt.Errorf("redisson holders need client 0's proxy; start the rig first")
 		}
-		return s, nil
-	case redisenv.TopologyCluster:
-		o := r.env.Options()
+		primary = r.proxies[0].Addr()
+	}
+	s, err := RedissonServers(r.env, primary)
+	if errors.Is(err, ErrRedissonUnreachable) {
+		return s, &skipError{why: err.Error(), variant: true}
+	}
+	return s, err
+}
+
+// ErrRedissonUnreachable is RedissonServers' answer for a deployment
+// Redisson cannot dial from this host.
+var ErrRedissonUnreachable = errors.New("Redisson's cluster mode dials the addresses the nodes announce, inside the containers' network, which only lockbench's own dialer maps to this host; run the cluster on the local backend (--redis local)")
+
+// RedissonServers are where a RedissonClient finds env's Redis, set up as
+// an application on Redisson would be for it: the Sentinels in sentinel
+// mode, the nodes in cluster mode, and otherwise the primary, in
+// master-slave mode with its replica where there is one (so that Redisson
+// has a replica to wait for). primary, when set, is the address to reach
+// the primary by (a proxy in front of it).
+func RedissonServers(env *redisenv.Env, primary string) (redisson.Servers, error) {
+	switch o := env.Options(); {
+	case o.MasterName != "": // the Sentinels, started here or named by a URL
+		return redisson.Servers{Sentinels: o.Addrs, Master: o.MasterName}, nil
+	case env.Topology() == redisenv.TopologyCluster || o.IsClusterMode:
 		if o.Dialer != nil {
-			return redisson.Servers{}, &skipError{why: "Redisson's cluster mode dials the addresses the nodes announce, inside the containers' network, which only lockbench's own dialer maps to this host; run the cluster on the local backend (--redis local)", variant: true}
+			return redisson.Servers{}, ErrRedissonUnreachable
 		}
 		return redisson.Servers{Cluster: o.Addrs}, nil
 	}
-	if len(r.proxies) == 0 {
-		return redisson.Servers{}, fmt.Errorf("redisson holders need client 0's proxy; start the rig first")
-	}
-	s := redisson.Servers{Addr: r.proxies[0].Addr()}
-	if rep := r.env.Replica(); rep != nil {
+	s := redisson.Servers{Addr: cmp.Or(primary, env.Addr())}
+	if rep := env.Replica(); rep != nil {
 		s.Replicas = []string{rep.Addr()}
 	}
 	return s, nil
@@ -420,8 +436,9 @@ func (r *rig) workloadOn(p workloads.Profile, ignoreLost bool, impl workloads.Im
 	p.Name = "chaos-" + r.name
 	if r.mit != nil {
 		// The cell's clients wait for replicas only under the wait and
-		// min-acks mitigations (lockOptions): the profile as run says so.
-		p.ReplicaSync = r.mit.Sync || r.mit.MinAcks
+		// min-acks mitigations (lockOptions), and Redisson's as its
+		// checkLockSyncedSlaves says: the profile as run says so.
+		p.ReplicaSync = r.mit.Sync || r.mit.MinAcks || r.mit.Redisson && !r.mit.RedissonNoSync
 	}
 	var store *guard.Store
 	if r.store != nil {
