@@ -18,8 +18,10 @@ var nodeClockJumpScenario = &Scenario{
 		"the contender takes it. The holder learns of the loss only when it next talks to the server, and " +
 		"its write at the end of its work comes before that: honouring Lost does not save it, since " +
 		"nothing has told it yet. Fencing does: the token counter has no TTL, so the jump leaves it, " +
-		"and the store refuses the holder's older token.",
-	Invariant:       "ignore-lost and honour-lost: the contender takes the expired lock before the holder's write, the holder is not told before it, and the violation is detected; redisson (a real Redisson holder, a lockimpl contender): the same, the holder never told",
+		"and the store refuses the holder's older token. The Redlock variants jump one of five nodes' clocks: " +
+		"under a holder that reached a bare majority the contender makes a quorum of that node and the two " +
+		"the holder never reached; under a holder on all five it cannot.",
+	Invariant:       "ignore-lost and honour-lost: the contender takes the expired lock before the holder's write, the holder is not told before it, and the violation is detected; redisson (a real Redisson holder, a lockimpl contender): the same, the holder never told; redlock: the same on a bare majority; redlock-all-five: no violation",
 	ExpectViolation: true,
 	Process:         true,
 	FakeClock:       true,
@@ -27,6 +29,8 @@ var nodeClockJumpScenario = &Scenario{
 		{Name: "ignore-lost", Plan: clockJumpPlan, run: func(r *rig) error { return nodeClockJumpBy(r, false) }, timing: clockJumpTiming},
 		{Name: "honour-lost", Plan: clockJumpPlan, run: func(r *rig) error { return nodeClockJumpBy(r, true) }, timing: clockJumpTiming},
 		{Name: "redisson", Plan: clockJumpPlan, run: nodeClockJumpRedisson, timing: clockJumpTiming},
+		{Name: "redlock", Plan: redlockClockJumpPlan(true), run: nodeClockJumpRedlock, timing: clockJumpTiming},
+		{Name: "redlock-all-five", Plan: redlockClockJumpPlan(false), run: redlockClockJumpAllFive, timing: clockJumpTiming},
 	},
 }
 

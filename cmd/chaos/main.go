@@ -73,6 +73,9 @@ func needs(s *scenarios.Scenario) string {
 	if s.Topology != "" {
 		n = append(n, string(s.Topology))
 	}
+	if s.FakeClock {
+		n = append(n, "libfaketime (local backend)")
+	}
 	if len(n) == 0 {
 		return "-"
 	}
