@@ -57,7 +57,7 @@ type Client struct {
 	latches *janitor
 	repl    replicaCache
 	// waitTwins are twins of the primaries' clients whose reads outlast a
-	// replica-sync WAIT (see waitReader), by client.
+	// replica-sync WAIT (see waitReader), by address.
 	waitTwins sync.Map
 	late      lateness // how late the holds' deadline timers have fired lately
 

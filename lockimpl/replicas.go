@@ -322,12 +322,19 @@ func (c *Client) waitReader(n node) node {
 	if rt := cl.Options().ReadTimeout; rt <= 0 || rt >= need {
 		return n // no deadline, or long enough
 	}
-	if twin, ok := c.waitTwins.Load(cl); ok {
-		return twin.(*redis.Client)
+	// One twin per address, replaced with the client it was made from (a
+	// cluster's node clients are remade when its map changes).
+	addr := cl.Options().Addr
+	if t, ok := c.waitTwins.Load(addr); ok && t.(waitTwin).of == cl {
+		return t.(waitTwin).twin
 	}
-	twin, _ := c.waitTwins.LoadOrStore(cl, cl.WithTimeout(need))
-	return twin.(*redis.Client)
+	t := waitTwin{of: cl, twin: cl.WithTimeout(need)}
+	c.waitTwins.Store(addr, t)
+	return t.twin
 }
+
+// waitTwin is a client's twin for replica-sync WAITs.
+type waitTwin struct{ of, twin *redis.Client }
 
 // node is a client of one server (or an autopipeliner over one) that can
 // pipeline and send any command.
