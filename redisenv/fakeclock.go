@@ -25,10 +25,11 @@ var ErrFaketimeNotFound = errors.New("redisenv: libfaketime not found")
 // FaketimeInstallHint says how to get libfaketime on this machine.
 const FaketimeInstallHint = "install it with: sudo apt-get install -y faketime (or run: make setup)"
 
-// faketimeLibs are where distributions put libfaketime, most likely first.
+// faketimeLibs are where distributions put libfaketime, most likely first
+// (scripts/setup.sh looks in the same places).
 var faketimeLibs = []string{
 	"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-	"/usr/lib/*-linux-gnu*/faketime/libfaketime.so.1",
+	"/usr/lib/*/faketime/libfaketime.so.1",
 	"/usr/lib/faketime/libfaketime.so.1",
 	"/usr/lib64/faketime/libfaketime.so.1",
 	"/usr/local/lib/faketime/libfaketime.so.1",

@@ -22,7 +22,7 @@ if ! command -v "$server" >/dev/null 2>&1; then
 fi
 # Where redisenv looks for libfaketime (redisenv/fakeclock.go).
 need_faketime=1
-for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 /usr/lib64/faketime/libfaketime.so.1 /usr/local/lib/faketime/libfaketime.so.1; do
+for lib in ${LOCKBENCH_FAKETIME:-} /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 /usr/lib64/faketime/libfaketime.so.1 /usr/local/lib/faketime/libfaketime.so.1; do
   [ -e "$lib" ] && need_faketime=0
 done
 if [ "$need_faketime" = 1 ]; then
