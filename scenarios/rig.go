@@ -263,7 +263,7 @@ func (r *rig) redissonServers() (redisson.Servers, error) {
 
 // ErrRedissonUnreachable is RedissonServers' answer for a deployment
 // Redisson cannot dial from this host.
-var ErrRedissonUnreachable = errors.New("Redisson's cluster mode dials the addresses the nodes announce, inside the containers' network, which only lockbench's own dialer maps to this host; run the cluster on the local backend (--redis local)")
+var ErrRedissonUnreachable = errors.New("redisson: its cluster mode dials the addresses the nodes announce, inside the containers' network, which only lockbench's own dialer maps to this host; run the cluster on the local backend (--redis local)")
 
 // RedissonServers are where a RedissonClient finds env's Redis, set up as
 // an application on Redisson would be for it: the Sentinels in sentinel
