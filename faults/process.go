@@ -234,15 +234,41 @@ func (f *SentinelFault) Inject(ctx context.Context) (func(context.Context) error
 	if len(ss) == 0 || replica == nil {
 		return nil, errors.New("faults: a Sentinel failover needs the sentinel topology")
 	}
-	// Listen to one Sentinel's events before the kill.
-	sc := redis.NewSentinelClient(&redis.Options{Addr: ss[0].Addr(), MaxRetries: -1})
-	defer sc.Close()
-	sub := sc.PSubscribe(ctx, "+odown", "+switch-master")
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		return nil, fmt.Errorf("faults: sentinel failover: listen to %s: %w", ss[0].Addr(), err)
+	// Listen to every Sentinel's events before the kill: +odown comes
+	// from those that reached objective down themselves, which need not
+	// include any one of them (one can learn of the failover only from
+	// the leader's +switch-master).
+	events := make(chan *redis.Message)
+	done := make(chan struct{})
+	var forwarders sync.WaitGroup
+	defer func() { close(done); forwarders.Wait() }()
+	for _, sn := range ss {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr(), MaxRetries: -1})
+		defer sc.Close()
+		sub := sc.PSubscribe(ctx, "+odown", "+switch-master")
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			return nil, fmt.Errorf("faults: sentinel failover: listen to %s: %w", sn.Addr(), err)
+		}
+		ch := sub.Channel()
+		forwarders.Go(func() {
+			for {
+				select {
+				case m, ok := <-ch:
+					if !ok {
+						return
+					}
+					select {
+					case events <- m:
+					case <-done:
+						return
+					}
+				case <-done:
+					return
+				}
+			}
+		})
 	}
-	events := sub.Channel()
 	killed := time.Now()
 	revert, err := killPrimary(ctx, old, "sentinel failover")
 	if err != nil {
@@ -259,9 +285,13 @@ func (f *SentinelFault) Inject(ctx context.Context) (func(context.Context) error
 			f.mu.Lock()
 			switch m.Channel {
 			case "+odown":
-				f.odown = time.Since(killed)
+				if f.odown == 0 { // the first Sentinel to see it
+					f.odown = time.Since(killed)
+				}
 			case "+switch-master":
-				f.switchedAt = time.Since(killed)
+				if f.switchedAt == 0 {
+					f.switchedAt = time.Since(killed)
+				}
 			}
 			f.mu.Unlock()
 		case <-poll.C:
