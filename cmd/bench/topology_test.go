@@ -7,6 +7,7 @@ import (
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/redisson"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // TestRunOnSentinelAndCluster: every implementation runs on a Sentinel
@@ -24,8 +25,16 @@ func TestRunOnSentinelAndCluster(t *testing.T) {
 				t.Skip(err)
 			}
 			out := t.TempDir()
-			code, stdout, stderr := runBench(t, "run", "--redis", "local", "--topology", tc.topology, "--impl", tc.impl, "--profile", "mutex",
-				"--clients", "2", "--owners", "2", "--duration", "1s", "--warmup", "0s", "--quiet", "--out", out)
+			args := []string{"run", "--redis", "local", "--topology", tc.topology, "--impl", tc.impl, "--profile", "mutex",
+				"--clients", "2", "--owners", "2", "--duration", "1s", "--warmup", "0s", "--quiet", "--out", out}
+			impl, err := impls.Lookup(tc.impl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, ok := impl.(workloads.ReplicaSyncer); !ok || !s.SyncsReplicas() {
+				args = append(args, "--replica-sync", "false") // it sends no WAIT, and would be refused
+			}
+			code, stdout, stderr := runBench(t, args...)
 			if code != cli.ExitOK {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 			}
