@@ -78,19 +78,11 @@ func redisRestartBy(r *rig, aof, honour bool) error {
 	if err := r.newClients(); err != nil {
 		return err
 	}
-	w := r.t.Watchdog
-	end := restartKillAt(r.t) + w
-	out, err := r.runDuel(duel{pairs: 2, holdUntil: end, honour: honour, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond})
+	out, err := r.restartDuel(honour, false)
 	if err != nil {
 		return err
 	}
 	res := out.res
-	r.safetyFigures(res)
-	for _, e := range res.Events {
-		if e.Kind == "kill" {
-			r.figure("kill to restarted", (e.RevertStart-e.Start)*1e3, "ms")
-		}
-	}
 	for i, t := range out.holderLostAt {
 		r.figure(fmt.Sprintf("holder %d told of the loss", i), secs(out.base, t), "s")
 	}
@@ -102,4 +94,22 @@ func redisRestartBy(r *rig, aof, honour bool) error {
 	r.check("locks survive the restart", "0 losses", fmt.Sprint(out.holderLost, " losses"), out.holderLost == 0)
 	r.check("mutual exclusion", "0 violations", violations(res), res.Safety.OK())
 	return nil
+}
+
+// restartDuel runs the restart's duel (two pairs, until a watchdog
+// timeout after the kill) with lockimpl or Redisson holders, and records
+// the safety figures and how long the restart took.
+func (r *rig) restartDuel(honour, redisson bool) (*duelOutcome, error) {
+	end := restartKillAt(r.t) + r.t.Watchdog
+	out, err := r.runDuel(duel{pairs: 2, holdUntil: end, honour: honour, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond, redisson: redisson})
+	if err != nil {
+		return nil, err
+	}
+	r.safetyFigures(out.res)
+	for _, e := range out.res.Events {
+		if e.Kind == "kill" {
+			r.figure("kill to restarted", (e.RevertStart-e.Start)*1e3, "ms")
+		}
+	}
+	return out, nil
 }

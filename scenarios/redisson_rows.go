@@ -26,18 +26,11 @@ func redisRestartRedisson(r *rig) error {
 	if err := r.startRedisson(); err != nil {
 		return err
 	}
-	end := restartKillAt(r.t) + r.t.Watchdog
-	out, err := r.runDuel(duel{pairs: 2, holdUntil: end, until: end, poll: 20 * time.Millisecond, contHold: 50 * time.Millisecond, redisson: true})
+	out, err := r.restartDuel(false, true)
 	if err != nil {
 		return err
 	}
 	res := out.res
-	r.safetyFigures(res)
-	for _, e := range res.Events {
-		if e.Kind == "kill" {
-			r.figure("kill to restarted", (e.RevertStart-e.Start)*1e3, "ms")
-		}
-	}
 	for i, t := range out.firstContend {
 		r.figure(fmt.Sprintf("contender %d first acquired", i), secs(out.base, t), "s")
 	}
