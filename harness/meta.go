@@ -18,7 +18,7 @@ func Meta(env *redisenv.Env, version string, args []string, impl string) results
 	host, _ := os.Hostname()
 	return results.Meta{
 		Lockbench: version, Go: runtime.Version(), Host: host, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Start: time.Now(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()),
+		Start: time.Now(), Server: env.Server(), RedisVersion: env.Version(), RedisBackend: string(env.Backend()),
 		RedisTopology: env.Shape(), RedisAddr: env.Addr(), Args: RedactArgs(args), Impl: impl,
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 )
 
 // Example is a lock's whole life: one Client per process, one Owner per
@@ -178,7 +179,7 @@ var (
 // stops it.
 func exampleAddr() string {
 	exampleOnce.Do(func() {
-		env, err := redisenv.Start(context.Background(), redisenv.Config{})
+		env, err := redisenv.Start(context.Background(), redisenv.Config{Server: redisenvtest.Server()})
 		if err != nil {
 			log.Fatal(err)
 		}

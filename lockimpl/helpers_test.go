@@ -3,11 +3,9 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"slices"
 	"sync"
 	"testing"
@@ -22,8 +20,8 @@ import (
 )
 
 // pipelineEnv, set, makes every fixture client ride go-redis's
-// autopipeliner (Options.AutoPipeline). TestMain sets it to run the tests a
-// second time, so that each correctness test holds in both modes.
+// autopipeliner (Options.AutoPipeline). TestMain sets it to run the tests
+// again, so that each correctness test holds in both modes.
 const pipelineEnv = "LOCKIMPL_TEST_AUTOPIPELINE"
 
 var autoPipelined = os.Getenv(pipelineEnv) != ""
@@ -31,46 +29,11 @@ var autoPipelined = os.Getenv(pipelineEnv) != ""
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopExamples()
-	if code == 0 {
-		if err := testkit.FindLeaks(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	if code == 0 && !autoPipelined && rerunPipelined() {
-		code = runPipelined()
-	}
-	os.Exit(code)
-}
-
-// rerunPipelined reports whether this run's tests are to run again on the
-// autopipeliner: not for benchmarks (they measure both modes themselves),
-// a test list, or a coverage profile the second run would overwrite.
-func rerunPipelined() bool {
-	for _, name := range []string{"test.bench", "test.list", "test.coverprofile"} {
-		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
-			return false
-		}
-	}
-	return true
-}
-
-// runPipelined runs this test binary again, with the same flags, in the
-// autopipelined mode, and returns its exit code.
-func runPipelined() int {
-	fmt.Fprintf(os.Stderr, "lockimpl: the tests again, every client on go-redis's autopipeliner (%s=1)\n", pipelineEnv)
-	cmd := exec.Command(os.Args[0], os.Args[1:]...)
-	cmd.Env = append(os.Environ(), pipelineEnv+"=1")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return max(ee.ExitCode(), 1)
-		}
-		fmt.Fprintln(os.Stderr, "lockimpl: running the autopipelined tests:", err)
-		return 1
-	}
-	return 0
+	code = testkit.CheckLeaks(code)
+	// Each correctness test holds in both send modes and on both servers.
+	os.Exit(redisenvtest.Rerun(code,
+		redisenvtest.Dimension{Name: "autopipelined", Env: pipelineEnv, Value: "1"},
+		redisenvtest.Valkey("")))
 }
 
 // testOptions is opts as this run's mode has them: on the autopipeliner

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -54,8 +56,13 @@ const (
 	DefaultStopTimeout = 10 * time.Second
 	// DefaultImage is the container image of the container backend.
 	DefaultImage = "redis:7.4"
+	// DefaultValkeyImage is the container backend's image with Config.Server
+	// ServerValkey.
+	DefaultValkeyImage = "valkey/valkey:9"
 	// DefaultServerPath is the redis-server binary looked up on $PATH.
 	DefaultServerPath = "redis-server"
+	// DefaultValkeyPath is the valkey-server binary looked up on $PATH.
+	DefaultValkeyPath = "valkey-server"
 	// EnvURL is the environment variable read when Config.URL is empty.
 	EnvURL = "REDIS_URL"
 	// DefaultShards is the number of cluster primaries.
@@ -70,9 +77,18 @@ const (
 	// short, so that a killed primary is failed over in seconds, yet far
 	// above any stall a loaded 2-core machine gives a healthy node.
 	DefaultClusterNodeTimeout = 2 * time.Second
-	// EnvServer is the environment variable read when Config.ServerPath is
-	// empty (make setup honours it too).
+	// EnvServer names the redis-server binary when Config.Server is
+	// empty or "redis" (make setup honours it too).
 	EnvServer = "REDIS_SERVER"
+	// EnvValkey names the valkey-server binary when Config.Server is
+	// "valkey" (make setup honours it too).
+	EnvValkey = "VALKEY_SERVER"
+)
+
+// The servers Config.Server names by name; any other value is a path.
+const (
+	ServerRedis  = "redis"
+	ServerValkey = "valkey"
 )
 
 // Config says which Redis to start or connect to. The zero value is valid:
@@ -100,10 +116,11 @@ type Config struct {
 	// Empty means $REDIS_URL.
 	URL string
 
-	// ServerPath is the redis-server binary for the local backend and
-	// LocalImage (flag --redis-server). Empty means $REDIS_SERVER, else
-	// DefaultServerPath on $PATH.
-	ServerPath string
+	// Server is the server binary the local backend starts and
+	// LocalImage holds (flag --server): ServerRedis ($REDIS_SERVER, else
+	// DefaultServerPath on $PATH), ServerValkey ($VALKEY_SERVER, else
+	// DefaultValkeyPath), or a path. Empty means ServerRedis.
+	Server string
 	// AppendOnly turns on AOF persistence (flag --appendonly), so that a
 	// restarted server reloads its data.
 	AppendOnly bool
@@ -115,9 +132,9 @@ type Config struct {
 	// honours a requirepass among them: its readiness check, replicas
 	// (masterauth unless given) and the Env's clients authenticate with it.
 	ServerArgs []string
-	// Image is the container backend's image (flag --redis-image), pulled
+	// Image is the container backend's image (flag --image), pulled
 	// when the engine lacks it. Empty means DefaultImage; LocalImage makes
-	// one from ServerPath.
+	// one from Server.
 	Image string
 
 	// FakeClock runs each local redis-server under libfaketime (Debian's
@@ -146,6 +163,8 @@ type Config struct {
 	lookupEnv func(string) (string, bool)
 	// urlFromEnv: URL came from $REDIS_URL, so errors about it name that.
 	urlFromEnv bool
+	// imageChosen: Image was given, not defaulted.
+	imageChosen bool
 }
 
 // NoReplicas in Config.Replicas starts a cluster of primaries only.
@@ -198,11 +217,72 @@ func (e *ConfigError) IsUsage() bool { return true }
 // Unwrap returns the cause, if any.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// ErrServerNotFound is returned when the redis-server binary is missing.
-var ErrServerNotFound = errors.New("redisenv: redis-server not found")
+// ErrServerNotFound is returned when the server binary is missing.
+var ErrServerNotFound = errors.New("redisenv: server binary not found")
 
 // InstallHint says how to get redis-server on this machine.
 const InstallHint = "install it with: sudo apt-get install -y redis-server (or run: make setup); or point at your own Redis with --redis-url / REDIS_URL"
+
+// ValkeyInstallHint says how to get valkey-server on this machine.
+const ValkeyInstallHint = "install it with: make setup (as root), or sudo scripts/install-valkey.sh, or apt-get install -y valkey-server where the distribution has it; or set " + EnvValkey
+
+// ServerBinary is the binary server names ("redis", "valkey" or a path;
+// "" is "redis"), read from $REDIS_SERVER or $VALKEY_SERVER when set.
+func ServerBinary(server string) string {
+	bin, _ := serverBinary(server, osLookupEnv)
+	return bin
+}
+
+// serverBinary is ServerBinary, and the environment variable it came
+// from ("" when none).
+func serverBinary(server string, lookupEnv func(string) (string, bool)) (bin, from string) {
+	env, def := EnvServer, DefaultServerPath
+	switch strings.TrimSpace(server) {
+	case "", ServerRedis:
+	case ServerValkey:
+		env, def = EnvValkey, DefaultValkeyPath
+	default:
+		return strings.TrimSpace(server), ""
+	}
+	if v, ok := lookupEnv(env); ok && strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v), env
+	}
+	return def, ""
+}
+
+// FindServer looks up the binary server names (see ServerBinary) and
+// returns its path, or ErrServerNotFound with the way to install it.
+func FindServer(server string) (string, error) {
+	return findServer(server, osLookupEnv)
+}
+
+func findServer(server string, lookupEnv func(string) (string, bool)) (string, error) {
+	bin, from := serverBinary(server, lookupEnv)
+	path, err := exec.LookPath(bin)
+	if err == nil {
+		return path, nil
+	}
+	return "", fmt.Errorf("%w (looked for %s): %s", ErrServerNotFound, lookedFor(bin, from), serverFix(server, bin))
+}
+
+// lookedFor names the binary looked for, and the variable that named it.
+func lookedFor(bin, from string) string {
+	if from != "" {
+		return fmt.Sprintf("%q from $%s", bin, from)
+	}
+	return fmt.Sprintf("%q", bin)
+}
+
+// serverFix says how to get the server named server (resolved to bin).
+func serverFix(server, bin string) string {
+	switch {
+	case server == ServerValkey || strings.HasSuffix(filepath.Base(bin), DefaultValkeyPath):
+		return ValkeyInstallHint
+	case server == "" || server == ServerRedis || strings.HasSuffix(filepath.Base(bin), DefaultServerPath):
+		return InstallHint
+	}
+	return "name a server (redis or valkey) or the path of a redis-server or valkey-server binary"
+}
 
 // TopologyUsage is the --topology flag's help, ending with what decides
 // the topology when the flag is not given (which differs by command).
@@ -254,10 +334,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&c.URL, "redis-url", "", "external Redis URL: redis://[user:pass@]host:port/db, rediss://..., host1:port,host2:port (cluster) or redis-sentinel://host:26379?master_name=NAME (default $REDIS_URL)")
-	fs.StringVar(&c.ServerPath, "redis-server", "", "redis-server binary for the local backend and --redis-image local (default $REDIS_SERVER, else redis-server on $PATH)")
+	fs.StringVar(&c.Server, "server", "", "the server the local backend starts (and --image local holds): redis ($REDIS_SERVER, else redis-server on $PATH; the default), valkey ($VALKEY_SERVER, else valkey-server), or the path of a binary")
 	fs.BoolVar(&c.AppendOnly, "appendonly", false, "turn on AOF persistence in started servers")
 	fs.StringVar(&c.AppendFsync, "appendfsync", "", "AOF fsync policy with --appendonly: always, everysec (default) or no")
-	fs.StringVar(&c.Image, "redis-image", "", "image for the container backend (default "+DefaultImage+", pulled if missing); "+LocalImage+" makes one from the installed redis-server, for an engine that can pull nothing")
+	fs.StringVar(&c.Image, "image", "", "image for the container backend (default "+DefaultImage+", pulled if missing; valkey/valkey:9 for Valkey); "+LocalImage+" makes one from the --server binary, for an engine that can pull nothing")
 }
 
 // PlannedReplicas is how many replicas each primary of the topology c starts
@@ -377,13 +457,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.URL != "" && (c.Backend == BackendLocal || c.Backend == BackendContainer) {
 		return c, &ConfigError{Field: "redis-url", Value: Redact(c.URL), Fix: fmt.Sprintf("a URL selects the external backend, but --redis is %s; drop one of them", c.Backend)}
 	}
-	if c.ServerPath == "" {
-		c.ServerPath, _ = c.lookupEnv(EnvServer)
+	if err := c.checkServer(); err != nil {
+		return c, err
 	}
-	if c.ServerPath == "" {
-		c.ServerPath = DefaultServerPath
-	}
-	if c.Image == "" {
+	c.imageChosen = c.imageChosen || c.Image != ""
+	switch {
+	case c.Image != "":
+	case c.Server == ServerValkey:
+		c.Image = DefaultValkeyImage
+	default:
 		c.Image = DefaultImage
 	}
 	if c.StartTimeout <= 0 {
@@ -396,6 +478,34 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logf = func(string, ...any) {}
 	}
 	return c, nil
+}
+
+// checkServer refuses a Server that cannot be what runs: one named on
+// purpose that is not installed (before anything starts; the default
+// one's absence is reported when a local start needs it), or one beside
+// an external Redis or an image, which decide the server themselves.
+func (c *Config) checkServer() error {
+	c.Server = strings.TrimSpace(c.Server)
+	if c.Server == "" {
+		return nil
+	}
+	external := c.URL != "" && (c.Backend == BackendAuto || c.Backend == BackendExternal)
+	switch {
+	case external:
+		return &ConfigError{Field: "server", Value: c.Server, Fix: "picks the binary lockbench starts, and an external Redis (" + c.urlName() + ") runs the server it runs; drop --server"}
+	case c.Backend == BackendContainer && c.Image != "" && c.Image != LocalImage:
+		return &ConfigError{Field: "server", Value: c.Server, Fix: "the container backend runs what --image " + c.Image + " holds; drop --server, or use --image " + LocalImage + " to make an image of the --server binary"}
+	case c.Backend == BackendContainer && c.Image == "" && c.Server != ServerRedis && c.Server != ServerValkey:
+		return &ConfigError{Field: "server", Value: c.Server, Fix: "a binary runs in a container only from an image made of it: add --image " + LocalImage}
+	case c.Backend == BackendContainer && c.Image == "":
+		return nil // the server's image, pulled if missing
+	}
+	if _, err := findServer(c.Server, c.lookupEnv); err != nil {
+		bin, from := serverBinary(c.Server, c.lookupEnv)
+		return &ConfigError{Field: "server", Value: c.Server, Err: err,
+			Fix: fmt.Sprintf("no such binary (looked for %s); %s", lookedFor(bin, from), serverFix(c.Server, bin))}
+	}
+	return nil
 }
 
 // urlName is how messages name the URL: the flag, or $REDIS_URL when the

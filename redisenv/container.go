@@ -129,7 +129,7 @@ func (e *Env) startContainer(ctx context.Context, cfg Config) error {
 // input, naming the way out.
 func (e *Env) image(ctx context.Context, cfg Config, api client.APIClient) (string, error) {
 	if cfg.Image == LocalImage {
-		tag, err := BuildImage(ctx, api, cfg.ServerPath)
+		tag, err := BuildImage(ctx, api, cfg.Server)
 		if tag != "" {
 			e.closers = append(e.closers, func() error {
 				_, err := api.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
@@ -137,7 +137,7 @@ func (e *Env) image(ctx context.Context, cfg Config, api client.APIClient) (stri
 			})
 		}
 		if err != nil {
-			return "", fmt.Errorf("redisenv: --redis-image %s: %w", LocalImage, err)
+			return "", fmt.Errorf("redisenv: --image %s: %w", LocalImage, err)
 		}
 		return tag, nil
 	}
@@ -145,8 +145,8 @@ func (e *Env) image(ctx context.Context, cfg Config, api client.APIClient) (stri
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("redisenv: image %s: %w", cfg.Image, ctx.Err())
 		}
-		return "", &ConfigError{Field: "redis-image", Value: cfg.Image, Err: err,
-			Fix: "not on the engine and it cannot be pulled (" + oneLine(err.Error()) + "); pull or load it there, or use --redis-image " + LocalImage + " to make one from the installed redis-server"}
+		return "", &ConfigError{Field: "image", Value: cfg.Image, Err: err,
+			Fix: "not on the engine and it cannot be pulled (" + oneLine(err.Error()) + "); pull or load it there, or use --image " + LocalImage + " to make one from the installed --server binary"}
 	}
 	return cfg.Image, nil
 }

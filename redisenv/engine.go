@@ -75,9 +75,9 @@ func making(ctx context.Context) (context.Context, context.CancelFunc) {
 	}
 }
 
-// LocalImage as Config.Image (--redis-image local) runs the containers
+// LocalImage as Config.Image (--image local) runs the containers
 // from an image made on the spot from the local redis-server
-// (Config.ServerPath) and the libraries it links: for an engine that can
+// (Config.Server) and the libraries it links: for an engine that can
 // pull nothing. The image is removed by Close.
 const LocalImage = "local"
 

@@ -63,10 +63,10 @@ type Env struct {
 	// reached (container backend only).
 	engineAddr string
 
-	mu      sync.Mutex
-	opts    *redis.UniversalOptions
-	nodes   []Node // nodes[0] is the current primary
-	version string
+	mu    sync.Mutex
+	opts  *redis.UniversalOptions
+	nodes []Node // nodes[0] is the current primary
+	info  Info   // INFO at the start
 
 	closers      []func() error // run in reverse order by Close
 	closeOnce    sync.Once
@@ -118,9 +118,9 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 		}
 		return nil, err
 	}
-	version := e.serverVersion(ctx)
+	info := e.serverInfo(ctx)
 	e.mu.Lock()
-	e.version = version
+	e.info = info
 	e.stopWatch = context.AfterFunc(ctx, func() { _ = e.Close() })
 	e.mu.Unlock()
 	if ctx.Err() != nil {
@@ -145,6 +145,9 @@ func resolve(ctx context.Context, cfg Config) (Backend, string, error) {
 	if cfg.FakeClock {
 		return BackendLocal, "auto: a faked server clock runs on the local backend", nil
 	}
+	if cfg.Server != "" && !cfg.imageChosen {
+		return BackendLocal, "auto: --server names a binary to start here", nil
+	}
 	if err := DockerAvailable(ctx); err != nil {
 		return BackendLocal, "auto: no URL, and " + err.Error(), nil
 	}
@@ -167,11 +170,20 @@ func (e *Env) Shape() string {
 	return string(e.topology)
 }
 
-// Version is the server's redis_version, or "" when it could not be read.
+// Server names the server as INFO gave it at the start: "valkey 9.1.2"
+// or "redis 7.0.15"; "" when it could not be read.
+func (e *Env) Server() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.info.Server()
+}
+
+// Version is the server's redis_version (what it claims compatibility
+// with: Valkey 9 says 7.2.4), or "" when it could not be read.
 func (e *Env) Version() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.version
+	return e.info.RedisVersion
 }
 
 // Addr is the current primary's host:port (the first seed for an external
@@ -388,8 +400,8 @@ func (e *Env) String() string {
 	defer e.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "redis: %s backend", e.backend)
-	if e.version != "" {
-		fmt.Fprintf(&b, ", Redis %s", e.version)
+	if s := e.info.Server(); s != "" {
+		fmt.Fprintf(&b, ", %s", s)
 	}
 	switch {
 	case len(e.sentinels) > 0:
@@ -416,16 +428,18 @@ func (e *Env) String() string {
 	return b.String()
 }
 
-func (e *Env) serverVersion(ctx context.Context) string {
+// serverInfo is what INFO says of the started server, zero when it could
+// not be read.
+func (e *Env) serverInfo(ctx context.Context) Info {
 	rdb := e.NewClient()
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	info, err := Probe(ctx, rdb)
 	if err != nil {
-		return ""
+		return Info{}
 	}
-	return info.Version
+	return info
 }
 
 // StartFor starts the Redis cfg describes as Start does, but the Env then

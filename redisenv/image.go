@@ -43,16 +43,16 @@ var builtImages atomic.Int64
 
 var lddPath = regexp.MustCompile(`(/[^\s]+)`)
 
-// BuildImage imports an image of the redis-server at serverPath (looked
-// up on $PATH), the libraries ldd lists for it and an empty /data,
+// BuildImage imports an image of the server binary serverPath names (see
+// ServerBinary), the libraries ldd lists for it and an empty /data,
 // labelled with this process as its owner, and returns its tag. The
 // caller removes it (SweepLeftovers does, once this process is gone). The
 // tag comes with an error too once the import was asked for: the image
 // may then exist. A cancelled ctx lets the import finish (see MakeGrace).
 func BuildImage(ctx context.Context, api client.APIClient, serverPath string) (string, error) {
-	bin, err := exec.LookPath(serverPath)
+	bin, err := FindServer(serverPath)
 	if err != nil {
-		return "", fmt.Errorf("%w (looked for %q): %s", ErrServerNotFound, serverPath, InstallHint)
+		return "", err
 	}
 	out, err := exec.CommandContext(ctx, "ldd", bin).Output()
 	if err != nil {

@@ -24,9 +24,9 @@ import (
 
 // startLocal starts redis-server child processes under one temp dir.
 func (e *Env) startLocal(ctx context.Context, cfg Config) error {
-	bin, err := exec.LookPath(cfg.ServerPath)
+	bin, err := findServer(cfg.Server, cfg.lookupEnv)
 	if err != nil {
-		return fmt.Errorf("%w (looked for %q): %s", ErrServerNotFound, cfg.ServerPath, InstallHint)
+		return err
 	}
 	if cfg.FakeClock {
 		if _, err := FindFaketime(); err != nil {
@@ -336,9 +336,9 @@ func (n *localNode) waitReady(ctx context.Context, pid int, done <-chan struct{}
 			n.mu.Lock()
 			exitErr := n.exitErr
 			n.mu.Unlock()
-			return fmt.Errorf("redisenv: %s redis-server exited during start (%v); %s ends:\n%s", n.name, exitErr, n.logPath(), tail)
+			return fmt.Errorf("redisenv: %s server exited during start (%v); %s ends:\n%s", n.name, exitErr, n.logPath(), tail)
 		case <-ctx.Done():
-			return fmt.Errorf("redisenv: %s redis-server at %s not ready (%v): %w; %s ends:\n%s", n.name, n.Addr(), last, ctx.Err(), n.logPath(), n.LogTail(20))
+			return fmt.Errorf("redisenv: %s server at %s not ready (%v): %w; %s ends:\n%s", n.name, n.Addr(), last, ctx.Err(), n.logPath(), n.LogTail(20))
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -416,7 +416,7 @@ func TestPromoteNeedsReplica(t *testing.T) {
 }
 
 func TestServerMissing(t *testing.T) {
-	_, err := redisenv.Start(context.Background(), redisenv.Config{Backend: redisenv.BackendLocal, ServerPath: "no-such-redis-server"})
+	_, err := redisenv.Start(context.Background(), redisenv.Config{Backend: redisenv.BackendLocal, Server: "no-such-redis-server"})
 	if !errors.Is(err, redisenv.ErrServerNotFound) {
 		t.Fatalf("err = %v, want ErrServerNotFound", err)
 	}

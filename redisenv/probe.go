@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,10 +13,29 @@ import (
 
 // Info is what a client can learn about the server it talks to.
 type Info struct {
-	Version string // redis_version, e.g. "7.0.15"
-	Mode    string // redis_mode: standalone, cluster or sentinel
-	Role    string // master or slave
-	OS      string // os, e.g. "Linux 6.1.0 x86_64"
+	// Name is the server's own name: server_name ("valkey"), or "redis"
+	// for a server that gives none.
+	Name string
+	// Version is the server's own version: valkey_version for Valkey,
+	// else redis_version.
+	Version string
+	// RedisVersion is redis_version, the Redis release the server
+	// claims compatibility with: Valkey 9 says 7.2.4.
+	RedisVersion string
+	// Mode is standalone, cluster or sentinel: redis_mode, which
+	// Valkey calls server_mode.
+	Mode string
+	Role string // master or slave
+	OS   string // os, e.g. "Linux 6.1.0 x86_64"
+}
+
+// Server names the server as results record it: "valkey 9.1.2" or
+// "redis 7.0.15"; "" when INFO gave no version.
+func (i Info) Server() string {
+	if i.Version == "" {
+		return ""
+	}
+	return i.Name + " " + i.Version
 }
 
 // Probe reads INFO server and replication through rdb.
@@ -24,12 +44,31 @@ func Probe(ctx context.Context, rdb redis.UniversalClient) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("redisenv: INFO: %w", err)
 	}
-	return Info{
-		Version: infoField(s, "redis_version"),
-		Mode:    infoField(s, "redis_mode"),
-		Role:    infoField(s, "role"),
-		OS:      infoField(s, "os"),
-	}, nil
+	return parseInfo(s), nil
+}
+
+// parseInfo reads an INFO server (and replication) reply.
+func parseInfo(s string) Info {
+	i := Info{
+		Name:         strings.ToLower(infoField(s, "server_name")),
+		RedisVersion: infoField(s, "redis_version"),
+		Mode:         infoField(s, "redis_mode"),
+		Role:         infoField(s, "role"),
+		OS:           infoField(s, "os"),
+	}
+	if i.Name == "" {
+		i.Name = "redis"
+	}
+	if i.Mode == "" {
+		i.Mode = infoField(s, "server_mode")
+	}
+	// A fork names its own version beside the redis_version it keeps for
+	// clients' sake: valkey_version for Valkey.
+	i.Version = infoField(s, i.Name+"_version")
+	if i.Version == "" {
+		i.Version = i.RedisVersion
+	}
+	return i
 }
 
 // RTT summarises round trips of PING from one connection: the floor under

@@ -19,7 +19,10 @@ import (
 	"github.com/lockbench/lockbench/redisson"
 )
 
-func TestMain(m *testing.M) { redisenvtest.Main(m) }
+// The interop tests run on Redis and again on Valkey.
+func TestMain(m *testing.M) {
+	redisenvtest.MainIn(m, []redisenvtest.Dimension{redisenvtest.Valkey("")})
+}
 
 // start returns a Redis and a Redisson driver on it; without Java or the
 // driver's jar the test is skipped with one line saying how to get them.

@@ -15,8 +15,8 @@ import (
 // and their ratios to raw and to redis-benchmark.
 func lineupBlocks(m *results.Lineup) []block {
 	md := m.Meta
-	intro := fmt.Sprintf("Measured by %q on %s: Redis %s (%s), %s, GOMAXPROCS %d, host %s, %s. %s; each run %v measured after %v warmup; %v in all.",
-		strings.TrimSpace("bench "+strings.Join(md.Args, " ")), md.Start.UTC().Format("2006-01-02"), md.RedisVersion, md.RedisBackend,
+	intro := fmt.Sprintf("Measured by %q on %s: %s (%s), %s, GOMAXPROCS %d, host %s, %s. %s; each run %v measured after %v warmup; %v in all.",
+		strings.TrimSpace("bench "+strings.Join(md.Args, " ")), md.Start.UTC().Format("2006-01-02"), md.ServerName(), md.RedisBackend,
 		md.Go, md.GOMAXPROCS, md.Host, md.Lockbench, results.Count(m.Rounds, "round"), m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
 	bl := []block{para{text: intro}}
 	if m.Partial {

@@ -239,7 +239,7 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 		{plain("profile"), plain(m.Profile)},
 		{plain("workload"), plain(m.Workload)},
 		{plain("implementation"), plain(strings.TrimSuffix(m.ImplName()+" · "+m.ImplNote, " · "))},
-		{plain("redis"), plain(fmt.Sprintf("%s (%s) at %s", m.RedisVersion, strings.TrimSuffix(m.RedisBackend+" "+m.RedisTopology, " "), m.RedisAddr))},
+		{plain("server"), plain(fmt.Sprintf("%s (%s) at %s", m.ServerName(), strings.TrimSuffix(m.RedisBackend+" "+m.RedisTopology, " "), m.RedisAddr))},
 		{plain("host"), plain(fmt.Sprintf("%s · %s · GOMAXPROCS %d", m.Host, m.Go, m.GOMAXPROCS))},
 		{plain("started"), plain(m.Start.UTC().Format("2006-01-02 15:04:05 UTC"))},
 		{plain("measured"), plain(fmt.Sprintf("%s after %s warmup", secs(res.Measured), secs(res.Warmup)))},

@@ -79,7 +79,7 @@ func summaryBlocks(r *results.Result) []block {
 	if t := m.RedisTopology; t != "" && t != "single" {
 		backend += " " + t
 	}
-	bl = append(bl, para{text: fmt.Sprintf("  redis %s (%s %s) · %.1fs measured after %.1fs warmup", m.RedisVersion, backend, m.RedisAddr, r.Measured, r.Warmup)})
+	bl = append(bl, para{text: fmt.Sprintf("  %s (%s %s) · %.1fs measured after %.1fs warmup", orUnknownServer(m.ServerName()), backend, m.RedisAddr, r.Measured, r.Warmup)})
 	for _, n := range r.NoEffect {
 		bl = append(bl, para{text: "  no effect: " + n})
 	}
@@ -249,4 +249,12 @@ func WriteComparison(w io.Writer, c results.Comparison) error {
 	}
 	bl = append(bl, blank, para{text: c.Verdict()})
 	return writeText(w, bl)
+}
+
+// orUnknownServer is the server's name, or says that none was recorded.
+func orUnknownServer(s string) string {
+	if s == "" {
+		return "server unknown"
+	}
+	return s
 }

@@ -24,8 +24,8 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 	if sw.StopAfter == 0 {
 		stop = "every planned point runs"
 	}
-	bl = append(bl, para{text: fmt.Sprintf("%d of %d planned points over %s (axis: %s); %s; %s. Redis %s (%s) on %s. Sweep file: %s.",
-		len(sw.Points), sw.Planned, secs(sw.Seconds), sw.Axis, slo, stop, sw.Meta.RedisVersion, sw.Meta.RedisBackend, sw.Meta.Host, s.Path)})
+	bl = append(bl, para{text: fmt.Sprintf("%d of %d planned points over %s (axis: %s); %s; %s. Server: %s (%s) on %s. Sweep file: %s.",
+		len(sw.Points), sw.Planned, secs(sw.Seconds), sw.Axis, slo, stop, sw.Meta.ServerName(), sw.Meta.RedisBackend, sw.Meta.Host, s.Path)})
 	if sw.Meta.Workload != "" {
 		bl = append(bl, para{text: "Base workload, which the axis varies: " + sw.Meta.Workload + "."})
 	}

@@ -305,8 +305,8 @@ func unlike(base, cur *Result) []string {
 	if bi, ni := bm.ImplName(), nm.ImplName(); bi != ni {
 		notes = append(notes, fmt.Sprintf("implementations differ: BASE %s, NEW %s; the deltas compare the libraries", bi, ni))
 	}
-	if bm.RedisVersion != nm.RedisVersion {
-		notes = append(notes, fmt.Sprintf("Redis versions differ: BASE %s, NEW %s", orNone(bm.RedisVersion), orNone(nm.RedisVersion)))
+	if bs, ns := bm.ServerName(), nm.ServerName(); bs != ns {
+		notes = append(notes, fmt.Sprintf("servers differ: BASE ran on %s, NEW on %s; the deltas compare the servers too", orNone(bs), orNone(ns)))
 	}
 	if bm.RedisBackend != nm.RedisBackend {
 		notes = append(notes, fmt.Sprintf("Redis backends differ: BASE %s, NEW %s", orNone(bm.RedisBackend), orNone(nm.RedisBackend)))

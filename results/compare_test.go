@@ -223,7 +223,8 @@ func TestCompareNotes(t *testing.T) {
 		t.Errorf("like runs: notes %q, regressions %q", c.Notes, c.Regressions)
 	}
 	cur.Meta.Profile = "mutex"
-	cur.Meta.RedisVersion = "7.2.4"
+	// Valkey keeps a redis_version of its own: the server's name tells.
+	cur.Meta.Server, cur.Meta.RedisVersion = "valkey 9.1.2", "7.2.4"
 	cur.Meta.RedisBackend = "docker"
 	cur.Partial, cur.PartialReason = true, "interrupted"
 	delete(cur.Latency, "acquire_write")
@@ -231,7 +232,7 @@ func TestCompareNotes(t *testing.T) {
 	c := results.Compare(base, cur, 10)
 	for _, want := range []string{
 		`profiles differ: BASE ran "rw90", NEW ran "mutex"`,
-		"Redis versions differ: BASE 7.4.0, NEW 7.2.4",
+		"servers differ: BASE ran on redis 7.4.0, NEW on valkey 9.1.2",
 		"Redis backends differ: BASE local, NEW docker",
 		"NEW is partial (interrupted)",
 		"acquire write latency only in BASE",
@@ -352,5 +353,20 @@ func TestCompareNotesWhatTookEffect(t *testing.T) {
 	old := resultstest.Run()
 	if c := results.Compare(old, cur, 10); hasNote(c, "topologies differ") {
 		t.Errorf("an unrecorded topology against single: %q", c.Notes)
+	}
+}
+
+// Two servers that claim the same redis_version are still told apart.
+func TestCompareServersSameRedisVersion(t *testing.T) {
+	base, cur := resultstest.Run(), resultstest.Run()
+	base.Meta.RedisVersion, cur.Meta.RedisVersion = "7.2.4", "7.2.4"
+	cur.Meta.Server = "valkey 9.1.2"
+	c := results.Compare(base, cur, 10)
+	if !hasNote(c, "servers differ: BASE ran on redis 7.2.4, NEW on valkey 9.1.2") {
+		t.Errorf("notes lack the servers: %q", c.Notes)
+	}
+	cur.Meta.Server = "redis 7.2.4" // named now, inferred before: the same server
+	if c := results.Compare(base, cur, 10); len(c.Notes) != 0 {
+		t.Errorf("the same server named two ways: notes %q", c.Notes)
 	}
 }

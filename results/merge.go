@@ -454,7 +454,7 @@ func metaDifferences(runs []*Result, label func(int) string) []string {
 		name string
 		get  func(Meta) string
 	}{
-		{"Redis version", func(m Meta) string { return m.RedisVersion }},
+		{"server", Meta.ServerName},
 		{"Redis backend", func(m Meta) string { return m.RedisBackend }},
 		{"Redis address", func(m Meta) string { return m.RedisAddr }},
 		{"lockbench version", func(m Meta) string { return m.Lockbench }},

@@ -328,15 +328,20 @@ func (r *Result) IntervalLog() []byte { return r.log }
 
 // Meta says what ran where.
 type Meta struct {
-	Lockbench    string    `json:"lockbench_version"`
-	Go           string    `json:"go_version"`
-	Host         string    `json:"host"`
-	GOMAXPROCS   int       `json:"gomaxprocs"`
-	Start        time.Time `json:"start"`
-	Profile      string    `json:"profile"`
-	Workload     string    `json:"workload"` // one line: kind, clients × owners, locks, pacing
-	RedisVersion string    `json:"redis_version"`
-	RedisBackend string    `json:"redis_backend"`
+	Lockbench  string    `json:"lockbench_version"`
+	Go         string    `json:"go_version"`
+	Host       string    `json:"host"`
+	GOMAXPROCS int       `json:"gomaxprocs"`
+	Start      time.Time `json:"start"`
+	Profile    string    `json:"profile"`
+	Workload   string    `json:"workload"` // one line: kind, clients × owners, locks, pacing
+	// Server is the server as its INFO names it: "valkey 9.1.2",
+	// "redis 7.0.15". Empty in results from before it was recorded.
+	Server string `json:"server,omitempty"`
+	// RedisVersion is INFO's redis_version: Valkey keeps one for clients
+	// (9.1 says 7.2.4), so it does not tell the servers apart.
+	RedisVersion string `json:"redis_version"`
+	RedisBackend string `json:"redis_backend"`
 	// RedisTopology is single, replica, sentinel, "cluster PxR" or cluster
 	// (external).
 	RedisTopology string   `json:"redis_topology,omitempty"`
@@ -348,6 +353,18 @@ type Meta struct {
 	// ImplNote says how the implementation met the profile where it
 	// differs from lockimpl, e.g. a fixed expiry standing in for a watchdog.
 	ImplNote string `json:"impl_note,omitempty"`
+}
+
+// ServerName names the server: Server, or "redis <redis_version>" in a
+// result from before servers were named, which only Redis ran.
+func (m Meta) ServerName() string {
+	switch {
+	case m.Server != "":
+		return m.Server
+	case m.RedisVersion != "":
+		return "redis " + m.RedisVersion
+	}
+	return ""
 }
 
 // ImplName is Impl, "lockimpl" when unset.

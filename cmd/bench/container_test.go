@@ -23,7 +23,7 @@ import (
 func TestRunContainer(t *testing.T) {
 	cfg := redisenvtest.ContainerConfig(t)
 	dir := t.TempDir()
-	out, errOut := runBenchOK(t, "run", "--redis", "container", "--redis-image", cfg.Image, "--profile", "rw90",
+	out, errOut := runBenchOK(t, "run", "--redis", "container", "--image", cfg.Image, "--profile", "rw90",
 		"--duration", "2s", "--warmup", "0s", "--quiet", "--out", dir)
 	r := readResult(t, dir)
 	if r.Meta.RedisBackend != "container" || r.Throughput.Ops == 0 || len(r.Failures()) > 0 || !r.Safety.OK() {
@@ -43,12 +43,12 @@ func TestRunContainer(t *testing.T) {
 func TestRunContainerWithoutImage(t *testing.T) {
 	redisenvtest.ContainerConfig(t)
 	const image = "localhost/lockbench-no-such-image:0"
-	code, out, errOut := runBench(t, "run", "--redis", "container", "--redis-image", image, "--profile", "rw90",
+	code, out, errOut := runBench(t, "run", "--redis", "container", "--image", image, "--profile", "rw90",
 		"--duration", "2s", "--warmup", "0s", "--out", t.TempDir())
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	last := lines[len(lines)-1]
-	if code != cli.ExitUsage || !strings.Contains(last, `--redis-image "`+image+`"`) || !strings.Contains(last, "--redis-image local") {
-		t.Errorf("exit %d, want %d with one line naming --redis-image and the way out:\n%s", code, cli.ExitUsage, errOut)
+	if code != cli.ExitUsage || !strings.Contains(last, `--image "`+image+`"`) || !strings.Contains(last, "--image local") {
+		t.Errorf("exit %d, want %d with one line naming --image and the way out:\n%s", code, cli.ExitUsage, errOut)
 	}
 	if strings.Contains(errOut, "bench: running") || out != "" {
 		t.Errorf("the load ran:\n%s\n%s", out, errOut)
@@ -63,7 +63,7 @@ func TestRunContainerWithoutRyuk(t *testing.T) {
 	cfg := redisenvtest.ContainerConfig(t)
 	api := engineAPI(t)
 	out := t.TempDir()
-	cmd := benchProcess(t, t.TempDir(), "run --redis container --redis-image "+cfg.Image+" --profile rw90 --duration 2s --warmup 0s --quiet --out "+out)
+	cmd := benchProcess(t, t.TempDir(), "run --redis container --image "+cfg.Image+" --profile rw90 --duration 2s --warmup 0s --quiet --out "+out)
 	output, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench run --redis container: %v\n%s", err, output)
@@ -84,11 +84,11 @@ func TestRunContainerSweepsKilledRun(t *testing.T) {
 	cfg := redisenvtest.ContainerConfig(t)
 	api := engineAPI(t)
 	tmp := t.TempDir()
-	killed, seen := killMidRun(t, tmp, "--redis-image "+cfg.Image)
+	killed, seen := killMidRun(t, tmp, "--image "+cfg.Image)
 	if len(ownedBy(t, api, killed)) == 0 {
 		t.Fatalf("the killed run left nothing on the engine: nothing to sweep\n%s", seen)
 	}
-	output, err := benchProcess(t, tmp, "run --redis container --redis-image "+cfg.Image+" --profile rw90 --duration 1s --warmup 0s --quiet --out "+t.TempDir()).CombinedOutput()
+	output, err := benchProcess(t, tmp, "run --redis container --image "+cfg.Image+" --profile rw90 --duration 1s --warmup 0s --quiet --out "+t.TempDir()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the next run: %v\n%s", err, output)
 	}
@@ -104,7 +104,7 @@ func TestRunContainerSweepsKilledRun(t *testing.T) {
 }
 
 // TestRunContainerOwnEngine: with no DOCKER_HOST and no Docker, bench run
-// --redis container --redis-image local starts a Podman API service of
+// --redis container --image local starts a Podman API service of
 // its own and runs an image made from the installed redis-server.
 // SIGKILLed, it leaves its container and image (its service dies with
 // it); the next run sweeps them and the service's dir, and, stopped by
@@ -118,7 +118,7 @@ func TestRunContainerOwnEngine(t *testing.T) {
 	api := engineAPI(t)
 	tmp := t.TempDir() // the services' dirs go here, and so does their sweep
 
-	killed, seen := killMidRun(t, tmp, "--redis-image local", "DOCKER_HOST")
+	killed, seen := killMidRun(t, tmp, "--image local", "DOCKER_HOST")
 	own := strings.Contains(seen, "a Podman API service of its own")
 	if !own {
 		t.Logf("Docker's socket answers: no Podman service of the run's own to check\n%s", seen)
@@ -131,7 +131,7 @@ func TestRunContainerOwnEngine(t *testing.T) {
 		t.Errorf("the killed run's service dir is gone: nothing left for the sweep to find")
 	}
 
-	cmd := benchProcess(t, tmp, "run --redis container --redis-image local --profile rw90 --duration 5m --warmup 0s --out "+t.TempDir(), "DOCKER_HOST")
+	cmd := benchProcess(t, tmp, "run --redis container --image local --profile rw90 --duration 5m --warmup 0s --out "+t.TempDir(), "DOCKER_HOST")
 	seen, stderr := startUntil(t, cmd, "bench: running ")
 	if own && len(procsUnder(tmp)) == 0 {
 		t.Errorf("no Podman service runs under %s while the run's load does\n%s", tmp, seen)
@@ -231,7 +231,7 @@ func TestRunContainerInterruptedStarting(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.RemoveAll(tmp) })
-			cmd := benchProcess(t, tmp, "run --redis container --redis-image local --duration 20s --out "+t.TempDir(), drop...)
+			cmd := benchProcess(t, tmp, "run --redis container --image local --duration 20s --out "+t.TempDir(), drop...)
 			code, stderr := signalWhen(t, cmd, tc.sig, func() bool { return tc.when(probe{tmp, cmd}) })
 			if strings.Contains(stderr, "bench: running") {
 				t.Logf("the start was over when the signal came")

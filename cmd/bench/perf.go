@@ -147,7 +147,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer env.Close()
-	fmt.Fprintf(stdout, "bench perf on Redis %s (%s %s), GOMAXPROCS %d\n", env.Version(), env.Backend(), env.Addr(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "bench perf on %s (%s %s), GOMAXPROCS %d\n", env.Server(), env.Backend(), env.Addr(), runtime.GOMAXPROCS(0))
 	if bin != "" && env.Options().Password != "" {
 		// redis-benchmark takes a password only as an argument, which any
 		// local user reads in ps for as long as it runs.

@@ -224,7 +224,7 @@ func spawnLocal(ctx context.Context, f runFlags, p workloads.Profile, stderr io.
 // the spawning, the output) and with the run id.
 func childArgs(args []string, runID string) []string {
 	drop := map[string]bool{"spawn-local": true, "redis": true, "redis-url": true, "topology": true, "shards": true,
-		"replicas": true, "guard-url": true, "out": true, "run-id": true, "redis-image": true, "redis-server": true,
+		"replicas": true, "guard-url": true, "out": true, "run-id": true, "image": true, "server": true,
 		"appendonly": true, "appendfsync": true, "cpuprofile": true, "memprofile": true, "json": true, "quiet": true}
 	bools := map[string]bool{"spawn-local": true, "appendonly": true, "json": true, "quiet": true}
 	var out []string

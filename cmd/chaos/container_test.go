@@ -23,7 +23,7 @@ func TestChaosOnContainers(t *testing.T) {
 	cfg := redisenvtest.ContainerConfig(t)
 	out := t.TempDir()
 	code, stdout, stderr := runChaos(t, "run", "watchdog-loss", "partition-heal", "redis-restart", "failover", "--quick",
-		"--redis", "container", "--redis-image", cfg.Image, "--out", out)
+		"--redis", "container", "--image", cfg.Image, "--out", out)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -73,7 +73,7 @@ func TestChaosContainerInterruptedStarting(t *testing.T) {
 			var stdout, stderr clitest.LineWriter
 			done := make(chan int, 1)
 			go func() {
-				done <- program().Main(ctx, []string{"run", "watchdog-loss", "--quick", "--redis", "container", "--redis-image", "local", "--out", t.TempDir()}, &stdout, &stderr)
+				done <- program().Main(ctx, []string{"run", "watchdog-loss", "--quick", "--redis", "container", "--image", "local", "--out", t.TempDir()}, &stdout, &stderr)
 			}()
 			deadline := time.Now().Add(testkit.Patience)
 		wait:

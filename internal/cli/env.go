@@ -91,7 +91,11 @@ func CheckEnv(ctx context.Context, cfg redisenv.Config, d time.Duration, stdout,
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "server:   Redis %s, %s, role %s, %s\n", info.Version, info.Mode, info.Role, info.OS)
+	compat := ""
+	if info.Name != "redis" {
+		compat = " (redis_version " + info.RedisVersion + ")"
+	}
+	fmt.Fprintf(stdout, "server:   %s%s, %s, role %s, %s\n", info.Server(), compat, info.Mode, info.Role, info.OS)
 	for _, n := range env.Nodes() {
 		line := fmt.Sprintf("node:     %-8s %s", n.Name(), n.Addr())
 		if pid := n.PID(); pid > 0 { // only servers lockbench started have one

@@ -98,8 +98,7 @@ func prepare() *Engine {
 
 // report appends the binary's line to $LOCKBENCH_ENGINE_LOG.
 func (e *Engine) report() {
-	path := os.Getenv(EnvEngineLog)
-	if path == "" || e.used+e.skipped == 0 {
+	if e.used+e.skipped == 0 {
 		return
 	}
 	line := fmt.Sprintf("container tests of %s: %d ran on %s at %s with image %s", filepath.Base(os.Args[0]), e.used, e.Name, e.Host, e.Image)
@@ -112,12 +111,7 @@ func (e *Engine) report() {
 	if e.built != "" {
 		line += " (image made from the installed redis-server, removed at the end)"
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return
-	}
-	fmt.Fprintln(f, line)
-	f.Close()
+	appendLog(line)
 }
 
 // ContainerConfig is cfg for the container backend on the prepared

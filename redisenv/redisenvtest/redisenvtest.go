@@ -18,7 +18,8 @@ import (
 )
 
 // Start returns a running local Redis for t (single topology unless cfg
-// says otherwise; cfg's Backend must be empty or local). It fails t, with
+// says otherwise; cfg's Backend must be empty or local), on the server
+// this run of the tests is about (Server) unless cfg names one. It fails t, with
 // the install command, when redis-server is missing: tests never fall back
 // to a fake Redis. When t fails, the server's log tail is logged.
 func Start(t testing.TB, cfg ...redisenv.Config) *redisenv.Env {
@@ -32,6 +33,9 @@ func Start(t testing.TB, cfg ...redisenv.Config) *redisenv.Env {
 	}
 	if c.Backend == "" {
 		c.Backend = redisenv.BackendLocal
+	}
+	if c.Server == "" {
+		c.Server = Server()
 	}
 	if c.Logf == nil {
 		c.Logf = t.Logf
@@ -76,7 +80,7 @@ func Raw(t testing.TB, env *redisenv.Env) redis.UniversalClient {
 	return rdb
 }
 
-// ProcessAlive reports whether pid is a live (not zombie) redis-server. A
+// ProcessAlive reports whether pid is a live (not zombie) redis-server or valkey-server. A
 // recycled pid running something else counts as gone.
 func ProcessAlive(pid int) bool {
 	if pid <= 0 {
@@ -93,7 +97,7 @@ func ProcessAlive(pid int) bool {
 		return false
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && strings.Contains(string(cmdline), "redis")
+	return err == nil && (strings.Contains(string(cmdline), "redis") || strings.Contains(string(cmdline), "valkey"))
 }
 
 // WaitProcessGone fails t unless pid is gone within timeout. It waits on
