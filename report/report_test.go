@@ -38,7 +38,7 @@ func makeResult(t *testing.T, profile string, start time.Time, perSec int, viola
 		c.Shard(1).Record(results.Op{Start: 400 * ms, Called: 400 * ms, Acquired: 450 * ms, Released: 1200 * ms, Done: 1201 * ms, Owner: 2, Lock: 1, Mode: results.Exclusive, Depth: 1}, nil, nil)
 	}
 	r := c.Finish(start.Add(3*time.Second+500*time.Millisecond), false, 12, results.Analysis{Labels: labels, Timeline: true})
-	r.Meta = results.Meta{Profile: profile, Workload: "rw: 2 clients × 2 owners", Host: "testhost", Start: start, RedisVersion: "7.0.15", RedisBackend: "local", RedisAddr: "127.0.0.1:1", Lockbench: "lockbench test"}
+	r.Meta = results.Meta{Profile: profile, Workload: "rw: 2 clients × 2 owners", Host: "testhost", Start: start, Server: "redis 7.0.15", RedisVersion: "7.0.15", RedisBackend: "local", RedisAddr: "127.0.0.1:1", Lockbench: "lockbench test"}
 	r.Events = events
 	return r
 }
@@ -78,7 +78,7 @@ func TestHTMLReport(t *testing.T) {
 	}
 	page := string(b)
 	for _, want := range []string{"<!DOCTYPE html>", "Comparison", "rw90-20261121T100000Z", "rw: 2 clients × 2 owners",
-		"acquire (all modes)", "Safety OK", "Safety VIOLATED", "lb:users", "Jain", "7.0.15 (local)"} {
+		"acquire (all modes)", "Safety OK", "Safety VIOLATED", "lb:users", "Jain", "redis 7.0.15 (local)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}

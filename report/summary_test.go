@@ -23,7 +23,7 @@ func summaryOf(t *testing.T, r *results.Result) string {
 func baseResult() *results.Result {
 	return &results.Result{
 		Schema:   results.Schema,
-		Meta:     results.Meta{Profile: "fair", Workload: "8 clients × 2 owners", RedisVersion: "7.4", RedisBackend: "redis", RedisAddr: "127.0.0.1:6379"},
+		Meta:     results.Meta{Profile: "fair", Workload: "8 clients × 2 owners", Server: "redis 7.4", RedisVersion: "7.4", RedisBackend: "redis", RedisAddr: "127.0.0.1:6379"},
 		Measured: 10, Warmup: 2,
 		Throughput: results.Throughput{
 			Attempts: 1235770, Ops: 1234567, Failed: 1203, SuccessRatio: 0.999027, OpsPerSec: 12345.67,

@@ -305,7 +305,10 @@ func unlike(base, cur *Result) []string {
 	if bi, ni := bm.ImplName(), nm.ImplName(); bi != ni {
 		notes = append(notes, fmt.Sprintf("implementations differ: BASE %s, NEW %s; the deltas compare the libraries", bi, ni))
 	}
-	if bs, ns := bm.ServerName(), nm.ServerName(); bs != ns {
+	switch bs, ns := bm.ServerName(), nm.ServerName(); {
+	case (bm.Server == "") != (nm.Server == "") && bm.RedisVersion == nm.RedisVersion:
+		notes = append(notes, fmt.Sprintf("only one run records its server: BASE %s, NEW %s; they may have run on different servers", orNone(bs), orNone(ns)))
+	case bs != ns:
 		notes = append(notes, fmt.Sprintf("servers differ: BASE ran on %s, NEW on %s; the deltas compare the servers too", orNone(bs), orNone(ns)))
 	}
 	if bm.RedisBackend != nm.RedisBackend {

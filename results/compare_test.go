@@ -356,17 +356,24 @@ func TestCompareNotesWhatTookEffect(t *testing.T) {
 	}
 }
 
-// Two servers that claim the same redis_version are still told apart.
+// Two servers that claim the same redis_version are still told apart,
+// and a result that does not record its server is not taken for Redis.
 func TestCompareServersSameRedisVersion(t *testing.T) {
 	base, cur := resultstest.Run(), resultstest.Run()
-	base.Meta.RedisVersion, cur.Meta.RedisVersion = "7.2.4", "7.2.4"
-	cur.Meta.Server = "valkey 9.1.2"
+	base.Meta.Server, base.Meta.RedisVersion = "redis 7.2.4", "7.2.4"
+	cur.Meta.Server, cur.Meta.RedisVersion = "valkey 9.1.2", "7.2.4"
 	c := results.Compare(base, cur, 10)
 	if !hasNote(c, "servers differ: BASE ran on redis 7.2.4, NEW on valkey 9.1.2") {
 		t.Errorf("notes lack the servers: %q", c.Notes)
 	}
-	cur.Meta.Server = "redis 7.2.4" // named now, inferred before: the same server
+	base.Meta.Server = ""
+	c = results.Compare(base, cur, 10)
+	if !hasNote(c, "only one run records its server: BASE redis_version 7.2.4 (server not recorded), NEW valkey 9.1.2") {
+		t.Errorf("an unrecorded server: notes %q", c.Notes)
+	}
+	cur.Meta.Server = "valkey 9.1.2"
+	base.Meta.Server = "valkey 9.1.2"
 	if c := results.Compare(base, cur, 10); len(c.Notes) != 0 {
-		t.Errorf("the same server named two ways: notes %q", c.Notes)
+		t.Errorf("the same server: notes %q", c.Notes)
 	}
 }

@@ -299,7 +299,7 @@ func TestMergeNotesAndPartial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.MergeNotes) != 1 || !strings.Contains(m.MergeNotes[0], "server differs: run 0 (host alpha) redis 7.4.0, run 1 (host beta-2) redis 7.2.4") {
+	if len(m.MergeNotes) != 1 || !strings.Contains(m.MergeNotes[0], "server differs: run 0 (host alpha) redis_version 7.4.0 (server not recorded), run 1 (host beta-2) redis_version 7.2.4 (server not recorded)") {
 		t.Errorf("notes %q", m.MergeNotes)
 	}
 	if m.Meta.RedisVersion != "7.4.0" {

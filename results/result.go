@@ -355,14 +355,15 @@ type Meta struct {
 	ImplNote string `json:"impl_note,omitempty"`
 }
 
-// ServerName names the server: Server, or "redis <redis_version>" in a
-// result from before servers were named, which only Redis ran.
+// ServerName names the server: Server, or in a result from before
+// servers were named only the redis_version it gave (which Valkey gives
+// too), saying so.
 func (m Meta) ServerName() string {
 	switch {
 	case m.Server != "":
 		return m.Server
 	case m.RedisVersion != "":
-		return "redis " + m.RedisVersion
+		return "redis_version " + m.RedisVersion + " (server not recorded)"
 	}
 	return ""
 }

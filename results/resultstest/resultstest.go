@@ -18,7 +18,7 @@ func Run() *results.Result {
 	return &results.Result{
 		Schema: results.Schema,
 		Meta: results.Meta{Profile: "rw90", Workload: "rw 90% reads, 4 clients × 4 owners", Host: "ci-1",
-			Start: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), RedisVersion: "7.4.0", RedisBackend: "local"},
+			Start: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), Server: "redis 7.4.0", RedisVersion: "7.4.0", RedisBackend: "local"},
 		Measured:   10,
 		Throughput: results.Throughput{Attempts: 41003, Ops: 41000, Failed: 3, SuccessRatio: 0.999927, OpsPerSec: 4100},
 		Errors:     map[string]int64{"timeout": 2, "ctx": 0, "conn": 1, "other": 0},
