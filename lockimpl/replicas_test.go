@@ -17,12 +17,19 @@ import (
 // waitCalls is how many WAIT commands the server has run.
 func waitCalls(t *testing.T, rdb redis.UniversalClient) int {
 	t.Helper()
+	return commandCalls(t, rdb, "wait")
+}
+
+// commandCalls is how many times the server has run the command name
+// (lower case), from INFO COMMANDSTATS.
+func commandCalls(t *testing.T, rdb redis.UniversalClient, name string) int {
+	t.Helper()
 	info, err := rdb.Info(bg, "commandstats").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for line := range strings.Lines(info) {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_wait:calls="); ok {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_"+name+":calls="); ok {
 			n, _ := strconv.Atoi(strings.Split(rest, ",")[0])
 			return n
 		}
