@@ -156,12 +156,20 @@ type syncResult struct {
 	acked     int
 	required  int  // acknowledgements it needed (0: no WAIT sent)
 	min       bool // required is Options.MinReplicaAcks
+	// refused is the server's error reply to the WAIT itself (a
+	// renamed command, an ACL, WAITAOF with AOF turned off since INFO
+	// was read): no acknowledgement, and the reason to say.
+	refused error
 }
 
 // failed reports whether fewer replicas acknowledged than it needed.
 func (s syncResult) failed() bool { return s.required > 0 && s.acked < s.required }
 
 func (s syncResult) err(timeout time.Duration) error {
+	if s.refused != nil {
+		return fmt.Errorf("%w: the server refused the replica-sync command (%v); the acquisition was given back: allow the command, or set Options.SkipReplicaSync",
+			ErrReplicaSync, s.refused)
+	}
 	if s.min {
 		return fmt.Errorf("%w by %d of the %d replicas Options.MinReplicaAcks requires within %v (%d connected); the acquisition was given back",
 			ErrReplicaSync, s.acked, s.required, timeout, s.connected)
@@ -215,10 +223,10 @@ func (c *Client) runAcquire(ctx context.Context, name string, cmd command) (any,
 	// WAIT for every connected replica (it returns when all did), and
 	// for as many as MinReplicaAcks asks even if INFO counts fewer.
 	want := max(r.replicas, need)
-	res, acked, err := c.evalThenWait(ctx, node, cmd, r.aof, want, !e.knows(cmd.script), c.opts.ReplicaSyncTimeout)
+	res, acked, refused, err := c.evalThenWait(ctx, node, cmd, r.aof, want, !e.knows(cmd.script), c.opts.ReplicaSyncTimeout)
 	if wire.IsNoScript(err) {
 		e.forget()
-		res, acked, err = c.evalThenWait(ctx, node, cmd, r.aof, want, true, c.opts.ReplicaSyncTimeout-time.Since(start))
+		res, acked, refused, err = c.evalThenWait(ctx, node, cmd, r.aof, want, true, c.opts.ReplicaSyncTimeout-time.Since(start))
 	}
 	if err == nil || errors.Is(err, redis.Nil) {
 		e.learn(cmd.script)
@@ -239,10 +247,10 @@ func (c *Client) runAcquire(ctx context.Context, name string, cmd command) (any,
 	if err != nil && !errors.Is(err, redis.Nil) { // nil is an acquire's "acquired"
 		return res, syncResult{}, err
 	}
-	if acked != r.replicas {
-		e.stale() // replicas came or went: count them again
+	if acked != r.replicas || refused != nil {
+		e.stale() // replicas came or went, or AOF was turned off: read INFO again
 	}
-	return res, syncResult{connected: r.replicas, acked: acked, required: need, min: c.opts.MinReplicaAcks > 0}, err
+	return res, syncResult{connected: r.replicas, acked: acked, required: need, min: c.opts.MinReplicaAcks > 0, refused: refused}, err
 }
 
 // acquireOnce sends an acquire command: through Options.AcquireClient when
@@ -267,9 +275,10 @@ func isRedirect(err error) bool {
 // evalThenWait pipelines the command (EVALSHA, or EVAL when load) and the
 // WAIT for replicas (WAITAOF with aof), bounded by bound, on one
 // connection. err is the command's error
-// (redis.Nil included); a failed WAIT counts as no acknowledgement. The
+// (redis.Nil included); a failed WAIT counts as no acknowledgement, and
+// refused is the server's error reply to it, if that is why. The
 // WAIT gets at least 1 ms (ms): WAIT 0 would block for ever.
-func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, aof bool, replicas int, load bool, bound time.Duration) (any, int, error) {
+func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, aof bool, replicas int, load bool, bound time.Duration) (res any, acked int, refused, err error) {
 	timeout := ms(bound)
 	pipe := c.waitReader(node).Pipeline()
 	args := cmd.args
@@ -287,8 +296,11 @@ func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, aof b
 		wait = pipe.Do(ctx, "WAIT", replicas, timeout)
 	}
 	_, _ = pipe.Exec(ctx)
-	res, err := acquire.Result()
-	acked := 0
+	res, err = acquire.Result()
+	var rerr redis.Error
+	if werr := wait.Err(); werr != redis.Nil && errors.As(werr, &rerr) {
+		refused = rerr
+	}
 	switch v := wait.Val().(type) {
 	case int64:
 		acked = int(v)
@@ -298,7 +310,7 @@ func (c *Client) evalThenWait(ctx context.Context, node node, cmd command, aof b
 			acked = int(n)
 		}
 	}
-	return res, acked, err
+	return res, acked, refused, err
 }
 
 // waitReadSlack is what a WAIT's reply may take beyond its timeout to

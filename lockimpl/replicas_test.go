@@ -275,3 +275,40 @@ func TestReplicaSyncOutlastsReadTimeout(t *testing.T) {
 		t.Errorf("the client's ReadTimeout became %v", rt)
 	}
 }
+
+// TestReplicaSyncRefused: a server that refuses the WAIT itself (here an
+// ACL without it) fails the acquisition with ErrReplicaSync that says the
+// server's reason, not a timeout, and the acquisition is given back.
+func TestReplicaSyncRefused(t *testing.T) {
+	f := setup(t, redisenv.Config{Topology: redisenv.TopologyReplica})
+	if err := f.raw.Do(bg, "ACL", "SETUSER", "nowait", "on", ">nowaitPW", "~*", "&*", "+@all", "-wait").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A server without WAITAOF refuses to name it.
+	_ = f.raw.Do(bg, "ACL", "SETUSER", "nowait", "-waitaof").Err()
+	o := f.env.Options()
+	o.Username, o.Password = "nowait", "nowaitPW"
+	rdb := redis.NewUniversalClient(o)
+	t.Cleanup(func() { rdb.Close() })
+	c, err := lockimpl.NewClient(bg, rdb, testOptions(lockimpl.Options{ReplicaSyncTimeout: 10 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	l := c.NewOwner().Lock("refused")
+	start := time.Now()
+	got, err := l.TryLock(bg, lockimpl.TryLockOptions{})
+	if got != nil || !errors.Is(err, lockimpl.ErrReplicaSync) {
+		t.Fatalf("TryLock with WAIT refused = %v, %v; want ErrReplicaSync", got, err)
+	}
+	for _, want := range []string{"refused the replica-sync command", "NOPERM"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	// Refused at once: the acquisition did not wait out the 10s timeout.
+	if d := time.Since(start); d >= 10*time.Second {
+		t.Errorf("failed after %v, as a timeout would", d)
+	}
+	f.wantAbsent(l.Name())
+}
