@@ -276,6 +276,9 @@ func WriteMitigationSummary(w io.Writer, m *results.MitigationMatrix) error {
 		ct.indent = "  "
 		bl = append(bl, para{text: "cost on a healthy run (mutex, primary and replica; Redlock on its five nodes), and with the replica (Redlock: one node) killed:"}, ct)
 	}
+	if m.Server != "" {
+		bl = append(bl, para{text: "server: " + m.Server})
+	}
 	bl = append(bl, para{text: fmt.Sprintf("matrix: %s [%.0fs]", mitigationVerdict(m), m.Seconds)})
 	return writeText(w, bl)
 }
