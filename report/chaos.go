@@ -60,6 +60,9 @@ func scenarioBlocks(s *Scenario, ch *charts) []block {
 		para{text: r.Description},
 		para{text: "Invariant: " + r.Invariant},
 	}
+	if r.Redis != "" {
+		bl = append(bl, para{text: "Ran on " + r.Redis + "."})
+	}
 	if r.Reason != "" {
 		bl = append(bl, para{text: "Reason: " + r.Reason, class: v.class})
 	}

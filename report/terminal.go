@@ -197,6 +197,9 @@ func chaosSummaryBlocks(rep *results.ChaosReport) []block {
 		head += fmt.Sprintf(" (expected %s)", rep.Expected)
 	}
 	bl := []block{para{text: head + fmt.Sprintf("  [%.1fs]", rep.Seconds)}}
+	if rep.Redis != "" {
+		bl = append(bl, para{text: "  on " + rep.Redis})
+	}
 	if rep.Reason != "" {
 		bl = append(bl, para{text: "  reason: " + rep.Reason})
 	}
