@@ -198,7 +198,7 @@ func chaosSummaryBlocks(rep *results.ChaosReport) []block {
 	}
 	bl := []block{para{text: head + fmt.Sprintf("  [%.1fs]", rep.Seconds)}}
 	if rep.Redis != "" {
-		bl = append(bl, para{text: "  on " + rep.Redis})
+		bl = append(bl, para{text: "  " + rep.Redis}) // "redis: local backend, valkey 9.1.2, …"
 	}
 	if rep.Reason != "" {
 		bl = append(bl, para{text: "  reason: " + rep.Reason})
