@@ -65,14 +65,18 @@ sweep-shards: setup ## lock throughput against Redis Cluster shard count (1, 3, 
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench sweep --profile uncontended --shards 1,3,6 --replicas 0 --duration 10s --out bench-results/sweep-shards
 
 CHAOS_OUT ?= chaos-results
+# SERVER is the locks' server for make chaos and chaos-full: redis (the
+# default), valkey, or a binary's path.
+SERVER ?=
+CHAOS_SERVER = $(if $(SERVER),--server $(SERVER))
 
-chaos: setup redisson-driver ## every chaos scenario and the mitigation matrix, scaled down (--quick; the matrix about 14 min); reports and JUnit in chaos-results/
-	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos run --all --quick --out $(CHAOS_OUT) --junit $(CHAOS_OUT)/junit.xml
-	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos matrix --quick --out $(CHAOS_OUT)
+chaos: setup redisson-driver ## every chaos scenario and the mitigation matrix, scaled down (--quick; the matrix about 14 min); reports and JUnit in chaos-results/; SERVER=valkey for Valkey
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos run --all --quick $(CHAOS_SERVER) --out $(CHAOS_OUT) --junit $(CHAOS_OUT)/junit.xml
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos matrix --quick $(CHAOS_SERVER) --out $(CHAOS_OUT)
 
 chaos-full: setup redisson-driver ## every chaos scenario and the mitigation matrix at full timings (Redisson's 30 s watchdog; the matrix alone about 63 min), as the nightly job runs it
-	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos run --all --out $(CHAOS_OUT) --junit $(CHAOS_OUT)/junit.xml
-	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos matrix --out $(CHAOS_OUT)
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos run --all $(CHAOS_SERVER) --out $(CHAOS_OUT) --junit $(CHAOS_OUT)/junit.xml
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/chaos matrix $(CHAOS_SERVER) --out $(CHAOS_OUT)
 
 lint: ## gofmt, go vet, staticcheck (the version go.mod pins) and the package dependency-direction check
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

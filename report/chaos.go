@@ -60,6 +60,9 @@ func scenarioBlocks(s *Scenario, ch *charts) []block {
 		para{text: r.Description},
 		para{text: "Invariant: " + r.Invariant},
 	}
+	if r.Redis != "" {
+		bl = append(bl, para{text: r.Redis}) // "redis: local backend, valkey 9.1.2, …"
+	}
 	if r.Reason != "" {
 		bl = append(bl, para{text: "Reason: " + r.Reason, class: v.class})
 	}

@@ -22,6 +22,15 @@ const (
 	markMiss = "✗"
 )
 
+// onServer is " on " and the server the matrix's locks ran on, or
+// nothing when no cell ran to name it.
+func onServer(m *results.MitigationMatrix) string {
+	if m.Server == "" {
+		return ""
+	}
+	return " on " + m.Server
+}
+
 // mitigationBlocks lays out a mitigation matrix: the legend, the matrix
 // (a scenario per row, a mitigation per column), the skipped cells'
 // reasons, the cells not as expected, the chart, each mitigation's cost,
@@ -36,11 +45,11 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 	if m.Quick {
 		timing = "quick timings"
 	}
-	bl = append(bl, para{text: fmt.Sprintf("Measured %s (%s, seed %d, %.0f s). Critical sections read a counter in a second Redis (%s), "+
+	bl = append(bl, para{text: fmt.Sprintf("Measured %s%s (%s, seed %d, %.0f s). Critical sections read a counter in a second Redis (%s), "+
 		"hold, and write it plus one; lost updates are the writes the store applied minus the counter's final value, "+
 		"counted by the store itself. A cell's colour is what happened; its mark says whether that was expected "+
 		"(%s as expected, %s not; hover a cell for its expectation, listed with its reason below).",
-		m.Start.UTC().Format("2006-01-02 15:04"), timing, m.Seed, m.Seconds, m.Store, markPass, markMiss)})
+		m.Start.UTC().Format("2006-01-02 15:04"), onServer(m), timing, m.Seed, m.Seconds, m.Store, markPass, markMiss)})
 	if m.Partial {
 		bl = append(bl, para{class: "bad", text: results.PartialNote + "."})
 	}

@@ -322,3 +322,20 @@ func TestMitigationSummaryFitsATerminal(t *testing.T) {
 		t.Errorf("last line %q; want the failed verdict", lines[len(lines)-2])
 	}
 }
+
+// TestMitigationNamesServer: the page and the terminal summary name the
+// server the matrix's locks ran on, as its file has it.
+func TestMitigationNamesServer(t *testing.T) {
+	m := readFixture(t)
+	if m.Server != "valkey 9.1.2" {
+		t.Fatalf("fixture's server %q; want valkey 9.1.2", m.Server)
+	}
+	_, page := renderMatrix(t, m)
+	if !strings.Contains(page, " on valkey 9.1.2 (") {
+		t.Errorf("the page does not say the matrix ran on valkey 9.1.2")
+	}
+	lines := strings.Split(mitigationSummary(m), "\n")
+	if !slices.Contains(lines, "server: valkey 9.1.2") {
+		t.Errorf("summary has no line server: valkey 9.1.2:\n%s", strings.Join(lines, "\n"))
+	}
+}

@@ -135,6 +135,7 @@ func TestChaosReport(t *testing.T) {
 	run := write(t, dir, makeResult(t, "chaos-watchdog-loss.ignore-lost", t0, 50, true, []results.Event{{Kind: "pause", Target: "redis:primary", Start: 0.5, End: 1.5}}))
 	rep := &results.ChaosReport{Schema: results.ChaosSchema, Scenario: "watchdog-loss", Description: "the watchdog stops", Invariant: "the checker catches it",
 		Expected: results.ExpectedViolation, Verdict: results.ExpectedViolation, Start: t0, Seconds: 4, Quick: true, Seed: 1,
+		Redis:  "redis: local backend, valkey 9.1.2, at 127.0.0.1:6379",
 		Plan:   []string{"ignore-lost: at 1s for 1s: pause redis:primary"},
 		Checks: []results.Check{{Name: "violation detected", Want: "≥ 1", Got: "1", OK: true}},
 		Runs:   []results.RunSummary{{Variant: "ignore-lost", File: "/moved/away/" + filepath.Base(run)}}}
@@ -169,13 +170,17 @@ func TestChaosReport(t *testing.T) {
 	b, _ := os.ReadFile(out)
 	page := string(b)
 	for _, want := range []string{"Chaos suite", `<td class="ok">EXPECTED VIOLATION DETECTED</td>`, `<td class="bad">FAIL</td>`,
-		"1 EXPECTED VIOLATION DETECTED, 1 FAIL", "pause", "redis:primary", "violation detected", "watchdog-loss · ignore-lost"} {
+		"1 EXPECTED VIOLATION DETECTED, 1 FAIL", "pause", "redis:primary", "violation detected", "watchdog-loss · ignore-lost",
+		"<p>redis: local backend, valkey 9.1.2, at 127.0.0.1:6379</p>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("chaos report lacks %q", want)
 		}
 	}
 	if n := strings.Count(page, "data:image/png"); n < 3 {
 		t.Errorf("%d charts for the chaos run, want spectrum, throughput and timeline", n)
+	}
+	if lines := strings.Split(report.ChaosSummary(rep), "\n"); !slices.Contains(lines, "  "+rep.Redis) {
+		t.Errorf("chaos summary does not name the server:\n%s", strings.Join(lines, "\n"))
 	}
 }
 

@@ -197,6 +197,9 @@ func chaosSummaryBlocks(rep *results.ChaosReport) []block {
 		head += fmt.Sprintf(" (expected %s)", rep.Expected)
 	}
 	bl := []block{para{text: head + fmt.Sprintf("  [%.1fs]", rep.Seconds)}}
+	if rep.Redis != "" {
+		bl = append(bl, para{text: "  " + rep.Redis}) // "redis: local backend, valkey 9.1.2, …"
+	}
 	if rep.Reason != "" {
 		bl = append(bl, para{text: "  reason: " + rep.Reason})
 	}
@@ -275,6 +278,9 @@ func WriteMitigationSummary(w io.Writer, m *results.MitigationMatrix) error {
 		ct := costTable(m)
 		ct.indent = "  "
 		bl = append(bl, para{text: "cost on a healthy run (mutex, primary and replica; Redlock on its five nodes), and with the replica (Redlock: one node) killed:"}, ct)
+	}
+	if m.Server != "" {
+		bl = append(bl, para{text: "server: " + m.Server})
 	}
 	bl = append(bl, para{text: fmt.Sprintf("matrix: %s [%.0fs]", mitigationVerdict(m), m.Seconds)})
 	return writeText(w, bl)

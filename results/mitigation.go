@@ -17,6 +17,9 @@ type MitigationMatrix struct {
 	Quick   bool      `json:"quick"`
 	Seed    uint64    `json:"seed"`
 	Store   string    `json:"store"`
+	// Server is the lock's server as the first cell that ran found it
+	// (Env.Server: "valkey 9.1.2", "redis 7.0.15"); empty when none ran.
+	Server string `json:"server,omitempty"`
 	// Planted names a bug planted on purpose (to show the gate catches
 	// it); empty in real runs.
 	Planted     string           `json:"planted,omitempty"`

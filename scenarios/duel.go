@@ -42,6 +42,7 @@ type duelOutcome struct {
 	holderLost    int         // holders whose Lost closed before they let go
 	holderLostAt  []time.Time // when each noticed (zero: never)
 	firstContend  []time.Time // each contender's first acquisition (zero: never)
+	redissonAt    []time.Time // each Redisson holder's acquisition (zero: never)
 	contendTotal  int         // acquisitions by contenders
 	holderAcqErrs []error     // a holder that could not even acquire
 	// holderRefused counts holders whose acquisition a safety setting
@@ -66,7 +67,7 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 		d.slice = 20 * time.Millisecond
 	}
 	out := &duelOutcome{holderLostAt: make([]time.Time, n), firstContend: make([]time.Time, n),
-		holderAcqErrs: make([]error, n), lockNames: locks}
+		redissonAt: make([]time.Time, n), holderAcqErrs: make([]error, n), lockNames: locks}
 	if r.mit != nil && r.mit.Fencing {
 		if err := r.advanceTokens(locks); err != nil {
 			return nil, err
@@ -94,7 +95,7 @@ func (r *rig) runDuel(d duel) (*duelOutcome, error) {
 					case <-r.ctx.Done():
 					}
 				}
-				if err := st.redissonHolder(int32(i), locks[i], st.base.Add(d.holdUntil), d.lease, acquired[i]); err != nil {
+				if err := st.redissonHolder(int32(i), locks[i], st.base.Add(d.holdUntil), d.lease, acquired[i], &out.redissonAt[i]); err != nil {
 					out.holderAcqErrs[i] = fmt.Errorf("redisson holder %d: %w", i, err)
 				}
 			}()
@@ -260,8 +261,9 @@ func (r *rig) duelLocks(d duel, i int, lock string) (holder func() (heldLock, er
 // no word from Redisson (which has no loss signal), and unlocks. Its
 // critical section is the JVM's own, from lock()'s return to unlock()'s
 // call; an unlock refused as not held marks the hold lost and ignored.
-// acquired closes once the lock call has answered.
-func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease time.Duration, acquired chan<- struct{}) error {
+// acquired closes once the lock call has answered; at gets when lock()
+// returned the lock.
+func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease time.Duration, acquired chan<- struct{}, at *time.Time) error {
 	r := st.r
 	owner := fmt.Sprintf("%s/holder-%d", redissonClient, i)
 	k := kind.Reentrant
@@ -280,6 +282,7 @@ func (st *stage) redissonHolder(i int32, lock string, until time.Time, lease tim
 		return err
 	}
 	op.Start, op.Called, op.Acquired = st.at(redisson.Time(got.Start)), st.at(redisson.Time(got.Start)), st.at(redisson.Time(got.End))
+	*at = redisson.Time(got.End)
 	// The plan's faults are meant for a holder that already holds; a JVM
 	// starved past the first one acquired into it (or after it), and the
 	// checks that follow would blame the lock for the host. A lock() that

@@ -396,7 +396,11 @@ func RunMitigation(ctx context.Context, o Options, mo MitigationOptions) *result
 				m.Cells = append(m.Cells, results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name, Expect: want.want, Why: want.why, Skipped: external})
 				continue
 			}
-			m.Cells = append(m.Cells, runCell(ctx, o, mo, t, row, mi))
+			c, server := runCell(ctx, o, mo, t, row, mi)
+			m.Cells = append(m.Cells, c)
+			if m.Server == "" {
+				m.Server = server
+			}
 		}
 	}
 	for _, mi := range Mitigations {
@@ -434,20 +438,21 @@ func cellStore(mo MitigationOptions, name string, mi Mitigation) *guard.Store {
 	return mo.NewStore(fmt.Sprintf("lockbench:matrix:%s:%s:%d", name, mi.Name, time.Now().UnixNano()), mode)
 }
 
-// runCell runs one scenario under one mitigation and judges it.
-func runCell(ctx context.Context, o Options, mo MitigationOptions, t Timing, row matrixRow, mi Mitigation) results.MitigationCell {
-	c := results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name}
+// runCell runs one scenario under one mitigation and judges it; server
+// names the lock's server it ran on (empty when it started none).
+func runCell(ctx context.Context, o Options, mo MitigationOptions, t Timing, row matrixRow, mi Mitigation) (c results.MitigationCell, server string) {
+	c = results.MitigationCell{Scenario: row.s.Name, Mitigation: mi.Name}
 	want := row.expect.of(mi)
 	c.Expect, c.Why = want.want, want.why
 	o = cellOptions(o, row.s)
 	if why := Unsupported(row.s, o.Redis); why != "" {
 		c.Skipped = why
-		return c
+		return c, ""
 	}
 	rep := &results.ChaosReport{Schema: results.ChaosSchema, Scenario: row.s.Name, Start: time.Now()}
 	var kept []*results.Result
 	if c.Skipped = row.skip(mi); c.Skipped != "" {
-		return c
+		return c, ""
 	}
 	v := Variant{Name: "matrix-" + mi.Name, Plan: row.plan, run: func(r *rig) error { return row.run(r, mi.Honour) }}
 	switch {
@@ -465,13 +470,14 @@ func runCell(ctx context.Context, o Options, mo MitigationOptions, t Timing, row
 	var skip *skipError
 	if errors.As(err, &skip) {
 		c.Skipped = skip.why
-		return c
+		return c, ""
 	}
 	if n := len(kept); n > 0 {
 		c.Refused = kept[n-1].Errors[results.ErrRefused.String()]
+		server = kept[n-1].Meta.Server
 	}
 	judgeCell(&c, rep, err, mi.Honour || mi.Redlock) // Redlock's holders stop when their validity ends
-	return c
+	return c, server
 }
 
 // judgeCell fills c from the cell's report (and the error its variant

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"strings"
@@ -26,7 +27,7 @@ func TestRedissonRows(t *testing.T) {
 	tp := faults.NewEmbedded()
 	defer tp.Close()
 	store := redisenvtest.Start(t)
-	o := Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Dir: t.TempDir()}, Toxiproxy: tp, Quick: true, Seed: 1, Logf: t.Logf, Out: t.TempDir()}
+	o := Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Server: redisenvtest.Server(), Dir: t.TempDir()}, Toxiproxy: tp, Quick: true, Seed: 1, Logf: t.Logf, Out: t.TempDir()}
 	mo := MitigationOptions{StoreAt: store.Addr(), NewStore: func(key string, mode guard.Mode) *guard.Store {
 		return guard.New(store.NewClient(), key, mode)
 	}}
@@ -41,11 +42,14 @@ func TestRedissonRows(t *testing.T) {
 				continue
 			}
 			t.Run(row.s.Name+"/"+mi.Name, func(t *testing.T) {
-				c := runCell(context.Background(), o, mo, TimingFor(true), row, mi)
+				c, server := runCell(context.Background(), o, mo, TimingFor(true), row, mi)
 				t.Logf("cell: lost %d, violations %d, unsafe %.0f ms, refused %d, written %d, stale refused %d; expect %s; skipped %q; problem %q",
 					c.Lost, c.Violations, c.UnsafeMs, c.Refused, c.Written, c.Rejected, c.Expect, c.Skipped, c.Problem)
 				if c.Skipped != "" {
 					t.Skip(c.Skipped)
+				}
+				if want := cmp.Or(redisenvtest.Server(), redisenv.ServerRedis); !strings.HasPrefix(server, want+" ") {
+					t.Errorf("cell ran on %q; want %s", server, want)
 				}
 				if !c.OK {
 					t.Errorf("want %s: %s", c.Expect, c.Problem)

@@ -24,7 +24,7 @@ func TestNodeRestartRowSkipsSinglePrimary(t *testing.T) {
 			}
 			continue
 		}
-		c := runCell(t.Context(), Options{}, mo, TimingFor(true), row, mi)
+		c, _ := runCell(t.Context(), Options{}, mo, TimingFor(true), row, mi)
 		if c.Skipped != singlePrimaryRestart {
 			t.Errorf("%s: skipped %q; want skipped %q", mi.Name, c.Skipped, singlePrimaryRestart)
 		}
@@ -37,7 +37,7 @@ func TestRedlockClockJumpAllFive(t *testing.T) {
 	redisenvtest.Long(t, "a chaos scenario")
 	tp := faults.NewEmbedded()
 	t.Cleanup(func() { _ = tp.Close() })
-	o := Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Dir: t.TempDir()}, Toxiproxy: tp, Quick: true, Seed: 1, Logf: t.Logf}
+	o := Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Server: redisenvtest.Server(), Dir: t.TempDir()}, Toxiproxy: tp, Quick: true, Seed: 1, Logf: t.Logf}
 	rep := &results.ChaosReport{}
 	var kept []*results.Result
 	v := Variant{Name: "all-five", Plan: redlockClockJumpPlan(false), run: redlockClockJumpAllFive, timing: clockJumpTiming}

@@ -19,8 +19,19 @@ import (
 	"github.com/lockbench/lockbench/scenarios"
 )
 
+// onValkey are the tests that run again on Valkey: the core scenarios, a
+// client-side fault (watchdog-loss, lease-expiry, a frozen Redisson JVM)
+// and each server-side one (Sentinel and cluster failover, a restart and
+// Redisson's cells of all three, Redlock's restarted node), held to the
+// same verdicts within a few minutes.
+var onValkey = "^(" + strings.Join([]string{
+	"TestWatchdogLoss", "TestLeaseExpiry", "TestClientFreezeRedisson",
+	"TestFailover", "TestClusterFailover", "TestRedisRestartSlowRestart",
+	"TestRedissonRows", "TestNodeRestart",
+}, "|") + ")$"
+
 func TestMain(m *testing.M) {
-	redisenvtest.Main(m, testkit.ToxiproxyStage)
+	redisenvtest.MainIn(m, []redisenvtest.Dimension{redisenvtest.Valkey(onValkey)}, testkit.ToxiproxyStage)
 }
 
 var bg = context.Background()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -52,7 +53,7 @@ func TestVerdicts(t *testing.T) {
 			s := &Scenario{Name: "t", ExpectViolation: tc.expectV, Variants: []Variant{{Name: "v", Plan: plan, run: body(tc.ok, tc.boom)}}}
 			tp := faults.NewEmbedded()
 			defer tp.Close()
-			rep := Run(context.Background(), s, Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Dir: t.TempDir()}, Toxiproxy: tp, Quick: true})
+			rep := Run(context.Background(), s, Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Server: redisenvtest.Server(), Dir: t.TempDir()}, Toxiproxy: tp, Quick: true})
 			if rep.Verdict != tc.want || !strings.Contains(rep.Reason, tc.reasonHas) {
 				t.Errorf("verdict %s (%q), want %s containing %q", rep.Verdict, rep.Reason, tc.want, tc.reasonHas)
 			}
@@ -124,7 +125,7 @@ func TestRedisRestartSlowRestart(t *testing.T) {
 		}}}
 	tp := faults.NewEmbedded()
 	defer tp.Close()
-	rep := Run(context.Background(), &s, Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Dir: t.TempDir()}, Toxiproxy: tp, Quick: true})
+	rep := Run(context.Background(), &s, Options{Redis: redisenv.Config{Backend: redisenv.BackendLocal, Server: redisenvtest.Server(), Dir: t.TempDir()}, Toxiproxy: tp, Quick: true})
 	if rep.Verdict != results.ExpectedViolation {
 		t.Errorf("verdict %s (%s), want %s", rep.Verdict, rep.Reason, results.ExpectedViolation)
 	}
