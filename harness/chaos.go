@@ -57,7 +57,7 @@ type ChaosOutput struct {
 func Chaos(ctx context.Context, o ChaosOptions) (*ChaosOutput, error) {
 	out := &ChaosOutput{Began: time.Now()}
 	if o.Guard != "" && o.Guard != guard.Off {
-		gs, err := StartGuard(ctx, o.Guard, o.GuardURL, "")
+		gs, err := StartGuard(ctx, o.Guard, o.GuardURL, "", o.Run.Redis.Server)
 		if err != nil {
 			return out, err
 		}

@@ -24,13 +24,15 @@ type GuardStore struct {
 }
 
 // StartGuard starts the store of a run whose profile has guard mode m: a
-// redis-server of its own on a free loopback port, or the Redis at url
-// (never the lock's: $REDIS_URL is not consulted). key names the counters:
+// server of its own on a free loopback port (server names it as
+// redisenv.Config.Server does: a run on Valkey keeps its counter on
+// Valkey too, so a host with one server installed runs), or the Redis at
+// url (never the lock's: $REDIS_URL is not consulted). key names the counters:
 // empty is a fresh key, cleared; machines of one run give the same key
 // (and url), so that one store counts every machine's updates. Close
 // stops what it started.
-func StartGuard(ctx context.Context, m guard.Mode, url, key string) (*GuardStore, error) {
-	cfg := redisenv.Config{Backend: redisenv.BackendLocal, Topology: redisenv.TopologySingle}
+func StartGuard(ctx context.Context, m guard.Mode, url, key, server string) (*GuardStore, error) {
+	cfg := redisenv.Config{Backend: redisenv.BackendLocal, Topology: redisenv.TopologySingle, Server: server}
 	if url != "" {
 		cfg = redisenv.Config{Backend: redisenv.BackendExternal, URL: url}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/guard"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/cli"
@@ -18,7 +20,7 @@ import (
 func TestStartGuardNamesItsFlag(t *testing.T) {
 	env := redisenvtest.Start(t, redisenv.Config{ServerArgs: []string{"requirepass sesame"}})
 	for _, url := range []string{"http://u:pw@h:1", "redis://127.0.0.1:notaport", "redis://:wrongpw@" + env.Addr()} {
-		gs, err := harness.StartGuard(context.Background(), guard.Plain, url, "")
+		gs, err := harness.StartGuard(context.Background(), guard.Plain, url, "", "")
 		if err == nil {
 			_ = gs.Close()
 			t.Errorf("%s: accepted", url)
@@ -42,7 +44,7 @@ func TestStartGuardOnCluster(t *testing.T) {
 	for _, n := range env.Nodes() {
 		seeds = append(seeds, n.Addr())
 	}
-	gs, err := harness.StartGuard(context.Background(), guard.Fenced, strings.Join(seeds, ","), "")
+	gs, err := harness.StartGuard(context.Background(), guard.Fenced, strings.Join(seeds, ","), "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,5 +61,27 @@ func TestStartGuardOnCluster(t *testing.T) {
 	}
 	if tot, err := gs.Store.Totals(ctx); err != nil || tot.Accepted != 2 || tot.Value != 2 {
 		t.Errorf("totals %+v, %v; want 2 writes counted", tot, err)
+	}
+}
+
+// TestStartGuardOnTheRunsServer: a store of its own runs the server it is
+// given, so a run on Valkey needs no redis-server.
+func TestStartGuardOnTheRunsServer(t *testing.T) {
+	if _, err := redisenv.FindServer(redisenv.ServerValkey); err != nil {
+		t.Skip(err)
+	}
+	gs, err := harness.StartGuard(context.Background(), guard.Plain, "", "", redisenv.ServerValkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gs.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: strings.TrimPrefix(gs.Where, "redis://")})
+	defer rdb.Close()
+	info, err := redisenv.Probe(context.Background(), rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "valkey" {
+		t.Errorf("the store runs %s, want valkey", info.Server())
 	}
 }

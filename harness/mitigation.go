@@ -35,7 +35,7 @@ type MitigationOptions struct {
 // returns the matrix and where it was written ("" without Out), with its
 // HTML report beside it (table and chart).
 func Mitigation(ctx context.Context, o MitigationOptions) (*results.MitigationMatrix, string, error) {
-	gs, err := StartGuard(ctx, guard.Plain, o.GuardURL, "")
+	gs, err := StartGuard(ctx, guard.Plain, o.GuardURL, "", o.Run.Redis.Server)
 	if err != nil {
 		return nil, "", err
 	}

@@ -50,7 +50,7 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 		ri.Servers = &s
 	}
 	if gm, _ := guard.ParseMode(o.Profile.Guard); gm != guard.Off && o.Guard == nil {
-		gs, err := StartGuard(ctx, gm, o.GuardURL, o.GuardKey)
+		gs, err := StartGuard(ctx, gm, o.GuardURL, o.GuardKey, env.Binary())
 		if err != nil {
 			return nil, err
 		}

@@ -67,6 +67,7 @@ type Env struct {
 	opts  *redis.UniversalOptions
 	nodes []Node // nodes[0] is the current primary
 	info  Info   // INFO at the start
+	bin   string // the server binary the local backend started
 
 	closers      []func() error // run in reverse order by Close
 	closeOnce    sync.Once
@@ -177,6 +178,10 @@ func (e *Env) Server() string {
 	defer e.mu.Unlock()
 	return e.info.Server()
 }
+
+// Binary is the path of the server binary the local backend started, ""
+// for a container or external Redis.
+func (e *Env) Binary() string { return e.bin }
 
 // Version is the server's redis_version (what it claims compatibility
 // with: Valkey 9 says 7.2.4), or "" when it could not be read.

@@ -28,6 +28,7 @@ func (e *Env) startLocal(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	e.bin = bin
 	if cfg.FakeClock {
 		if _, err := FindFaketime(); err != nil {
 			return err

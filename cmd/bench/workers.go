@@ -169,7 +169,7 @@ func spawnLocal(ctx context.Context, f runFlags, p workloads.Profile, stderr io.
 	childEnv := []string{redisenv.EnvURL + "=" + redisURL}
 	guardURL := f.guardURL
 	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off && guardURL == "" {
-		gs, err := harness.StartGuard(ctx, gm, "", harness.GuardKey(f.workers.runID))
+		gs, err := harness.StartGuard(ctx, gm, "", harness.GuardKey(f.workers.runID), env.Binary())
 		if err != nil {
 			return nil, "", err
 		}
