@@ -268,15 +268,16 @@ func serversIntro(m *results.Lineup) para {
 	profiles := map[string]bool{}
 	var shapes []string
 	for _, r := range m.ServerTable {
-		if !profiles[r.Profile] {
+		if r.Profile != "" && !profiles[r.Profile] {
 			profiles[r.Profile] = true
 			shapes = append(shapes, fmt.Sprintf("%s at %s", r.Profile, results.Count(r.Owners, "owner")))
 		}
 	}
 	return para{text: fmt.Sprintf("bench perf --servers ran %s on %s, each server started by lockbench on this machine, with its own "+
 		"redis-benchmark baseline. The servers take turns within each round, in an order that rotates from round to round, "+
-		"as the implementations do; the first runs the whole matrix above, the others the workloads named here, which keeps "+
-		"the comparison to a few minutes more. ops/s and acquire p99 are medians over the rounds; \"× %s\" is the median of "+
+		"as the implementations do. The first runs the whole matrix above, the others only the workloads named here: the "+
+		"whole matrix on each would double the time, and these (the uncontended cost, handoff under contention, the "+
+		"read-write lock, the fair queue) are what tell servers apart. ops/s and acquire p99 are medians over the rounds; \"× %s\" is the median of "+
 		"the rounds' ratios to the first server's ops/s. The last table is each server's redis-benchmark baseline at "+
 		"each of these concurrencies: its lock+unlock cycles/s and its acquire script's p99, then with -P 16 (16 calls in "+
 		"flight per connection) the server's ceiling on these scripts. limit is what ran out of CPU in most rounds: server (its command thread), load "+
