@@ -15,9 +15,9 @@ import (
 )
 
 // The side-by-side matrix (bench perf, make perf): the same workloads on
-// each lock implementation and on redis-benchmark, on one Redis, in
-// rounds whose order rotates, so that drift in the machine's load hits
-// every implementation alike. Figures are medians over the rounds; ratios
+// each lock implementation and on redis-benchmark, on one server (or on
+// several taking turns, MeasureLineups), in rounds whose order rotates, so
+// that drift in the machine's load hits every implementation alike. Figures are medians over the rounds; ratios
 // are medians of each round's ratio, whose two runs are seconds apart.
 
 // LineupGroup is one workload the implementations take turns on.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,7 +89,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	matrixWarmup := fs.Duration("matrix-warmup", time.Second, "matrix: warmup of each run")
 	matrixImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs lockimpl, raw and redisson; fair and reentrant-deep lockimpl and redisson; redisson is left out of the default when its driver is not built)")
 	doc := fs.String("doc", "", "matrix: write the tables as Markdown to this file (make perf: docs/perf.md)")
-	servers := fs.String("servers", "", "matrix: the servers to compare, comma-separated, each as --server names it (redis, valkey or a path; make perf: redis,valkey): the first runs the whole matrix, each other "+strings.Join(perf.ServerProfiles, ", ")+" (uncontended and mutex at 32 owners) in the same rounds, each with its own redis-benchmark baseline; a missing valkey-server is left out with how to install it (default: the one --server names)")
+	servers := fs.String("servers", "", "matrix: the servers to compare, comma-separated, each as --server names it (redis, valkey or a path; make perf: redis,valkey): the first runs the whole matrix, each other "+strings.Join(perf.ServerProfiles, ", ")+" (uncontended and mutex at "+strconv.Itoa(perf.PipelineOwners)+" owners) in the same rounds, each with its own redis-benchmark baseline; a missing valkey-server is left out with how to install it (default: the one --server names)")
 	rounds := fs.Int("rounds", 5, "overhead: alternating rounds")
 	overheadD := fs.Duration("overhead-duration", 5*time.Second, "overhead: measured time of each run (after 1s warmup)")
 	scaleD := fs.Duration("scale-duration", 60*time.Second, "scale: measured time")
