@@ -46,9 +46,9 @@ test-short: setup redisson-driver ## the quick loop: every test but chaos scenar
 bench: setup ## run the rw90 profile on a local redis-server (about 40 s)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench run --profile rw90
 
-perf: setup redisson-driver ## lockimpl (plain and auto-pipelined), raw scripts, redsync, redislock and real Redisson side by side, with redis-benchmark and bare go-redis baselines; writes docs/perf.md (about 25 min)
+perf: setup redisson-driver ## lockimpl (plain and auto-pipelined), raw scripts, redsync, redislock and real Redisson side by side, with redis-benchmark and bare go-redis baselines, on Redis and (four workloads) beside it on Valkey; writes docs/perf.md (about 31 min)
 	@command -v redis-benchmark >/dev/null || { echo "perf: redis-benchmark is missing; install it with: apt-get install -y redis-tools" >&2; exit 1; }
-	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench perf --only matrix --doc docs/perf.md --out bench-results/perf
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench perf --only matrix --servers redis,valkey --doc docs/perf.md --out bench-results/perf
 
 perf-harness: setup ## the pipelining targets (lockimpl plain and auto-pipelined vs redis-benchmark and bare go-redis), 1,008-owner scale, handoff (about 6 min)
 	@command -v redis-benchmark >/dev/null || { echo "perf: redis-benchmark is missing; install it with: apt-get install -y redis-tools" >&2; exit 1; }

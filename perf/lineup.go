@@ -15,9 +15,9 @@ import (
 )
 
 // The side-by-side matrix (bench perf, make perf): the same workloads on
-// each lock implementation and on redis-benchmark, on one Redis, in
-// rounds whose order rotates, so that drift in the machine's load hits
-// every implementation alike. Figures are medians over the rounds; ratios
+// each lock implementation and on redis-benchmark, on one server (or on
+// several taking turns, MeasureLineups), in rounds whose order rotates, so
+// that drift in the machine's load hits every implementation alike. Figures are medians over the rounds; ratios
 // are medians of each round's ratio, whose two runs are seconds apart.
 
 // LineupGroup is one workload the implementations take turns on.
@@ -131,6 +131,28 @@ func groupProfile(g LineupGroup, spec LineupSpec) (workloads.Profile, error) {
 // implementation before anything runs. When ctx ends it returns what
 // finished, marked partial, with ctx's error.
 func MeasureLineup(ctx context.Context, base workloads.Config, spec LineupSpec, bin string, srv Server, hooks LineupHooks) (*results.Lineup, error) {
+	ms, err := MeasureLineups(ctx, spec, []Site{{Base: base, Server: srv}}, bin, hooks)
+	if len(ms) == 0 {
+		return nil, err
+	}
+	return ms[0], err
+}
+
+// A Site is one server a matrix runs on: the wiring of its runs
+// (NewRedis; Meta, whose Server names it), where redis-benchmark reaches
+// it, and the groups it runs (nil: the spec's).
+type Site struct {
+	Base   workloads.Config
+	Server Server
+	Groups []LineupGroup
+}
+
+// MeasureLineups is MeasureLineup on several servers at once, one matrix
+// each: within a round each site runs its groups in turn, in an order that
+// rotates from round to round as the implementations' does, so that drift
+// in the machine's load hits every server alike. Rounds, duration and
+// warmup are the spec's for every site.
+func MeasureLineups(ctx context.Context, spec LineupSpec, sites []Site, bin string, hooks LineupHooks) ([]*results.Lineup, error) {
 	if spec.Rounds < 1 || spec.Duration <= 0 || spec.Warmup < 0 {
 		return nil, errors.New("perf: matrix needs rounds >= 1, a positive duration and a warmup >= 0")
 	}
@@ -139,15 +161,93 @@ func MeasureLineup(ctx context.Context, base workloads.Config, spec LineupSpec, 
 			hooks.Progress(fmt.Sprintf(format, a...))
 		}
 	}
-	m := &results.Lineup{Meta: base.Meta, Rounds: spec.Rounds, Duration: spec.Duration, Warmup: spec.Warmup}
-	type key struct {
-		group int
-		impl  string
+	var all []*siteRun
+	var runs, benches int
+	for _, s := range sites {
+		if s.Groups == nil {
+			s.Groups = spec.Groups
+		}
+		r, err := newSiteRun(s, spec)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, r)
+		runs += r.runs
+		benches += len(r.baselines)
 	}
-	cells := map[key]*results.LineupCell{}
-	baselines := map[int]*results.LineupBaseline{}
-	var runs int
-	for gi, g := range spec.Groups {
+	runs *= spec.Rounds
+	perRun := spec.Duration + spec.Warmup
+	// Each baseline: redis-benchmark plain and -P 16 (about a duration
+	// each) and the two bare go-redis loops (a duration each).
+	servers := ""
+	if len(all) > 1 {
+		servers = " on " + results.Count(len(all), "server")
+	}
+	say("matrix%s: %s of %v + %v warmup in %s, plus redis-benchmark and bare go-redis at each concurrency: about %v",
+		servers, results.Count(runs, "run"), spec.Duration, spec.Warmup, results.Count(spec.Rounds, "round"), (time.Duration(runs)*perRun + 4*time.Duration(spec.Rounds*benches)*spec.Duration).Round(time.Minute))
+
+	floor := timerFloor(100*time.Microsecond, 200)
+	for _, s := range all {
+		s.m.TimerFloor = floor
+		s.rdb = s.Base.NewRedis(2)
+		defer s.rdb.Close()
+	}
+	start := time.Now()
+	n := &progress{say: say, of: runs}
+	var runErr error
+rounds:
+	for round := range spec.Rounds {
+		for i := range all {
+			s := all[(round+i)%len(all)]
+			if len(all) > 1 {
+				n.server = s.Base.Meta.ServerName()
+			}
+			if runErr = s.round(ctx, spec, round, bin, n, hooks); runErr != nil {
+				break rounds
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	if runErr != nil && ctx.Err() == nil {
+		return nil, runErr
+	}
+	if runErr != nil {
+		runErr = ctx.Err() // a run or redis-benchmark cut short by it
+	}
+	out := make([]*results.Lineup, len(all))
+	for i, s := range all {
+		out[i] = s.finish(elapsed, runErr != nil)
+	}
+	return out, runErr
+}
+
+// progress numbers the runs of a matrix across its sites as it tells them.
+type progress struct {
+	say      func(format string, a ...any)
+	done, of int
+	server   string // the site's, when there are several
+}
+
+type cellKey struct {
+	group int
+	impl  string
+}
+
+// siteRun is one Site being measured: its matrix so far.
+type siteRun struct {
+	Site
+	m         *results.Lineup
+	cells     map[cellKey]*results.LineupCell
+	baselines map[int]*results.LineupBaseline
+	rdb       redis.UniversalClient
+	runs      int // per round
+}
+
+// newSiteRun checks every profile of s against every implementation.
+func newSiteRun(s Site, spec LineupSpec) (*siteRun, error) {
+	r := &siteRun{Site: s, cells: map[cellKey]*results.LineupCell{}, baselines: map[int]*results.LineupBaseline{},
+		m: &results.Lineup{Meta: s.Base.Meta, Rounds: spec.Rounds, Duration: spec.Duration, Warmup: spec.Warmup}}
+	for gi, g := range s.Groups {
 		p, err := groupProfile(g, spec)
 		if err != nil {
 			return nil, err
@@ -161,108 +261,97 @@ func MeasureLineup(ctx context.Context, base workloads.Config, spec LineupSpec, 
 			if note, err = impl.Check(p); err != nil {
 				return nil, err
 			}
-			c := &results.LineupCell{Profile: p.Name, Description: p.Description, Clients: p.Clients, Owners: p.TotalOwners(), Impl: name, Note: note}
-			cells[key{gi, name}] = c
-			runs++
+			r.cells[cellKey{gi, name}] = &results.LineupCell{Profile: p.Name, Description: p.Description, Clients: p.Clients, Owners: p.TotalOwners(), Impl: name, Note: note}
+			r.runs++
 		}
-		if _, ok := baselines[p.TotalOwners()]; !ok {
-			baselines[p.TotalOwners()] = &results.LineupBaseline{Clients: p.TotalOwners()}
+		if _, ok := r.baselines[p.TotalOwners()]; !ok {
+			r.baselines[p.TotalOwners()] = &results.LineupBaseline{Clients: p.TotalOwners()}
 		}
 	}
-	runs *= spec.Rounds
-	perRun := spec.Duration + spec.Warmup
-	// Each baseline: redis-benchmark plain and -P 16 (about a duration
-	// each) and the two bare go-redis loops (a duration each).
-	say("matrix: %s of %v + %v warmup in %s, plus redis-benchmark and bare go-redis at each concurrency: about %v",
-		results.Count(runs, "run"), spec.Duration, spec.Warmup, results.Count(spec.Rounds, "round"), (time.Duration(runs)*perRun + 4*time.Duration(spec.Rounds*len(baselines))*spec.Duration).Round(time.Minute))
+	return r, nil
+}
 
-	m.TimerFloor = timerFloor(100*time.Microsecond, 200)
-	rdb := base.NewRedis(2)
-	defer rdb.Close()
-	start := time.Now()
-	done := 0
-	var runErr error
-rounds:
-	for round := range spec.Rounds {
-		benched := map[int]bool{}
-		for gi, g := range spec.Groups {
-			p, _ := groupProfile(g, spec)
-			order := rotate(g.Impls, round+gi)
-			var fastest float64
-			for _, name := range order {
-				done++
-				say("round %d/%d · %s at %s · %s (run %d of %d)", round+1, spec.Rounds, p.Name, results.Count(p.TotalOwners(), "owner"), name, done, runs)
-				cfg := base
-				cfg.Profile = p
-				cfg.Impl = spec.Impls[name]
-				cfg.Meta.Start = time.Now()
-				cfg.Progress = nil
-				res, err := workloads.Run(ctx, cfg)
-				if res != nil {
-					r := roundOf(res, round)
-					if hooks.Save != nil {
-						r.File = hooks.Save(res)
-					}
-					if !r.Partial {
-						c := cells[key{gi, name}]
-						c.Rounds = append(c.Rounds, r)
-					}
-					fastest = max(fastest, r.OpsPerSec)
+// round runs round round of s's groups, each followed by the baselines
+// at its concurrency the first time it comes up.
+func (s *siteRun) round(ctx context.Context, spec LineupSpec, round int, bin string, n *progress, hooks LineupHooks) error {
+	on := ""
+	if n.server != "" {
+		on = " · " + n.server
+	}
+	benched := map[int]bool{}
+	for gi, g := range s.Groups {
+		p, _ := groupProfile(g, spec)
+		order := rotate(g.Impls, round+gi)
+		var fastest float64
+		for _, name := range order {
+			n.done++
+			n.say("round %d/%d%s · %s at %s · %s (run %d of %d)", round+1, spec.Rounds, on, p.Name, results.Count(p.TotalOwners(), "owner"), name, n.done, n.of)
+			cfg := s.Base
+			cfg.Profile = p
+			cfg.Impl = spec.Impls[name]
+			cfg.Meta.Start = time.Now()
+			cfg.Progress = nil
+			res, err := workloads.Run(ctx, cfg)
+			if res != nil {
+				r := roundOf(res, round)
+				if hooks.Save != nil {
+					r.File = hooks.Save(res)
 				}
-				if err != nil {
-					runErr = err
-					break rounds
+				if !r.Partial {
+					c := s.cells[cellKey{gi, name}]
+					c.Rounds = append(c.Rounds, r)
 				}
-			}
-			n := p.TotalOwners()
-			if benched[n] {
-				continue
-			}
-			// Each cycle is two scripts, each about twice the cycle rate:
-			// fastest × duration requests take about the duration for both.
-			reqs := max(5000, int(fastest*spec.Duration.Seconds()))
-			say("round %d/%d · redis-benchmark -c %d (and -P %d), %d requests per script; bare go-redis %d×%d, plain and autopipelined",
-				round+1, spec.Rounds, n, ceilingPipeline, reqs, p.Clients, p.Owners)
-			b, err := RedisBenchmark(ctx, bin, srv, rdb, n, reqs)
-			if err == nil {
-				b.GoRedis, err = GoRedisCycles(ctx, base.NewRedis, p.Clients, p.Owners, spec.Warmup, spec.Duration, false)
-			}
-			if err == nil {
-				b.GoRedisPipelined, err = GoRedisCycles(ctx, base.NewRedis, p.Clients, p.Owners, spec.Warmup, spec.Duration, true)
+				fastest = max(fastest, r.OpsPerSec)
 			}
 			if err != nil {
-				runErr = err
-				break rounds
+				return err
 			}
-			benched[n] = true
-			baselines[n].Rounds = append(baselines[n].Rounds, b)
 		}
+		c := p.TotalOwners()
+		if benched[c] {
+			continue
+		}
+		// Each cycle is two scripts, each about twice the cycle rate:
+		// fastest × duration requests take about the duration for both.
+		reqs := max(5000, int(fastest*spec.Duration.Seconds()))
+		n.say("round %d/%d%s · redis-benchmark -c %d (and -P %d), %d requests per script; bare go-redis %d×%d, plain and autopipelined",
+			round+1, spec.Rounds, on, c, ceilingPipeline, reqs, p.Clients, p.Owners)
+		b, err := RedisBenchmark(ctx, bin, s.Server, s.rdb, c, reqs)
+		if err == nil {
+			b.GoRedis, err = GoRedisCycles(ctx, s.Base.NewRedis, p.Clients, p.Owners, spec.Warmup, spec.Duration, false)
+		}
+		if err == nil {
+			b.GoRedisPipelined, err = GoRedisCycles(ctx, s.Base.NewRedis, p.Clients, p.Owners, spec.Warmup, spec.Duration, true)
+		}
+		if err != nil {
+			return err
+		}
+		benched[c] = true
+		s.baselines[c].Rounds = append(s.baselines[c].Rounds, b)
 	}
-	m.Elapsed = time.Since(start)
-	if runErr != nil && ctx.Err() == nil {
-		return nil, runErr
-	}
-	m.Partial = runErr != nil
-	if m.Partial {
-		runErr = ctx.Err() // a run or redis-benchmark cut short by it
-	}
+	return nil
+}
 
-	// Cells in group order, then the baselines in order of first use.
-	for gi, g := range spec.Groups {
+// finish lays out s's matrix: cells in group order, then the baselines
+// by concurrency, their medians, ratios and targets.
+func (s *siteRun) finish(elapsed time.Duration, partial bool) *results.Lineup {
+	m := s.m
+	m.Elapsed, m.Partial = elapsed, partial
+	for gi, g := range s.Groups {
 		for _, name := range g.Impls {
-			c := cells[key{gi, name}]
+			c := s.cells[cellKey{gi, name}]
 			c.Median = medianRound(c.Rounds)
 			m.Cells = append(m.Cells, *c)
 		}
 	}
-	for _, b := range baselines {
+	for _, b := range s.baselines {
 		b.Median = medianBaseline(b.Clients, b.Rounds)
 		m.Baselines = append(m.Baselines, *b)
 	}
 	slices.SortFunc(m.Baselines, func(a, b results.LineupBaseline) int { return a.Clients - b.Clients })
 	Ratios(m)
 	m.Targets = Targets(m)
-	return m, runErr
+	return m
 }
 
 // timerFloor is the mean time a timer of d takes to fire, over n tries:

@@ -44,6 +44,10 @@ type Options struct {
 	// matrix and overhead parts).
 	RedisBenchmark string
 	Server         Server
+	// Servers are the other servers the matrix part compares Base's
+	// with (bench perf --servers): each runs ServerGroups of the matrix,
+	// in the same rounds, and comes back in the matrix's Servers.
+	Servers []Site
 	// Out is the directory every run's result files and each matrix's
 	// file are written to.
 	Out string
@@ -96,11 +100,24 @@ func (o Options) runPart(ctx context.Context, name string) error {
 		if name == PartOverhead {
 			spec = OverheadSpec(o.OverheadRounds, o.OverheadDuration)
 		}
+		sites := []Site{{Base: o.Base, Server: o.Server}}
+		if name == PartMatrix {
+			for _, s := range o.Servers {
+				s.Groups = ServerGroups(spec.Groups)
+				sites = append(sites, s)
+			}
+		}
 		hooks := LineupHooks{Progress: func(msg string) { say("%s", msg) }, Save: o.save}
-		p.Lineup, err = MeasureLineup(ctx, o.Base, spec, o.RedisBenchmark, o.Server, hooks)
-		if p.Lineup == nil {
+		var ms []*results.Lineup
+		ms, err = MeasureLineups(ctx, spec, sites, o.RedisBenchmark, hooks)
+		if len(ms) == 0 {
 			return err
 		}
+		p.Lineup = ms[0]
+		for _, m := range ms[1:] {
+			p.Lineup.Servers = append(p.Lineup.Servers, *m)
+		}
+		p.Lineup.ServerTable = ServerTable(p.Lineup)
 		var werr error
 		if p.Saved, werr = results.WriteLineup(o.Out, p.Lineup); werr != nil {
 			err = errors.Join(err, fmt.Errorf("perf: %w", werr))
@@ -144,7 +161,16 @@ func (o Options) runPart(ctx context.Context, name string) error {
 func violations(m *results.Lineup) error {
 	for _, c := range m.Cells {
 		if c.Median.Violations > 0 {
-			return fmt.Errorf("perf: %s on %s at %s: %s", c.Impl, c.Profile, results.Count(c.Owners, "owner"), results.Count(c.Median.Violations, "safety violation"))
+			on := ""
+			if s := m.Meta.ServerName(); s != "" {
+				on = " on " + s
+			}
+			return fmt.Errorf("perf: %s on %s at %s%s: %s", c.Impl, c.Profile, results.Count(c.Owners, "owner"), on, results.Count(c.Median.Violations, "safety violation"))
+		}
+	}
+	for i := range m.Servers {
+		if err := violations(&m.Servers[i]); err != nil {
+			return err
 		}
 	}
 	return nil

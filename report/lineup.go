@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -15,15 +16,23 @@ import (
 // and their ratios to raw and to redis-benchmark.
 func lineupBlocks(m *results.Lineup) []block {
 	md := m.Meta
+	servers := md.ServerName()
+	for _, s := range m.Servers {
+		servers += " beside " + s.Meta.ServerName()
+	}
 	intro := fmt.Sprintf("Measured by %q on %s: %s (%s), %s, GOMAXPROCS %d, host %s, %s. %s; each run %v measured after %v warmup; %v in all.",
-		strings.TrimSpace("bench "+strings.Join(md.Args, " ")), md.Start.UTC().Format("2006-01-02"), md.ServerName(), md.RedisBackend,
+		strings.TrimSpace("bench "+strings.Join(md.Args, " ")), md.Start.UTC().Format("2006-01-02"), servers, md.RedisBackend,
 		md.Go, md.GOMAXPROCS, md.Host, md.Lockbench, results.Count(m.Rounds, "round"), m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
 	bl := []block{para{text: intro}}
 	if m.Partial {
 		bl = append(bl, para{text: "Partial: interrupted before every round ran; the figures cover the rounds that finished.", class: "warn"})
 	}
+	server := md.ServerName()
+	if server == "" {
+		server = "redis-server"
+	}
 	bl = append(bl, para{text: "Every implementation runs the same workload through the same driver, recorder and safety " +
-		"checker, against one local redis-server. Within a round the implementations take turns, in an order that rotates " +
+		"checker, against one local " + server + ". Within a round the implementations take turns, in an order that rotates " +
 		"from round to round, so that drift in the machine's load hits all alike. Figures are medians over the rounds; a " +
 		"ratio is the median of the rounds' ratios (each round's two runs are seconds apart). \"× raw\" compares with raw " +
 		"on the same workload. \"× rb\" compares with redis-benchmark at the same concurrency in the same round, driving the " +
@@ -77,6 +86,10 @@ func lineupBlocks(m *results.Lineup) []block {
 			t.rows = append(t.rows, []cell{plain(c.Target), plain(c.Value), v})
 		}
 		bl = append(bl, heading{level: 2, text: "Targets"}, t)
+	}
+	if len(m.ServerTable) > 0 {
+		bl = append(bl, heading{level: 2, text: "Servers side by side"}, serversIntro(m))
+		bl = append(bl, serverBlocks(m, "")...)
 	}
 
 	var impls []string
@@ -178,4 +191,106 @@ func jain(j float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.3f", j)
+}
+
+// serverBlocks lays out the server comparison (bench perf --servers): a
+// table per workload, a row per implementation and the servers'
+// redis-benchmark baselines, each server's ops/s, acquire p99 and limit
+// side by side. Each workload's title is a level-3 heading or, with an
+// indent (a terminal's margin), an indented line.
+func serverBlocks(m *results.Lineup, indent string) []block {
+	if len(m.ServerTable) == 0 {
+		return nil
+	}
+	servers := m.ServerTable[0].On
+	head := []string{"impl"}
+	for i, s := range servers {
+		head = append(head, s.Server+" ops/s")
+		if i > 0 {
+			head = append(head, "× "+servers[0].Server)
+		}
+		head = append(head, "acquire p99", "limit")
+	}
+	var bl []block
+	var t *table
+	for i, r := range m.ServerTable {
+		label := r.Impl
+		if r.Profile == "" {
+			// redis-benchmark's rows, named by their command line
+			label = strings.Replace(r.Impl, "redis-benchmark", fmt.Sprintf("redis-benchmark -c %d", r.Owners), 1)
+		}
+		if i == 0 || m.ServerTable[i-1].Profile != r.Profile || (r.Profile != "" && m.ServerTable[i-1].Owners != r.Owners) {
+			if t != nil {
+				bl = append(bl, *t)
+			}
+			title := fmt.Sprintf("%s, %s", r.Profile, results.Count(r.Owners, "owner"))
+			if r.Profile == "" {
+				title = "redis-benchmark: each server's baseline and ceiling"
+			}
+			if indent != "" {
+				bl = append(bl, para{text: indent + title})
+			} else {
+				bl = append(bl, heading{level: 3, text: title})
+			}
+			t = &table{head: head, right: true, indent: indent}
+		}
+		row := []cell{plain(label)}
+		for i, s := range r.On {
+			row = append(row, plain(rateOrDash(s.OpsPerSec)))
+			if i > 0 {
+				row = append(row, plain(results.Times(s.VsFirst)))
+			}
+			row = append(row, plain(results.UsOrDash(s.AcquireP99)), plain(limitName(s.Limit)))
+		}
+		t.rows = append(t.rows, row)
+	}
+	return append(bl, *t)
+}
+
+// limitName names a side that ran out of CPU for a table of several
+// servers, where "redis" would misname Valkey's command thread.
+func limitName(limit string) string {
+	switch limit {
+	case results.LimitRedis:
+		return "server"
+	case results.LimitNone:
+		return "—"
+	}
+	return limit
+}
+
+// serversIntro says how the servers were compared.
+func serversIntro(m *results.Lineup) para {
+	var names []string
+	for _, s := range m.ServerTable[0].On {
+		names = append(names, s.Server)
+	}
+	profiles := map[string]bool{}
+	var shapes []string
+	for _, r := range m.ServerTable {
+		if r.Profile != "" && !profiles[r.Profile] {
+			profiles[r.Profile] = true
+			shapes = append(shapes, fmt.Sprintf("%s at %s", r.Profile, results.Count(r.Owners, "owner")))
+		}
+	}
+	return para{text: fmt.Sprintf("bench perf --servers ran %s on %s, each server started by lockbench on this machine, with its own "+
+		"redis-benchmark baseline. The servers take turns within each round, in an order that rotates from round to round, "+
+		"as the implementations do. The first runs the whole matrix above, the others only the workloads named here: the "+
+		"whole matrix on each would double the time, and these (the uncontended cost, handoff under contention, the "+
+		"read-write lock, the fair queue) are what tell servers apart. ops/s and acquire p99 are medians over the rounds; \"× %s\" is the median of "+
+		"the rounds' ratios to the first server's ops/s. The last table is each server's redis-benchmark baseline at "+
+		"each of these concurrencies: its lock+unlock cycles/s and its acquire script's p99, then with -P 16 (16 calls in "+
+		"flight per connection) the server's ceiling on these scripts. limit is what ran out of CPU in most rounds: server (its command thread), load "+
+		"(lockbench, Redisson's JVM or redis-benchmark), host (the cores both share), or — for neither (round trips and "+
+		"waits set the pace).", strings.Join(shapes, ", "), strings.Join(names, " and "), names[0])}
+}
+
+// WriteServerSummary prints the server comparison of m for a terminal;
+// nothing when m compares no servers.
+func WriteServerSummary(w io.Writer, m *results.Lineup) error {
+	if len(m.ServerTable) == 0 {
+		return nil
+	}
+	return writeText(w, append([]block{blank, para{text: "servers   side by side, medians over the rounds; limit: server, load, host or — for neither"}},
+		serverBlocks(m, margin)...))
 }

@@ -27,6 +27,55 @@ type Lineup struct {
 	// Partial is set when the measuring was interrupted; the cells keep
 	// the rounds that finished.
 	Partial bool `json:"partial,omitempty"`
+	// Servers are the same matrix's server groups on each other server of
+	// bench perf --servers, measured in the same rounds as this one, each
+	// with its own baselines, ratios and targets; each one's Meta.Server
+	// names its server.
+	Servers []Lineup `json:"servers,omitempty"`
+	// ServerTable lays this matrix and Servers side by side, a row per
+	// implementation on each workload they share, then the servers'
+	// redis-benchmark baselines at its concurrency.
+	ServerTable []ServerRow `json:"server_table,omitempty"`
+}
+
+// ServerRow is one row of the server comparison: an implementation on
+// one workload, or a redis-benchmark baseline at one concurrency, on
+// every server.
+type ServerRow struct {
+	// Profile is the workload's; empty on a baseline's row.
+	Profile string `json:"profile,omitempty"`
+	// Owners is the workload's total owners, or the baseline's
+	// concurrency (redis-benchmark -c).
+	Owners int `json:"owners"`
+	// Impl is the implementation, or RowRedisBenchmark or RowCeiling.
+	Impl string `json:"impl"`
+	// On holds each server's figures: the matrix's server first, then
+	// those of Servers in order.
+	On []ServerCell `json:"on"`
+}
+
+// The baseline rows of the server comparison: redis-benchmark driving the
+// acquire and unlock scripts, plain and with -P 16 (the server's ceiling).
+const (
+	RowRedisBenchmark = "redis-benchmark"
+	RowCeiling        = "redis-benchmark -P 16"
+)
+
+// ServerCell is one row's figures on one server, medians over the rounds.
+type ServerCell struct {
+	Server string `json:"server"` // as Meta.ServerName names it
+	// OpsPerSec is the implementation's ops/s, or redis-benchmark's
+	// lock+unlock cycles/s.
+	OpsPerSec float64 `json:"ops_per_sec"`
+	// AcquireP99 is the acquire call's p99 (redis-benchmark's acquire
+	// script's, plain only), in µs.
+	AcquireP99 float64 `json:"acquire_p99_us,omitempty"`
+	// Limit is the side that ran out of CPU in most rounds (CPU.Limit),
+	// LimitNone when neither did.
+	Limit string `json:"limit,omitempty"`
+	// VsFirst is OpsPerSec over the first server's, the median of the
+	// rounds' ratios; 0 on the first server and where either is missing.
+	VsFirst float64 `json:"vs_first,omitempty"`
 }
 
 // LineupRound is one run of one cell.

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,8 +26,9 @@ import (
 )
 
 const perfUsage = `
-Measures lock implementations and the harness itself, on one Redis, and
-prints the figures with their targets:
+Measures lock implementations and the harness itself, on one Redis (or,
+for the matrix, several servers side by side), and prints the figures
+with their targets:
 
   matrix    (the default; make perf) the same workloads on every lock
             implementation (see bench impls): uncontended and mutex at 1, 8,
@@ -56,6 +60,18 @@ prints the figures with their targets:
             the PING p50 of the same run: pub/sub wake-up should make it a
             small multiple of the round trip. Target <= 10x.
 
+--servers redis,valkey (make perf) compares servers in the matrix part:
+the first runs the whole matrix; each other runs uncontended and mutex at
+32 owners, rw90 and fair, on every implementation the matrix runs there,
+with its own redis-benchmark baseline, taking turns with the first within
+each round. The whole matrix on a second server would double the time
+(about 25 minutes each); those four workloads are what a comparison of
+servers needs, and add about 8 minutes. Every server runs on this
+machine, started by lockbench; --doc gains a server table (ops/s, acquire
+p99 and the side that ran out of CPU on each server, and each server's
+redis-benchmark baseline and -P 16 ceiling). A valkey-server that is not
+installed is left out, saying how to install it.
+
 matrix and overhead need redis-benchmark (Debian package redis-tools,
 installed with redis-server). Each run's result files go to --out. Missing
 a target is reported (MISS) but is not an error: these are measurements of
@@ -73,6 +89,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	matrixWarmup := fs.Duration("matrix-warmup", time.Second, "matrix: warmup of each run")
 	matrixImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs lockimpl, raw and redisson; fair and reentrant-deep lockimpl and redisson; redisson is left out of the default when its driver is not built)")
 	doc := fs.String("doc", "", "matrix: write the tables as Markdown to this file (make perf: docs/perf.md)")
+	servers := fs.String("servers", "", "matrix: the servers to compare, comma-separated, each as --server names it (redis, valkey or a path; make perf: redis,valkey): the first runs the whole matrix, each other "+strings.Join(perf.ServerProfiles, ", ")+" (uncontended and mutex at "+strconv.Itoa(perf.PipelineOwners)+" owners) in the same rounds, each with its own redis-benchmark baseline; a missing valkey-server is left out with how to install it (default: the one --server names)")
 	rounds := fs.Int("rounds", 5, "overhead: alternating rounds")
 	overheadD := fs.Duration("overhead-duration", 5*time.Second, "overhead: measured time of each run (after 1s warmup)")
 	scaleD := fs.Duration("scale-duration", 60*time.Second, "scale: measured time")
@@ -103,7 +120,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return cli.Usagef("--matrix-warmup %v: must not be negative", *matrixWarmup)
 	}
 	if !slices.Contains(parts, perf.PartMatrix) {
-		for _, name := range []string{"doc", "matrix-impls", "matrix-rounds", "matrix-duration", "matrix-warmup"} {
+		for _, name := range []string{"doc", "matrix-impls", "matrix-rounds", "matrix-duration", "matrix-warmup", "servers"} {
 			if flagSet(fs, name) {
 				return cli.Usagef("--%s applies to the matrix part; add matrix to --only (now %q)", name, *only)
 			}
@@ -135,6 +152,10 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	others, err := perfServers(&cfg, *servers, parts, stderr)
+	if err != nil {
+		return err
+	}
 	bin := ""
 	if perf.NeedsRedisBenchmark(parts) {
 		var err error
@@ -142,30 +163,37 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return cli.Usagef("--redis-benchmark %q: not found; install it (apt-get install -y redis-tools) or run --only scale,handoff", *rbBin)
 		}
 	}
-	env, err := cli.StartEnvFor(ctx, cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer env.Close()
-	fmt.Fprintf(stdout, "bench perf on %s (%s %s), GOMAXPROCS %d\n", env.Server(), env.Backend(), env.Addr(), runtime.GOMAXPROCS(0))
-	if bin != "" && env.Options().Password != "" {
-		// redis-benchmark takes a password only as an argument, which any
-		// local user reads in ps for as long as it runs.
-		return cli.Usagef("bench perf: this Redis needs a password, which redis-benchmark would have on its command line for any local user to read; run the matrix and overhead parts against a server without one (--redis local), or --only scale,handoff")
-	}
-	h, p, _ := net.SplitHostPort(env.Addr())
-	return perf.Run(ctx, perf.Options{
-		Parts: parts,
-		Base: workloads.Config{
+	var sites []perf.Site
+	var named []string
+	for _, c := range append([]redisenv.Config{cfg}, others...) {
+		env, err := cli.StartEnvFor(ctx, c, stderr)
+		if err != nil {
+			return err
+		}
+		defer env.Close()
+		if bin != "" && env.Options().Password != "" {
+			// redis-benchmark takes a password only as an argument, which any
+			// local user reads in ps for as long as it runs.
+			return cli.Usagef("bench perf: this Redis needs a password, which redis-benchmark would have on its command line for any local user to read; run the matrix and overhead parts against a server without one (--redis local), or --only scale,handoff")
+		}
+		h, p, _ := net.SplitHostPort(env.Addr())
+		sites = append(sites, perf.Site{Server: perf.Server{Host: h, Port: p}, Base: workloads.Config{
 			NewRedis: env.NewPool,
 			Meta:     harness.Meta(env, cli.VersionString(), append([]string{"perf"}, args...), ""),
-		},
+		}})
+		named = append(named, fmt.Sprintf("%s (%s %s)", env.Server(), env.Backend(), env.Addr()))
+	}
+	fmt.Fprintf(stdout, "bench perf on %s, GOMAXPROCS %d\n", strings.Join(named, " beside "), runtime.GOMAXPROCS(0))
+	return perf.Run(ctx, perf.Options{
+		Parts:          parts,
+		Base:           sites[0].Base,
 		Matrix:         spec,
 		OverheadRounds: *rounds, OverheadDuration: *overheadD,
 		ScaleClients: *scaleClients, ScaleOwners: *scaleOwners, ScaleLocks: *scaleLocks, ScaleDuration: *scaleD,
 		HandoffDuration: *handoffD,
 		RedisBenchmark:  bin,
-		Server:          perf.Server{Host: h, Port: p},
+		Server:          sites[0].Server,
+		Servers:         sites[1:],
 		Out:             *out,
 		Progress: func(part, msg string) {
 			if part == perf.PartMatrix {
@@ -194,6 +222,16 @@ func writePart(stdout io.Writer, p perf.Part, clients, owners, locks int, doc st
 	if err := report.WriteLineupSummary(stdout, p.Lineup); err != nil {
 		return err
 	}
+	for i := range p.Lineup.Servers {
+		s := &p.Lineup.Servers[i]
+		fmt.Fprintf(stdout, "\non %s:", s.Meta.ServerName())
+		if err := report.WriteLineupSummary(stdout, s); err != nil {
+			return err
+		}
+	}
+	if err := report.WriteServerSummary(stdout, p.Lineup); err != nil {
+		return err
+	}
 	if p.Saved == "" {
 		return nil // not written: Run says why
 	}
@@ -206,4 +244,61 @@ func writePart(stdout io.Writer, p perf.Part, clients, owners, locks int, doc st
 	}
 	fmt.Fprintf(stdout, "          written to %s\n", doc)
 	return nil
+}
+
+// perfServers checks --servers before anything starts and sets cfg's
+// Server to the first of them, returning a Config for each other. A
+// valkey that is not installed is left out with one line saying how to
+// install it, so that make perf runs where Valkey cannot; any other server
+// that cannot run is bad input.
+func perfServers(cfg *redisenv.Config, list string, parts []string, stderr io.Writer) ([]redisenv.Config, error) {
+	if list == "" {
+		return nil, nil
+	}
+	envURL := strings.TrimSpace(os.Getenv(redisenv.EnvURL)) != "" && (cfg.Backend == "" || cfg.Backend == redisenv.BackendAuto)
+	switch {
+	case len(parts) != 1:
+		return nil, cli.Usagef("--servers applies to the matrix part alone; run --only matrix with --servers, and the other parts (now --only %s) without it", strings.Join(parts, ","))
+	case cfg.Server != "":
+		return nil, cli.Usagef("--server %q and --servers %q both name the server; drop --server (--servers lists every one, the first running the whole matrix)", cfg.Server, list)
+	case cfg.URL != "" || cfg.Backend == redisenv.BackendExternal || envURL:
+		return nil, cli.Usagef("--servers %q: compares servers that lockbench starts, and an external Redis (--redis-url or $%s) is the one server it is; drop --servers, or add --redis local", list, redisenv.EnvURL)
+	case cfg.Image != "":
+		return nil, cli.Usagef("--servers %q: each server runs from its binary (or, with --redis container, its own image), and --image %s would be every one; drop --image", list, cfg.Image)
+	}
+	var names, seen []string
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil, cli.Usagef("--servers %q: an empty name; list servers as --server names them: redis, valkey or a path", list)
+		}
+		c := *cfg
+		c.Server = s
+		if err := c.Validate(); err != nil {
+			if s == redisenv.ServerValkey && errors.Is(err, redisenv.ErrServerNotFound) {
+				fmt.Fprintf(stderr, "perf: no valkey-server here, so the matrix runs without Valkey beside it; %s\n", redisenv.ValkeyInstallHint)
+				continue
+			}
+			return nil, cli.Usagef("--servers %q: %v", list, err)
+		}
+		id := s
+		if p, err := redisenv.FindServer(s); err == nil && cfg.Backend != redisenv.BackendContainer {
+			id = p // the same binary by name and by path
+		}
+		if slices.Contains(seen, id) {
+			return nil, cli.Usagef("--servers %q: %s is listed twice (as %s); list each server once", list, s, id)
+		}
+		seen, names = append(seen, id), append(names, s)
+	}
+	if len(names) == 0 {
+		return nil, cli.Usagef("--servers %q: none of these servers is installed; %s", list, redisenv.ValkeyInstallHint)
+	}
+	cfg.Server = names[0]
+	var others []redisenv.Config
+	for _, s := range names[1:] {
+		c := *cfg
+		c.Server = s
+		others = append(others, c)
+	}
+	return others, nil
 }
