@@ -4,7 +4,12 @@ SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.Version=$(VERSION)
-TEST_TIMEOUT ?= 12m
+# A hang guard per test binary: scenarios runs its tests on Redis, then its
+# core again on Valkey, within it.
+TEST_TIMEOUT ?= 20m
+# Test binaries run at once: the tests mostly wait on servers, timers and
+# faults, so four overlap well on two cores.
+TEST_P ?= 4
 
 .PHONY: help setup redisson-driver build image-bin image image-chaos test test-short bench perf perf-harness gobench sweep sweep-shards chaos chaos-full lint fmt clean
 
@@ -37,7 +42,7 @@ image-chaos: image-bin ## the chaos CronJob's image $(CHAOS_IMAGE): chaos on red
 	$(ENGINE) build -t $(CHAOS_IMAGE) -f deploy/chaos.Dockerfile .
 
 test: setup redisson-driver ## run every test with the race detector against real redis-server and real Redis containers
-	@log=$$(mktemp); LOCKBENCH_ENGINE_LOG=$$log $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...; status=$$?; \
+	@log=$$(mktemp); LOCKBENCH_ENGINE_LOG=$$log $(GO) test -race -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./...; status=$$?; \
 	 sort $$log; rm -f $$log; exit $$status
 
 test-short: setup redisson-driver ## the quick loop: every test but chaos scenarios, clusters and containers (go test -short, race on)

@@ -30,8 +30,10 @@ var onValkey = "^(" + strings.Join([]string{
 	"TestRedissonRows", "TestNodeRestart",
 }, "|") + ")$"
 
+// The Valkey run goes alongside the Redis one: this package is make
+// test's longest, and its scenarios mostly wait on faults and leases.
 func TestMain(m *testing.M) {
-	redisenvtest.MainIn(m, []redisenvtest.Dimension{redisenvtest.Valkey(onValkey)}, testkit.ToxiproxyStage)
+	redisenvtest.MainAlongside(m, []redisenvtest.Dimension{redisenvtest.Valkey(onValkey)}, testkit.ToxiproxyStage)
 }
 
 var bg = context.Background()

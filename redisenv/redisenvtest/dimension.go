@@ -41,7 +41,8 @@ type Dimension struct {
 	Env   string // the environment variable that selects it
 	Value string
 	// Run, when set, is the -test.run of the runs under this dimension:
-	// the tests that matter there.
+	// the tests that matter there. A -run given to the binary wins: a
+	// developer's chosen tests run under the dimension as they asked.
 	Run string
 	// Skip says why the dimension cannot run here, naming the fix; its
 	// runs are then skipped with that one line.
@@ -68,6 +69,31 @@ func MainIn(m *testing.M, dims []Dimension, opts ...goleak.Option) {
 	os.Exit(Rerun(testkit.CheckLeaks(code, opts...), dims...))
 }
 
+// MainAlongside is MainIn with the runs under dims started alongside the
+// tests as they are, not after them: for the package whose time is the
+// whole suite's longest, when its tests mostly wait on servers and
+// faults. A failing run still fails the package.
+func MainAlongside(m *testing.M, dims []Dimension, opts ...goleak.Option) {
+	if !flag.Parsed() {
+		flag.Parse() // rerunnable reads the testing flags before m.Run would parse them
+	}
+	wait := func() int { return 0 }
+	if os.Getenv(envRerun) == "" && rerunnable() {
+		wait = startReruns(dims)
+	}
+	teardown := SetupEngine()
+	code := m.Run()
+	teardown()
+	// Waited for before the leak check: the runs are watched by
+	// goroutines of this binary.
+	rerunCode := wait()
+	code = testkit.CheckLeaks(code, opts...)
+	if code == 0 {
+		code = rerunCode
+	}
+	os.Exit(code)
+}
+
 // Rerun, given the exit code of the tests as they ran, runs the binary
 // again when they passed, with the same flags, under every combination
 // of dims (with two dimensions, three more runs), and returns the first
@@ -79,6 +105,12 @@ func Rerun(code int, dims ...Dimension) int {
 		return code
 	}
 	return rerun(dims)
+}
+
+// runGiven reports whether the binary was given a -test.run.
+func runGiven() bool {
+	f := flag.Lookup("test.run")
+	return f != nil && f.Value.String() != ""
 }
 
 // rerunnable reports whether this run's tests may run again.
@@ -96,7 +128,11 @@ func rerunnable() bool {
 // well on two cores), and returns the first failing exit code in the
 // order of the combinations, the first dimension varying fastest (0 when
 // all pass). Each run's output is printed whole, in that order.
-func rerun(dims []Dimension) int {
+func rerun(dims []Dimension) int { return startReruns(dims)() }
+
+// startReruns starts the runs rerun makes and returns the wait for them,
+// which prints their output and returns rerun's exit code.
+func startReruns(dims []Dimension) (wait func() int) {
 	type result struct {
 		out  bytes.Buffer
 		code int
@@ -114,15 +150,17 @@ func rerun(dims []Dimension) int {
 		runs = append(runs, r)
 		wg.Go(func() { r.code = runUnder(on, &r.out) })
 	}
-	wg.Wait()
-	code := 0
-	for _, r := range runs {
-		_, _ = os.Stderr.Write(r.out.Bytes())
-		if code == 0 {
-			code = r.code
+	return func() int {
+		wg.Wait()
+		code := 0
+		for _, r := range runs {
+			_, _ = os.Stderr.Write(r.out.Bytes())
+			if code == 0 {
+				code = r.code
+			}
 		}
+		return code
 	}
-	return code
 }
 
 // runUnder runs the binary again under the dimensions on, its output to
@@ -137,7 +175,7 @@ func runUnder(on []Dimension, out *bytes.Buffer) int {
 			return 0
 		}
 		env = append(env, d.Env+"="+d.Value)
-		if d.Run != "" {
+		if d.Run != "" && !runGiven() {
 			args = append(args, "-test.run="+d.Run) // the last -test.run wins
 		}
 	}
