@@ -146,25 +146,35 @@ func TestRunRedisPausedEndsOnTime(t *testing.T) {
 	t.Cleanup(func() { _ = node.Resume(context.Background()) })
 	const d = 3 * time.Second
 	p := short(t, "rw90", 2, 4, 0, d)
-	var once sync.Once
 	var base, paused time.Time
+	var pausing sync.WaitGroup
+	var timer *time.Timer
+	pausing.Add(1)
 	start := time.Now()
+	// Paused by a timer a second into the run, not by a progress report,
+	// which a loaded host may deliver only as the run ends.
 	res, err := workloads.Run(testkit.Context(t), workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t),
-		Started: func(b time.Time) { base = b },
-		Progress: func(pr workloads.Progress) {
-			if pr.Elapsed >= time.Second {
-				once.Do(func() {
-					paused = time.Now()
-					if err := node.Pause(context.Background()); err != nil {
-						t.Errorf("pause: %v", err)
-					}
-				})
-			}
+		Started: func(b time.Time) {
+			base = b
+			timer = time.AfterFunc(time.Until(b.Add(time.Second)), func() {
+				defer pausing.Done()
+				paused = time.Now()
+				if err := node.Pause(context.Background()); err != nil {
+					t.Errorf("pause: %v", err)
+				}
+			})
 		}})
 	took := time.Since(start)
-	if err != nil || res == nil {
-		t.Fatalf("Run: %v", err)
+	if timer == nil || err != nil || res == nil {
+		if timer != nil {
+			if timer.Stop() {
+				pausing.Done()
+			}
+			pausing.Wait()
+		}
+		t.Fatalf("Run: %v (started: %v)", err, timer != nil)
 	}
+	pausing.Wait()
 	// Bounded by the duration and the stall bound; the slack covers a
 	// loaded machine, and is far below go-redis's own 3 s timeouts times
 	// its retries, which stretched such a run to 25 s.
