@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,20 +59,7 @@ func TestReplicaSync(t *testing.T) {
 	unlock(t, h)
 	unlock(t, h)
 
-	replica := f.env.Replica()
-	if err := replica.Pause(bg); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			if err := replica.Resume(bg); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(resume)
+	resume := f.freezeReplica()
 	for _, l := range []*lockimpl.Lock{a.Lock("rs"), a.FairLock("rsf"), a.FencedLock("rsx")} {
 		start := time.Now()
 		got, err := l.TryLock(bg, lockimpl.TryLockOptions{Wait: time.Second})
@@ -138,15 +126,7 @@ func TestReplicaSyncBoundedWithoutCachedScript(t *testing.T) {
 	if err := f.raw.ScriptFlush(bg).Err(); err != nil {
 		t.Fatal(err)
 	}
-	replica := f.env.Replica()
-	if err := replica.Pause(bg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := replica.Resume(bg); err != nil {
-			t.Error(err)
-		}
-	})
+	f.freezeReplica()
 	for _, c := range []struct {
 		what   string
 		client *lockimpl.Client
@@ -311,4 +291,24 @@ func TestReplicaSyncRefused(t *testing.T) {
 		t.Errorf("failed after %v, as a timeout would", d)
 	}
 	f.wantAbsent(l.Name())
+}
+
+// freezeReplica pauses the replica (SIGSTOP) and returns its resume,
+// which runs once, at the latest when the test ends.
+func (f *fixture) freezeReplica() (resume func()) {
+	f.t.Helper()
+	replica := f.env.Replica()
+	if err := replica.Pause(bg); err != nil {
+		f.t.Fatal(err)
+	}
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			if err := replica.Resume(bg); err != nil {
+				f.t.Error(err)
+			}
+		})
+	}
+	f.t.Cleanup(resume)
+	return resume
 }

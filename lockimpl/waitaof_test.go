@@ -102,20 +102,7 @@ func TestReplicaSyncAOF(t *testing.T) {
 	}
 	unlock(t, h)
 
-	replica := f.env.Replica()
-	if err := replica.Pause(bg); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			if err := replica.Resume(bg); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(resume)
+	resume := f.freezeReplica()
 	w0, o0 = calls()
 	got, err := quick.NewOwner().Lock("aof").TryLock(bg, lockimpl.TryLockOptions{})
 	if got != nil || !errors.Is(err, lockimpl.ErrReplicaSync) {
