@@ -234,8 +234,9 @@ func TestPurgeFairQueue(t *testing.T) {
 }
 
 // TestFairLeaseTimeout is Redisson's RedissonFairLockTest.testLeaseTimeout,
-// scaled: 8 tasks 100 ms apart each take the fair lock with a 300 ms lease
-// and a wait of 8 s, and never unlock. Every lease runs out with no
+// scaled: 8 tasks, each submitted 100 ms after the one before is in line,
+// take the fair lock with a 300 ms lease and a wait of 8 s, and never
+// unlock. Every lease runs out with no
 // message sent, so a queued waiter's only wake-up is its bound: each must
 // look again when a lease can have expired, and all 8 acquire, in order,
 // long before their wait runs out.
@@ -249,14 +250,28 @@ func TestFairLeaseTimeout(t *testing.T) {
 		at   time.Duration
 		err  error
 	}
+	const name = "lease-timeout"
+	queue := lockimpl.FairQueueKey(name)
 	results := make(chan got, tasks)
+	var returned [tasks]atomic.Bool
 	start := time.Now()
 	for i := range tasks {
 		o := c.NewOwner()
 		go func() {
-			_, err := o.FairLock("lease-timeout").TryLock(bg, lockimpl.TryLockOptions{Wait: wait, Lease: lease})
+			_, err := o.FairLock(name).TryLock(bg, lockimpl.TryLockOptions{Wait: wait, Lease: lease})
+			returned[i].Store(true)
 			results <- got{i, time.Since(start), err}
 		}()
+		// The next task is submitted once this one holds the lock or is in
+		// line, so the order is the submission order even when a loaded
+		// host delays a task's first call past the next one's.
+		testkit.Eventually(t, "task queued or holding", func() bool {
+			if returned[i].Load() || slices.Contains(f.list(queue), o.ID()) {
+				return true
+			}
+			_, holds := f.hash(name)[o.ID()]
+			return holds
+		})
 		time.Sleep(100 * time.Millisecond) // the submission pace of Redisson's test, not a wait for an event
 	}
 	var order []int
