@@ -210,9 +210,13 @@ func TestLostWhenRedisPaused(t *testing.T) {
 func TestLostReadWriteSharedTTL(t *testing.T) {
 	f := setup(t)
 	ours := lock(t, f.client(lockimpl.Options{WatchdogTimeout: watch}).NewOwner().ReadWriteLock("L").ReadLock(), lockimpl.LockOptions{Lease: time.Minute})
-	short := f.client(lockimpl.Options{WatchdogTimeout: 300 * time.Millisecond})
+	// Short against our minute, yet long enough that a loaded host's
+	// scheduling delay does not outlast it: a renewal later than its lease
+	// ends the other reader's hold instead of shortening the hash.
+	const shortWatch = 2 * time.Second
+	short := f.client(lockimpl.Options{WatchdogTimeout: shortWatch})
 	lock(t, short.NewOwner().ReadWriteLock("L").ReadLock())
-	testkit.Eventually(t, "the other reader's renewal to shorten the hash", func() bool { return f.pttl("L") <= 300*time.Millisecond })
+	testkit.Eventually(t, "the other reader's renewal to shorten the hash", func() bool { return f.pttl("L") <= shortWatch })
 	short.Close()
 	testkit.WaitClosed(t, "our read hold's Lost after the shared hash expired", ours.Lost())
 }
