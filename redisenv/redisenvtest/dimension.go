@@ -50,11 +50,14 @@ type Dimension struct {
 }
 
 // Valkey is the dimension that runs the tests (those run matches, all
-// when empty) on Valkey, or a skipped one naming how to install
-// valkey-server when it is missing.
+// when empty) on Valkey, or a skipped one: naming how to install
+// valkey-server when it is missing, and when the tests as they are
+// already run on Valkey.
 func Valkey(run string) Dimension {
 	d := Dimension{Name: "valkey", Env: EnvServer, Value: redisenv.ServerValkey, Run: run}
-	if _, err := redisenv.FindServer(redisenv.ServerValkey); err != nil {
+	if Server() == redisenv.ServerValkey {
+		d.Skip = "the tests already ran on valkey ($" + EnvServer + ")"
+	} else if _, err := redisenv.FindServer(redisenv.ServerValkey); err != nil {
 		d.Skip = err.Error()
 	}
 	return d
