@@ -92,16 +92,23 @@ func TestBestSecond(t *testing.T) {
 	}
 }
 
-// slowRestart is a node whose restarts take d longer, as a container's on
-// a loaded host do.
+// slowRestart is a node whose restarts return d after they begin, as a
+// container's on a loaded host do. The server itself starts at once and
+// the clients' proxies stay down until the restart returns, so the restart
+// ends when planned however long this host takes to start a server (as
+// long as it is under d).
 type slowRestart struct {
 	redisenv.Node
 	d time.Duration
 }
 
 func (n slowRestart) Restart(ctx context.Context) error {
-	time.Sleep(n.d)
-	return n.Node.Restart(ctx)
+	done := time.Now().Add(n.d)
+	if err := n.Node.Restart(ctx); err != nil {
+		return err
+	}
+	time.Sleep(time.Until(done))
+	return nil
 }
 
 // TestRedisRestartSlowRestart: a restart that ends just after the holders'
