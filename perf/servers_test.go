@@ -1,6 +1,7 @@
 package perf_test
 
 import (
+	"context"
 	"os/exec"
 	"slices"
 	"strings"
@@ -128,7 +129,11 @@ func TestRunServers(t *testing.T) {
 	spec.Rounds, spec.Duration = 2, 300*time.Millisecond
 	var order []string
 	var saved string
-	err = perf.Run(testkit.Context(t), perf.Options{
+	// A hang guard for a whole matrix on two servers, which a loaded host
+	// may take well over one event's patience to run.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*testkit.Patience)
+	defer cancel()
+	err = perf.Run(ctx, perf.Options{
 		Parts: []string{perf.PartMatrix}, Base: rs.Base, Server: rs.Server, Servers: []perf.Site{vk},
 		Matrix: spec, RedisBenchmark: bin, Out: t.TempDir(),
 		Progress: func(_, msg string) {

@@ -462,9 +462,33 @@ func (n *containerNode) settle(ctx context.Context) error {
 	}
 }
 
+// Pause freezes the container. runc's freeze can give up on a loaded host
+// (the cgroup not frozen in its time); the pause is tried again while the
+// container is running and not yet paused, since the fault must happen.
 func (n *containerNode) Pause(ctx context.Context) error {
-	_, err := n.api.ContainerPause(ctx, n.c.GetContainerID(), client.ContainerPauseOptions{})
-	return err
+	var err error
+	for try := 0; try < 3; try++ {
+		if try > 0 {
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-ctx.Done():
+				return err
+			}
+		}
+		if _, err = n.api.ContainerPause(ctx, n.c.GetContainerID(), client.ContainerPauseOptions{}); err == nil {
+			return nil
+		}
+		st, serr := n.c.State(ctx)
+		switch {
+		case serr != nil:
+			return err
+		case st.Paused:
+			return nil
+		case !st.Running:
+			return err
+		}
+	}
+	return fmt.Errorf("%w (tried 3 times)", err)
 }
 
 func (n *containerNode) Resume(ctx context.Context) error {
