@@ -108,6 +108,10 @@ func connBuffers(rdb redis.UniversalClient) int64 {
 	return 0
 }
 
+// perOwnerFairness is what fairness holds per owner at the end: a counter,
+// and an entry (name and count) in the result's per-owner map.
+const perOwnerFairness = 8 + 40
+
 // costs is the footprint of the run res, by component. A run that ended
 // before midway has only its setup measured.
 func (f *footprint) costs(res *results.Result) []results.ScaleCost {
@@ -137,11 +141,12 @@ func (f *footprint) costs(res *results.Result) []results.ScaleCost {
 		add("workers and calls in flight", f.mid.heap-f.setup.heap-f.connBytes-recordBytes, "live heap midway, less as the load started, the connections and the records")
 	}
 	measured := sum
-	// Computed, not measured: Finish holds the records as Ops while it
-	// sorts and checks them, and a counter per owner for fairness.
+	// Computed, not measured: Finish holds the records as Ops, and a
+	// pointer to each in its lock's list, while it sorts and checks them;
+	// fairness a counter and a map entry per owner.
 	owners := int64(res.Fairness.Owners)
-	cs = append(cs, results.ScaleCost{Component: "safety and fairness checks", Bytes: res.Safety.Sections*results.AnalysedOpBytes + owners*8,
-		How: fmt.Sprintf("%s × %d B, and 8 B per owner, at the end", results.Count(res.Safety.Sections, "record"), results.AnalysedOpBytes)})
+	cs = append(cs, results.ScaleCost{Component: "safety and fairness checks", Bytes: res.Safety.Sections*(results.AnalysedOpBytes+16) + owners*perOwnerFairness,
+		How: fmt.Sprintf("computed at the end: %s × %d B, and %d B per owner", results.Count(res.Safety.Sections, "record"), results.AnalysedOpBytes+16, perOwnerFairness)})
 	if f.mid.taken {
 		cs = append(cs, results.ScaleCost{Component: "the rest of peak RSS", Bytes: max(res.Runtime.PeakRSSBytes-measured, 0),
 			How: "GC headroom, the runtime, the process before the run"})
