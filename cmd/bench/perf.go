@@ -67,7 +67,8 @@ with their targets:
             the PING p50 of the same run: pub/sub wake-up should make it a
             small multiple of the round trip. Target <= 10x.
 
---servers redis,valkey (make perf) compares servers in the matrix part:
+--servers redis,valkey (make perf) compares servers in the matrix part
+(the scale part, beside it, runs on the first):
 the first runs the whole matrix; each other runs uncontended and mutex at
 32 owners, rw90 and fair, on every implementation the matrix runs there,
 with its own redis-benchmark baseline, taking turns with the first within
@@ -327,8 +328,9 @@ func perfServers(cfg *redisenv.Config, list string, parts []string, stderr io.Wr
 	}
 	envURL := strings.TrimSpace(os.Getenv(redisenv.EnvURL)) != "" && (cfg.Backend == "" || cfg.Backend == redisenv.BackendAuto)
 	switch {
-	case len(parts) != 1:
-		return nil, cli.Usagef("--servers applies to the matrix part alone; run --only matrix with --servers, and the other parts (now --only %s) without it", strings.Join(parts, ","))
+	case slices.ContainsFunc(parts, func(p string) bool { return p != perf.PartMatrix && p != perf.PartScale }):
+		// The scale part measures the harness, on the first server.
+		return nil, cli.Usagef("--servers applies to the matrix part (and scale beside it, on the first server); run --only matrix or matrix,scale with --servers, and the other parts (now --only %s) without it", strings.Join(parts, ","))
 	case cfg.Server != "":
 		return nil, cli.Usagef("--server %q and --servers %q both name the server; drop --server (--servers lists every one, the first running the whole matrix)", cfg.Server, list)
 	case cfg.URL != "" || cfg.Backend == redisenv.BackendExternal || envURL:
