@@ -55,7 +55,7 @@ const DefaultScaleClients = 10
 // DefaultScaleRate is the load every point offers, in operations a second
 // across all its owners: the same at every point, so that what grows from
 // one point to the next is the owners, not the load.
-const DefaultScaleRate = 10_000
+const DefaultScaleRate = 5_000
 
 // Scale is the harness's footprint at one point of the scale part.
 type Scale struct {

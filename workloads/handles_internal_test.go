@@ -22,3 +22,13 @@ func TestHandleCap(t *testing.T) {
 		}
 	}
 }
+
+// TestClientPool: a connection per owner and four more, at least ten, at
+// most maxClientPool.
+func TestClientPool(t *testing.T) {
+	for _, c := range []struct{ owners, want int }{{1, 10}, {6, 10}, {16, 20}, {252, 256}, {1_000, maxClientPool}, {10_000, maxClientPool}} {
+		if got := clientPool(c.owners); got != c.want {
+			t.Errorf("clientPool(%d) = %d, want %d", c.owners, got, c.want)
+		}
+	}
+}

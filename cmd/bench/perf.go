@@ -56,7 +56,7 @@ with their targets:
             lockimpl's. Each run also says whose CPU ran out.
   scale     the harness with 1,000, 10,000 and 100,000 owners in this
             process (--scale-owners), over 10 clients, each point 20 s of
-            rw90 in open loop at 10,000 ops/s across all its owners: peak
+            rw90 in open loop at 5,000 ops/s across all its owners: peak
             RSS (targets: 10,000 owners <= 256 MiB, 100,000 <= 2 GiB), RSS
             per owner, goroutines early vs late (growth is a leak), ops/s,
             whether the safety checker and fairness judged the run, and
