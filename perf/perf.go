@@ -335,6 +335,10 @@ func MeasureScale(ctx context.Context, base workloads.Config, pt ScalePoint, loc
 			measured = append(measured, pt)
 		}
 	}
+	if len(measured) > 2 {
+		// The last point is the run's end, taken once the workers stopped.
+		measured = measured[:len(measured)-1]
+	}
 	if k := max(len(measured)/10, 1); len(measured) >= 2*k {
 		for _, pt := range measured[:k] {
 			s.GoroutinesEarly = max(s.GoroutinesEarly, pt.Goroutines)
