@@ -306,22 +306,38 @@ func runBuiltin(ctx context.Context, base workloads.Config, name string, set fun
 	return workloads.Run(ctx, cfg)
 }
 
-// MeasureScale runs the rw90 shape with clients × owners for d.
-func MeasureScale(ctx context.Context, base workloads.Config, clients, owners, locks int, d time.Duration) (Scale, error) {
-	res, err := runBuiltin(ctx, base, "rw90", func(p *workloads.Profile) {
-		p.Name = "scale"
-		p.Clients, p.Owners, p.Locks = clients, owners, locks
-		p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(min(d/10, 5*time.Second))
-	})
-	if res == nil {
-		return Scale{}, err
+// MeasureScale runs the rw90 shape at pt for d after a warmup, in open
+// loop at rate operations a second across all owners on locks lock names,
+// and measures what the owners cost (Scale.Costs). Open loop keeps the
+// load the same at every point: a closed loop of 100,000 owners with a
+// millisecond's think would ask for 100,000 calls in flight, and as many
+// connections. It forces a garbage collection before the run, as the load
+// starts and once midway, so that the heap it reads is the live heap.
+func MeasureScale(ctx context.Context, base workloads.Config, pt ScalePoint, locks int, rate float64, d time.Duration) (Scale, error) {
+	s := Scale{Point: pt, Locks: locks, Rate: rate}
+	if err := pt.Check(); err != nil {
+		return s, fmt.Errorf("perf: %w", err)
 	}
-	s := Scale{Result: res}
+	m := newFootprint(base, d)
+	res, err := runBuiltin(ctx, m.wire(base), "rw90", func(p *workloads.Profile) {
+		p.Name = "scale"
+		p.Clients, p.Owners, p.Locks, p.Rate, p.Think = pt.Clients, pt.PerClient(), locks, rate, workloads.FixedDist(0)
+		p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(m.warmup)
+	})
+	m.stop()
+	if res == nil {
+		return s, err
+	}
+	s.Result = res
 	var measured []results.Point
 	for _, pt := range res.Series {
 		if !pt.Warmup {
 			measured = append(measured, pt)
 		}
+	}
+	if len(measured) > 2 {
+		// The last point is the run's end, taken once the workers stopped.
+		measured = measured[:len(measured)-1]
 	}
 	if k := max(len(measured)/10, 1); len(measured) >= 2*k {
 		for _, pt := range measured[:k] {
@@ -333,6 +349,7 @@ func MeasureScale(ctx context.Context, base workloads.Config, clients, owners, l
 			s.HeapLate = max(s.HeapLate, pt.HeapBytes)
 		}
 	}
+	s.Costs = m.costs(res)
 	return s, err
 }
 

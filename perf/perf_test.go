@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -208,12 +209,13 @@ func TestMeasureHandoff(t *testing.T) {
 
 func TestMeasureScale(t *testing.T) {
 	env := redisenvtest.Start(t)
-	s, err := perf.MeasureScale(testkit.Context(t), workloads.Config{NewRedis: env.NewPool}, 2, 4, 8, 2*time.Second)
+	pt := perf.ScalePoint{Clients: 2, Owners: 8}
+	s, err := perf.MeasureScale(testkit.Context(t), workloads.Config{NewRedis: env.NewPool}, pt, 8, 400, 2*time.Second)
 	if err != nil {
 		t.Fatalf("MeasureScale: %v", err)
 	}
 	res := s.Result
-	if res == nil || res.Meta.Profile != "scale" || res.Fairness.Owners != 8 {
+	if res == nil || res.Meta.Profile != "scale" || res.Fairness.Owners != 8 || res.Throughput.TargetRate != 400 {
 		t.Fatalf("scale result %+v", res)
 	}
 	if res.Safety.Sections == 0 || !res.Safety.OK() {
@@ -224,5 +226,61 @@ func TestMeasureScale(t *testing.T) {
 	}
 	if s.Grew() {
 		t.Errorf("goroutines grew from %d to %d in a 2s run", s.GoroutinesEarly, s.GoroutinesLate)
+	}
+	checkScaleRow(t, s.Row("saved.json"), pt)
+}
+
+// checkScaleRow checks a point's row against its point and itself: every
+// figure measured, the costs listed and adding up to no more than peak RSS.
+func checkScaleRow(t *testing.T, r results.ScaleRow, pt perf.ScalePoint) {
+	t.Helper()
+	if r.Owners != pt.Owners || r.Clients != pt.Clients || r.Fairness.Owners != pt.Owners {
+		t.Errorf("row of %d owners over %d clients (fairness over %d); want %+v", r.Owners, r.Clients, r.Fairness.Owners, pt)
+	}
+	if r.PeakRSSBytes <= 0 || r.OpsPerSec <= 0 || r.Goroutines < pt.Owners || r.HeapLate <= 0 {
+		t.Errorf("row %+v: want peak RSS, ops/s, the heap and at least a goroutine per owner", r)
+	}
+	if got, want := r.RSSPerOwner(), float64(r.PeakRSSBytes)/float64(pt.Owners); got != want {
+		t.Errorf("RSS per owner %g, want %g", got, want)
+	}
+	if !r.Judged() || r.Safety.Examples != nil || r.Fairness.PerOwner != nil {
+		t.Errorf("row safety %+v, fairness %+v: want judged, without the per-owner detail the result file keeps", r.Safety, r.Fairness)
+	}
+	byName := map[string]int64{}
+	var sum int64
+	for _, c := range r.Costs {
+		if c.Bytes < 0 || c.How == "" {
+			t.Errorf("cost %+v: want bytes and how they were had", c)
+		}
+		byName[c.Component] = c.Bytes
+		if c.Component != "safety and fairness checks" {
+			sum += c.Bytes
+		}
+	}
+	for _, name := range []string{"goroutine stacks", "operation records", "workers and calls in flight", "safety and fairness checks"} {
+		if byName[name] <= 0 {
+			t.Errorf("cost %q: %d bytes; want it measured (costs %+v)", name, byName[name], r.Costs)
+		}
+	}
+	if _, ok := byName["owners and lock clients"]; !ok {
+		t.Errorf("costs %+v: no setup cost", r.Costs)
+	}
+	if sum > r.PeakRSSBytes && byName["the rest of peak RSS"] > 0 {
+		t.Errorf("costs add up to %d bytes, past peak RSS %d, and still leave a rest", sum, r.PeakRSSBytes)
+	}
+}
+
+func TestScalePoints(t *testing.T) {
+	pts, err := perf.ScalePoints(10, []int{100_000, 1_000, 10_000, 1_000})
+	if want := []perf.ScalePoint{{10, 1_000}, {10, 10_000}, {10, 100_000}}; err != nil || !slices.Equal(pts, want) {
+		t.Errorf("ScalePoints = %v, %v; want %v, fewest owners first, once each", pts, err, want)
+	}
+	for _, owners := range []int{15, 5, 0} {
+		if _, err := perf.ScalePoints(10, []int{owners}); err == nil {
+			t.Errorf("ScalePoints(10 clients, %d owners): no error; want one (uneven split)", owners)
+		}
+	}
+	if pt := (perf.ScalePoint{Clients: 10, Owners: 100_000}); pt.PerClient() != 10_000 {
+		t.Errorf("PerClient of %+v = %d", pt, pt.PerClient())
 	}
 }

@@ -35,11 +35,13 @@ type Options struct {
 	// OverheadRounds and OverheadDuration size the overhead part.
 	OverheadRounds   int
 	OverheadDuration time.Duration
-	// ScaleClients × ScaleOwners owners on ScaleLocks lock names run the
-	// scale part for ScaleDuration.
-	ScaleClients, ScaleOwners, ScaleLocks int
-	ScaleDuration                         time.Duration
-	HandoffDuration                       time.Duration
+	// ScalePoints are the scale part's points (ScalePoints), each run on
+	// ScaleLocks lock names at ScaleRate ops/s for ScaleDuration.
+	ScalePoints     []ScalePoint
+	ScaleLocks      int
+	ScaleRate       float64
+	ScaleDuration   time.Duration
+	HandoffDuration time.Duration
 	// RedisBenchmark is redis-benchmark's path, connecting to Server (the
 	// matrix and overhead parts).
 	RedisBenchmark string
@@ -62,12 +64,14 @@ type Options struct {
 type Part struct {
 	Name    string
 	Lineup  *results.Lineup // PartMatrix and PartOverhead
-	Scale   *Scale          // PartScale
+	Scale   []Scale         // PartScale: one per point
 	Handoff *HandoffFigure  // PartHandoff
-	// Saved is the part's file: the matrix's, or the scale or handoff
-	// run's result; for a run whose result could not be written,
-	// "(not saved: why)"; "" for a matrix whose file could not be written.
-	Saved string
+	// Saved is the part's file: the matrix's, or the handoff run's result
+	// (the last scale run's; ScaleSaved has each); for a run whose result
+	// could not be written, "(not saved: why)"; "" for a matrix whose file
+	// could not be written.
+	Saved      string
+	ScaleSaved []string
 }
 
 // Run runs the parts of o in the order of Parts, handing each to
@@ -123,13 +127,22 @@ func (o Options) runPart(ctx context.Context, name string) error {
 			err = errors.Join(err, fmt.Errorf("perf: %w", werr))
 		}
 	case PartScale:
-		say("%s × %s for %v...", results.Count(o.ScaleClients, "client"), results.Count(o.ScaleOwners, "owner"), o.ScaleDuration)
-		var s Scale
-		s, err = MeasureScale(ctx, o.Base, o.ScaleClients, o.ScaleOwners, o.ScaleLocks, o.ScaleDuration)
-		if s.Result == nil {
+		for _, pt := range o.ScalePoints {
+			say("%s over %s at %s ops/s for %v...", results.Count(pt.Owners, "owner"), results.Count(pt.Clients, "client"), results.Commas(int64(o.ScaleRate)), o.ScaleDuration)
+			var s Scale
+			s, err = MeasureScale(ctx, o.Base, pt, o.ScaleLocks, o.ScaleRate, o.ScaleDuration)
+			if s.Result == nil {
+				break
+			}
+			p.Saved = o.save(s.Result)
+			p.Scale, p.ScaleSaved = append(p.Scale, s), append(p.ScaleSaved, p.Saved)
+			if err != nil {
+				break
+			}
+		}
+		if len(p.Scale) == 0 {
 			return err
 		}
-		p.Scale, p.Saved = &s, o.save(s.Result)
 	case PartHandoff:
 		say("mutex profile for %v...", o.HandoffDuration)
 		var h HandoffFigure

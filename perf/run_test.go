@@ -24,9 +24,9 @@ func TestRun(t *testing.T) {
 	out := t.TempDir()
 	var finished, progress []string
 	err := perf.Run(testkit.Context(t), perf.Options{
-		Parts:        []string{perf.PartHandoff, perf.PartScale},
-		Base:         workloads.Config{NewRedis: env.NewPool},
-		ScaleClients: 2, ScaleOwners: 2, ScaleLocks: 2, ScaleDuration: time.Second,
+		Parts:       []string{perf.PartHandoff, perf.PartScale},
+		Base:        workloads.Config{NewRedis: env.NewPool},
+		ScalePoints: []perf.ScalePoint{{Clients: 2, Owners: 8}, {Clients: 2, Owners: 16}}, ScaleLocks: 4, ScaleRate: 400, ScaleDuration: time.Second,
 		HandoffDuration: time.Second,
 		Out:             out,
 		Progress:        func(part, _ string) { progress = append(progress, part) },
@@ -37,8 +37,18 @@ func TestRun(t *testing.T) {
 			}
 			switch p.Name {
 			case perf.PartScale:
-				if p.Scale == nil || p.Scale.Result.Fairness.Owners != 4 {
-					t.Errorf("scale part %+v; want a run of 2 × 2 owners", p.Scale)
+				if len(p.Scale) != 2 || len(p.ScaleSaved) != 2 || p.Saved != p.ScaleSaved[1] {
+					t.Fatalf("scale part %+v, saved %v; want a run at each of 2 points", p.Scale, p.ScaleSaved)
+				}
+				for i, s := range p.Scale {
+					if _, err := os.Stat(p.ScaleSaved[i]); err != nil {
+						t.Errorf("scale point %d: saved %q: %v", i, p.ScaleSaved[i], err)
+					}
+					checkScaleRow(t, s.Row(p.ScaleSaved[i]), s.Point)
+				}
+				if a, b := p.Scale[0].Row(""), p.Scale[1].Row(""); b.PeakRSSBytes < a.PeakRSSBytes || b.Goroutines <= a.Goroutines {
+					t.Errorf("16 owners: peak RSS %d, goroutines %d; 8 owners: %d, %d: want neither fewer at more owners",
+						b.PeakRSSBytes, b.Goroutines, a.PeakRSSBytes, a.Goroutines)
 				}
 			case perf.PartHandoff:
 				if p.Handoff == nil || p.Handoff.HandoffUs <= 0 {
@@ -51,7 +61,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{perf.PartScale, perf.PartHandoff}; !slices.Equal(finished, want) || !slices.Equal(progress, want) {
+	if want := []string{perf.PartScale, perf.PartHandoff}; !slices.Equal(finished, want) || !slices.Equal(slices.Compact(progress), want) {
 		t.Errorf("finished %v, progress %v; want both %v", finished, progress, want)
 	}
 
@@ -59,9 +69,9 @@ func TestRun(t *testing.T) {
 	stop := errors.New("stop")
 	finished = nil
 	err = perf.Run(testkit.Context(t), perf.Options{
-		Parts:        []string{perf.PartScale, perf.PartHandoff},
-		Base:         workloads.Config{NewRedis: env.NewPool},
-		ScaleClients: 1, ScaleOwners: 1, ScaleLocks: 1, ScaleDuration: 500 * time.Millisecond,
+		Parts:       []string{perf.PartScale, perf.PartHandoff},
+		Base:        workloads.Config{NewRedis: env.NewPool},
+		ScalePoints: []perf.ScalePoint{{Clients: 1, Owners: 1}}, ScaleLocks: 1, ScaleRate: 100, ScaleDuration: 500 * time.Millisecond,
 		HandoffDuration: time.Second,
 		Out:             out,
 		Finished:        func(p perf.Part) error { finished = append(finished, p.Name); return stop },

@@ -162,6 +162,7 @@ func lineupBlocks(m *results.Lineup) []block {
 	if t != nil {
 		bl = append(bl, *t)
 	}
+	bl = append(bl, scaleBlocks(m.Scale)...)
 	bl = append(bl, para{text: "Each run's result (.json and .hlog) is in the directory bench perf --out named; bench report DIR draws them, and bench compare compares any two.", class: "note"})
 	return bl
 }

@@ -133,32 +133,6 @@ func WriteLineupSummary(w io.Writer, m *results.Lineup) error {
 	return writeText(w, bl)
 }
 
-// Scale is bench perf's scale part as the terminal shows it: the run,
-// its shape, and its footprint early and late in the run.
-type Scale struct {
-	Result                          *results.Result
-	Clients, Owners, Locks          int
-	GoroutinesEarly, GoroutinesLate int
-	HeapEarly, HeapLate             int64
-	Grew                            bool
-	Saved                           string // where the result went
-}
-
-// WriteScale prints the harness's footprint at scale.
-func WriteScale(w io.Writer, s Scale) error {
-	r := s.Result
-	verdict := "OK"
-	if s.Grew {
-		verdict = "GREW"
-	}
-	return writeText(w, []block{blank,
-		para{text: fmt.Sprintf("scale     %d owners (%d clients × %d), %d locks, rw90 shape, %.0fs measured", s.Clients*s.Owners, s.Clients, s.Owners, s.Locks, r.Measured)},
-		para{text: fmt.Sprintf(margin+"%.0f ops/s · peak RSS %.1f MiB · Go heap %.1f MiB early, %.1f MiB late · goroutines %d early, %d late, %d max: %s · safety violations %d",
-			r.Throughput.OpsPerSec, float64(r.Runtime.PeakRSSBytes)/(1<<20), float64(s.HeapEarly)/(1<<20), float64(s.HeapLate)/(1<<20),
-			s.GoroutinesEarly, s.GoroutinesLate, r.Runtime.GoroutinesMax, verdict, r.Safety.Violations)},
-		para{text: margin + s.Saved}})
-}
-
 // Handoff is bench perf's handoff part as the terminal shows it.
 type Handoff struct {
 	Result            *results.Result

@@ -36,6 +36,9 @@ type Lineup struct {
 	// implementation on each workload they share, then the servers'
 	// redis-benchmark baselines at its concurrency.
 	ServerTable []ServerRow `json:"server_table,omitempty"`
+	// Scale is bench perf's scale part, when it ran beside the matrix:
+	// the harness's own footprint at each point.
+	Scale []ScaleRow `json:"scale,omitempty"`
 }
 
 // ServerRow is one row of the server comparison: an implementation on

@@ -2,6 +2,7 @@ package results
 
 import (
 	"sync"
+	"unsafe"
 )
 
 // DefaultMaxOps bounds the acquisitions a run keeps for the safety,
@@ -88,6 +89,14 @@ type keptOp struct {
 	err                        ErrClass
 	flags                      OpFlag
 }
+
+// OpRecordBytes is what a run keeps of each acquisition for the
+// analyses, and AnalysedOpBytes what the analyses hold of each while they
+// run: the footprint of a run's records (bench perf's scale part).
+const (
+	OpRecordBytes   = int64(unsafe.Sizeof(keptOp{}))
+	AnalysedOpBytes = int64(unsafe.Sizeof(Op{}))
+)
 
 // opChunk is how many operations the largest chunks hold: 16,384 × 40
 // bytes, 640 KiB. The first holds 256, each next twice the last, so a

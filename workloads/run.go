@@ -147,6 +147,7 @@ type run struct {
 	// cancellation after it does not make the result partial.
 	completed atomic.Bool
 	gMax      atomic.Int64 // the most goroutines seen
+	handleCap int          // the handles each owner caches (handleCap)
 }
 
 func (r *run) stop() {
@@ -231,7 +232,7 @@ func checkConfig(cfg Config) (Config, string, error) {
 // newRun readies the load on env: its time marks and its contexts.
 func newRun(ctx context.Context, cfg Config, env *runEnv) *run {
 	p := cfg.Profile
-	r := &run{runEnv: env, p: p, cfg: cfg}
+	r := &run{runEnv: env, p: p, cfg: cfg, handleCap: handleCap(len(env.owners))}
 	r.warmEnd = r.loadStart.Add(time.Duration(p.Warmup))
 	r.ctx, r.stopLoad = context.WithCancel(context.Background())
 	r.relCtx = context.WithoutCancel(ctx)

@@ -233,7 +233,7 @@ func newOwners(ctx context.Context, cfg Config) ([]Owner, results.Labels, *runCl
 	for c := range p.Clients {
 		var ic ImplClient
 		if cfg.NewOwner == nil {
-			rdb := cfg.ClientRedis(c, max(p.Owners+4, 10))
+			rdb := cfg.ClientRedis(c, clientPool(p.Owners))
 			cl.rdbs = append(cl.rdbs, rdb)
 			var err error
 			if ic, err = cfg.Impl.NewClient(ctx, rdb, p, c); err != nil {
@@ -262,6 +262,19 @@ func newOwners(ctx context.Context, cfg Config) ([]Owner, results.Labels, *runCl
 	}
 	return owners, labels, cl, nil
 }
+
+// maxClientPool caps a lock client's connections. A client stands for a
+// process, whose pool (Redisson's 64, go-redis's 10 per CPU) does not
+// grow with its threads: without the cap, a client of 10,000 owners whose
+// calls back up opens 10,000 connections, past Redis's default maxclients,
+// with their buffers; with it, calls beyond the pool wait in the client
+// for a connection, as an application's do.
+const maxClientPool = 256
+
+// clientPool is the pool size of a lock client with owners owners: one
+// connection each and a few for the client's own calls, up to
+// maxClientPool.
+func clientPool(owners int) int { return min(max(owners+4, 10), maxClientPool) }
 
 // NewRunID is a fresh random id (8 hex digits): key prefixes made with it
 // keep one run's locks apart from every other run's.

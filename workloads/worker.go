@@ -69,15 +69,14 @@ func newWorker(r *run, i int, o Owner) *worker {
 		holder = results.WorkerPrefix(s.Index) + holder
 	}
 	w := &worker{
-		r:       r,
-		idx:     int32(i),
-		whole:   whole,
-		holder:  holder,
-		owner:   o,
-		rng:     rand.New(rand.NewPCG(r.p.Seed, uint64(whole))),
-		shard:   r.col.Shard(i),
-		handles: map[handleKey]Locker{},
-		timer:   time.NewTimer(time.Hour),
+		r:      r,
+		idx:    int32(i),
+		whole:  whole,
+		holder: holder,
+		owner:  o,
+		rng:    rand.New(rand.NewPCG(r.p.Seed, uint64(whole))),
+		shard:  r.col.Shard(i),
+		timer:  time.NewTimer(time.Hour),
 	}
 	w.timer.Stop()
 	if r.p.Popularity == PopZipf {
@@ -157,10 +156,21 @@ func (w *worker) pick() int {
 	return w.rng.IntN(len(w.r.names))
 }
 
-// maxHandles bounds each owner's handle cache: with a thousand owners on
+// maxHandles bounds each owner's handle cache, and handleBudget the
+// handles a run's owners cache in all: with thousands of owners on
 // hundreds of names, caching every pair would hold more memory than the
-// locks; past it, handles are made per use (a few small allocations).
-const maxHandles = 64
+// locks; past the bound, handles are made per use (a few small
+// allocations).
+const (
+	maxHandles   = 64
+	handleBudget = 1 << 16
+)
+
+// handleCap is each owner's share of handleBudget among owners, at least
+// one handle (an owner on its own name caches it whatever the owners).
+func handleCap(owners int) int {
+	return max(1, min(maxHandles, handleBudget/max(owners, 1)))
+}
 
 func (w *worker) handle(lock int, m results.Mode) Locker {
 	k := handleKey{lock, m}
@@ -168,7 +178,10 @@ func (w *worker) handle(lock int, m results.Mode) Locker {
 		return h
 	}
 	h := w.owner.Locker(w.r.names[lock], m)
-	if len(w.handles) < maxHandles {
+	if len(w.handles) < w.r.handleCap {
+		if w.handles == nil {
+			w.handles = map[handleKey]Locker{}
+		}
 		w.handles[k] = h
 	}
 	return h

@@ -208,6 +208,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"sweep", "--impl", "redsync", "--profile", "rw90", "--out", dir}, "which redsync lacks"},
 		{[]string{"impls", "extra"}, `unexpected argument "extra"`},
 		{[]string{"perf", "--scale-duration", "0s"}, "--scale-duration"},
+		{[]string{"perf", "--only", "scale", "--scale-owners", "1000,15"}, "the owners must split evenly over at least one client"},
+		{[]string{"perf", "--only", "scale", "--scale-owners", "1000,x"}, `"x" is not a count of owners`},
+		{[]string{"perf", "--only", "scale", "--scale-rate", "0"}, "--scale-rate 0"},
 		{[]string{"env", "--redis-url", "http://u:pw@h:1"}, "field scheme"},
 		{[]string{"sweep", "--clients", "1,x"}, `"x": want a comma-separated list`},
 		{[]string{"sweep", "--clients", "1,0", "--out", dir}, "--clients 0: must be at least 1"},
@@ -378,7 +381,7 @@ func TestPerfQuick(t *testing.T) {
 	}
 	dir := t.TempDir()
 	code, out, errOut := runBench(t, "perf", "--redis", "local", "--only", "scale,handoff,overhead", "--rounds", "1", "--overhead-duration", "500ms",
-		"--scale-duration", "1s", "--scale-clients", "2", "--scale-owners", "3", "--scale-locks", "2",
+		"--scale-duration", "1s", "--scale-clients", "2", "--scale-owners", "6", "--scale-rate", "200", "--scale-locks", "2",
 		"--handoff-duration", "1s", "--out", dir)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)

@@ -54,13 +54,21 @@ with their targets:
             unpipelined cycles (stretch 1.4x); lockimpl >= 0.9x bare
             go-redis; lockimpl+ap's handoff p50 on mutex no higher than
             lockimpl's. Each run also says whose CPU ran out.
-  scale     1,008 owners across 16 clients for 60 s: peak RSS and
-            goroutines early vs late in the run (growth is a leak).
+  scale     the harness with 1,000, 10,000 and 100,000 owners in this
+            process (--scale-owners), over 10 clients, each point 20 s of
+            rw90 in open loop at 5,000 ops/s across all its owners: peak
+            RSS (targets: 10,000 owners <= 256 MiB, 100,000 <= 2 GiB), RSS
+            per owner, goroutines early vs late (growth is a leak), ops/s,
+            whether the safety checker and fairness judged the run, and
+            what an owner costs by component (stacks, owner state,
+            connections, records, workers). With matrix and --doc, the
+            document gains the scale section.
   handoff   handoff p50 on the mutex profile (32 owners, one lock) against
             the PING p50 of the same run: pub/sub wake-up should make it a
             small multiple of the round trip. Target <= 10x.
 
---servers redis,valkey (make perf) compares servers in the matrix part:
+--servers redis,valkey (make perf) compares servers in the matrix part
+(the scale part, beside it, runs on the first):
 the first runs the whole matrix; each other runs uncontended and mutex at
 32 owners, rw90 and fair, on every implementation the matrix runs there,
 with its own redis-benchmark baseline, taking turns with the first within
@@ -92,9 +100,10 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	servers := fs.String("servers", "", "matrix: the servers to compare, comma-separated, each as --server names it (redis, valkey or a path; make perf: redis,valkey): the first runs the whole matrix, each other "+strings.Join(perf.ServerProfiles, ", ")+" (uncontended and mutex at "+strconv.Itoa(perf.PipelineOwners)+" owners) in the same rounds, each with its own redis-benchmark baseline; a missing valkey-server is left out with how to install it (default: the one --server names)")
 	rounds := fs.Int("rounds", 5, "overhead: alternating rounds")
 	overheadD := fs.Duration("overhead-duration", 5*time.Second, "overhead: measured time of each run (after 1s warmup)")
-	scaleD := fs.Duration("scale-duration", 60*time.Second, "scale: measured time")
-	scaleClients := fs.Int("scale-clients", 16, "scale: clients")
-	scaleOwners := fs.Int("scale-owners", 63, "scale: owners per client")
+	scaleD := fs.Duration("scale-duration", 20*time.Second, "scale: measured time of each point")
+	scaleClients := fs.Int("scale-clients", perf.DefaultScaleClients, "scale: the lock clients each point's owners are spread over")
+	scaleOwners := fs.String("scale-owners", joinInts(perf.DefaultScaleOwners), "scale: the points, comma-separated, each the owners in all (a multiple of --scale-clients)")
+	scaleRate := fs.Float64("scale-rate", perf.DefaultScaleRate, "scale: ops/s offered across all owners at every point (open loop)")
 	scaleLocks := fs.Int("scale-locks", 256, "scale: lock names")
 	handoffD := fs.Duration("handoff-duration", 10*time.Second, "handoff: measured time")
 	rbBin := fs.String("redis-benchmark", "redis-benchmark", "redis-benchmark binary")
@@ -113,8 +122,15 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return cli.Usagef("--%s %v: must be positive", name, d)
 		}
 	}
-	if *rounds < 1 || *scaleClients < 1 || *scaleOwners < 1 || *scaleLocks < 1 || *matrixRounds < 1 {
-		return cli.Usagef("--rounds, --matrix-rounds, --scale-clients, --scale-owners and --scale-locks must be at least 1")
+	if *rounds < 1 || *scaleClients < 1 || *scaleLocks < 1 || *matrixRounds < 1 {
+		return cli.Usagef("--rounds, --matrix-rounds, --scale-clients and --scale-locks must be at least 1")
+	}
+	if *scaleRate <= 0 {
+		return cli.Usagef("--scale-rate %g: must be positive", *scaleRate)
+	}
+	scalePoints, err := parseScalePoints(*scaleClients, *scaleOwners)
+	if err != nil {
+		return err
 	}
 	if *matrixWarmup < 0 {
 		return cli.Usagef("--matrix-warmup %v: must not be negative", *matrixWarmup)
@@ -183,13 +199,14 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}})
 		named = append(named, fmt.Sprintf("%s (%s %s)", env.Server(), env.Backend(), env.Addr()))
 	}
+	w := &partWriter{stdout: stdout, doc: *doc}
 	fmt.Fprintf(stdout, "bench perf on %s, GOMAXPROCS %d\n", strings.Join(named, " beside "), runtime.GOMAXPROCS(0))
 	return perf.Run(ctx, perf.Options{
 		Parts:          parts,
 		Base:           sites[0].Base,
 		Matrix:         spec,
 		OverheadRounds: *rounds, OverheadDuration: *overheadD,
-		ScaleClients: *scaleClients, ScaleOwners: *scaleOwners, ScaleLocks: *scaleLocks, ScaleDuration: *scaleD,
+		ScalePoints: scalePoints, ScaleLocks: *scaleLocks, ScaleRate: *scaleRate, ScaleDuration: *scaleD,
 		HandoffDuration: *handoffD,
 		RedisBenchmark:  bin,
 		Server:          sites[0].Server,
@@ -201,18 +218,80 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			fmt.Fprintf(stderr, "%s: %s\n", part, msg)
 		},
-		Finished: func(p perf.Part) error { return writePart(stdout, p, *scaleClients, *scaleOwners, *scaleLocks, *doc) },
+		Finished: w.part,
 	})
 }
 
-// writePart prints a finished part and, for the matrix with doc set,
-// renders it there as Markdown.
-func writePart(stdout io.Writer, p perf.Part, clients, owners, locks int, doc string) error {
+// partWriter prints each finished part and, with doc set, renders the
+// matrix there as Markdown, again with the scale section once that part
+// ends.
+type partWriter struct {
+	stdout io.Writer
+	doc    string
+	matrix *results.Lineup
+}
+
+func (pw *partWriter) part(p perf.Part) error {
+	if len(p.Scale) > 0 {
+		var rows []results.ScaleRow
+		for i, s := range p.Scale {
+			rows = append(rows, s.Row(p.ScaleSaved[i]))
+		}
+		if err := report.WriteScale(pw.stdout, rows); err != nil {
+			return err
+		}
+		if pw.matrix == nil || pw.doc == "" {
+			return nil
+		}
+		pw.matrix.Scale = rows
+		return pw.writeDoc()
+	}
+	if err := writePart(pw.stdout, p); err != nil {
+		return err
+	}
+	if p.Name == perf.PartMatrix && p.Lineup != nil && p.Saved != "" && pw.doc != "" {
+		pw.matrix = p.Lineup
+		return pw.writeDoc()
+	}
+	return nil
+}
+
+func (pw *partWriter) writeDoc() error {
+	if err := report.Write(pw.doc, &report.Input{Lineups: []*results.Lineup{pw.matrix}}, report.Options{Format: report.Markdown, Generator: cli.VersionString()}); err != nil {
+		return fmt.Errorf("perf: --doc: %w", err)
+	}
+	fmt.Fprintf(pw.stdout, "          written to %s\n", pw.doc)
+	return nil
+}
+
+// parseScalePoints reads --scale-owners, each point over clients.
+func parseScalePoints(clients int, list string) ([]perf.ScalePoint, error) {
+	var owners []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, cli.Usagef("--scale-owners %q: %q is not a count of owners", list, f)
+		}
+		owners = append(owners, n)
+	}
+	pts, err := perf.ScalePoints(clients, owners)
+	if err != nil {
+		return nil, cli.Usagef("--scale-owners %q with --scale-clients %d: %v", list, clients, err)
+	}
+	return pts, nil
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// writePart prints a finished matrix, overhead or handoff part.
+func writePart(stdout io.Writer, p perf.Part) error {
 	switch {
-	case p.Scale != nil:
-		s := p.Scale
-		return report.WriteScale(stdout, report.Scale{Result: s.Result, Clients: clients, Owners: owners, Locks: locks, GoroutinesEarly: s.GoroutinesEarly,
-			GoroutinesLate: s.GoroutinesLate, HeapEarly: s.HeapEarly, HeapLate: s.HeapLate, Grew: s.Grew(), Saved: p.Saved})
 	case p.Handoff != nil:
 		h := p.Handoff
 		return report.WriteHandoff(stdout, report.Handoff{Result: h.Result, HandoffUs: h.HandoffUs, PingUs: h.PingUs, Ratio: h.Ratio, Target: perf.HandoffTarget, Saved: p.Saved})
@@ -232,17 +311,9 @@ func writePart(stdout io.Writer, p perf.Part, clients, owners, locks int, doc st
 	if err := report.WriteServerSummary(stdout, p.Lineup); err != nil {
 		return err
 	}
-	if p.Saved == "" {
-		return nil // not written: Run says why
+	if p.Saved != "" { // else not written: Run says why
+		fmt.Fprintf(stdout, "          matrix %s\n", p.Saved)
 	}
-	fmt.Fprintf(stdout, "          matrix %s\n", p.Saved)
-	if doc == "" || p.Name != perf.PartMatrix {
-		return nil
-	}
-	if err := report.Write(doc, &report.Input{Lineups: []*results.Lineup{p.Lineup}}, report.Options{Format: report.Markdown, Generator: cli.VersionString()}); err != nil {
-		return fmt.Errorf("perf: --doc: %w", err)
-	}
-	fmt.Fprintf(stdout, "          written to %s\n", doc)
 	return nil
 }
 
@@ -257,8 +328,9 @@ func perfServers(cfg *redisenv.Config, list string, parts []string, stderr io.Wr
 	}
 	envURL := strings.TrimSpace(os.Getenv(redisenv.EnvURL)) != "" && (cfg.Backend == "" || cfg.Backend == redisenv.BackendAuto)
 	switch {
-	case len(parts) != 1:
-		return nil, cli.Usagef("--servers applies to the matrix part alone; run --only matrix with --servers, and the other parts (now --only %s) without it", strings.Join(parts, ","))
+	case slices.ContainsFunc(parts, func(p string) bool { return p != perf.PartMatrix && p != perf.PartScale }):
+		// The scale part measures the harness, on the first server.
+		return nil, cli.Usagef("--servers applies to the matrix part (and scale beside it, on the first server); run --only matrix or matrix,scale with --servers, and the other parts (now --only %s) without it", strings.Join(parts, ","))
 	case cfg.Server != "":
 		return nil, cli.Usagef("--server %q and --servers %q both name the server; drop --server (--servers lists every one, the first running the whole matrix)", cfg.Server, list)
 	case cfg.URL != "" || cfg.Backend == redisenv.BackendExternal || envURL:

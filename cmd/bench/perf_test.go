@@ -32,7 +32,7 @@ func TestPerfServersBadInput(t *testing.T) {
 		{[]string{"--servers", "redis,valkey", "--redis", "external", "--redis-url", "redis://127.0.0.1:1"}, "drop --servers, or add --redis local"},
 		{[]string{"--servers", "redis,valkey", "--redis", "container", "--image", "redis:7.4"}, "drop --image"},
 		{[]string{"--servers", "redis,valkey", "--only", "scale"}, "--servers applies to the matrix part; add matrix to --only"},
-		{[]string{"--servers", "redis,valkey", "--only", "matrix,handoff"}, "--servers applies to the matrix part alone; run --only matrix with --servers"},
+		{[]string{"--servers", "redis,valkey", "--only", "matrix,handoff"}, "--servers applies to the matrix part (and scale beside it, on the first server)"},
 	} {
 		args := append([]string{"perf", "--out", dir}, tc.args...)
 		code, _, errOut := runBench(t, args...)

@@ -1,0 +1,67 @@
+package report_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/results"
+)
+
+// TestWriteScale: a row per point with its verdicts, and a cost table
+// whose columns divide by each point's owners, then by the owners added
+// between the two largest points.
+func TestWriteScale(t *testing.T) {
+	judged := results.Safety{Sections: 100}
+	fair := results.Fairness{Owners: 1000, Max: 3, Jain: 0.9}
+	rows := []results.ScaleRow{
+		{Owners: 1_000, Clients: 10, Locks: 256, Rate: 10_000, OpsPerSec: 9_990, PeakRSSBytes: 64 << 20, Goroutines: 1_020,
+			Safety: judged, Fairness: fair, Costs: []results.ScaleCost{{Component: "goroutine stacks", Bytes: 4_096_000, How: "x"}}},
+		{Owners: 10_000, Clients: 10, Locks: 256, Rate: 10_000, OpsPerSec: 9_980, PeakRSSBytes: 300 << 20, TargetRSSBytes: 256 << 20, Goroutines: 10_020,
+			Fairness: fair, Costs: []results.ScaleCost{{Component: "goroutine stacks", Bytes: 40_960_000, How: "stacks"}}},
+	}
+	var b strings.Builder
+	if err := report.WriteScale(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	line := func(prefix string) []string {
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+				return strings.Fields(l)
+			}
+		}
+		t.Fatalf("no line starting %q in\n%s", prefix, b.String())
+		return nil
+	}
+	// owners clients ops/s peak-RSS(2) target(…) RSS/owner(2) …
+	if f := line("1,000 "); f[3] != "64.0" || f[5] != "—" || f[6] != "65.5" || f[len(f)-1] != "yes" {
+		t.Errorf("1,000 owners: %q; want peak 64.0 MiB, no target, 65.5 KiB per owner, judged", f)
+	}
+	if f := line("10,000 "); f[5] != "≤" || f[6] != "256.0" || f[8] != "MISS" || f[len(f)-1] != "no" {
+		t.Errorf("10,000 owners: %q; want the 256 MiB target missed, and not judged (no section checked)", f)
+	}
+	if f := line("goroutine stacks"); len(f) < 8 || f[2] != "4.0" || f[4] != "4.0" || f[6] != "4.0" || f[8] != "stacks" {
+		t.Errorf("stacks: %q; want 4.0 KiB at each point and between them, then how (at 10,000)", f)
+	}
+}
+
+// TestLineupDocScale: the perf document has the scale section when the
+// matrix carries the scale part's rows, and none otherwise.
+func TestLineupDocScale(t *testing.T) {
+	for _, rows := range [][]results.ScaleRow{nil, {{Owners: 1_000, Clients: 10, Locks: 256, Rate: 10_000}}} {
+		path := filepath.Join(t.TempDir(), "perf.md")
+		m := &results.Lineup{Rounds: 1, Scale: rows}
+		if err := report.Write(path, &report.Input{Lineups: []*results.Lineup{m}}, report.Options{Format: report.Markdown}); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(doc), "\n## Scale: the harness with 1,000 owners\n"); got != (rows != nil) {
+			t.Errorf("scale rows %v: section in the document %v", rows, got)
+		}
+	}
+}
