@@ -100,9 +100,9 @@ func (r *Redisson) Check(p workloads.Profile) (string, error) {
 	}
 	config := "the default pool and settings (new Config(), useSingleServer with the address and credentials only)"
 	if r.Tuned {
-		config = "the tuned settings: " + RedissonTuningSummary(p)
+		config = "the tuned settings, everything else Redisson's default: " + RedissonTuningNote(p)
 	}
-	return fmt.Sprintf("Redisson %s in one JVM, a RedissonClient per client with %s; calls timed inside the JVM; no loss signal, so holders work on to their planned end", v, config), nil
+	return fmt.Sprintf("Redisson %s in one JVM, calls timed inside the JVM, no loss signal (holders work on to their planned end); a RedissonClient per client with %s", v, config), nil
 }
 
 // NewClient connects client number client on rdb's address, in the run's

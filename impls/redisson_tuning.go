@@ -28,6 +28,10 @@ type RedissonSetting struct {
 func RedissonTuning(p workloads.Profile) []RedissonSetting {
 	t := RedissonTuned(p)
 	cores := runtime.NumCPU()
+	pool := "owners per client"
+	if p.Owners > 0 {
+		pool += fmt.Sprintf(" (%d)", t.ConnectionPoolSize)
+	}
 	return []RedissonSetting{
 		{"transportMode", "NIO", "EPOLL",
 			"docs: EPOLL \"requires netty-transport-native-epoll lib in the classpath\" (the driver bundles it): Netty's native Linux transport instead of Java NIO"},
@@ -37,15 +41,26 @@ func RedissonTuning(p workloads.Profile) []RedissonSetting {
 			fmt.Sprintf("docs: \"0 = cores_amount * 2\" (%d cores here); the threads that send commands and decode replies, shared now by every client: more than the cores only adds context switches where the host's CPU is the limit (the FAQ's advice to raise it is for RedisTimeoutException when they are all busy)", cores)},
 		{"threads", "16", fmt.Sprint(t.Threads),
 			"docs: the executor for RTopic listeners and the like; locks use it for pub/sub wake-ups only: cores × 2 as for nettyThreads"},
-		{"connectionPoolSize", "64", fmt.Sprint(t.ConnectionPoolSize),
+		{"connectionPoolSize", "64", pool,
 			"docs: the connection pool's maximum; a RedissonClient's owner threads each have one command in flight at most, so its owners are enough (the FAQ: raise it when commands wait for a free connection)"},
-		{"connectionMinimumIdleSize", "24", fmt.Sprint(t.ConnectionMinimumIdleSize),
+		{"connectionMinimumIdleSize", "24", pool,
 			"docs: the connections kept open; equal to the pool's size, so that no connection is opened or closed (idleConnectionTimeout) while the load runs"},
 		{"subscriptionConnectionPoolSize", "50", "50 (kept)", "docs: pub/sub connections for RLock's wake-ups; only waiters subscribe, and 50 is more than these profiles' waiters need"},
 		{"pingConnectionInterval", "30000 ms", "30000 ms (kept)", "docs: a PING per connection every interval; one per 30 s per connection costs nothing measurable"},
 		{"codec", "Kryo5Codec", "Kryo5Codec (kept)", "lock commands do not go through it: RLock's scripts use LongCodec"},
 		{"useScriptCache", "true", "true (kept)", "docs: \"Most Redisson methods are Lua-script-based, and turning this setting on could increase the speed\": already the default (EVALSHA)"},
 	}
+}
+
+// RedissonTuningNote is the tuned settings for a note: each setting
+// changed, its default and the documentation's reason, joined by " · "
+// (report lists them one per line).
+func RedissonTuningNote(p workloads.Profile) string {
+	var s []string
+	for _, t := range RedissonTuning(p) {
+		s = append(s, t.Name+" "+t.Tuned+" (default "+t.Default+"): "+t.Reason)
+	}
+	return strings.Join(s, " · ")
 }
 
 // RedissonTuned is the driver's tuning for profile p (RedissonTuning
@@ -56,17 +71,6 @@ func RedissonTuned(p workloads.Profile) redisson.Tuning {
 		NettyThreads: 2 * runtime.NumCPU(), Threads: 2 * runtime.NumCPU(), Transport: "epoll", ShareThreads: true,
 		ConnectionPoolSize: owners, ConnectionMinimumIdleSize: owners,
 	}
-}
-
-// RedissonTuningSummary is the tuned settings on one line, for notes.
-func RedissonTuningSummary(p workloads.Profile) string {
-	var s []string
-	for _, t := range RedissonTuning(p) {
-		if !strings.HasSuffix(t.Tuned, "(kept)") {
-			s = append(s, t.Name+" "+t.Tuned+" (default "+t.Default+")")
-		}
-	}
-	return strings.Join(s, ", ") + "; everything else Redisson's default"
 }
 
 // RedissonJFREnv names the environment variable that, set to a directory,

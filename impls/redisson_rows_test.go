@@ -1,0 +1,132 @@
+package impls_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/impls"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// TestRedissonJVMCountsSuccesses: the JVM's own loop records every
+// operation, and the result counts as done only those that acquired: on
+// one name held 30 ms at a time by owners that wait 1 ms, most tryLocks
+// give up, and each is a timeout, not an operation.
+func TestRedissonJVMCountsSuccesses(t *testing.T) {
+	needDriver(t, impls.RedissonJVMName)
+	env := redisenvtest.Start(t)
+	p := builtin(t, "mutex")
+	p.Clients, p.Owners, p.Locks = 2, 2, 1
+	p.Hold, p.Think = workloads.FixedDist(30*time.Millisecond), workloads.FixedDist(0)
+	p.Wait = workloads.Duration(time.Millisecond)
+	p.Warmup, p.Duration = workloads.Duration(200*time.Millisecond), workloads.Duration(1500*time.Millisecond)
+	res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: env.NewPool, Impl: lookup(t, impls.RedissonJVMName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := res.Throughput
+	acquired := tp.Acquisitions["exclusive"]
+	switch {
+	case res.Meta.ImplName() != impls.RedissonJVMName:
+		t.Errorf("impl %q", res.Meta.ImplName())
+	case tp.Ops == 0 || res.Errors["timeout"] == 0:
+		t.Errorf("ops %d, timeouts %d: want both", tp.Ops, res.Errors["timeout"])
+	case tp.Ops != acquired || tp.Attempts != tp.Ops+res.Errors["timeout"]:
+		t.Errorf("ops %d, acquired %d, attempts %d, timeouts %d: only acquisitions are operations", tp.Ops, acquired, tp.Attempts, res.Errors["timeout"])
+	case res.Safety.Violations != 0:
+		t.Errorf("safety: %+v", res.Safety)
+	case res.CPU == nil || res.CPU.Load == 0:
+		t.Errorf("cpu %+v: the JVM's CPU is the load's", res.CPU)
+	}
+	// A 30 ms hold on one name allows about 1.5 s / 30 ms of them.
+	if max := int64(1.5/0.030) + 5; acquired > max {
+		t.Errorf("%d acquisitions of a lock held 30 ms in 1.5 s: holds overlap or were not held", acquired)
+	}
+}
+
+// TestRedissonTunedPool: redisson-tuned's RedissonClients keep the pool
+// its tuning names (as many connections as owners), where Redisson's
+// default keeps 24 per client open; the password reaches neither the
+// JVM's command line nor its environment.
+func TestRedissonTunedPool(t *testing.T) {
+	needDriver(t, impls.RedissonTunedName)
+	env := redisenvtest.Start(t)
+	first := env.NewClient()
+	defer first.Close()
+	const pw = "tun3d-PW"
+	if err := first.ConfigSet(bg, "requirepass", pw).Err(); err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(&redis.Options{Addr: env.Addr(), Password: pw})
+	defer admin.Close()
+	newRedis := func(pool int) redis.UniversalClient {
+		return redis.NewClient(&redis.Options{Addr: env.Addr(), Password: pw, PoolSize: pool})
+	}
+	conns := map[string]int{}
+	for _, tc := range []struct {
+		name     string
+		tunedSet bool
+	}{
+		{impls.RedissonName, false},
+		{impls.RedissonTunedName, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := builtin(t, "uncontended")
+			p.Clients, p.Owners = 2, 3
+			p.Warmup, p.Duration = 0, workloads.Duration(2*time.Second)
+			impl := lookup(t, tc.name)
+			var argv, environ string
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				time.Sleep(1500 * time.Millisecond)
+				conns[tc.name] = clientsNamed(t, admin)
+				if pid := impl.(workloads.Processes).PIDs(); len(pid) > 0 {
+					b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid[0]) + "/cmdline")
+					e, _ := os.ReadFile("/proc/" + strconv.Itoa(pid[0]) + "/environ")
+					argv, environ = string(b), string(e)
+				}
+			}()
+			res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: newRedis, Impl: impl})
+			<-done
+			if err != nil {
+				t.Fatal(err)
+			}
+			if argv == "" || strings.Contains(argv, pw) || strings.Contains(environ, pw) {
+				t.Errorf("JVM argv %q (empty: not read), or its environment, has the password", argv)
+			}
+			if got := strings.Contains(res.Meta.ImplNote, "nettyThreads"); got != tc.tunedSet {
+				t.Errorf("note %q names the tuning: %v, want %v", res.Meta.ImplNote, got, tc.tunedSet)
+			}
+		})
+	}
+	// Tuned: a pool of 3 per client, plus a pub/sub connection each and
+	// the harness's few; the default opens far more.
+	if tuned, def := conns[impls.RedissonTunedName], conns[impls.RedissonName]; tuned > 2*(3+1)+4 || tuned >= def {
+		t.Errorf("connections: tuned %d, default %d: want at most %d tuned, and fewer than the default", tuned, def, 2*(3+1)+4)
+	}
+}
+
+// clientsNamed counts the server's client connections but those that
+// name go-redis as their library (on servers that keep the name).
+func clientsNamed(t *testing.T, admin *redis.Client) int {
+	t.Helper()
+	list, err := admin.ClientList(bg).Result()
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	n := 0
+	for l := range strings.Lines(list) {
+		if strings.TrimSpace(l) != "" && !strings.Contains(l, "lib-name=go-redis") {
+			n++
+		}
+	}
+	return n
+}
