@@ -80,7 +80,8 @@ func dist(d workloads.DurationDist) string {
 
 // RunSelf runs cfg's profile in the JVM: a RedissonClient per profile
 // client, each running its owners' loop, then every operation recorded
-// as the harness records its own.
+// as the harness records its own. A ctx that ends cuts the loops short:
+// the result holds what they did, marked partial, with ctx's error.
 func (r *RedissonJVM) RunSelf(ctx context.Context, cfg workloads.Config) (*results.Result, error) {
 	p := cfg.Profile
 	newRedis := cfg.ClientRedis
@@ -134,7 +135,8 @@ func (r *RedissonJVM) RunSelf(ctx context.Context, cfg workloads.Config) (*resul
 	wg.Wait()
 	stop := time.Now()
 	cpu := span.End(ctx)
-	if err := errors.Join(errs...); err != nil {
+	interrupted := ctx.Err()
+	if err := errors.Join(errs...); err != nil && interrupted == nil {
 		return nil, err
 	}
 	labels := results.Labels{}
@@ -177,5 +179,8 @@ func (r *RedissonJVM) RunSelf(ctx context.Context, cfg workloads.Config) (*resul
 	res.Meta.Impl, res.Meta.ImplNote = r.Name(), func() string { n, _ := r.Check(p); return n }()
 	res.Profile = p
 	res.CPU = cpu
-	return res, nil
+	if interrupted != nil {
+		res.Partial = true
+	}
+	return res, interrupted
 }

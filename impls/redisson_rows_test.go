@@ -1,6 +1,8 @@
 package impls_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -79,13 +81,14 @@ func TestRedissonTunedPool(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := builtin(t, "uncontended")
 			p.Clients, p.Owners = 2, 3
-			p.Warmup, p.Duration = 0, workloads.Duration(2*time.Second)
+			p.Warmup, p.Duration = 0, workloads.Duration(3*time.Second)
 			impl := lookup(t, tc.name)
 			var argv, environ string
-			done := make(chan struct{})
+			started, done := make(chan struct{}), make(chan struct{})
 			go func() {
 				defer close(done)
-				time.Sleep(1500 * time.Millisecond)
+				<-started // the clients are connected
+				time.Sleep(time.Second)
 				conns[tc.name] = clientsNamed(t, admin)
 				if pid := impl.(workloads.Processes).PIDs(); len(pid) > 0 {
 					b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid[0]) + "/cmdline")
@@ -93,7 +96,7 @@ func TestRedissonTunedPool(t *testing.T) {
 					argv, environ = string(b), string(e)
 				}
 			}()
-			res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: newRedis, Impl: impl})
+			res, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: newRedis, Impl: impl, Started: func(time.Time) { close(started) }})
 			<-done
 			if err != nil {
 				t.Fatal(err)
@@ -129,4 +132,42 @@ func clientsNamed(t *testing.T, admin *redis.Client) int {
 		}
 	}
 	return n
+}
+
+// TestRedissonJVMInterrupted: a redisson-jvm run whose context ends stops
+// its loops at once, returns what they did as a partial result with the
+// context's error, and leaves none of its locks in Redis.
+func TestRedissonJVMInterrupted(t *testing.T) {
+	needDriver(t, impls.RedissonJVMName)
+	env := redisenvtest.Start(t)
+	rdb := env.NewClient()
+	defer rdb.Close()
+	p := builtin(t, "mutex")
+	p.Clients, p.Owners, p.Locks = 2, 2, 2
+	p.Hold = workloads.FixedDist(20 * time.Millisecond)
+	p.Warmup, p.Duration = 0, workloads.Duration(time.Minute)
+	prefix := "lockbench:jvm-interrupt-test:" + workloads.NewRunID() + ":"
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	go func() {
+		defer cancel()
+		heldSoon(rdb, prefix+"0")
+		time.Sleep(500 * time.Millisecond)
+	}()
+	start := time.Now()
+	res, err := workloads.Run(ctx, workloads.Config{Profile: p, NewRedis: env.NewPool, Impl: lookup(t, impls.RedissonJVMName), KeyPrefix: prefix})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	switch {
+	case time.Since(start) > 30*time.Second:
+		t.Errorf("the run took %v after its interrupt", time.Since(start))
+	case res == nil:
+		t.Fatal("no result")
+	case !res.Partial || res.Throughput.Ops == 0 || res.Safety.Violations != 0:
+		t.Errorf("partial %v, ops %d, violations %d: want a partial result with operations and no violation", res.Partial, res.Throughput.Ops, res.Safety.Violations)
+	}
+	if keys, _ := rdb.Keys(bg, prefix+"*").Result(); len(keys) > 0 {
+		t.Errorf("keys left: %v", keys)
+	}
 }

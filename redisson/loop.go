@@ -53,8 +53,8 @@ const loopRecordSize = 4 + 4 + 1 + 1 + 4*8
 // Loop runs spec on client's RedissonClient, on locks of kind k named
 // from prefix, each acquisition as Call's lock (wait, lease), and returns
 // every operation. A ctx that ends stops the loop early: each thread ends
-// its operation (unlocking what it holds) and stops, and Loop returns ctx's
-// error.
+// its operation (unlocking what it holds) and stops, and Loop returns the
+// operations done with ctx's error.
 func (d *Driver) Loop(ctx context.Context, client string, k Kind, prefix string, wait, lease time.Duration, spec LoopSpec) ([]LoopRecord, error) {
 	f, err := os.CreateTemp("", "lockbench-redisson-loop-*.bin")
 	if err != nil {
@@ -69,10 +69,15 @@ func (d *Driver) Loop(ctx context.Context, client string, k Kind, prefix string,
 		return nil, fmt.Errorf("redisson: loop spec %q: no tabs or newlines", s)
 	}
 	_, err = d.call(ctx, "loop", client, k, prefix, wait, lease, 0, s)
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
-	return readLoop(path)
+	// Cut short, the loop wrote what it did before it answered.
+	recs, rerr := readLoop(path)
+	if err != nil {
+		return recs, err
+	}
+	return recs, rerr
 }
 
 // readLoop reads the records the loop wrote to path.
