@@ -184,3 +184,16 @@ func (r *RedissonJVM) RunSelf(ctx context.Context, cfg workloads.Config) (*resul
 	}
 	return res, interrupted
 }
+
+// RedissonOf is the Redisson an implementation runs (redisson,
+// redisson-tuned, or redisson-jvm's), so that a caller can set where its
+// clients connect; nil for the others.
+func RedissonOf(impl workloads.Impl) *Redisson {
+	switch r := impl.(type) {
+	case *Redisson:
+		return r
+	case *RedissonJVM:
+		return &r.Redisson
+	}
+	return nil
+}
