@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
+	"github.com/lockbench/lockbench/redisson"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -169,5 +171,32 @@ func TestRedissonJVMInterrupted(t *testing.T) {
 	}
 	if keys, _ := rdb.Keys(bg, prefix+"*").Result(); len(keys) > 0 {
 		t.Errorf("keys left: %v", keys)
+	}
+}
+
+// TestRedissonFlightRecording: with $LOCKBENCH_REDISSON_JFR set, the run's
+// JVM leaves a flight recording there, and beside it the frames its
+// samples found on top, most first.
+func TestRedissonFlightRecording(t *testing.T) {
+	needDriver(t, impls.RedissonName)
+	env := redisenvtest.Start(t)
+	dir := t.TempDir()
+	t.Setenv(impls.RedissonJFREnv, dir)
+	p := builtin(t, "uncontended")
+	p.Clients, p.Owners = 1, 2
+	p.Warmup, p.Duration = 0, workloads.Duration(2*time.Second)
+	if _, err := workloads.Run(bg, workloads.Config{Profile: p, NewRedis: env.NewPool, Impl: lookup(t, impls.RedissonName)}); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := filepath.Glob(filepath.Join(dir, "*.jfr"))
+	if len(recs) != 1 {
+		t.Fatalf("recordings %v, want one", recs)
+	}
+	fs, total, err := redisson.TopFrames(bg, recs[0], 5)
+	if err != nil || total == 0 || len(fs) == 0 || fs[0].Samples < fs[len(fs)-1].Samples {
+		t.Errorf("top frames %v of %d samples, %v: want some, most first", fs, total, err)
+	}
+	if _, err := os.Stat(strings.TrimSuffix(recs[0], ".jfr") + ".top.txt"); err != nil {
+		t.Error(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -98,14 +99,30 @@ func writeTopFrames(path string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	fs, total, err := redisson.TopFrames(ctx, path, 15)
+	fs, total, err := redisson.TopFrames(ctx, path, 0)
 	var b strings.Builder
 	if err != nil {
 		fmt.Fprintf(&b, "error: %v\n", err)
 	}
+	pct := func(n int) float64 { return 100 * float64(n) / float64(max(total, 1)) }
 	fmt.Fprintf(&b, "%d execution samples; top frames by self samples:\n", total)
+	for _, f := range fs[:min(15, len(fs))] {
+		fmt.Fprintf(&b, "%6d %5.1f%%  %s\n", f.Samples, pct(f.Samples), f.Method)
+	}
+	// By package (its first two names): whose code the JVM runs.
+	byPkg := map[string]int{}
 	for _, f := range fs {
-		fmt.Fprintf(&b, "%6d %5.1f%%  %s\n", f.Samples, 100*float64(f.Samples)/float64(max(total, 1)), f.Method)
+		parts := strings.SplitN(f.Method, ".", 3)
+		byPkg[strings.Join(parts[:min(2, len(parts))], ".")] += f.Samples
+	}
+	var pkgs []redisson.Frame
+	for p, n := range byPkg {
+		pkgs = append(pkgs, redisson.Frame{Method: p, Samples: n})
+	}
+	slices.SortFunc(pkgs, func(a, b redisson.Frame) int { return b.Samples - a.Samples })
+	fmt.Fprintf(&b, "by package:\n")
+	for _, p := range pkgs[:min(10, len(pkgs))] {
+		fmt.Fprintf(&b, "%6d %5.1f%%  %s\n", p.Samples, pct(p.Samples), p.Method)
 	}
 	_ = os.WriteFile(strings.TrimSuffix(path, ".jfr")+".top.txt", []byte(b.String()), 0o644)
 }

@@ -114,7 +114,7 @@ type Frame struct {
 
 // TopFrames reads the flight recording at path (Config.JFR) with the
 // JDK's jfr tool and returns the n methods most often on top of the
-// sampled stacks, and the samples in all.
+// sampled stacks (all of them when n <= 0), and the samples in all.
 func TopFrames(ctx context.Context, path string, n int) ([]Frame, int, error) {
 	out, err := exec.CommandContext(ctx, "jfr", "print", "--events", "jdk.ExecutionSample", "--stack-depth", "1", path).Output()
 	if err != nil {
@@ -131,7 +131,7 @@ func TopFrames(ctx context.Context, path string, n int) ([]Frame, int, error) {
 		if m == "]" || m == "" {
 			continue
 		}
-		if j := strings.Index(m, "  line:"); j >= 0 {
+		if j := strings.LastIndex(m, " line:"); j >= 0 {
 			m = m[:j]
 		}
 		counts[strings.TrimSpace(m)]++
@@ -147,5 +147,8 @@ func TopFrames(ctx context.Context, path string, n int) ([]Frame, int, error) {
 		}
 		return strings.Compare(a.Method, b.Method)
 	})
-	return fs[:min(n, len(fs))], total, nil
+	if n > 0 {
+		fs = fs[:min(n, len(fs))]
+	}
+	return fs, total, nil
 }
