@@ -39,7 +39,7 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 	if err != nil {
 		return nil, err
 	}
-	if ri, ok := o.Impl.(*impls.Redisson); ok {
+	if ri := impls.RedissonOf(o.Impl); ri != nil {
 		// Redisson's clients connect as an application on Redisson would
 		// to this run's deployment (each run's: a sweep may start another),
 		// not to one address of it.

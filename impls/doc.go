@@ -9,7 +9,10 @@
 //     contention, what pub/sub wake-up buys.
 //   - redsync and redislock: the peer libraries on one node, with their
 //     own expiry and retry delays.
-//   - redisson: real Redisson in a JVM (package redisson).
+//   - redisson: real Redisson in a JVM (package redisson), with its
+//     default configuration; redisson-tuned with the settings its docs
+//     advise for throughput (RedissonTuning); redisson-jvm running the
+//     load in the JVM's own threads, which shows what the pipe costs.
 //
 // An implementation that lacks a feature a profile needs (a read-write or
 // fair lock, reentrancy, a watchdog lease the holds depend on, a loss

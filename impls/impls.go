@@ -30,7 +30,9 @@ func All() []Info {
 		{"raw", "lockimpl's Lua scripts by EVALSHA, no client logic: no watchdog, no pub/sub, retry after the returned TTL"},
 		{"redsync", "github.com/go-redsync/redsync/v4, one node, its defaults: 8s expiry, retry every 50-250ms; exclusive only"},
 		{"redislock", "github.com/bsm/redislock, retry every 50-250ms like redsync; exclusive only"},
-		{RedissonName, "real Redisson in one JVM, a RedissonClient per client (make redisson-driver; needs Java 17): every lock kind, no loss signal"},
+		{RedissonName, "real Redisson in one JVM, a RedissonClient per client (make redisson-driver; needs Java 17), Redisson's default configuration: every lock kind, no loss signal"},
+		{RedissonTunedName, "redisson with the configuration Redisson's docs advise for throughput: EPOLL transport, one Netty event loop group and executor for the JVM's clients, nettyThreads and threads 2 x cores, connection pool = owners per client, all kept open"},
+		{RedissonJVMName, "redisson (default configuration) running the load in the JVM's own threads, no pipe per operation: what the pipe costs; closed loop, depth 1, uniform or per-owner names"},
 	}
 }
 
@@ -61,6 +63,10 @@ func Lookup(name string) (workloads.Impl, error) {
 		return Redislock{}, nil
 	case RedissonName:
 		return &Redisson{}, nil
+	case RedissonTunedName:
+		return &Redisson{Tuned: true}, nil
+	case RedissonJVMName:
+		return &RedissonJVM{}, nil
 	}
 	return nil, &workloads.FieldError{Field: "--impl", Value: strconv.Quote(name),
 		Fix: "unknown implementation; use " + strings.Join(Names(), ", ")}
@@ -178,4 +184,10 @@ func (e *notHeldError) Unwrap() []error {
 		return []error{workloads.ErrNotHeld}
 	}
 	return []error{workloads.ErrNotHeld, e.cause}
+}
+
+// IsRedisson reports whether name is one of the Redisson rows, which need
+// the driver's jar.
+func IsRedisson(name string) bool {
+	return name == RedissonName || name == RedissonTunedName || name == RedissonJVMName
 }

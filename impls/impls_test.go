@@ -171,7 +171,7 @@ func TestRefusals(t *testing.T) {
 // missing, with the reason.
 func needDriver(t *testing.T, name string) {
 	t.Helper()
-	if name != impls.RedissonName {
+	if !impls.IsRedisson(name) {
 		return
 	}
 	if _, err := redisson.FindJar(); err != nil {

@@ -17,8 +17,14 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// RedissonName is what --impl calls the Redisson driver.
-const RedissonName = "redisson"
+// The names --impl gives Redisson: with its default configuration, with
+// the tuned one (RedissonTuning), and running its load in the JVM itself
+// (RedissonJVM).
+const (
+	RedissonName      = "redisson"
+	RedissonTunedName = "redisson-tuned"
+	RedissonJVMName   = "redisson-jvm"
+)
 
 // Redisson drives real Redisson: one JVM per run (package redisson's
 // driver), in which each profile client is a RedissonClient of its own
@@ -45,10 +51,14 @@ type Redisson struct {
 	// cluster, master-slave); unset, each client connects to its go-redis
 	// client's one server.
 	Servers *redisson.Servers
+	// Tuned runs Redisson with RedissonTuning's settings instead of its
+	// defaults, and is called RedissonTunedName.
+	Tuned bool
 
 	mu    sync.Mutex
 	jvm   *redisson.Driver
-	users int // open clients on jvm
+	users int    // open clients on jvm
+	jfr   string // jvm's flight recording, when one is made
 }
 
 // SyncsReplicas is true: where the deployment has replicas, Redisson runs
@@ -58,8 +68,13 @@ type Redisson struct {
 // the WAIT, and keeps the lock whatever the answer.
 func (*Redisson) SyncsReplicas() bool { return true }
 
-// Name is "redisson".
-func (*Redisson) Name() string { return RedissonName }
+// Name is RedissonName, or RedissonTunedName when Tuned.
+func (r *Redisson) Name() string {
+	if r.Tuned {
+		return RedissonTunedName
+	}
+	return RedissonName
+}
 
 // Check needs Java and the driver's jar, and refuses a fixed-lease profile
 // whose holds could outlive the lease (Redisson has no loss signal).
@@ -83,7 +98,11 @@ func (r *Redisson) Check(p workloads.Profile) (string, error) {
 	if v == "" {
 		v = "(version unknown)"
 	}
-	return fmt.Sprintf("Redisson %s in one JVM, a RedissonClient per client with the default pool and settings; calls timed inside the JVM; no loss signal, so holders work on to their planned end", v), nil
+	config := "the default pool and settings (new Config(), useSingleServer with the address and credentials only)"
+	if r.Tuned {
+		config = "the tuned settings, everything else Redisson's default: " + RedissonTuningNote(p)
+	}
+	return fmt.Sprintf("Redisson %s in one JVM, calls timed inside the JVM, no loss signal (holders work on to their planned end); a RedissonClient per client with %s", v, config), nil
 }
 
 // NewClient connects client number client on rdb's address, in the run's
@@ -113,6 +132,10 @@ func (r *Redisson) NewClient(ctx context.Context, rdb redis.UniversalClient, p w
 	}
 	cfg.Watchdog = r.Watchdog
 	cfg.SkipReplicaSync = !p.ReplicaSync
+	if r.Tuned {
+		cfg.Tuning = RedissonTuned(p)
+	}
+	cfg.JFR = jfrFile()
 	d, first, err := r.acquireJVM(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -153,7 +176,7 @@ func (r *Redisson) acquireJVM(ctx context.Context, cfg redisson.Config) (d *redi
 		if err != nil {
 			return nil, false, err
 		}
-		r.jvm, first = d, true
+		r.jvm, r.jfr, first = d, cfg.JFR, true
 	}
 	r.users++
 	return r.jvm, first, nil
@@ -171,6 +194,7 @@ func (r *Redisson) releaseJVM() (int, error) {
 	d := r.jvm
 	r.jvm = nil
 	err := d.Close()
+	writeTopFrames(r.jfr)
 	return d.HeldAtClose(), err
 }
 

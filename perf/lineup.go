@@ -85,8 +85,14 @@ func DefaultLineup(all []string) []LineupGroup {
 		}
 	}
 	rs := impls.RedissonName
+	rw := []string{impls.Default, impls.Raw{}.Name()}
+	for _, n := range all {
+		if impls.IsRedisson(n) {
+			rw = append(rw, n)
+		}
+	}
 	return append(g,
-		LineupGroup{Profile: "rw90", Impls: WithPipelined([]string{impls.Default, impls.Raw{}.Name(), rs})},
+		LineupGroup{Profile: "rw90", Impls: WithPipelined(rw)},
 		LineupGroup{Profile: "fair", Impls: []string{impls.Default, rs}},
 		LineupGroup{Profile: "reentrant-deep", Impls: []string{impls.Default, rs}})
 }

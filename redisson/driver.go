@@ -46,6 +46,55 @@ type Config struct {
 	// acknowledged, of those Redisson counts, is given back and fails
 	// (NoSyncedSlavesException, Error.Refused); off, it is kept.
 	SkipReplicaSync bool
+	// Tuning departs from Redisson's defaults for every client; its zero
+	// value is Redisson as new Config() makes it.
+	Tuning Tuning
+	// JFR, when set, is the file a Java Flight Recorder recording (the
+	// JDK's "profile" settings) of the whole JVM goes to when it closes;
+	// TopFrames reads it.
+	JFR string
+}
+
+// Tuning is the settings of Redisson's Config an application can change
+// for throughput; a zero field keeps Redisson's default.
+type Tuning struct {
+	// NettyThreads and Threads are Config's nettyThreads and threads.
+	NettyThreads, Threads int
+	// Transport is Config's transportMode: "nio" or "epoll".
+	Transport string
+	// ShareThreads gives every client of the JVM one Netty event loop
+	// group and one executor instead of a pair each (Config's
+	// eventLoopGroup and executor).
+	ShareThreads bool
+	// ConnectionPoolSize, ConnectionMinimumIdleSize and
+	// SubscriptionConnectionPoolSize size the pools of each server
+	// (master and slave pools alike in the modes with replicas).
+	ConnectionPoolSize, ConnectionMinimumIdleSize, SubscriptionConnectionPoolSize int
+	// PingConnectionInterval is how often each connection sends PING.
+	PingConnectionInterval time.Duration
+}
+
+// fields are the config line's keys for t's settings.
+func (t Tuning) fields() [][2]string {
+	var f [][2]string
+	num := func(key string, v int) {
+		if v > 0 {
+			f = append(f, [2]string{key, strconv.Itoa(v)})
+		}
+	}
+	num("netty-threads", t.NettyThreads)
+	num("threads", t.Threads)
+	if t.Transport != "" {
+		f = append(f, [2]string{"transport", t.Transport})
+	}
+	if t.ShareThreads {
+		f = append(f, [2]string{"share-threads", "on"})
+	}
+	num("pool-size", t.ConnectionPoolSize)
+	num("pool-min-idle", t.ConnectionMinimumIdleSize)
+	num("sub-pool-size", t.SubscriptionConnectionPoolSize)
+	num("ping-ms", int(t.PingConnectionInterval.Milliseconds()))
+	return f
 }
 
 // Servers says where a RedissonClient finds Redis, in one of Redisson's
@@ -285,6 +334,13 @@ func configLine(cfg Config) (string, error) {
 	if cfg.SkipReplicaSync {
 		add("sync-slaves", "off")
 	}
+	if t := cfg.Tuning.Transport; t != "" && t != "nio" && t != "epoll" {
+		return "", &ConfigError{Field: "transport", Fix: fmt.Sprintf("%q: want nio or epoll", t)}
+	}
+	for _, f := range cfg.Tuning.fields() {
+		add(f[0], f[1])
+	}
+	add("jfr", cfg.JFR)
 	return line + "\n", nil
 }
 
@@ -430,7 +486,7 @@ const cancelWait = 5 * time.Second
 // stops between cycles. Other ops are not cut short: a ctx that ends stops
 // waiting for their reply, not the call in the JVM.
 func (d *Driver) Call(ctx context.Context, op, owner string, k Kind, name string, wait, lease time.Duration) (Reply, error) {
-	return d.call(ctx, op, owner, k, name, wait, lease, -1)
+	return d.call(ctx, op, owner, k, name, wait, lease, -1, "")
 }
 
 // Section is one critical section run whole in the JVM.
@@ -453,7 +509,7 @@ type Section struct {
 // times filled in. A ctx that ends cuts it short, as Call says: a hold
 // ends and is unlocked (Cut); a wait for the lock returns ctx's error.
 func (d *Driver) Section(ctx context.Context, owner string, k Kind, name string, wait, lease, hold time.Duration) (Section, error) {
-	r, err := d.call(ctx, "section", owner, k, name, wait, lease, max(hold, 0))
+	r, err := d.call(ctx, "section", owner, k, name, wait, lease, max(hold, 0), "")
 	s := Section{Start: r.Start, End: r.End}
 	v := r.Value
 	var re *Error
@@ -483,7 +539,7 @@ func (d *Driver) Section(ctx context.Context, owner string, k Kind, name string,
 // short in the JVM.
 func acquires(op string) bool {
 	switch op {
-	case "lock", "section", "warm":
+	case "lock", "section", "warm", "loop":
 		return true
 	}
 	return false
@@ -492,8 +548,9 @@ func acquires(op string) bool {
 // ErrClosing is the answer of a call the driver's Close cut short.
 var ErrClosing = errors.New("redisson: the driver closed: call cut short")
 
-// call sends one request; hold < 0 leaves the 8th field out.
-func (d *Driver) call(ctx context.Context, op, owner string, k Kind, name string, wait, lease, hold time.Duration) (Reply, error) {
+// call sends one request; hold < 0 leaves the 8th field out, and a spec
+// (op loop's) is the 9th.
+func (d *Driver) call(ctx context.Context, op, owner string, k Kind, name string, wait, lease, hold time.Duration, spec string) (Reply, error) {
 	for _, s := range []string{op, owner, string(k), name} {
 		if strings.ContainsAny(s, "\t\n") {
 			return Reply{}, fmt.Errorf("redisson: %q: no tabs or newlines in driver fields", s)
@@ -519,6 +576,9 @@ func (d *Driver) call(ctx context.Context, op, owner string, k Kind, name string
 	line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%d\t%d", id, op, owner, k, name, waitMs, lease.Milliseconds())
 	if hold >= 0 {
 		line += "\t" + strconv.FormatInt(int64(hold), 10)
+	}
+	if spec != "" {
+		line += "\t" + spec
 	}
 	_, err := io.WriteString(d.stdin, line+"\n")
 	d.mu.Unlock()

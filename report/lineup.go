@@ -106,6 +106,7 @@ func lineupBlocks(m *results.Lineup) []block {
 	}
 	bl = append(bl, heading{level: 2, text: "Implementations"},
 		para{text: "How each met the first workload it ran (the result files hold each run's note)."}, bullets{items: impls})
+	bl = append(bl, redissonConfigs(m.Cells)...)
 
 	if len(m.Baselines) > 0 {
 		t := table{head: []string{"concurrency", "acquire calls/s", "acquire p50", "acquire p99", "unlock calls/s", "lock+unlock cycles/s", "cpu",
@@ -294,4 +295,29 @@ func WriteServerSummary(w io.Writer, m *results.Lineup) error {
 	}
 	return writeText(w, append([]block{blank, para{text: "servers   side by side, medians over the rounds; limit: server, load, host or — for neither"}},
 		serverBlocks(m, margin)...))
+}
+
+// redissonConfigs lists the Redisson rows' configurations, from their
+// notes: each setting the note joins with " · " on a line of its own.
+func redissonConfigs(cells []results.LineupCell) []block {
+	var bl []block
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if !strings.HasPrefix(c.Impl, "redisson") || seen[c.Impl] || c.Note == "" {
+			continue
+		}
+		seen[c.Impl] = true
+		head, rest, _ := strings.Cut(c.Note, ": ")
+		items := strings.Split(rest, " · ")
+		if len(items) < 2 {
+			bl = append(bl, para{text: c.Impl + ": " + c.Note})
+			continue
+		}
+		bl = append(bl, para{text: c.Impl + ": " + head + ":"}, bullets{items: items})
+	}
+	if len(bl) == 0 {
+		return nil
+	}
+	return append([]block{heading{level: 2, text: "Redisson's configurations"},
+		para{text: "Setting, value (Redisson's default) and why, from Redisson's documentation (docs/configuration.md and docs/faq.md of the release the driver runs)."}}, bl...)
 }

@@ -314,6 +314,7 @@ func sharedHost(meta results.Meta) bool {
 type CPUSpan struct {
 	m     *cpuMeter
 	start time.Time
+	impl  Impl // StartCPUOf's
 }
 
 // StartCPU takes a span's first reading.
@@ -324,9 +325,21 @@ func StartCPU(ctx context.Context, rdb redis.UniversalClient) *CPUSpan {
 	return s
 }
 
+// StartCPUOf is StartCPU whose Load counts impl's helper processes
+// (Processes) too, as a run's does.
+func StartCPUOf(ctx context.Context, rdb redis.UniversalClient, impl Impl) *CPUSpan {
+	start := time.Now()
+	s := &CPUSpan{m: newCPUMeter(rdb, impl, start), start: start, impl: impl}
+	s.m.sample(ctx)
+	return s
+}
+
 // End takes the span's last reading and returns its CPU; Load is this
-// process's alone.
+// process's (and the helpers' of StartCPUOf's impl).
 func (s *CPUSpan) End(ctx context.Context) *results.CPU {
 	s.m.sample(ctx)
+	if s.impl != nil {
+		return s.m.result(s.start, loadCores(s.impl), true)
+	}
 	return s.m.result(s.start, float64(runtime.GOMAXPROCS(0)), false)
 }

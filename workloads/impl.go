@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
 )
 
 // Impl is a lock implementation the driver can measure: Lockimpl (the
@@ -29,6 +30,13 @@ type Impl interface {
 	// implementation, a process using the library, on rdb, its own
 	// connection pool, for profile p. ctx bounds what it asks the server.
 	NewClient(ctx context.Context, rdb redis.UniversalClient, p Profile, client int) (ImplClient, error)
+}
+
+// SelfDriven is an Impl that runs a whole profile itself, outside the
+// driver's workers (a JVM running its own loop), and records every
+// operation as they would: Run hands it the checked Config.
+type SelfDriven interface {
+	RunSelf(ctx context.Context, cfg Config) (*results.Result, error)
 }
 
 // ImplClient is one client of an Impl.

@@ -174,6 +174,9 @@ func Run(ctx context.Context, cfg Config) (*results.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s, ok := cfg.Impl.(SelfDriven); ok && cfg.NewOwner == nil {
+		return s.RunSelf(ctx, cfg)
+	}
 	g0 := runtime.NumGoroutine()
 	env, err := newRunEnv(ctx, cfg)
 	if err != nil {

@@ -533,7 +533,14 @@ func implsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, i := range impls.All() {
 		fmt.Fprintf(tw, "%s\t%s\n", i.Name, i.Summary)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n%s: Redisson's Config as its docs advise for throughput (default → tuned: why):\n", impls.RedissonTunedName)
+	for _, t := range impls.RedissonTuning(workloads.Profile{}) {
+		fmt.Fprintf(stdout, "  %s: %s → %s: %s\n", t.Name, t.Default, t.Tuned, t.Reason)
+	}
+	return nil
 }
 
 // startProfiles starts a CPU profile to cpu and returns the function that

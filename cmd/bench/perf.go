@@ -149,7 +149,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if _, err := redisson.FindJar(); err != nil {
 			// The default lists every implementation; without the JVM
 			// driver the matrix runs the Go ones and says so.
-			*matrixImpls = strings.Join(slices.DeleteFunc(impls.Names(), func(n string) bool { return n == impls.RedissonName }), ",")
+			*matrixImpls = strings.Join(slices.DeleteFunc(impls.Names(), impls.IsRedisson), ",")
 			fmt.Fprintf(stderr, "perf: matrix without redisson: %v\n", err)
 		}
 	}

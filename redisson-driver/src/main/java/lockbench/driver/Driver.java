@@ -1,11 +1,15 @@
 package lockbench.driver;
 
+import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
+import java.io.DataOutputStream;
+import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -14,12 +18,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
 import org.redisson.Redisson;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RFuture;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
+import org.redisson.config.BaseMasterSlaveServersConfig;
 import org.redisson.config.Config;
+import org.redisson.config.SingleServerConfig;
+import org.redisson.config.TransportMode;
 
 /**
  * Redisson's locks on behalf of the lockbench harness, over standard streams.
@@ -77,8 +89,16 @@ import org.redisson.config.Config;
  * client's; no user: Redis's default user), db (every client's database),
  * watchdog-ms (Redisson's lockWatchdogTimeout; its 30 s default when left
  * out) and sync-slaves (on or off: every client's checkLockSyncedSlaves,
- * on by default as in Redisson). A first client that cannot connect is answered with an err
- * greeting, and the driver exits 1.
+ * on by default as in Redisson), the tuning keys netty-threads, threads,
+ * transport (nio or epoll), share-threads (on: one event loop group and one
+ * executor for every client), pool-size, pool-min-idle, sub-pool-size and
+ * ping-ms (each absent: Redisson's default), and jfr (a file a flight
+ * recording of the run goes to at close). A first client that cannot
+ * connect is answered with an err greeting, and the driver exits 1.
+ *
+ * <p>Op loop (a 9th field: its spec, see loop) runs a closed-loop workload
+ * in the JVM itself, with no line per operation, and writes a record of
+ * each operation to a file.
  *
  * <p>An error's value is one line: the exception's class and message, then
  * each cause's that adds to it, never a stack trace.
@@ -97,6 +117,19 @@ public final class Driver {
      * acknowledged (the WAIT is sent either way, but in single-server mode).
      */
     private boolean checkLockSyncedSlaves = true;
+    /**
+     * Settings that depart from Redisson's defaults (the config line's
+     * tuning keys); each is left at Redisson's default when absent, so a
+     * config line without them is Redisson as new Config() makes it.
+     */
+    private Integer nettyThreads, threads, poolSize, poolMinIdle, subPoolSize, pingMs;
+    private TransportMode transport;
+    /** One Netty event loop group and one executor for every client of the JVM. */
+    private boolean shareThreads;
+    /** Where a flight recording of the whole run goes when the driver closes; null: none. */
+    private String jfr;
+    private EventLoopGroup sharedGroup;
+    private ExecutorService sharedExecutor;
     private final Map<String, RedissonClient> clients = new ConcurrentHashMap<>();
     private final Map<String, ExecutorService> owners = new ConcurrentHashMap<>();
     /** The calls dispatched to owners' threads and not yet answered, by id. */
@@ -215,7 +248,66 @@ public final class Driver {
             cfg.setLockWatchdogTimeout(watchdogMs);
         }
         cfg.setCheckLockSyncedSlaves(checkLockSyncedSlaves);
+        tune(cfg);
         return Redisson.create(cfg);
+    }
+
+    /** Applies the tuning keys of the config line to cfg; none: Redisson's defaults. */
+    private synchronized void tune(Config cfg) {
+        if (nettyThreads != null) {
+            cfg.setNettyThreads(nettyThreads);
+        }
+        if (threads != null) {
+            cfg.setThreads(threads);
+        }
+        if (transport != null) {
+            cfg.setTransportMode(transport);
+        }
+        if (shareThreads) {
+            // Redisson's docs: each client makes its own EventLoopGroup, and
+            // several clients in one JVM should share one.
+            if (sharedGroup == null) {
+                int n = cfg.getNettyThreads() > 0 ? cfg.getNettyThreads() : Runtime.getRuntime().availableProcessors() * 2;
+                DefaultThreadFactory tf = new DefaultThreadFactory("redisson-netty", true);
+                sharedGroup = cfg.getTransportMode() == TransportMode.EPOLL ? new EpollEventLoopGroup(n, tf) : new NioEventLoopGroup(n, tf);
+                int t = cfg.getThreads() > 0 ? cfg.getThreads() : Runtime.getRuntime().availableProcessors() * 2;
+                sharedExecutor = Executors.newFixedThreadPool(t, new DefaultThreadFactory("redisson", true));
+            }
+            cfg.setEventLoopGroup(sharedGroup);
+            cfg.setExecutor(sharedExecutor);
+        }
+        if (cfg.isSingleConfig()) {
+            SingleServerConfig sc = cfg.useSingleServer();
+            if (poolSize != null) {
+                sc.setConnectionPoolSize(poolSize);
+            }
+            if (poolMinIdle != null) {
+                sc.setConnectionMinimumIdleSize(poolMinIdle);
+            }
+            if (subPoolSize != null) {
+                sc.setSubscriptionConnectionPoolSize(subPoolSize);
+            }
+            if (pingMs != null) {
+                sc.setPingConnectionInterval(pingMs);
+            }
+            return;
+        }
+        BaseMasterSlaveServersConfig<?> ms = cfg.isClusterConfig() ? cfg.useClusterServers()
+                : cfg.isSentinelConfig() ? cfg.useSentinelServers() : cfg.useMasterSlaveServers();
+        if (poolSize != null) {
+            ms.setMasterConnectionPoolSize(poolSize);
+            ms.setSlaveConnectionPoolSize(poolSize);
+        }
+        if (poolMinIdle != null) {
+            ms.setMasterConnectionMinimumIdleSize(poolMinIdle);
+            ms.setSlaveConnectionMinimumIdleSize(poolMinIdle);
+        }
+        if (subPoolSize != null) {
+            ms.setSubscriptionConnectionPoolSize(subPoolSize);
+        }
+        if (pingMs != null) {
+            ms.setPingConnectionInterval(pingMs);
+        }
     }
 
     /** The redis:// URLs of a comma-separated list of host:port. */
@@ -261,6 +353,19 @@ public final class Driver {
                         case "off" -> false;
                         default -> throw new IllegalArgumentException("config sync-slaves: want on or off");
                     };
+                    case "netty-threads" -> d.nettyThreads = Integer.parseInt(v);
+                    case "threads" -> d.threads = Integer.parseInt(v);
+                    case "pool-size" -> d.poolSize = Integer.parseInt(v);
+                    case "pool-min-idle" -> d.poolMinIdle = Integer.parseInt(v);
+                    case "sub-pool-size" -> d.subPoolSize = Integer.parseInt(v);
+                    case "ping-ms" -> d.pingMs = Integer.parseInt(v);
+                    case "transport" -> d.transport = switch (v) {
+                        case "nio" -> TransportMode.NIO;
+                        case "epoll" -> TransportMode.EPOLL;
+                        default -> throw new IllegalArgumentException("config transport: want nio or epoll");
+                    };
+                    case "share-threads" -> d.shareThreads = v.equals("on");
+                    case "jfr" -> d.jfr = v;
                     default -> throw new IllegalArgumentException("config: unknown key " + key);
                 }
             } catch (NumberFormatException e) {
@@ -281,6 +386,17 @@ public final class Driver {
             Runtime.getRuntime().halt(2);
             return;
         }
+        jdk.jfr.Recording recording = null;
+        if (d.jfr != null) {
+            try {
+                recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+                recording.setDestination(java.nio.file.Path.of(d.jfr));
+                recording.start();
+            } catch (Exception e) {
+                reply("0", "err", 0, 0, "jfr: " + describe(e));
+                Runtime.getRuntime().halt(1);
+            }
+        }
         if (d.addr != null) {
             long start = System.nanoTime();
             try {
@@ -299,7 +415,11 @@ public final class Driver {
         // The harness is gone or done: cut every call short, so that the
         // holds end with an unlock instead of their leases, and say what
         // could not be released.
-        reply("0", "closed", 0, 0, Integer.toString(d.close(TimeUnit.SECONDS.toNanos(1))));
+        int held = d.close(TimeUnit.SECONDS.toNanos(1));
+        if (recording != null) {
+            recording.stop(); // writes the destination: halt runs no shutdown hook
+        }
+        reply("0", "closed", 0, 0, Integer.toString(held));
         Runtime.getRuntime().halt(0);
     }
 
@@ -345,8 +465,8 @@ public final class Driver {
 
     private void dispatch(String line) {
         String[] f = line.split("\t", -1);
-        if (f.length != 7 && f.length != 8) {
-            reply(f[0], "err", 0, 0, "want 7 or 8 tab-separated fields, got " + f.length);
+        if (f.length != 7 && f.length != 8 && !(f.length == 9 && f[1].equals("loop"))) {
+            reply(f[0], "err", 0, 0, "want 7 or 8 tab-separated fields (9 for loop), got " + f.length);
             return;
         }
         String id = f[0], op = f[1], owner = f[2], kind = f[3], name = f[4];
@@ -391,6 +511,8 @@ public final class Driver {
             try {
                 if (op.equals("section")) {
                     section(c, owner, kind, name, waitMs, leaseMs, holdNs);
+                } else if (op.equals("loop")) {
+                    loop(c, owner, kind, name, waitMs, leaseMs, f[8]);
                 } else {
                     run(c, op, owner, kind, name, waitMs, leaseMs);
                 }
@@ -515,6 +637,161 @@ public final class Driver {
             return;
         }
         c.answer("ok", start, System.nanoTime(), got + " " + acquired + " " + released + cut);
+    }
+
+    /** A duration distribution of a loop spec: f:A (fixed), u:A:B (uniform) or e:MEAN (exponential), in ns. */
+    private record Dist(char kind, long a, long b) {
+        static Dist parse(String v) {
+            String[] p = v.split(":");
+            return new Dist(p[0].charAt(0), Long.parseLong(p[1]), p.length > 2 ? Long.parseLong(p[2]) : 0);
+        }
+
+        long sample(SplittableRandom r) {
+            return switch (kind) {
+                case 'u' -> b > a ? a + r.nextLong(b - a + 1) : a;
+                case 'e' -> a <= 0 ? 0 : (long) (-Math.log(1 - r.nextDouble()) * a);
+                default -> a;
+            };
+        }
+    }
+
+    /** Parks until deadline (System.nanoTime), or the call is cancelled. */
+    private static void parkUntil(Call c, long deadline) {
+        for (long left = deadline - System.nanoTime(); left > 0 && !c.cancelled; left = deadline - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
+    }
+
+    /**
+     * The loop op: the JVM runs a closed-loop workload itself, with no
+     * round trip to the harness per operation. spec is comma-separated
+     * key=value: threads (owners of the client), first (the first owner's
+     * index in the run), locks (names to pick from uniformly; 0: one per
+     * owner, name + "o" + index), read (the read lock's share, kind rw),
+     * hold and think (Dist), end (System.nanoTime when to stop), seed and
+     * out (the file the records go to). Each owner thread takes its lock
+     * (as op lock), holds it, unlocks and thinks, until end or cancel; each
+     * operation is one 42-byte big-endian record: owner, lock (int), mode
+     * (byte: 0 exclusive, 1 read, 2 write), outcome (byte: 0 ok, 1 not
+     * acquired, 2 error), called, acquired, released, done (long ns, 0 when
+     * it did not happen). The reply's value is the records' count.
+     */
+    private void loop(Call c, String client, String kind, String name, long waitMs, long leaseMs, String spec) {
+        long start = System.nanoTime();
+        Map<String, String> kv = new java.util.HashMap<>();
+        for (String f : spec.split(",")) {
+            int eq = f.indexOf('=');
+            if (eq > 0) {
+                kv.put(f.substring(0, eq), f.substring(eq + 1));
+            }
+        }
+        int threads, first, locks;
+        double read;
+        Dist hold, think;
+        long end, seed;
+        RedissonClient redisson;
+        try {
+            threads = Integer.parseInt(kv.get("threads"));
+            first = Integer.parseInt(kv.get("first"));
+            locks = Integer.parseInt(kv.get("locks"));
+            read = Double.parseDouble(kv.get("read"));
+            hold = Dist.parse(kv.get("hold"));
+            think = Dist.parse(kv.get("think"));
+            end = Long.parseLong(kv.get("end"));
+            seed = Long.parseLong(kv.get("seed"));
+            redisson = clientOf(client + "/loop");
+        } catch (RuntimeException e) {
+            c.answer("err", start, System.nanoTime(), "loop spec: " + describe(e));
+            return;
+        }
+        String out = kv.get("out");
+        java.util.List<long[][]> perThread = new java.util.ArrayList<>();
+        Thread[] ts = new Thread[threads];
+        for (int t = 0; t < threads; t++) {
+            int owner = first + t;
+            long[][] rec = new long[1][];
+            perThread.add(rec);
+            ts[t] = new Thread(() -> rec[0] = loopOwner(c, redisson, kind, name, owner, locks, read, hold, think, waitMs, leaseMs, end, new SplittableRandom(seed * 1_000_003L + owner)), "loop-" + client + "-" + owner);
+            ts[t].setDaemon(true);
+            ts[t].start();
+        }
+        long n = 0;
+        try (DataOutputStream w = new DataOutputStream(new BufferedOutputStream(new FileOutputStream(out), 1 << 16))) {
+            for (int t = 0; t < threads; t++) {
+                ts[t].join();
+                long[] r = perThread.get(t)[0];
+                for (int i = 0; i + 6 < r.length && r[i] >= 0; i += 7) {
+                    w.writeInt((int) r[i]);
+                    w.writeInt((int) r[i + 1]);
+                    w.writeByte((int) (r[i + 2] >> 8));
+                    w.writeByte((int) (r[i + 2] & 0xff));
+                    w.writeLong(r[i + 3]);
+                    w.writeLong(r[i + 4]);
+                    w.writeLong(r[i + 5]);
+                    w.writeLong(r[i + 6]);
+                    n++;
+                }
+            }
+        } catch (Throwable e) {
+            c.answer("err", start, System.nanoTime(), "loop records: " + describe(e));
+            return;
+        }
+        c.answer(c.cancelled ? "cancelled" : "ok", start, System.nanoTime(), Long.toString(n));
+    }
+
+    /**
+     * One owner of a loop: its records, seven longs each (owner, lock,
+     * mode << 8 | outcome, called, acquired, released, done), ended by -1.
+     */
+    private long[] loopOwner(Call c, RedissonClient redisson, String kind, String prefix, int owner, int locks, double read,
+                             Dist hold, Dist think, long waitMs, long leaseMs, long end, SplittableRandom rnd) {
+        long[] r = new long[7 * 4096];
+        int n = 0;
+        Map<String, RLock> handles = new java.util.HashMap<>();
+        while (!c.cancelled && System.nanoTime() - end < 0) {
+            int lock = locks <= 0 ? owner : rnd.nextInt(locks);
+            String name = locks <= 0 ? prefix + "o" + owner : prefix + lock;
+            String k = kind;
+            int mode = 0;
+            if (kind.equals("rw")) {
+                boolean rd = rnd.nextDouble() < read;
+                k = rd ? "read" : "write";
+                mode = rd ? 1 : 2;
+            }
+            String kk = k;
+            RLock l = handles.computeIfAbsent(k + " " + name, x -> lock(redisson, kk, name));
+            long holdNs = hold.sample(rnd), thinkNs = think.sample(rnd);
+            long called = System.nanoTime(), acquired = 0, released = 0, done;
+            int outcome = 0;
+            try {
+                if (acquire(l, waitMs, leaseMs).equals("0")) {
+                    outcome = 1;
+                } else {
+                    acquired = System.nanoTime();
+                    parkUntil(c, acquired + holdNs);
+                    released = System.nanoTime();
+                    l.unlock();
+                }
+            } catch (Throwable e) {
+                outcome = 2;
+            }
+            done = System.nanoTime();
+            if (n + 8 > r.length) {
+                r = java.util.Arrays.copyOf(r, r.length * 2);
+            }
+            r[n++] = owner;
+            r[n++] = lock;
+            r[n++] = (long) mode << 8 | outcome;
+            r[n++] = called;
+            r[n++] = acquired;
+            r[n++] = released;
+            r[n++] = done;
+            if (thinkNs > 0) {
+                parkUntil(c, done + thinkNs);
+            }
+        }
+        r[n] = -1;
+        return r;
     }
 
     private static String acquire(RLock l, long waitMs, long leaseMs) throws InterruptedException {
