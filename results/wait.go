@@ -156,3 +156,29 @@ func (w *Waits) Straying() []string {
 	}
 	return out
 }
+
+// worst combines w and v, two machines' waits: per kind the one whose 99th
+// percentile strays further (their histograms are not kept), the spin
+// added up; the spin's share of CPU is dropped, as each machine's CPU was
+// its own.
+func (w *Waits) worst(v *Waits) *Waits {
+	switch {
+	case v == nil:
+		return w
+	case w == nil:
+		c := *v
+		c.SpinShare = 0
+		return &c
+	}
+	c := *w
+	for _, k := range []struct{ dst, from **WaitError }{{&c.Hold, &v.Hold}, {&c.Think, &v.Think}, {&c.Start, &v.Start}} {
+		if *k.from != nil && (*k.dst == nil || (*k.from).P99 > (*k.dst).P99) {
+			*k.dst = *k.from
+		}
+	}
+	c.SpinS += v.SpinS
+	if c.HoldNote == "" {
+		c.HoldNote = v.HoldNote
+	}
+	return &c
+}
