@@ -21,6 +21,13 @@ import (
 // at which they stop sleeping.
 type waitClock struct {
 	slack atomic.Int64 // ns
+	// spinners is how many waits spin now, at most maxSpinners: a spinner
+	// holds a CPU from everything else on the host (Redis too), and past
+	// the CPUs there are, more spinners only delay each other. A wait
+	// that finds no room sleeps to its deadline instead; with the others
+	// spinning, the process is busy and its timers fire closer to time.
+	spinners    atomic.Int32
+	maxSpinners int32
 }
 
 // The spin stretch's bounds. Below minSlack a timer's wake-up alone (the
@@ -39,10 +46,14 @@ const (
 )
 
 func newWaitClock() *waitClock {
-	c := &waitClock{}
+	c := &waitClock{maxSpinners: int32(defaultSpinners())}
 	c.slack.Store(int64(initialSlack))
 	return c
 }
+
+// defaultSpinners is half the CPUs the process may use, at least one: the
+// other half stays for the lock client and, on a shared host, Redis.
+func defaultSpinners() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // stretch is how much of a wait of d is spun: all of it when d is within
 // the slack, none when the timer's lateness fits within the bound a wait
@@ -106,22 +117,23 @@ func newWaiter(c *waitClock, rec *results.WaitRecorder) waiter {
 // ends, whichever comes first.
 func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.Time) waitResult {
 	now := time.Now()
-	d := deadline.Sub(now)
-	if spin := w.clock.stretch(d); d > spin {
-		wake := deadline.Add(-spin)
-		w.timer.Reset(wake.Sub(now))
-		select {
-		case <-w.timer.C:
-		case <-lost:
-			w.timer.Stop()
-			return waitResult{end: waitLost, at: time.Now()}
-		case <-ctx.Done():
-			w.timer.Stop()
-			return waitResult{end: waitCut, at: time.Now()}
+	if d := deadline.Sub(now); d > 0 {
+		if spin := w.clock.stretch(d); d > spin {
+			r := w.sleep(ctx, lost, deadline.Add(-spin))
+			if r.end != waited {
+				return r
+			}
+			now = r.at
 		}
-		now = time.Now()
-		w.clock.observe(now.Sub(wake))
 	}
+	if !now.Before(deadline) {
+		return waitResult{end: waited, at: now}
+	}
+	if w.clock.spinners.Add(1) > w.clock.maxSpinners {
+		w.clock.spinners.Add(-1)
+		return w.sleep(ctx, lost, deadline)
+	}
+	defer w.clock.spinners.Add(-1)
 	from := now
 	for now.Before(deadline) {
 		select {
@@ -135,6 +147,24 @@ func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.
 		now = time.Now()
 	}
 	return waitResult{end: waited, at: now, spun: now.Sub(from)}
+}
+
+// sleep waits on the timer alone until wake, or until lost is ready or
+// ctx ends, and tells the clock how late the timer fired.
+func (w *waiter) sleep(ctx context.Context, lost <-chan struct{}, wake time.Time) waitResult {
+	w.timer.Reset(time.Until(wake))
+	select {
+	case <-w.timer.C:
+		now := time.Now()
+		w.clock.observe(now.Sub(wake))
+		return waitResult{end: waited, at: now}
+	case <-lost:
+		w.timer.Stop()
+		return waitResult{end: waitLost, at: time.Now()}
+	case <-ctx.Done():
+		w.timer.Stop()
+		return waitResult{end: waitCut, at: time.Now()}
+	}
 }
 
 // record files a wait of kind k that began at begin and was asked to last

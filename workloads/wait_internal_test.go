@@ -108,6 +108,21 @@ func TestWaitEnds(t *testing.T) {
 	}
 }
 
+// TestWaitSpinners: a wait that finds every spinner's room taken sleeps
+// to its deadline instead, spinning none of it.
+func TestWaitSpinners(t *testing.T) {
+	w, _ := waitCase(maxSlack)
+	w.clock.maxSpinners = 0
+	deadline := time.Now().Add(100 * time.Microsecond)
+	r := w.until(context.Background(), nil, deadline)
+	if r.end != waited || r.spun != 0 || r.at.Before(deadline) {
+		t.Errorf("got %+v, want the deadline met asleep, nothing spun", r)
+	}
+	if n := w.clock.spinners.Load(); n != 0 {
+		t.Errorf("%d spinners left counted", n)
+	}
+}
+
 // TestWaitLostWakes: a hold asleep on its timer wakes when lost becomes
 // ready later, not at its deadline.
 func TestWaitLostWakes(t *testing.T) {
@@ -156,23 +171,26 @@ func timerWait(t *time.Timer, deadline time.Time) time.Time {
 
 // BenchmarkHoldPrecision measures how long holds last against how long
 // they were asked, at 1 and at 64 owners holding at once, with the plain
-// timer and with the precise waiter: p50_err_µs and p99_err_µs are
+// timer, the precise waiter and the waiter with no cap on its spinners: p50_err_µs and p99_err_µs are
 // achieved − asked, spin_%hold the share of the holds spent spinning, and
 // cpu_cores the process's CPU over the benchmark.
 func BenchmarkHoldPrecision(b *testing.B) {
-	for _, how := range []string{"timer", "precise"} {
+	for _, how := range []string{"timer", "precise", "uncapped"} {
 		for _, owners := range []int{1, 64} {
 			for _, hold := range []time.Duration{50 * time.Microsecond, 100 * time.Microsecond, 200 * time.Microsecond, time.Millisecond, 10 * time.Millisecond} {
 				b.Run(fmt.Sprintf("%s/owners=%d/hold=%v", how, owners, hold), func(b *testing.B) {
-					benchHolds(b, how == "precise", owners, hold)
+					benchHolds(b, how, owners, hold)
 				})
 			}
 		}
 	}
 }
 
-func benchHolds(b *testing.B, precise bool, owners int, hold time.Duration) {
+func benchHolds(b *testing.B, how string, owners int, hold time.Duration) {
 	clock := newWaitClock()
+	if how == "uncapped" {
+		clock.maxSpinners = int32(owners)
+	}
 	rec := &results.WaitRecorder{}
 	var wg sync.WaitGroup
 	per := max(b.N/owners, 1)
@@ -184,7 +202,7 @@ func benchHolds(b *testing.B, precise bool, owners int, hold time.Duration) {
 			for range per {
 				begin := time.Now()
 				deadline := begin.Add(hold)
-				if !precise {
+				if how == "timer" {
 					rec.Record(results.WaitHold, hold, timerWait(w.timer, deadline).Sub(begin), 0)
 					continue
 				}
