@@ -22,9 +22,9 @@ type Waits struct {
 	// process (Redisson's JVM): Hold is then by that process's own times,
 	// and the CPU its precision cost is not in SpinS.
 	HoldNote string `json:"hold_note,omitempty"`
-	// SpinS is the time waits spent spinning to their deadline, in
-	// seconds: the CPU the precision cost, at most (a spinner yields to
-	// other goroutines between its looks at the clock).
+	// SpinS is the time spent spinning to waits' deadlines over the
+	// measured time, in seconds: the CPU the precision cost, at most (the
+	// spinner yields to other goroutines between its looks at the clock).
 	SpinS float64 `json:"spin_s"`
 	// SpinShare is SpinS as a share of the load generator's CPU time over
 	// the measured time; 0 where that was not measured.
@@ -79,7 +79,6 @@ type WaitRecorder struct {
 	mu    sync.Mutex
 	h     [numWaitKinds]*hdr.Histogram // achieved − asked, ns
 	asked [numWaitKinds]int64          // sum of asked, ns
-	spin  time.Duration
 }
 
 // Wait errors are kept from 1 ns to a minute at 2 significant digits (1%):
@@ -90,8 +89,8 @@ const (
 )
 
 // Record adds one wait of kind k that was asked to last asked and lasted
-// achieved, spinning spun of it.
-func (r *WaitRecorder) Record(k WaitKind, asked, achieved, spun time.Duration) {
+// achieved.
+func (r *WaitRecorder) Record(k WaitKind, asked, achieved time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := r.h[k]
@@ -101,7 +100,6 @@ func (r *WaitRecorder) Record(k WaitKind, asked, achieved, spun time.Duration) {
 	}
 	_ = h.RecordValue(min(max(int64(achieved-asked), 0), waitHighest))
 	r.asked[k] += int64(asked)
-	r.spin += spun
 }
 
 // Merge adds from's waits into r.
@@ -120,15 +118,14 @@ func (r *WaitRecorder) Merge(from *WaitRecorder) {
 		r.h[k].Merge(h)
 		r.asked[k] += from.asked[k]
 	}
-	r.spin += from.spin
 }
 
-// Waits summarizes what r gathered; SpinShare is left to the caller, who
-// knows the CPU.
+// Waits summarizes what r gathered; the spin is left to the caller, who
+// knows what spun and the CPU.
 func (r *WaitRecorder) Waits() *Waits {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	w := &Waits{SpinS: r.spin.Seconds()}
+	w := &Waits{}
 	for k, dst := range [numWaitKinds]**WaitError{&w.Hold, &w.Think, &w.Start} {
 		h := r.h[k]
 		if h == nil || h.TotalCount() == 0 {

@@ -285,6 +285,8 @@ func (r *run) drive(ctx context.Context) loadEnd {
 	}
 	aux.Go(r.tick)
 	aux.Go(func() { r.cpu.run(r.ctx, r.warmEnd) })
+	warmEnd := time.AfterFunc(time.Until(r.warmEnd), r.waits.warmEnded)
+	defer warmEnd.Stop()
 
 	stall := r.wait(&wg, workers, interrupted.Load)
 	r.stop()

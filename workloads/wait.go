@@ -1,8 +1,10 @@
 package workloads
 
 import (
+	"container/heap"
 	"context"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,21 +15,44 @@ import (
 // idle (the scheduler polls with millisecond timeouts) and on time when it
 // is busy, so a hold of a timer alone lasts longer at low load than at
 // high. A waiter sleeps on its timer until a stretch before the deadline
-// and spins from there, looking at the clock and yielding the processor
-// between looks; the stretch follows how late the process's timers have
+// and then waits for the run's one spinner to wake it: a goroutine that,
+// while any wait is in its last stretch, looks at the clock, wakes the
+// waits whose deadline came and yields the processor between looks. One
+// spinner serves every owner, so precision costs at most one CPU however
+// many owners wait; the stretch follows how late the process's timers have
 // fired lately, so a busy process spins little.
 
 // waitClock is what a run's waiters share: the stretch before a deadline
-// at which they stop sleeping.
+// at which they stop sleeping, and the spinner that wakes them.
 type waitClock struct {
 	slack atomic.Int64 // ns
-	// spinners is how many waits spin now, at most maxSpinners: a spinner
-	// holds a CPU from everything else on the host (Redis too), and past
-	// the CPUs there are, more spinners only delay each other. A wait
-	// that finds no room sleeps to its deadline instead; with the others
-	// spinning, the process is busy and its timers fire closer to time.
-	spinners    atomic.Int32
-	maxSpinners int32
+
+	mu       sync.Mutex
+	due      dueHeap      // waits in their last stretch, earliest deadline first
+	spinning bool         // the spinner runs
+	spun     atomic.Int64 // ns the spinner ran, in all
+}
+
+// due is one wait in its last stretch.
+type due struct {
+	at   time.Time
+	wake chan struct{} // the waiter's, 1 buffered: sent when at came
+	i    int           // index in the heap, -1 once woken
+}
+
+type dueHeap []*due
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].i = i; h[j].i = j }
+func (h *dueHeap) Push(x any)        { d := x.(*due); d.i = len(*h); *h = append(*h, d) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	d := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	d.i = -1
+	return d
 }
 
 // The spin stretch's bounds. Below minSlack a timer's wake-up alone (the
@@ -46,14 +71,59 @@ const (
 )
 
 func newWaitClock() *waitClock {
-	c := &waitClock{maxSpinners: int32(defaultSpinners())}
+	c := &waitClock{}
 	c.slack.Store(int64(initialSlack))
 	return c
 }
 
-// defaultSpinners is half the CPUs the process may use, at least one: the
-// other half stays for the lock client and, on a shared host, Redis.
-func defaultSpinners() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+// await adds d to the waits in their last stretch, starting the spinner
+// if it is not running.
+func (c *waitClock) await(d *due) {
+	c.mu.Lock()
+	heap.Push(&c.due, d)
+	start := !c.spinning
+	c.spinning = true
+	c.mu.Unlock()
+	if start {
+		go c.spin()
+	}
+}
+
+// cancel takes d out of the waits, or, when the spinner woke it already,
+// takes the wake-up from its channel, so that the next wait starts clean.
+func (c *waitClock) cancel(d *due) {
+	c.mu.Lock()
+	woken := d.i < 0
+	if !woken {
+		heap.Remove(&c.due, d.i)
+		d.i = -1
+	}
+	c.mu.Unlock()
+	if woken {
+		<-d.wake
+	}
+}
+
+// spin wakes each wait when its deadline comes, until none is left.
+func (c *waitClock) spin() {
+	last := time.Now()
+	for {
+		c.mu.Lock()
+		now := time.Now()
+		for len(c.due) > 0 && !now.Before(c.due[0].at) {
+			heap.Pop(&c.due).(*due).wake <- struct{}{}
+		}
+		c.spun.Add(int64(now.Sub(last)))
+		last = now
+		if len(c.due) == 0 {
+			c.spinning = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		runtime.Gosched()
+	}
+}
 
 // stretch is how much of a wait of d is spun: all of it when d is within
 // the slack, none when the timer's lateness fits within the bound a wait
@@ -92,11 +162,10 @@ const (
 	waitCut                 // ctx ended
 )
 
-// waitResult is how a wait ended, when, and how much of it was spun.
+// waitResult is how a wait ended, and when.
 type waitResult struct {
-	end  waitEnd
-	at   time.Time
-	spun time.Duration
+	end waitEnd
+	at  time.Time
 }
 
 // waiter is one worker's precise wait: its timer and its run's clock.
@@ -104,13 +173,14 @@ type waitResult struct {
 type waiter struct {
 	clock *waitClock
 	timer *time.Timer
+	due   due                   // its entry while in the last stretch
 	rec   *results.WaitRecorder // where measured waits are recorded
 }
 
 func newWaiter(c *waitClock, rec *results.WaitRecorder) waiter {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return waiter{clock: c, timer: t, rec: rec}
+	return waiter{clock: c, timer: t, due: due{wake: make(chan struct{}, 1), i: -1}, rec: rec}
 }
 
 // until waits until deadline, or until lost is ready (nil: never) or ctx
@@ -129,24 +199,18 @@ func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.
 	if !now.Before(deadline) {
 		return waitResult{end: waited, at: now}
 	}
-	if w.clock.spinners.Add(1) > w.clock.maxSpinners {
-		w.clock.spinners.Add(-1)
-		return w.sleep(ctx, lost, deadline)
+	w.due.at = deadline
+	w.clock.await(&w.due)
+	select {
+	case <-w.due.wake:
+		return waitResult{end: waited, at: time.Now()}
+	case <-lost:
+		w.clock.cancel(&w.due)
+		return waitResult{end: waitLost, at: time.Now()}
+	case <-ctx.Done():
+		w.clock.cancel(&w.due)
+		return waitResult{end: waitCut, at: time.Now()}
 	}
-	defer w.clock.spinners.Add(-1)
-	from := now
-	for now.Before(deadline) {
-		select {
-		case <-lost:
-			return waitResult{end: waitLost, at: time.Now(), spun: time.Since(from)}
-		case <-ctx.Done():
-			return waitResult{end: waitCut, at: time.Now(), spun: time.Since(from)}
-		default:
-		}
-		runtime.Gosched()
-		now = time.Now()
-	}
-	return waitResult{end: waited, at: now, spun: now.Sub(from)}
 }
 
 // sleep waits on the timer alone until wake, or until lost is ready or
@@ -173,7 +237,7 @@ func (w *waiter) record(k results.WaitKind, begin time.Time, asked time.Duration
 	if r.end != waited || !measured || w.rec == nil {
 		return
 	}
-	w.rec.Record(k, asked, r.at.Sub(begin), r.spun)
+	w.rec.Record(k, asked, r.at.Sub(begin))
 }
 
 // waits is a run's waiting: the clock its waiters share and where they
@@ -182,7 +246,8 @@ func (w *waiter) record(k results.WaitKind, begin time.Time, asked time.Duration
 type waits struct {
 	clock     *waitClock
 	recs      []*results.WaitRecorder
-	sectioned atomic.Bool // some holds ran in the implementation's process
+	sectioned atomic.Bool  // some holds ran in the implementation's process
+	spunWarm  atomic.Int64 // ns spun by the warmup's end
 }
 
 func newWaits(shards int) *waits {
@@ -192,6 +257,9 @@ func newWaits(shards int) *waits {
 	}
 	return w
 }
+
+// warmEnded notes the spin so far, which the warmup spent.
+func (w *waits) warmEnded() { w.spunWarm.Store(w.clock.spun.Load()) }
 
 // rec is where owner i records.
 func (w *waits) rec(i int) *results.WaitRecorder { return w.recs[i%len(w.recs)] }
@@ -204,6 +272,7 @@ func (w *waits) result(cpu *results.CPU, measuredS float64) *results.Waits {
 		all.Merge(r)
 	}
 	res := all.Waits()
+	res.SpinS = time.Duration(w.clock.spun.Load() - w.spunWarm.Load()).Seconds()
 	if cpu != nil && cpu.Load > 0 && measuredS > 0 {
 		res.SpinShare = res.SpinS / (cpu.Load * measuredS)
 	}

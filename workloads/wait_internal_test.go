@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -108,18 +109,47 @@ func TestWaitEnds(t *testing.T) {
 	}
 }
 
-// TestWaitSpinners: a wait that finds every spinner's room taken sleeps
-// to its deadline instead, spinning none of it.
-func TestWaitSpinners(t *testing.T) {
-	w, _ := waitCase(maxSlack)
-	w.clock.maxSpinners = 0
-	deadline := time.Now().Add(100 * time.Microsecond)
-	r := w.until(context.Background(), nil, deadline)
-	if r.end != waited || r.spun != 0 || r.at.Before(deadline) {
-		t.Errorf("got %+v, want the deadline met asleep, nothing spun", r)
+// TestWaitSpinner: one spinner wakes many waits, each at or after its
+// deadline, and stops when none is left.
+func TestWaitSpinner(t *testing.T) {
+	c := newWaitClock()
+	c.slack.Store(int64(maxSlack))
+	var wg sync.WaitGroup
+	for i := range 16 {
+		w := newWaiter(c, nil)
+		wg.Go(func() {
+			deadline := time.Now().Add(time.Duration(i) * 100 * time.Microsecond)
+			if r := w.until(context.Background(), nil, deadline); r.end != waited || r.at.Before(deadline) {
+				t.Errorf("wait %d: %+v, want woken at or after %v", i, r, deadline)
+			}
+		})
 	}
-	if n := w.clock.spinners.Load(); n != 0 {
-		t.Errorf("%d spinners left counted", n)
+	wg.Wait()
+	testkit.Eventually(t, "the spinner stopped", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return !c.spinning && len(c.due) == 0
+	})
+	if c.spun.Load() <= 0 {
+		t.Error("no spin counted")
+	}
+}
+
+// TestWaitCancelWoken: a wait cancelled after the spinner woke it leaves
+// no wake-up behind for the next.
+func TestWaitCancelWoken(t *testing.T) {
+	w, _ := waitCase(maxSlack)
+	w.due.at = time.Now()
+	w.clock.await(&w.due)
+	testkit.Eventually(t, "the spinner woke the wait", func() bool { return len(w.due.wake) == 1 })
+	w.clock.cancel(&w.due)
+	if len(w.due.wake) != 0 {
+		t.Fatal("a wake-up was left behind")
+	}
+	lost := make(chan struct{})
+	close(lost)
+	if r := w.until(context.Background(), lost, time.Now().Add(time.Millisecond)); r.end != waitLost {
+		t.Errorf("next wait ended %d, want lost", r.end)
 	}
 }
 
@@ -142,11 +172,11 @@ func TestWaitLostWakes(t *testing.T) {
 }
 
 // TestWaitRecord: only measured waits that ran to their deadline are
-// recorded, with their spin.
+// recorded.
 func TestWaitRecord(t *testing.T) {
 	w, rec := waitCase(maxSlack)
 	begin := time.Now()
-	w.record(results.WaitHold, begin, time.Millisecond, waitResult{end: waited, at: begin.Add(time.Millisecond + 10*time.Microsecond), spun: time.Millisecond}, true)
+	w.record(results.WaitHold, begin, time.Millisecond, waitResult{end: waited, at: begin.Add(time.Millisecond + 10*time.Microsecond)}, true)
 	w.record(results.WaitHold, begin, time.Millisecond, waitResult{end: waited, at: begin.Add(time.Second)}, false)       // warmup
 	w.record(results.WaitHold, begin, time.Millisecond, waitResult{end: waitLost, at: begin.Add(time.Microsecond)}, true) // lost
 	w.record(results.WaitThink, begin, time.Millisecond, waitResult{end: waitCut, at: begin.Add(time.Microsecond)}, true) // cut
@@ -156,9 +186,6 @@ func TestWaitRecord(t *testing.T) {
 	}
 	if got.Think != nil || got.Start != nil {
 		t.Errorf("think %+v, start %+v: want none", got.Think, got.Start)
-	}
-	if got.SpinS != 0.001 {
-		t.Errorf("spin = %vs, want 0.001", got.SpinS)
 	}
 }
 
@@ -171,11 +198,11 @@ func timerWait(t *time.Timer, deadline time.Time) time.Time {
 
 // BenchmarkHoldPrecision measures how long holds last against how long
 // they were asked, at 1 and at 64 owners holding at once, with the plain
-// timer, the precise waiter and the waiter with no cap on its spinners: p50_err_µs and p99_err_µs are
-// achieved − asked, spin_%hold the share of the holds spent spinning, and
+// timer and with the precise waiter: p50_err_µs and p99_err_µs are
+// achieved − asked, spin_cores the spinner's time over the benchmark's, and
 // cpu_cores the process's CPU over the benchmark.
 func BenchmarkHoldPrecision(b *testing.B) {
-	for _, how := range []string{"timer", "precise", "uncapped"} {
+	for _, how := range []string{"timer", "precise"} {
 		for _, owners := range []int{1, 64} {
 			for _, hold := range []time.Duration{50 * time.Microsecond, 100 * time.Microsecond, 200 * time.Microsecond, time.Millisecond, 10 * time.Millisecond} {
 				b.Run(fmt.Sprintf("%s/owners=%d/hold=%v", how, owners, hold), func(b *testing.B) {
@@ -188,9 +215,6 @@ func BenchmarkHoldPrecision(b *testing.B) {
 
 func benchHolds(b *testing.B, how string, owners int, hold time.Duration) {
 	clock := newWaitClock()
-	if how == "uncapped" {
-		clock.maxSpinners = int32(owners)
-	}
 	rec := &results.WaitRecorder{}
 	var wg sync.WaitGroup
 	per := max(b.N/owners, 1)
@@ -203,7 +227,7 @@ func benchHolds(b *testing.B, how string, owners int, hold time.Duration) {
 				begin := time.Now()
 				deadline := begin.Add(hold)
 				if how == "timer" {
-					rec.Record(results.WaitHold, hold, timerWait(w.timer, deadline).Sub(begin), 0)
+					rec.Record(results.WaitHold, hold, timerWait(w.timer, deadline).Sub(begin))
 					continue
 				}
 				r := w.until(context.Background(), nil, deadline)
@@ -217,7 +241,7 @@ func benchHolds(b *testing.B, how string, owners int, hold time.Duration) {
 	got := rec.Waits()
 	b.ReportMetric(got.Hold.P50, "p50_err_µs")
 	b.ReportMetric(got.Hold.P99, "p99_err_µs")
-	b.ReportMetric(100*got.SpinS/(float64(per*owners)*hold.Seconds()), "spin_%hold")
+	b.ReportMetric(time.Duration(clock.spun.Load()).Seconds()/wall, "spin_cores")
 	if cpu := processCPU(); cpu > 0 {
 		b.ReportMetric((cpu-cpu0)/wall, "cpu_cores")
 	}

@@ -478,7 +478,7 @@ func (w *worker) section(s Sectioned, op *results.Op, lease time.Duration) bool 
 	} else if hold > 0 && op.Flags&results.Warmup == 0 {
 		// Held in the implementation's process, by its clock; what its
 		// precision cost is its own.
-		w.wait.rec.Record(results.WaitHold, hold, t.Released.Sub(t.Acquired), 0)
+		w.wait.rec.Record(results.WaitHold, hold, t.Released.Sub(t.Acquired))
 		w.r.waits.sectioned.Store(true)
 	}
 	switch {
