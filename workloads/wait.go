@@ -180,7 +180,7 @@ type waiter struct {
 func newWaiter(c *waitClock, rec *results.WaitRecorder) waiter {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return waiter{clock: c, timer: t, due: due{wake: make(chan struct{}, 1), i: -1}, rec: rec}
+	return waiter{clock: c, timer: t, due: due{i: -1}, rec: rec}
 }
 
 // until waits until deadline, or until lost is ready (nil: never) or ctx
@@ -198,6 +198,9 @@ func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.
 	}
 	if !now.Before(deadline) {
 		return waitResult{end: waited, at: now}
+	}
+	if w.due.wake == nil {
+		w.due.wake = make(chan struct{}, 1) // on first use: owners that never wait need none
 	}
 	w.due.at = deadline
 	w.clock.await(&w.due)

@@ -139,6 +139,7 @@ func TestWaitSpinner(t *testing.T) {
 // no wake-up behind for the next.
 func TestWaitCancelWoken(t *testing.T) {
 	w, _ := waitCase(maxSlack)
+	w.due.wake = make(chan struct{}, 1)
 	w.due.at = time.Now()
 	w.clock.await(&w.due)
 	testkit.Eventually(t, "the spinner woke the wait", func() bool { return len(w.due.wake) == 1 })
