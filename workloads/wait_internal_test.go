@@ -149,7 +149,8 @@ func TestWaitCancelWoken(t *testing.T) {
 	}
 	lost := make(chan struct{})
 	close(lost)
-	if r := w.until(context.Background(), lost, time.Now().Add(time.Millisecond)); r.end != waitLost {
+	w.clock.slack.Store(int64(time.Hour)) // the spinner's wait, whole
+	if r := w.until(context.Background(), lost, time.Now().Add(200*time.Millisecond)); r.end != waitLost {
 		t.Errorf("next wait ended %d, want lost", r.end)
 	}
 }
