@@ -59,8 +59,9 @@ perf-harness: setup ## the pipelining targets (lockimpl plain and auto-pipelined
 	@command -v redis-benchmark >/dev/null || { echo "perf: redis-benchmark is missing; install it with: apt-get install -y redis-tools" >&2; exit 1; }
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench perf --only overhead,scale,handoff
 
-gobench: setup ## Go benchmarks of lockimpl's hot paths with -benchmem (allocation regressions show here)
+gobench: setup ## Go benchmarks: lockimpl's hot paths with -benchmem (allocation regressions show here); holds' precision, timer against waiter
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./lockimpl
+	$(GO) test -run '^$$' -bench HoldPrecision -count 1 ./workloads
 
 sweep: setup ## capacity planning: rw90 at 1..64 clients, 20 s per point; curves and report in bench-results/sweep-rw90 (about 3 min)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench sweep --profile rw90 --clients 1,2,4,8,16,32,64 --slo-p99 10ms --out bench-results/sweep-rw90

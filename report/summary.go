@@ -55,6 +55,53 @@ func fifoText(f results.Fairness) string {
 		results.Count(f.FIFO.Violations, "overtake"), results.Count(f.FIFO.Checked, "fair acquisition"), us(f.FIFO.SlackUs))
 }
 
+// waitBlocks are the waits' achieved against asked, a line per kind, the
+// CPU spinning cost, and a warning line per kind past the bound.
+func waitBlocks(w *results.Waits) []block {
+	if w == nil {
+		return nil
+	}
+	var bl, warn []block
+	label := "waits"
+	for _, k := range []struct {
+		name string
+		e    *results.WaitError
+	}{{"hold", w.Hold}, {"think", w.Think}, {"start", w.Start}} {
+		e := k.e
+		if e == nil || e.Count == 0 {
+			continue
+		}
+		text := fmt.Sprintf("%-5s achieved − asked p50 +%s · p99 +%s · max +%s over %s, asked %s on average",
+			k.name, results.FormatUs(e.P50), results.FormatUs(e.P99), results.FormatUs(e.Max), results.Commas(e.Count), results.FormatUs(e.AskedMean))
+		if k.name == "hold" && w.HoldNote != "" {
+			text += " (" + w.HoldNote + ")"
+		}
+		bl = append(bl, line(label, text))
+		label = ""
+		if e.Strays() {
+			warn = append(warn, para{class: "warn", text: fmt.Sprintf("%-12s%s lasts longer than asked: p50 +%s, p99 +%s, past the bound %s", "WARNING", k.name,
+				results.FormatUs(e.P50), results.FormatUs(e.P99), waitBound())})
+		}
+	}
+	if len(bl) == 0 {
+		return nil
+	}
+	if w.SpinS > 0 {
+		text := fmt.Sprintf("spun %.2fs to meet deadlines", w.SpinS)
+		if w.SpinShare > 0 {
+			text += fmt.Sprintf(", %.1f%% of the load generator's CPU", 100*w.SpinShare)
+		}
+		bl = append(bl, line("", text))
+	}
+	return append(bl, warn...)
+}
+
+// waitBound is the bound results.WaitError.Strays applies, in words.
+func waitBound() string {
+	return fmt.Sprintf("p50 ≤ %s, p99 ≤ %s, each + %.0f%% of asked", results.FormatUs(float64(results.WaitP50Bound.Microseconds())),
+		results.FormatUs(float64(results.WaitP99Bound.Microseconds())), 100*results.WaitBoundShare)
+}
+
 // WriteSummary prints a run for a terminal, in the manner of wrk and
 // memtier: throughput, latency percentiles per metric, fairness, safety
 // and errors.
@@ -133,6 +180,7 @@ func summaryBlocks(r *results.Result) []block {
 	if h, p := r.Latency[results.Handoff.String()], r.Latency[results.Ping.String()]; h.Count > 0 && p.P50 > 0 {
 		bl = append(bl, para{text: fmt.Sprintf("handoff p50 is %.1f× the ping p50", h.P50/p.P50)})
 	}
+	bl = append(bl, waitBlocks(r.Waits)...)
 	bl = append(bl, blank)
 
 	if text, _ := fairnessText(r.Fairness); text != "" {

@@ -92,6 +92,11 @@ func TestWriteSummary(t *testing.T) {
 	ones.Safety = results.Safety{Sections: 1}
 	ones.Fairness.FIFO = &results.FIFO{Checked: 1, Violations: 1}
 	ones.Throughput.Unreleased = 1
+	precise := baseResult()
+	precise.Waits = &results.Waits{Hold: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 4, P99: 30, Max: 400}, AskedMean: 200}, SpinS: 0.7, SpinShare: 0.25}
+	late := baseResult()
+	late.Waits = &results.Waits{Hold: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 900, P99: 1100, Max: 3000}, AskedMean: 200},
+		Think: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 3, P99: 20, Max: 50}, AskedMean: 1000}}
 
 	tests := []struct {
 		name    string
@@ -119,6 +124,24 @@ func TestWriteSummary(t *testing.T) {
 				`(?m)^\s*hold\s+3,500\s+50\.0µs\s+60\.0µs\s+70\.0µs\s+80\.0µs\s+90\.0µs\s*$`,
 			},
 			notWant: []string{"VIOLATED", "PARTIAL", "FAILED", "NO DATA", "unreleased", "acquire read", "ping", "fifo", "incomplete", "max/2 > min", "cut by the end"},
+		},
+		{
+			name: "waits within the bound",
+			r:    precise,
+			want: []string{
+				"waits       hold  achieved − asked p50 +4.0µs · p99 +30.0µs · max +400.0µs over 3,500, asked 200.0µs on average\n",
+				"spun 0.70s to meet deadlines, 25.0% of the load generator's CPU\n",
+			},
+			notWant: []string{"WARNING"},
+		},
+		{
+			name: "waits past the bound",
+			r:    late,
+			want: []string{
+				"WARNING     hold lasts longer than asked: p50 +900.0µs, p99 +1.10ms, past the bound p50 ≤ 20.0µs, p99 ≤ 100.0µs, each + 1% of asked\n",
+				"            think achieved − asked p50 +3.0µs",
+			},
+			notWant: []string{"think lasts longer", "spun"},
 		},
 		{
 			name:    "violated",

@@ -35,7 +35,8 @@ const mergeExamples = 20
 // host); safety adds up but is marked incomplete (MergeIncomplete); the
 // series adds the points of the same second since each run's start;
 // figures of one process (runtime, GOMAXPROCS aside, which adds up) take
-// the largest machine's. Merge sets MergedFrom to each source's file name
+// the largest machine's, and the waits' errors the worst machine's per
+// kind, their spin adding up. Merge sets MergedFrom to each source's file name
 // as bench run writes it; a caller that knows the paths replaces it. The
 // merged result carries an interval log with one interval per metric, so
 // it can be reported, and merged again.
@@ -140,6 +141,7 @@ func merge(runs []*Result, hists []map[string]*hdr.Histogram, prefix []string) (
 		m.Runtime.GoroutinesMax = max(m.Runtime.GoroutinesMax, rt.GoroutinesMax)
 		m.Runtime.GoroutinesEnd = max(m.Runtime.GoroutinesEnd, rt.GoroutinesEnd)
 		m.Runtime.Shards = max(m.Runtime.Shards, rt.Shards)
+		m.Waits = m.Waits.worst(r.Waits)
 		m.Events = append(m.Events, r.Events...)
 	}
 	m.Meta.Host = strings.Join(hosts, ",")

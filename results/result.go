@@ -65,6 +65,10 @@ type Result struct {
 	// and which side saturated; nil in results of tests that drive no
 	// Redis, and of versions before it was measured.
 	CPU *CPU `json:"cpu,omitempty"`
+	// Waits is how long holds, think times and open-loop waits lasted
+	// against how long the profile asked; nil in results of versions
+	// before it was measured.
+	Waits *Waits `json:"waits,omitempty"`
 	// NoEffect names the profile's settings that could not take effect in
 	// this run, each with why ("replica_sync: no replica, nothing sent"):
 	// the profile records what was asked, this what did not happen.

@@ -141,6 +141,7 @@ type run struct {
 	stopLoad context.CancelFunc
 	relCtx   context.Context // for releases: outlives the load
 	guard    guardTally
+	waits    *waits
 	issued   atomic.Int64
 	stopped  atomic.Bool
 	// completed: the planned end came (duration or operation count), so a
@@ -237,6 +238,7 @@ func newRun(ctx context.Context, cfg Config, env *runEnv) *run {
 	p := cfg.Profile
 	r := &run{runEnv: env, p: p, cfg: cfg, handleCap: handleCap(len(env.owners))}
 	r.warmEnd = r.loadStart.Add(time.Duration(p.Warmup))
+	r.waits = newWaits(r.nShards)
 	r.ctx, r.stopLoad = context.WithCancel(context.Background())
 	r.relCtx = context.WithoutCancel(ctx)
 	if p.Duration > 0 {
@@ -287,6 +289,8 @@ func (r *run) drive(ctx context.Context) loadEnd {
 	}
 	aux.Go(r.tick)
 	aux.Go(func() { r.cpu.run(r.ctx, r.warmEnd) })
+	warmEnd := time.AfterFunc(time.Until(r.warmEnd), r.waits.warmEnded)
+	defer warmEnd.Stop()
 
 	stall := r.wait(&wg, workers, interrupted.Load)
 	r.stop()
@@ -358,6 +362,7 @@ func (r *run) describe(res *results.Result, implNote string) {
 		}
 	}
 	res.CPU = r.cpu.result(r.warmEnd, loadCores(cfg.Impl), sharedHost(cfg.Meta))
+	res.Waits = r.waits.result(res.CPU, res.Measured)
 	res.Throughput.TargetRate = p.Rate
 	limit := errorLimit(cfg.MaxErrorRate)
 	res.MaxErrorRate = &limit

@@ -26,7 +26,7 @@ type worker struct {
 	rng    *rand.Rand
 	zipf   *rand.Zipf
 	shard  *results.Shard
-	timer  *time.Timer
+	wait   waiter
 
 	handles        map[handleKey]Locker
 	parts          []int32 // further names of a multi-lock operation
@@ -76,9 +76,8 @@ func newWorker(r *run, i int, o Owner) *worker {
 		owner:  o,
 		rng:    rand.New(rand.NewPCG(r.p.Seed, uint64(whole))),
 		shard:  r.col.Shard(i),
-		timer:  time.NewTimer(time.Hour),
+		wait:   newWaiter(r.waits.clock, r.waits.rec(i)),
 	}
-	w.timer.Stop()
 	if r.p.Popularity == PopZipf {
 		w.zipf = rand.NewZipf(w.rng, r.p.ZipfS, 1, uint64(len(r.names)-1))
 	}
@@ -88,16 +87,13 @@ func newWorker(r *run, i int, o Owner) *worker {
 // since is the collector's clock.
 func (w *worker) since(t time.Time) int64 { return w.r.col.Since(t) }
 
-// sleep waits d or until the load stops, reporting whether it slept in full.
-func (w *worker) sleep(d time.Duration) bool {
-	w.timer.Reset(d)
-	select {
-	case <-w.timer.C:
-		return true
-	case <-w.r.ctx.Done():
-		w.timer.Stop()
-		return false
-	}
+// sleep waits until deadline (a wait of kind k, measured unless warm)
+// or until the load stops, reporting whether it slept in full.
+func (w *worker) sleep(k results.WaitKind, deadline time.Time, warm bool) bool {
+	begin := time.Now()
+	r := w.wait.until(w.r.ctx, nil, deadline)
+	w.wait.record(k, begin, deadline.Sub(begin), r, !warm)
+	return r.end == waited
 }
 
 // loop runs operations until the load stops. Closed loop: operate, think,
@@ -121,7 +117,7 @@ func (w *worker) loop() {
 	for !w.r.stopped.Load() {
 		var intended time.Time
 		if p.Rate > 0 {
-			if d := time.Until(next); d > 0 && !w.sleep(d) {
+			if time.Until(next) > 0 && !w.sleep(results.WaitStart, next, next.Before(w.r.warmEnd)) {
 				return
 			}
 			intended, next = next, next.Add(every)
@@ -139,7 +135,7 @@ func (w *worker) loop() {
 			return
 		}
 		if p.Rate == 0 {
-			if t := p.Think.Sample(w.rng); t > 0 && !w.sleep(t) {
+			if t := p.Think.Sample(w.rng); t > 0 && !w.sleep(results.WaitThink, time.Now().Add(t), warm) {
 				return
 			}
 		}
@@ -369,16 +365,15 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 		if w.r.cfg.IgnoreLost {
 			lost = nil // never ready: the holder is not listening
 		}
-		w.timer.Reset(d)
-		select {
-		case <-w.timer.C:
-		case <-lost:
-			lostAt = time.Now()
-			w.timer.Stop()
-		case <-w.r.ctx.Done():
+		begin := time.Now()
+		r := w.wait.until(w.r.ctx, lost, begin.Add(d))
+		switch r.end {
+		case waitLost:
+			lostAt = r.at
+		case waitCut:
 			op.Flags |= results.Cut
-			w.timer.Stop()
 		}
+		w.wait.record(results.WaitHold, begin, d, r, !warm)
 		if w.r.cfg.IgnoreLost {
 			lost = l.Lost()
 		}
@@ -461,7 +456,8 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 // spent in the implementation's process.
 func (w *worker) section(s Sectioned, op *results.Op, lease time.Duration) bool {
 	p := w.r.p
-	t, ok, err := s.Section(w.r.ctx, time.Duration(p.Wait), lease, p.Hold.Sample(w.rng))
+	hold := p.Hold.Sample(w.rng)
+	t, ok, err := s.Section(w.r.ctx, time.Duration(p.Wait), lease, hold)
 	now := time.Now()
 	if t.End.IsZero() { // no answer: the run's end, or the process gone
 		switch {
@@ -492,6 +488,11 @@ func (w *worker) section(s Sectioned, op *results.Op, lease time.Duration) bool 
 	op.Acquired, op.Released, op.Done = w.since(t.Acquired), w.since(t.Released), w.since(t.End)
 	if t.Cut {
 		op.Flags |= results.Cut // the run's end cut the hold short
+	} else if hold > 0 && op.Flags&results.Warmup == 0 {
+		// Held in the implementation's process, by its clock; what its
+		// precision cost is its own.
+		w.wait.rec.Record(results.WaitHold, hold, t.Released.Sub(t.Acquired))
+		w.r.waits.sectioned.Store(true)
 	}
 	switch {
 	case err == nil:
