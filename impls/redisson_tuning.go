@@ -17,8 +17,8 @@ import (
 
 // RedissonSetting is one setting of Redisson's Config that
 // RedissonTunedName changes or keeps on purpose, with the reason
-// Redisson's documentation gives (docs/configuration.md, docs/faq.md of
-// the Redisson release the driver pins).
+// Redisson's documentation gives (its configuration and FAQ pages, of the
+// Redisson release the driver pins).
 type RedissonSetting struct {
 	Name, Default, Tuned, Reason string
 }

@@ -319,5 +319,5 @@ func redissonConfigs(cells []results.LineupCell) []block {
 		return nil
 	}
 	return append([]block{heading{level: 2, text: "Redisson's configurations"},
-		para{text: "Setting, value (Redisson's default) and why, from Redisson's documentation (docs/configuration.md and docs/faq.md of the release the driver runs)."}}, bl...)
+		para{text: "Setting, value (Redisson's default) and why, from Redisson's documentation (its configuration and FAQ pages, of the release the driver runs)."}}, bl...)
 }
