@@ -278,7 +278,8 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 	if err := <-errs; err != nil {
 		return results.Drive{}, fmt.Errorf("perf: go-redis loop: %w", err)
 	}
-	return results.Drive{CyclesPerSec: float64(cycles.Load()) / took.Seconds(), RedisCPU: cpu.Redis, LoadCPU: cpu.Load}, nil
+	n := cycles.Load()
+	return results.Drive{CyclesPerSec: float64(n) / took.Seconds(), Cycles: n, RedisCPU: cpu.Redis, LoadCPU: cpu.Load}, nil
 }
 
 func median(xs []float64) float64 {

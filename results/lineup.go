@@ -175,6 +175,7 @@ type Baseline struct {
 // the CPU it took, in cores.
 type Drive struct {
 	CyclesPerSec float64 `json:"cycles_per_sec"`
+	Cycles       int64   `json:"cycles,omitempty"`    // counted in the measured time
 	RedisCPU     float64 `json:"redis_cpu,omitempty"` // the server's command thread
 	LoadCPU      float64 `json:"load_cpu,omitempty"`  // the driver's
 }
