@@ -5,3 +5,9 @@ var MedianBaseline = medianBaseline
 
 // Violations is violations, for the external tests.
 var Violations = violations
+
+// MedianRound is medianRound, for the external tests.
+var MedianRound = medianRound
+
+// RoundOf is roundOf, for the external tests.
+var RoundOf = roundOf

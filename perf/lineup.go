@@ -192,9 +192,7 @@ func MeasureLineups(ctx context.Context, spec LineupSpec, sites []Site, bin stri
 	say("matrix%s: %s of %v + %v warmup in %s, plus redis-benchmark and bare go-redis at each concurrency: about %v",
 		servers, results.Count(runs, "run"), spec.Duration, spec.Warmup, results.Count(spec.Rounds, "round"), (time.Duration(runs)*perRun + 4*time.Duration(spec.Rounds*benches)*spec.Duration).Round(time.Minute))
 
-	floor := timerFloor(100*time.Microsecond, 200)
 	for _, s := range all {
-		s.m.TimerFloor = floor
 		s.rdb = s.Base.NewRedis(2)
 		defer s.rdb.Close()
 	}
@@ -360,23 +358,6 @@ func (s *siteRun) finish(elapsed time.Duration, partial bool) *results.Lineup {
 	return m
 }
 
-// timerFloor is the mean time a timer of d takes to fire, over n tries:
-// the workers' hold and think sleeps use timers, so it is the shortest
-// sleep they really take.
-func timerFloor(d time.Duration, n int) time.Duration {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	t.Stop()
-	var sum time.Duration
-	for range n {
-		s := time.Now()
-		t.Reset(d)
-		<-t.C
-		sum += time.Since(s)
-	}
-	return sum / time.Duration(n)
-}
-
 // rotate returns s starting at its i-th element (mod len).
 func rotate(s []string, i int) []string {
 	if len(s) == 0 {
@@ -400,6 +381,13 @@ func roundOf(res *results.Result, round int) results.LineupRound {
 	}
 	if c := res.CPU; c != nil {
 		r.RedisCPU, r.LoadCPU, r.CPULimit = c.Redis, c.Load, c.Limit()
+	}
+	if w := res.Waits; w != nil {
+		if h := w.Hold; h != nil && h.Count > 0 {
+			r.Holds, r.HoldErrP50, r.HoldErrP99 = h.Count, h.P50, h.P99
+		}
+		r.HoldInImpl = w.HoldNote != ""
+		r.SpinShare = w.SpinShare
 	}
 	return r
 }
@@ -430,8 +418,26 @@ func medianRound(rs []results.LineupRound) results.LineupRound {
 		RedisCPU:   medianOf(rs, func(x r) float64 { return x.RedisCPU }),
 		LoadCPU:    medianOf(rs, func(x r) float64 { return x.LoadCPU }),
 		CPULimit:   mostCommon(rs, func(x r) string { return x.CPULimit }),
+		SpinShare:  medianOf(rs, func(x r) float64 { return x.SpinShare }),
+	}
+	// A hold error may be 0 (on time), so rounds without holds, not zero
+	// values, are what is left out.
+	var held []r
+	for _, x := range rs {
+		if x.Holds > 0 {
+			held = append(held, x)
+		}
+		out.HoldInImpl = out.HoldInImpl || x.HoldInImpl
+	}
+	if len(held) > 0 {
+		var p50, p99 []float64
+		for _, x := range held {
+			p50, p99 = append(p50, x.HoldErrP50), append(p99, x.HoldErrP99)
+		}
+		out.HoldErrP50, out.HoldErrP99 = median(p50), median(p99)
 	}
 	for _, x := range rs {
+		out.Holds += x.Holds
 		out.Handoffs += x.Handoffs
 		out.Waits += x.Waits
 		out.Cut += x.Cut

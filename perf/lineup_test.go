@@ -247,3 +247,36 @@ func markdown(t *testing.T, m *results.Lineup) string {
 	}
 	return string(b)
 }
+
+// TestMedianRoundHoldErrors: a hold error of 0 (on time) is a figure, not
+// a missing one; rounds without holds are left out of the medians.
+func TestMedianRoundHoldErrors(t *testing.T) {
+	got := perf.MedianRound([]results.LineupRound{
+		{Holds: 5, HoldErrP50: 0, HoldErrP99: 10},
+		{Holds: 5, HoldErrP50: 0, HoldErrP99: 30},
+		{Holds: 5, HoldErrP50: 4, HoldErrP99: 20},
+		{OpsPerSec: 1}, // no holds measured
+	})
+	if got.Holds != 15 || got.HoldErrP50 != 0 || got.HoldErrP99 != 20 || got.HoldInImpl {
+		t.Errorf("median %+v: want 15 holds, error p50 0 and p99 20", got)
+	}
+	if got := perf.MedianRound([]results.LineupRound{{OpsPerSec: 1, HoldInImpl: true}}); got.Holds != 0 || !got.HoldInImpl {
+		t.Errorf("median %+v: want no holds, held in the implementation", got)
+	}
+}
+
+// TestRoundOfHolds: a round reads its holds' achieved − asked and the
+// spinner's share from the result, and whether the implementation held.
+func TestRoundOfHolds(t *testing.T) {
+	res := &results.Result{Waits: &results.Waits{
+		Hold:      &results.WaitError{Latency: results.Latency{Count: 7, P50: 1.5, P99: 30}},
+		SpinShare: 0.25, HoldNote: results.HoldInImpl,
+	}}
+	r := perf.RoundOf(res, 2)
+	if r.Round != 2 || r.Holds != 7 || r.HoldErrP50 != 1.5 || r.HoldErrP99 != 30 || r.SpinShare != 0.25 || !r.HoldInImpl {
+		t.Errorf("round %+v: want 7 holds, error 1.5 and 30 µs, spin 0.25, held in the implementation", r)
+	}
+	if r := perf.RoundOf(&results.Result{}, 0); r.Holds != 0 || r.HoldInImpl {
+		t.Errorf("round of a result without waits %+v: want no holds", r)
+	}
+}

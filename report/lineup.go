@@ -63,10 +63,10 @@ func lineupBlocks(m *results.Lineup) []block {
 		"lockimpl+ap is lockimpl with each client's lock commands on go-redis's autopipeliner (bench run --auto-pipeline " +
 			"true; lockimpl.Options.AutoPipeline): concurrent owners' commands share one write and one read per batch.",
 	}
-	if m.TimerFloor > 0 {
-		notes = append(notes, fmt.Sprintf("Holds and think times use Go timers; here a 100 µs timer fired after %s on average, so "+
-			"holds and think times shorter than that (mutex: hold exp(100µs), think exp(200µs)) last about that long, for every "+
-			"Go implementation alike.", results.FormatUs(float64(m.TimerFloor)/1e3)))
+	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Median.Holds > 0 }) {
+		notes = append(notes, "hold − asked is how much longer than the profile asked the holds lasted (p50 · p99, medians over the rounds): "+
+			"holds sleep on a timer, then one spinner wakes each at its deadline, so they last as asked at every load; spin is the share "+
+			"of lockbench's CPU that precision took. (JVM): Redisson's holds, run and timed in its JVM.")
 	}
 	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Impl == "redisson" }) {
 		notes = append(notes, "redisson is real Redisson: one JVM per run with a RedissonClient per client (as lockimpl's "+
@@ -127,7 +127,7 @@ func lineupBlocks(m *results.Lineup) []block {
 	}
 
 	head := []string{"impl", "ops/s", "× raw", "× rb", "× go-redis", "× ceiling", "acquire p50", "× raw", "× rb", "acquire p99", "× raw", "× rb",
-		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "errors", "cut", "violations", "Jain", "cpu redis · lockbench"}
+		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "hold − asked", "spin", "errors", "cut", "violations", "Jain", "cpu redis · lockbench"}
 	var t *table
 	for i, c := range m.Cells {
 		if i == 0 || m.Cells[i-1].Profile != c.Profile {
@@ -158,7 +158,7 @@ func lineupBlocks(m *results.Lineup) []block {
 			plain(results.UsOrDash(x.AcquireP50)), plain(results.Times(c.VsRaw.AcquireP50)), plain(results.Times(c.VsRedisBenchmark.AcquireP50)),
 			plain(results.UsOrDash(x.AcquireP99)), plain(results.Times(c.VsRaw.AcquireP99)), plain(results.Times(c.VsRedisBenchmark.AcquireP99)),
 			plain(results.UsOrDash(x.HandoffP50)), plain(results.Times(c.VsRaw.HandoffP50)), plain(results.UsOrDash(x.HandoffP99)), plain(results.UsOrDash(x.WaitP50)),
-			plain(waited), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cpuPair(x.RedisCPU, x.LoadCPU, x.CPULimit))})
+			plain(waited), plain(holdError(x)), plain(spin(x)), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cpuPair(x.RedisCPU, x.LoadCPU, x.CPULimit))})
 	}
 	if t != nil {
 		bl = append(bl, *t)
@@ -166,6 +166,26 @@ func lineupBlocks(m *results.Lineup) []block {
 	bl = append(bl, scaleBlocks(m.Scale)...)
 	bl = append(bl, para{text: "Each run's result (.json and .hlog) is in the directory bench perf --out named; bench report DIR draws them, and bench compare compares any two.", class: "note"})
 	return bl
+}
+
+// holdError is a cell's holds' achieved − asked, "+0.4µs · +21.0µs".
+func holdError(x results.LineupRound) string {
+	if x.Holds == 0 {
+		return "—"
+	}
+	s := "+" + results.FormatUs(x.HoldErrP50) + " · +" + results.FormatUs(x.HoldErrP99)
+	if x.HoldInImpl {
+		s += " (JVM)"
+	}
+	return s
+}
+
+// spin is the share of the load's CPU that waits' precision took.
+func spin(x results.LineupRound) string {
+	if x.SpinShare <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f%%", 100*x.SpinShare)
 }
 
 // cpuPair is a server's and a driver's CPU in cores, in top's

@@ -11,17 +11,14 @@ const LineupSchema = "lockbench.matrix/v1"
 // in rounds, with redis-benchmark driving the same scripts at each
 // concurrency (bench perf's matrix; make perf renders it as docs/perf.md).
 type Lineup struct {
-	Schema   string        `json:"schema"`
-	Meta     Meta          `json:"meta"`
-	Rounds   int           `json:"rounds"`
-	Duration time.Duration `json:"duration_ns"` // measured time of each run
-	Warmup   time.Duration `json:"warmup_ns"`
-	Elapsed  time.Duration `json:"elapsed_ns"`
-	// TimerFloor is how long a 100 µs timer took to fire on this machine
-	// (mean of 200): holds and think times shorter than it last about it.
-	TimerFloor time.Duration    `json:"timer_floor_ns"`
-	Cells      []LineupCell     `json:"cells"`
-	Baselines  []LineupBaseline `json:"baselines"`
+	Schema    string           `json:"schema"`
+	Meta      Meta             `json:"meta"`
+	Rounds    int              `json:"rounds"`
+	Duration  time.Duration    `json:"duration_ns"` // measured time of each run
+	Warmup    time.Duration    `json:"warmup_ns"`
+	Elapsed   time.Duration    `json:"elapsed_ns"`
+	Cells     []LineupCell     `json:"cells"`
+	Baselines []LineupBaseline `json:"baselines"`
 	// Targets are the side-by-side targets as judged when it was measured.
 	Targets []TargetCheck `json:"targets"`
 	// Partial is set when the measuring was interrupted; the cells keep
@@ -98,6 +95,17 @@ type LineupRound struct {
 	Cut        int64   `json:"cut"`
 	Violations int64   `json:"violations"`
 	Jain       float64 `json:"jain"`
+	// Holds counts the holds measured against what the profile asked
+	// (Result.Waits.Hold); HoldErrP50 and HoldErrP99 are their achieved
+	// minus asked, µs. HoldInImpl: the implementation's process held them
+	// (Waits.HoldNote).
+	Holds      int64   `json:"holds,omitempty"`
+	HoldErrP50 float64 `json:"hold_err_p50_us,omitempty"`
+	HoldErrP99 float64 `json:"hold_err_p99_us,omitempty"`
+	HoldInImpl bool    `json:"hold_in_impl,omitempty"`
+	// SpinShare is the share of the load generator's CPU that spinning to
+	// waits' deadlines took (Waits.SpinShare).
+	SpinShare float64 `json:"spin_cpu_share,omitempty"`
 	// RedisCPU and LoadCPU are the busiest server's command thread and
 	// the load generator over the run, in cores; CPULimit names the side
 	// that saturated (CPU.Limit).
