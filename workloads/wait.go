@@ -25,7 +25,8 @@ import (
 // waitClock is what a run's waiters share: the stretch before a deadline
 // at which they stop sleeping, and the spinner that wakes them.
 type waitClock struct {
-	slack atomic.Int64 // ns
+	slack   atomic.Int64 // ns
+	decayed atomic.Int64 // when the stretch last came down, unix ns
 
 	mu       sync.Mutex
 	due      dueHeap      // waits in their last stretch, earliest deadline first
@@ -64,8 +65,12 @@ const (
 	maxSlack     = 3 * time.Millisecond
 	initialSlack = 1500 * time.Microsecond
 	// slackDecay: a lateness under the stretch pulls it 1/slackDecay of
-	// the way down; one above sets it, so it tracks the recent worst.
+	// the way down, at most once per decayEvery; one above sets it, so it
+	// tracks the worst of the last slackDecay × decayEvery or so. Paced by
+	// time, not by waits, so that many owners' punctual timers do not wear
+	// it down between two late ones.
 	slackDecay = 32
+	decayEvery = 100 * time.Millisecond
 	// slackMargin is added to an observed lateness that sets the stretch.
 	slackMargin = 20 * time.Microsecond
 )
@@ -141,13 +146,17 @@ func (c *waitClock) stretch(d time.Duration) time.Duration {
 	return s
 }
 
-// observe notes that a timer set for a time fired late by late.
-func (c *waitClock) observe(late time.Duration) {
+// observe notes that a timer set for a time fired late by late, at now.
+func (c *waitClock) observe(late time.Duration, now time.Time) {
 	s := time.Duration(c.slack.Load())
 	switch {
 	case late+slackMargin > s:
 		s = late + slackMargin
 	default:
+		last := c.decayed.Load()
+		if now.UnixNano()-last < int64(decayEvery) || !c.decayed.CompareAndSwap(last, now.UnixNano()) {
+			return
+		}
 		s -= (s - late - slackMargin) / slackDecay
 	}
 	c.slack.Store(int64(min(max(s, minSlack), maxSlack)))
@@ -223,7 +232,7 @@ func (w *waiter) sleep(ctx context.Context, lost <-chan struct{}, wake time.Time
 	select {
 	case <-w.timer.C:
 		now := time.Now()
-		w.clock.observe(now.Sub(wake))
+		w.clock.observe(now.Sub(wake), now)
 		return waitResult{end: waited, at: now}
 	case <-lost:
 		w.timer.Stop()

@@ -35,23 +35,34 @@ func TestWaitStretch(t *testing.T) {
 }
 
 // TestWaitObserve: a late timer sets the slack at once, within its bounds;
-// punctual ones pull it down gradually, not below minSlack.
+// punctual ones pull it down gradually, at most once per decayEvery
+// however many there are, and not below minSlack.
 func TestWaitObserve(t *testing.T) {
 	c := newWaitClock()
-	c.observe(2 * time.Millisecond)
+	at := time.Unix(1000, 0) // the clock the observations are made at
+	c.observe(2*time.Millisecond, at)
 	if got, want := time.Duration(c.slack.Load()), 2*time.Millisecond+slackMargin; got != want {
 		t.Errorf("after a 2ms lateness slack = %v, want %v", got, want)
 	}
-	c.observe(time.Hour)
+	c.observe(time.Hour, at)
 	if got := time.Duration(c.slack.Load()); got != maxSlack {
 		t.Errorf("after an hour's lateness slack = %v, want the bound %v", got, maxSlack)
 	}
-	c.observe(0)
-	if got := time.Duration(c.slack.Load()); got >= maxSlack || got < maxSlack-maxSlack/slackDecay {
-		t.Errorf("one punctual timer took slack from %v to %v, want a step of at most 1/%d", maxSlack, got, slackDecay)
+	at = at.Add(decayEvery)
+	c.observe(0, at)
+	stepped := time.Duration(c.slack.Load())
+	if stepped >= maxSlack || stepped < maxSlack-maxSlack/slackDecay {
+		t.Errorf("one punctual timer took slack from %v to %v, want a step of at most 1/%d", maxSlack, stepped, slackDecay)
+	}
+	for range 100 {
+		c.observe(0, at.Add(decayEvery/2))
+	}
+	if got := time.Duration(c.slack.Load()); got != stepped {
+		t.Errorf("a hundred punctual timers within %v took slack from %v to %v, want no further step", decayEvery, stepped, got)
 	}
 	for range 10 * slackDecay {
-		c.observe(0)
+		at = at.Add(decayEvery)
+		c.observe(0, at)
 	}
 	if got := time.Duration(c.slack.Load()); got != minSlack {
 		t.Errorf("after many punctual timers slack = %v, want the floor %v", got, minSlack)
