@@ -1,12 +1,9 @@
 package report_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -19,16 +16,9 @@ func TestMatrixShowsHoldsAsAsked(t *testing.T) {
 		{Profile: "mutex", Owners: 8, Impl: "redisson", Median: results.LineupRound{OpsPerSec: 900, Holds: 800, HoldErrP50: 55, HoldErrP99: 180, HoldInImpl: true}},
 		{Profile: "mutex", Owners: 8, Impl: "raw", Median: results.LineupRound{OpsPerSec: 400}},
 	}}
-	out := filepath.Join(t.TempDir(), "m.md")
-	if err := report.Write(out, &report.Input{Lineups: []*results.Lineup{m}}, report.Options{Format: report.Markdown}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := lineupMarkdown(t, m)
 	row := func(impl string) []string {
-		for _, l := range strings.Split(string(b), "\n") {
+		for _, l := range strings.Split(b, "\n") {
 			if strings.HasPrefix(l, "| "+impl+" |") {
 				return strings.Split(l, "|")
 			}
@@ -37,7 +27,7 @@ func TestMatrixShowsHoldsAsAsked(t *testing.T) {
 		return nil
 	}
 	var head []string
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(b, "\n") {
 		if strings.HasPrefix(l, "| impl |") {
 			head = strings.Split(l, "|")
 			break
@@ -66,7 +56,7 @@ func TestMatrixShowsHoldsAsAsked(t *testing.T) {
 			t.Errorf("%s: spin %q, want %q", c.impl, got, c.spin)
 		}
 	}
-	if !strings.Contains(string(b), "hold − asked is how much longer") {
+	if !strings.Contains(b, "hold − asked is how much longer") {
 		t.Error("the matrix does not say what hold − asked is")
 	}
 }

@@ -19,15 +19,7 @@ func TestMatrixListsRedissonConfigurations(t *testing.T) {
 		{Profile: "uncontended", Owners: 32, Impl: "redisson-tuned", Note: "Redisson 4.7.0 in one JVM; the tuned settings: transportMode EPOLL (default NIO): why one · nettyThreads 4 (default 32): why two"},
 		{Profile: "uncontended", Owners: 32, Impl: "lockimpl", Note: "x: a · b"},
 	}}
-	out := filepath.Join(t.TempDir(), "m.md")
-	if err := report.Write(out, &report.Input{Lineups: []*results.Lineup{m}}, report.Options{Format: report.Markdown}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md := string(b)
+	md := lineupMarkdown(t, m)
 	_, section, ok := strings.Cut(md, "## Redisson's configurations")
 	if !ok {
 		t.Fatalf("no Redisson's configurations section:\n%s", md)
@@ -45,4 +37,18 @@ func TestMatrixListsRedissonConfigurations(t *testing.T) {
 	if strings.Contains(section, "lockimpl") {
 		t.Errorf("section lists lockimpl:\n%s", section)
 	}
+}
+
+// lineupMarkdown is the perf document bench report writes for m.
+func lineupMarkdown(t *testing.T, m *results.Lineup) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "perf.md")
+	if err := report.Write(out, &report.Input{Lineups: []*results.Lineup{m}}, report.Options{Format: report.Markdown}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -1,8 +1,6 @@
 package report_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,16 +49,8 @@ func TestWriteScale(t *testing.T) {
 // matrix carries the scale part's rows, and none otherwise.
 func TestLineupDocScale(t *testing.T) {
 	for _, rows := range [][]results.ScaleRow{nil, {{Owners: 1_000, Clients: 10, Locks: 256, Rate: 10_000}}} {
-		path := filepath.Join(t.TempDir(), "perf.md")
-		m := &results.Lineup{Rounds: 1, Scale: rows}
-		if err := report.Write(path, &report.Input{Lineups: []*results.Lineup{m}}, report.Options{Format: report.Markdown}); err != nil {
-			t.Fatal(err)
-		}
-		doc, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Contains(string(doc), "\n## Scale: the harness with 1,000 owners\n"); got != (rows != nil) {
+		doc := lineupMarkdown(t, &results.Lineup{Rounds: 1, Scale: rows})
+		if got := strings.Contains(doc, "\n## Scale: the harness with 1,000 owners\n"); got != (rows != nil) {
 			t.Errorf("scale rows %v: section in the document %v", rows, got)
 		}
 	}
