@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/results"
@@ -214,8 +215,88 @@ func pipelineTargets(m *results.Lineup) []results.TargetCheck {
 				slices.Min(rs), slices.Max(rs)),
 			Met: r <= 1})
 	}
+	if c := apVsPlain(m); c != nil {
+		t = append(t, *c)
+	}
 	return t
 }
+
+// APVsPlainTarget is the target that auto-pipelining never loses.
+const APVsPlainTarget = "every cell: lockimpl+ap ops/s ≥ plain lockimpl's and acquire p99 no higher, within the rounds' spread"
+
+// apVsPlain judges APVsPlainTarget over the cells where both run. A cell
+// passes a figure when the median of the rounds' ratios is on the right
+// side of 1, or when the two implementations' ranges over the rounds
+// overlap (the difference is within run-to-run spread); nil when no cell
+// has both.
+func apVsPlain(m *results.Lineup) *results.TargetCheck {
+	var opsR, p99R []float64
+	var misses []string
+	for _, ap := range m.Cells {
+		if ap.Impl != PipelinedName {
+			continue
+		}
+		plain := m.Cell(ap.Profile, ap.Owners, impls.Default)
+		if plain == nil {
+			continue
+		}
+		var ops, p99 []float64
+		for _, r := range ap.Rounds {
+			if p, ok := roundNo(plain.Rounds, r.Round); ok {
+				if v := ratio(r.OpsPerSec, p.OpsPerSec); v > 0 {
+					ops = append(ops, v)
+				}
+				if v := ratio(r.AcquireP99, p.AcquireP99); v > 0 {
+					p99 = append(p99, v)
+				}
+			}
+		}
+		if len(ops) == 0 {
+			continue
+		}
+		opsOf := func(r results.LineupRound) float64 { return r.OpsPerSec }
+		p99Of := func(r results.LineupRound) float64 { return r.AcquireP99 }
+		where := fmt.Sprintf("%s at %s", ap.Profile, results.Count(ap.Owners, "owner"))
+		o := median(ops)
+		opsR = append(opsR, o)
+		if _, apHi := rangeOf(ap.Rounds, opsOf); o < 1 && apHi < low(rangeOf(plain.Rounds, opsOf)) {
+			misses = append(misses, fmt.Sprintf("%s ops/s %.2f× (rounds %.2f..%.2f)", where, o, slices.Min(ops), slices.Max(ops)))
+		}
+		if len(p99) == 0 {
+			continue
+		}
+		q := median(p99)
+		p99R = append(p99R, q)
+		if _, plHi := rangeOf(plain.Rounds, p99Of); q > 1 && low(rangeOf(ap.Rounds, p99Of)) > plHi {
+			misses = append(misses, fmt.Sprintf("%s acquire p99 %.2f× (rounds %.2f..%.2f)", where, q, slices.Min(p99), slices.Max(p99)))
+		}
+	}
+	if len(opsR) == 0 {
+		return nil
+	}
+	v := fmt.Sprintf("%s: ops/s %.2f..%.2f× plain's", results.Count(len(opsR), "cell"), slices.Min(opsR), slices.Max(opsR))
+	if len(p99R) > 0 {
+		v += fmt.Sprintf(", acquire p99 %.2f..%.2f×", slices.Min(p99R), slices.Max(p99R))
+	}
+	v += " (medians of the rounds' ratios)"
+	if len(misses) > 0 {
+		v += "; below beyond the spread: " + strings.Join(misses, "; ")
+	}
+	return &results.TargetCheck{Target: APVsPlainTarget, Value: v, Met: len(misses) == 0}
+}
+
+// rangeOf is the least and greatest positive f over rs.
+func rangeOf(rs []results.LineupRound, f func(results.LineupRound) float64) (lo, hi float64) {
+	for _, r := range rs {
+		if v := f(r); v > 0 {
+			lo, hi = minPos(lo, v), max(hi, v)
+		}
+	}
+	return lo, hi
+}
+
+// low is the first of a range.
+func low(lo, _ float64) float64 { return lo }
 
 // ratioAgainst prints a target's ratio with digits (or more) decimals:
 // as many as it takes to keep the printed value on v's side of every

@@ -1,0 +1,54 @@
+package perf_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/perf"
+	"github.com/lockbench/lockbench/results"
+)
+
+// TestAPVsPlainTarget: lockimpl+ap meets the target where it is at least
+// plain lockimpl, or below it only within the rounds' spread; a cell
+// below beyond the spread, in ops/s or in acquire p99, misses it and is
+// named.
+func TestAPVsPlainTarget(t *testing.T) {
+	cell := func(profile, impl string, rounds ...[2]float64) results.LineupCell {
+		c := results.LineupCell{Profile: profile, Owners: 8, Impl: impl}
+		for i, r := range rounds {
+			c.Rounds = append(c.Rounds, results.LineupRound{Round: i, OpsPerSec: r[0], AcquireP99: r[1]})
+		}
+		c.Median = c.Rounds[0]
+		return c
+	}
+	judge := func(cells ...results.LineupCell) (results.TargetCheck, bool) {
+		for _, c := range perf.Targets(&results.Lineup{Cells: cells}) {
+			if c.Target == perf.APVsPlainTarget {
+				return c, true
+			}
+		}
+		return results.TargetCheck{}, false
+	}
+	plain := cell("uncontended", "lockimpl", [2]float64{1000, 100}, [2]float64{1100, 120}, [2]float64{900, 90})
+	for _, tc := range []struct {
+		name string
+		ap   results.LineupCell
+		met  bool
+		says string
+	}{
+		{"faster", cell("uncontended", perf.PipelinedName, [2]float64{1500, 80}, [2]float64{1600, 90}, [2]float64{1400, 70}), true, "1.50..1.50×"},
+		{"slower within the spread", cell("uncontended", perf.PipelinedName, [2]float64{950, 100}, [2]float64{1000, 120}, [2]float64{880, 90}), true, "0.95"},
+		{"slower beyond the spread", cell("uncontended", perf.PipelinedName, [2]float64{700, 100}, [2]float64{800, 120}, [2]float64{600, 90}), false, "uncontended at 8 owners ops/s 0.70×"},
+		{"p99 worse beyond the spread", cell("uncontended", perf.PipelinedName, [2]float64{1000, 300}, [2]float64{1100, 250}, [2]float64{900, 280}), false, "acquire p99 3.00×"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ok := judge(plain, tc.ap)
+			if !ok || c.Met != tc.met || !strings.Contains(c.Value, tc.says) {
+				t.Errorf("target %+v (present %v), want met %v saying %q", c, ok, tc.met, tc.says)
+			}
+		})
+	}
+	if c, ok := judge(plain); ok {
+		t.Errorf("target judged with no lockimpl+ap cell: %+v", c)
+	}
+}
