@@ -235,7 +235,7 @@ func (l *Lock) attempt(ctx context.Context, lease time.Duration, queued bool, qu
 		p := l.pieces()
 		cmd.script, cmd.args = wire.AcquireArgs(l.family, &p, l.leaseArg(lease))
 	}
-	cmd.what = what
+	cmd.what, cmd.owner = what, l.owner
 	op := "lock"
 	if into != nil {
 		op = "re-enter"

@@ -40,6 +40,8 @@ type Client struct {
 	// flight ride it (see DefaultAutoPipelineOptions).
 	crowd    *redis.AutoPipeliner
 	inflight atomic.Int64 // lock commands in flight on cmds or crowd
+	turn     turnaround   // how soon owners send again after a reply
+	crowded  atomic.Int64 // lock commands that rode crowd
 	id       string
 	opts     Options
 	reqIDs   requestIDs
@@ -331,6 +333,10 @@ type Owner struct {
 	c        *Client
 	id       string
 	fieldArg any // id as an interface value, made once for every call that sends it
+
+	// replied is when this owner's last lock command returned, in
+	// nanoseconds on the turnaround clock; 0 before the first.
+	replied atomic.Int64
 
 	mu        sync.Mutex
 	holds     map[holdKey]*hold

@@ -48,3 +48,6 @@ func (hd *Hold) FreezeDeadlineTimer() {
 	hd.h.timer.Stop()
 	hd.h.mu.Unlock()
 }
+
+// Crowded is how many lock commands rode the crowd autopipeliner.
+func (c *Client) Crowded() int64 { return c.crowded.Load() }

@@ -37,6 +37,7 @@ type command struct {
 	script wire.Script
 	args   []any
 	what   send
+	owner  *Owner // who sends it: its turnaround steers batching (Client.eval)
 }
 
 // pieces are the lock's call pieces: its name and channel boxed once per

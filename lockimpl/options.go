@@ -84,12 +84,14 @@ type Options struct {
 	// Default: rdb itself, sending each acquisition as a command go-redis
 	// never resends (Cmder.NoRetry), whatever its MaxRetries.
 	AcquireClient redis.Scripter
-	// AutoPipeline sends the lock commands of all owners through go-redis's
-	// autopipeliners of rdb, one write and one read per batch, which lifts
-	// throughput where the client's round trips, not Redis, are the limit.
-	// Lock commands are still never resent by go-redis, and each is waited
-	// for once queued, so none runs after its sender gave up on it.
-	// docs/lockimpl.md says which command rides which way, and why.
+	// AutoPipeline batches the lock commands of many owners that send
+	// again at once (a crowd of them in flight) on go-redis's autopipeliner
+	// of rdb, one write and one read per batch, which lifts throughput
+	// where the client's round trips, not Redis, are the limit; every other
+	// command goes as on a plain client. Lock commands are still never
+	// resent by go-redis, and each is waited for once queued, so none runs
+	// after its sender gave up on it. docs/lockimpl.md says which command
+	// rides which way, and why.
 	AutoPipeline bool
 	// SkipReplicaSync turns off the replica check. By default, as in
 	// Redisson (checkLockSyncedSlaves), every acquisition on a primary with

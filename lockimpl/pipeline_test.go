@@ -328,3 +328,78 @@ func TestAutoPipelineNeedsAClient(t *testing.T) {
 		t.Fatalf("NewClient(ring, AutoPipeline) = %v, want ErrInvalidOptions naming *redis.Client", err)
 	}
 }
+
+// TestCrowdOnlyForQuickOwners: with Options.AutoPipeline, owners that
+// send again at once share go-redis's waiting autopipeliner once a crowd
+// of them is in flight, while owners that pause between commands never
+// ride it, even when they all send at the same moment: its wait for the
+// owners of the last batch would find nobody.
+func TestCrowdOnlyForQuickOwners(t *testing.T) {
+	const owners = 16
+	// run has each owner lock and unlock its own name rounds times. With
+	// a pause, every round starts at once for all owners, pause after the
+	// last of them finished the one before.
+	run := func(t *testing.T, c *lockimpl.Client, rounds int, pause time.Duration) {
+		t.Helper()
+		start := make([]chan struct{}, rounds)
+		for r := range start {
+			start[r] = make(chan struct{})
+		}
+		var round sync.WaitGroup
+		go func() {
+			for r := range rounds {
+				if pause > 0 {
+					if r > 0 {
+						round.Wait()
+						time.Sleep(pause)
+					}
+					round.Add(owners)
+				}
+				close(start[r])
+			}
+		}()
+		var wg sync.WaitGroup
+		errs := make(chan error, owners)
+		for i := range owners {
+			l := c.NewOwner().Lock("crowd-" + strconv.Itoa(i))
+			wg.Go(func() {
+				for r := range rounds {
+					<-start[r]
+					h, err := l.Lock(bg, lockimpl.LockOptions{})
+					if err == nil {
+						err = h.Unlock(bg)
+					}
+					if pause > 0 {
+						round.Done()
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+	f := setup(t)
+	t.Run("quick", func(t *testing.T) {
+		c := f.client(lockimpl.Options{SkipReplicaSync: true, AutoPipeline: true})
+		run(t, c, 300, 0)
+		if c.Crowded() == 0 {
+			t.Errorf("no command of %d owners in a tight loop rode the crowd", owners)
+		}
+	})
+	t.Run("pausing", func(t *testing.T) {
+		c := f.client(lockimpl.Options{SkipReplicaSync: true, AutoPipeline: true})
+		run(t, c, 30, 3*time.Millisecond) // the mean turnaround grows past the bound
+		before := c.Crowded()
+		run(t, c, 30, 3*time.Millisecond)
+		if n := c.Crowded() - before; n != 0 {
+			t.Errorf("%d commands of owners pausing 3 ms rode the crowd, want 0", n)
+		}
+	})
+}

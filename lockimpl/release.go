@@ -122,7 +122,7 @@ func (l *Lock) unlockWith(ctx context.Context, lease time.Duration, latch string
 		p := l.pieces()
 		cmd.script, cmd.args = wire.UnlockArgs(l.family, &p, c.publishArg, latch, l.leaseArg(lease), c.latchArg)
 	}
-	cmd.what = sendUnlock
+	cmd.what, cmd.owner = sendUnlock, l.owner
 	res, err := c.eval(ctx, cmd, c.pipelined)
 	for n := 1; c.pipelined && n <= unlockRetries && resendable(err); n++ {
 		if sleepCtx(ctx, retryBackoff(n)) != nil {

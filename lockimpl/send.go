@@ -26,29 +26,63 @@ const (
 )
 
 // eval sends a lock command's script call through cmds (wire.Eval). Where
-// lockimpl made the autopipeliners (Client.crowd set), it picks the way by
-// how many commands of this client are in flight and what the command is
-// for. An attempt after a wait rides cmds, which flushes at once: it is on
-// a handoff's path, and a crowd's wait would only delay it. Else, with
-// more than crowdSize in flight, the crowd autopipeliner, whose wait fills
-// a batch; an unlock, which ends a critical section others may wait on,
-// and an acquisition with nothing to share a batch with go straight to a
-// pooled connection of rdb, since the autopipeliner's hand-offs between
-// goroutines would only add to them; the rest ride cmds.
+// lockimpl made the autopipeliners (Client.crowd set), it picks the way
+// per command, by the load: a command rides the crowd autopipeliner only
+// when more than crowdSize others of this client are in flight and its
+// owners send again at once after a reply (turnaround.quick), since the
+// crowd holds each batch back for exactly those owners. An attempt after a
+// wait never does: it is on a handoff's path. Everything else goes
+// straight to a pooled connection of rdb, as on a plain client, with no
+// hand-off between goroutines and no wait.
 func (c *Client) eval(ctx context.Context, cmd command, noRetry bool) (any, error) {
 	via := c.cmds
 	if c.crowd != nil {
 		n := c.inflight.Add(1)
 		defer c.inflight.Add(-1)
-		switch {
-		case cmd.what == sendRetry:
-		case n > crowdSize:
-			via = c.crowd
-		case cmd.what == sendUnlock, n == 1:
-			via = c.direct
+		via = c.direct
+		if o := cmd.owner; o != nil {
+			quick := c.turn.sent(o)
+			defer c.turn.replied(o)
+			if quick && n > crowdSize && cmd.what != sendRetry {
+				via = c.crowd
+				c.crowded.Add(1)
+			}
 		}
 	}
 	return wire.Eval(ctx, via, cmd.script, cmd.args, noRetry)
+}
+
+// quickTurn is the longest mean turnaround (an owner's reply to its next
+// command) at which owners count as sending again at once. It is well
+// below go-redis's silence gap (200 µs), the longest its crowd waits for
+// the owners its last batch woke: owners that hold or think longer would
+// make every batch wait that long for nobody.
+const quickTurn = 50 * time.Microsecond
+
+// turnaround tracks how soon a client's owners send a lock command after
+// their last one returned: a moving average over all owners, updated
+// without a lock (a lost update among racing owners only slows it).
+type turnaround struct {
+	mean atomic.Int64 // nanoseconds; starts at 0, so the first commands count as quick
+}
+
+var turnClock = time.Now()
+
+// sent folds o's turnaround into the mean and reports whether the mean is
+// quick.
+func (t *turnaround) sent(o *Owner) bool {
+	m := t.mean.Load()
+	if last := o.replied.Load(); last != 0 {
+		gap := int64(time.Since(turnClock)) - last
+		m += (gap - m) / 16
+		t.mean.Store(m)
+	}
+	return m <= int64(quickTurn)
+}
+
+// replied marks the return of o's command.
+func (t *turnaround) replied(o *Owner) {
+	o.replied.Store(int64(time.Since(turnClock)))
 }
 
 // unlockRetries bounds how often lockimpl itself re-sends an unlock whose

@@ -62,9 +62,9 @@ const (
 	NeedMulti      Feature = "a multi-lock taking several names all or none (kind: multi)"
 	NeedReentrancy Feature = "reentrancy (depth above 1)"
 	NeedWatchdog   Feature = "a watchdog lease (lease: watchdog)"
-	// NeedAutoPipeline is go-redis's autopipeliner under the lock's
+	// NeedAutoPipeline is lockimpl's batching of concurrent owners' lock
 	// commands (auto_pipeline: true).
-	NeedAutoPipeline Feature = "lock commands on go-redis's autopipeliner (auto_pipeline: true)"
+	NeedAutoPipeline Feature = "lock commands batched across owners (auto_pipeline: true)"
 	// NeedLossSignal is needed by fixed-lease profiles whose holds could
 	// outlive the lease (see HoldsWithinLease).
 	NeedLossSignal Feature = "a loss signal (its holds can outlive the fixed lease)"

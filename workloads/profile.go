@@ -72,9 +72,9 @@ type Profile struct {
 	// default): on a primary with replicas, every acquisition waits for a
 	// replica to acknowledge it (WAIT). false sends nothing.
 	ReplicaSync bool `yaml:"replica_sync" json:"replica_sync"`
-	// AutoPipeline sends the lock commands of each client through
-	// go-redis's autopipeliner (lockimpl.Options.AutoPipeline): concurrent
-	// owners' commands share batches. lockimpl only.
+	// AutoPipeline batches the lock commands of each client's owners when
+	// a crowd of them send again at once (lockimpl.Options.AutoPipeline).
+	// lockimpl only.
 	AutoPipeline bool `yaml:"auto_pipeline" json:"auto_pipeline,omitempty"`
 	// Topology is the Redis topology the profile is meant for (single,
 	// replica, sentinel or cluster), started when --topology is not given;
