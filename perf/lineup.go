@@ -37,6 +37,11 @@ type LineupSpec struct {
 	Groups           []LineupGroup
 	Rounds           int
 	Duration, Warmup time.Duration
+	// Recordings, when set, is the directory where, after the rounds, each
+	// Redisson row runs once more on one of its cells with a flight
+	// recording of its JVM, whose top frames the first site's matrix keeps
+	// (Lineup.JVMProfiles).
+	Recordings string
 }
 
 // PipelinedName is lockimpl with each client's lock commands on go-redis's
@@ -182,6 +187,10 @@ func MeasureLineups(ctx context.Context, spec LineupSpec, sites []Site, bin stri
 		benches += len(r.baselines)
 	}
 	runs *= spec.Rounds
+	if spec.Recordings != "" && len(all) > 0 {
+		jvms, _ := all[0].jvmCells(spec)
+		runs += len(jvms)
+	}
 	perRun := spec.Duration + spec.Warmup
 	// Each baseline: redis-benchmark plain and -P 16 (about a duration
 	// each) and the two bare go-redis loops (a duration each).
@@ -210,6 +219,10 @@ rounds:
 				break rounds
 			}
 		}
+	}
+	if runErr == nil && spec.Recordings != "" && len(all) > 0 {
+		n.server = ""
+		runErr = all[0].profileJVMs(ctx, spec, n)
 	}
 	elapsed := time.Since(start)
 	if runErr != nil && ctx.Err() == nil {
@@ -381,6 +394,7 @@ func roundOf(res *results.Result, round int) results.LineupRound {
 	}
 	if c := res.CPU; c != nil {
 		r.RedisCPU, r.LoadCPU, r.CPULimit = c.Redis, c.Load, c.Limit()
+		r.HelperCPU, r.HostCPU = c.Helper, c.Host
 	}
 	if w := res.Waits; w != nil {
 		if h := w.Hold; h != nil && h.Count > 0 {
@@ -418,6 +432,8 @@ func medianRound(rs []results.LineupRound) results.LineupRound {
 		RedisCPU:   medianOf(rs, func(x r) float64 { return x.RedisCPU }),
 		LoadCPU:    medianOf(rs, func(x r) float64 { return x.LoadCPU }),
 		CPULimit:   mostCommon(rs, func(x r) string { return x.CPULimit }),
+		HelperCPU:  medianOf(rs, func(x r) float64 { return x.HelperCPU }),
+		HostCPU:    medianOf(rs, func(x r) float64 { return x.HostCPU }),
 		SpinShare:  medianOf(rs, func(x r) float64 { return x.SpinShare }),
 	}
 	// A hold error may be 0 (on time), so rounds without holds, not zero

@@ -36,6 +36,37 @@ type Lineup struct {
 	// Scale is bench perf's scale part, when it ran beside the matrix:
 	// the harness's own footprint at each point.
 	Scale []ScaleRow `json:"scale,omitempty"`
+	// JVMProfiles are where each Redisson configuration's JVM spent its
+	// time, one cell of each profiled.
+	JVMProfiles []JVMProfile `json:"jvm_profiles,omitempty"`
+}
+
+// JVMProfile is a flight recording of one implementation's JVM on one
+// cell of the matrix, made in a run of its own after the rounds (the
+// recording's sampling would weigh on the figures), and the methods its
+// execution samples found on top.
+type JVMProfile struct {
+	Impl    string `json:"impl"`
+	Profile string `json:"profile"`
+	Owners  int    `json:"owners"`
+	Clients int    `json:"clients"`
+	// Recording is the .jfr file.
+	Recording string `json:"recording"`
+	// OpsPerSec is the recorded run's, beside the cell's median: what
+	// recording cost.
+	OpsPerSec float64 `json:"ops_per_sec"`
+	// Samples counts the execution samples; Top are the methods most
+	// often on top of them (self samples), most first.
+	Samples int     `json:"samples"`
+	Top     []Frame `json:"top"`
+	// Error says why the recording has no frames.
+	Error string `json:"error,omitempty"`
+}
+
+// Frame is a method and the samples in which it was the top frame.
+type Frame struct {
+	Method  string `json:"method"`
+	Samples int    `json:"samples"`
 }
 
 // ServerRow is one row of the server comparison: an implementation on
@@ -112,8 +143,13 @@ type LineupRound struct {
 	RedisCPU float64 `json:"redis_cpu,omitempty"`
 	LoadCPU  float64 `json:"load_cpu,omitempty"`
 	CPULimit string  `json:"cpu_limit,omitempty"`
-	Partial  bool    `json:"partial,omitempty"`
-	File     string  `json:"file,omitempty"` // where the result was saved
+	// HelperCPU is the helper processes' part of LoadCPU (Redisson's
+	// JVM), HostCPU the busy time of the host's CPUs (CPU.Helper,
+	// CPU.Host), in cores.
+	HelperCPU float64 `json:"helper_cpu,omitempty"`
+	HostCPU   float64 `json:"host_cpu,omitempty"`
+	Partial   bool    `json:"partial,omitempty"`
+	File      string  `json:"file,omitempty"` // where the result was saved
 }
 
 // Ratios are one implementation's figures over a reference's; 0 where

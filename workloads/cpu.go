@@ -37,7 +37,8 @@ type cpuMeter struct {
 
 type cpuSample struct {
 	at       time.Time
-	load     float64              // seconds of CPU, since the process started
+	load     float64              // seconds of CPU, since the process started, helpers' included
+	helper   float64              // the helper processes' part of load
 	host     float64              // seconds every CPU of the host was busy, since boot
 	hostCPUs int                  // the CPUs host sums
 	hostOK   bool                 // host was read
@@ -73,8 +74,9 @@ func (m *cpuMeter) sample(ctx context.Context) {
 	s := cpuSample{at: time.Now(), load: processCPU()}
 	s.host, s.hostCPUs, s.hostOK = hostCPU()
 	for _, pid := range m.pids() {
-		s.load += pidCPU(pid)
+		s.helper += pidCPU(pid)
 	}
+	s.load += s.helper
 	var unread string
 	if m.rdb != nil {
 		ctx, cancel := context.WithTimeout(ctx, cpuReadTimeout)
@@ -153,6 +155,7 @@ func (m *cpuMeter) result(measureFrom time.Time, loadLimit float64, sharedHost b
 	last := window[len(window)-1]
 	if dt := last.at.Sub(window[0].at).Seconds(); dt > 0 {
 		c.Load = (last.load - window[0].load) / dt
+		c.Helper = max(0, (last.helper-window[0].helper)/dt)
 		if last.hostOK && window[0].hostOK && last.host >= window[0].host {
 			c.Host = (last.host - window[0].host) / dt
 		}
