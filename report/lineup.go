@@ -70,9 +70,11 @@ func lineupBlocks(m *results.Lineup) []block {
 	}
 	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Impl == "redisson" }) {
 		notes = append(notes, "redisson is real Redisson: one JVM per run with a RedissonClient per client (as lockimpl's "+
-			"clients share one Go process), its JIT warmed by 6,000 lock cycles before the run. An operation without nested "+
+			"clients share one Go process), its JIT warmed by 6,000 lock cycles before the run, the JVM started with no flags "+
+			"(java -jar), so with the collector, heap and stacks its defaults give an application. An operation without nested "+
 			"acquisitions runs whole in its owner's thread, the hold parked there (LockSupport.parkNanos), and every call is "+
-			"timed inside the JVM, so the pipe to the harness adds to no latency or hold. The JVM shares the two cores too.")
+			"timed inside the JVM, so the pipe to the harness adds to no latency or hold. The JVM shares the two cores too: "+
+			"its CPU shows apart in the cpu column (lockbench + JVM).")
 	}
 	bl = append(bl, bullets{items: notes})
 
@@ -106,7 +108,7 @@ func lineupBlocks(m *results.Lineup) []block {
 	}
 	bl = append(bl, heading{level: 2, text: "Implementations"},
 		para{text: "How each met the first workload it ran (the result files hold each run's note)."}, bullets{items: impls})
-	bl = append(bl, redissonConfigs(m.Cells)...)
+	bl = append(bl, redissonConfigs(m)...)
 
 	if len(m.Baselines) > 0 {
 		t := table{head: []string{"concurrency", "acquire calls/s", "acquire p50", "acquire p99", "unlock calls/s", "lock+unlock cycles/s", "cpu",
@@ -158,7 +160,7 @@ func lineupBlocks(m *results.Lineup) []block {
 			plain(results.UsOrDash(x.AcquireP50)), plain(results.Times(c.VsRaw.AcquireP50)), plain(results.Times(c.VsRedisBenchmark.AcquireP50)),
 			plain(results.UsOrDash(x.AcquireP99)), plain(results.Times(c.VsRaw.AcquireP99)), plain(results.Times(c.VsRedisBenchmark.AcquireP99)),
 			plain(results.UsOrDash(x.HandoffP50)), plain(results.Times(c.VsRaw.HandoffP50)), plain(results.UsOrDash(x.HandoffP99)), plain(results.UsOrDash(x.WaitP50)),
-			plain(waited), plain(holdError(x)), plain(spin(x)), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cpuPair(x.RedisCPU, x.LoadCPU, x.CPULimit))})
+			plain(waited), plain(holdError(x)), plain(spin(x)), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cellCPU(x))})
 	}
 	if t != nil {
 		bl = append(bl, *t)
@@ -186,6 +188,20 @@ func spin(x results.LineupRound) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.0f%%", 100*x.SpinShare)
+}
+
+// cellCPU is a cell's cpu figure: cpuPair's, the load split into
+// lockbench's own and its helper JVM's where one ran,
+// "91% · 30% + JVM 124% (host)".
+func cellCPU(x results.LineupRound) string {
+	if x.HelperCPU <= 0 {
+		return cpuPair(x.RedisCPU, x.LoadCPU, x.CPULimit)
+	}
+	s := fmt.Sprintf("%.0f%% · %.0f%% + JVM %.0f%%", 100*x.RedisCPU, 100*max(0, x.LoadCPU-x.HelperCPU), 100*x.HelperCPU)
+	if x.CPULimit != results.LimitNone {
+		s += " (" + x.CPULimit + ")"
+	}
+	return s
 }
 
 // cpuPair is a server's and a driver's CPU in cores, in top's
@@ -315,29 +331,4 @@ func WriteServerSummary(w io.Writer, m *results.Lineup) error {
 	}
 	return writeText(w, append([]block{blank, para{text: "servers   side by side, medians over the rounds; limit: server, load, host or — for neither"}},
 		serverBlocks(m, margin)...))
-}
-
-// redissonConfigs lists the Redisson rows' configurations, from their
-// notes: each setting the note joins with " · " on a line of its own.
-func redissonConfigs(cells []results.LineupCell) []block {
-	var bl []block
-	seen := map[string]bool{}
-	for _, c := range cells {
-		if !strings.HasPrefix(c.Impl, "redisson") || seen[c.Impl] || c.Note == "" {
-			continue
-		}
-		seen[c.Impl] = true
-		head, rest, _ := strings.Cut(c.Note, ": ")
-		items := strings.Split(rest, " · ")
-		if len(items) < 2 {
-			bl = append(bl, para{text: c.Impl + ": " + c.Note})
-			continue
-		}
-		bl = append(bl, para{text: c.Impl + ": " + head + ":"}, bullets{items: items})
-	}
-	if len(bl) == 0 {
-		return nil
-	}
-	return append([]block{heading{level: 2, text: "Redisson's configurations"},
-		para{text: "Setting, value (Redisson's default) and why, from Redisson's documentation (its configuration and FAQ pages, of the release the driver runs)."}}, bl...)
 }
