@@ -35,13 +35,13 @@ type LineupSpec struct {
 	// Impls maps names to implementations.
 	Impls            map[string]workloads.Impl
 	Groups           []LineupGroup
-	Rounds           int
-	Duration, Warmup time.Duration
 	// Recordings, when set, is the directory where, after the rounds, each
 	// Redisson row runs once more on one of its cells with a flight
 	// recording of its JVM, whose top frames the first site's matrix keeps
 	// (Lineup.JVMProfiles).
-	Recordings string
+	Recordings       string
+	Rounds           int
+	Duration, Warmup time.Duration
 }
 
 // PipelinedName is lockimpl with each client's lock commands on go-redis's
@@ -367,8 +367,49 @@ func (s *siteRun) finish(elapsed time.Duration, partial bool) *results.Lineup {
 	}
 	slices.SortFunc(m.Baselines, func(a, b results.LineupBaseline) int { return a.Clients - b.Clients })
 	Ratios(m)
+	PlainRatios(m)
 	m.Targets = Targets(m)
 	return m
+}
+
+// PlainRatios sets VsPlain on each lockimpl+ap cell whose workload plain
+// lockimpl ran too: ops/s and acquire p99 over plain's, round by round.
+func PlainRatios(m *results.Lineup) {
+	for i := range m.Cells {
+		ap := &m.Cells[i]
+		if ap.Impl != PipelinedName {
+			continue
+		}
+		plain := m.Cell(ap.Profile, ap.Owners, impls.Default)
+		if plain == nil {
+			continue
+		}
+		ops := spreadOf(ap.Rounds, plain.Rounds, func(r results.LineupRound) float64 { return r.OpsPerSec })
+		p99 := spreadOf(ap.Rounds, plain.Rounds, func(r results.LineupRound) float64 { return r.AcquireP99 })
+		if ops.Median > 0 || p99.Median > 0 {
+			ap.VsPlain = &results.VsPlain{Ops: ops, AcquireP99: p99}
+		}
+	}
+}
+
+// spreadOf is f of each of rs over f of the same round of ref: the
+// median, least and greatest of those ratios, and whether the two sides'
+// values over the rounds do not overlap.
+func spreadOf(rs, ref []results.LineupRound, f func(results.LineupRound) float64) results.RatioSpread {
+	var ratios, a, b []float64
+	for _, r := range rs {
+		for _, q := range ref {
+			if q.Round == r.Round && f(r) > 0 && f(q) > 0 {
+				ratios = append(ratios, f(r)/f(q))
+				a, b = append(a, f(r)), append(b, f(q))
+			}
+		}
+	}
+	if len(ratios) == 0 {
+		return results.RatioSpread{}
+	}
+	return results.RatioSpread{Median: median(ratios), Min: slices.Min(ratios), Max: slices.Max(ratios), Rounds: len(ratios),
+		Apart: slices.Max(a) < slices.Min(b) || slices.Min(a) > slices.Max(b)}
 }
 
 // rotate returns s starting at its i-th element (mod len).

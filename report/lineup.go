@@ -128,6 +128,8 @@ func lineupBlocks(m *results.Lineup) []block {
 				"driver's (redis-benchmark's process, or this one's), in top's percentages."}, t)
 	}
 
+	bl = append(bl, vsPlainBlocks(m.Cells)...)
+
 	head := []string{"impl", "ops/s", "× raw", "× rb", "× go-redis", "× ceiling", "acquire p50", "× raw", "× rb", "acquire p99", "× raw", "× rb",
 		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "hold − asked", "spin", "errors", "cut", "violations", "Jain", "cpu redis · lockbench"}
 	var t *table
@@ -168,6 +170,56 @@ func lineupBlocks(m *results.Lineup) []block {
 	bl = append(bl, scaleBlocks(m.Scale)...)
 	bl = append(bl, para{text: "Each run's result (.json and .hlog) is in the directory bench perf --out named; bench report DIR draws them, and bench compare compares any two.", class: "note"})
 	return bl
+}
+
+// vsPlainBlocks lays out lockimpl+ap against plain lockimpl, a row per
+// cell both ran: each figure's ratio (the median of the rounds' ratios),
+// the rounds' range, and whether auto-pipelining lost beyond the rounds'
+// spread.
+func vsPlainBlocks(cells []results.LineupCell) []block {
+	t := table{head: []string{"workload", "owners", "ops/s × plain", "rounds", "acquire p99 × plain", "rounds", "verdict"}, right: true}
+	for _, c := range cells {
+		v := c.VsPlain
+		if v == nil {
+			continue
+		}
+		var lost []string
+		if v.Ops.Median > 0 && v.Ops.Median < 1 && v.Ops.Apart {
+			lost = append(lost, "ops/s")
+		}
+		if v.AcquireP99.Median > 1 && v.AcquireP99.Apart {
+			lost = append(lost, "p99")
+		}
+		verdict := styled("no loss", "ok")
+		switch {
+		case len(lost) > 0:
+			verdict = styled("loses: "+strings.Join(lost, ", "), "bad")
+		case v.Ops.Median > 0 && v.Ops.Median < 1 || v.AcquireP99.Median > 1:
+			verdict = styled("behind, within spread", "warn")
+		}
+		t.rows = append(t.rows, []cell{plain(c.Profile), plain(fmt.Sprint(c.Owners)), plain(results.Times(v.Ops.Median)), plain(ratioRange(v.Ops)),
+			plain(results.Times(v.AcquireP99.Median)), plain(ratioRange(v.AcquireP99)), verdict})
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return []block{heading{level: 2, text: "lockimpl+ap against plain lockimpl"},
+		para{text: "Each cell that both ran: lockimpl+ap's ops/s and acquire p99 over plain lockimpl's, the median of the rounds' ratios " +
+			"(each round's two runs seconds apart) and the rounds' least and greatest. Above 1 is more ops/s, and a slower p99. " +
+			"A cell loses where its median is on the wrong side of 1 and the two implementations' figures over the rounds do not " +
+			"overlap (every round of one beyond every round of the other); behind within spread where they overlap."}, t}
+}
+
+// ratioRange is the rounds' least and greatest of a ratio, "0.98–1.07×",
+// or the one round's.
+func ratioRange(r results.RatioSpread) string {
+	switch {
+	case r.Rounds == 0:
+		return "—"
+	case r.Rounds == 1:
+		return "1 round"
+	}
+	return fmt.Sprintf("%.2f–%.2f×", r.Min, r.Max)
 }
 
 // holdError is a cell's holds' achieved − asked, "+0.4µs · +21.0µs".

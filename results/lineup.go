@@ -183,6 +183,30 @@ type LineupCell struct {
 	// redis-benchmark -P 16's cycles, the server's own ceiling.
 	VsGoRedis float64 `json:"vs_go_redis,omitempty"`
 	VsCeiling float64 `json:"vs_ceiling,omitempty"`
+	// VsPlain compares lockimpl+ap with plain lockimpl on the same
+	// workload, round by round; nil on other cells.
+	VsPlain *VsPlain `json:"vs_plain,omitempty"`
+}
+
+// VsPlain is an auto-pipelined cell's ops/s and acquire p99 over plain
+// lockimpl's.
+type VsPlain struct {
+	Ops        RatioSpread `json:"ops"`
+	AcquireP99 RatioSpread `json:"acquire_p99"`
+}
+
+// RatioSpread is a ratio of one cell's figure to another's over the
+// rounds: each round's ratio (its two runs seconds apart), their median,
+// least and greatest.
+type RatioSpread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	Rounds int     `json:"rounds"`
+	// Apart: the two cells' figures over the rounds do not overlap, every
+	// round of one beyond every round of the other, so the difference is
+	// beyond run-to-run spread.
+	Apart bool `json:"apart,omitempty"`
 }
 
 // Baseline is redis-benchmark driving the acquire script on fresh names
