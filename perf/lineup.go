@@ -33,8 +33,8 @@ type LineupGroup struct {
 // LineupSpec is what MeasureLineup runs.
 type LineupSpec struct {
 	// Impls maps names to implementations.
-	Impls            map[string]workloads.Impl
-	Groups           []LineupGroup
+	Impls  map[string]workloads.Impl
+	Groups []LineupGroup
 	// Recordings, when set, is the directory where, after the rounds, each
 	// Redisson row runs once more on one of its cells with a flight
 	// recording of its JVM, whose top frames the first site's matrix keeps
