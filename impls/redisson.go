@@ -107,7 +107,7 @@ func (r *Redisson) Check(p workloads.Profile) (string, error) {
 	if r.Tuned {
 		config = "the tuned settings, everything else Redisson's default: " + RedissonTuningNote(p)
 	}
-	return fmt.Sprintf("Redisson %s in one JVM (%s), calls timed inside the JVM, no loss signal (holders work on to their planned end); a RedissonClient per client with %s", v, redisson.JVMOptions(), config), nil
+	return fmt.Sprintf("Redisson %s in one JVM %s, calls timed inside the JVM, no loss signal (holders work on to their planned end); a RedissonClient per client with %s", v, redisson.JVMOptions(), config), nil
 }
 
 // NewClient connects client number client on rdb's address, in the run's

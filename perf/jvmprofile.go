@@ -12,8 +12,14 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// profiledFrames is how many top frames a JVM profile keeps.
+// profiledFrames is how many top frames (and packages) a JVM profile
+// keeps.
 const profiledFrames = 8
+
+// profiledAtLeast is the shortest measured time of a recorded run: the
+// recording samples a few threads every 10 ms, and a short run leaves too
+// few samples for the top frames to stand apart.
+const profiledAtLeast = 10 * time.Second
 
 // The workload each Redisson row is profiled on, where it runs:
 // uncontended at 32 owners, where the JVM's own work is the most of each
@@ -48,9 +54,10 @@ func (s *siteRun) profileJVMs(ctx context.Context, spec LineupSpec, n *progress)
 	for _, name := range names {
 		g := s.Groups[group[name]]
 		p, _ := groupProfile(g, spec)
+		p.Duration = max(p.Duration, workloads.Duration(profiledAtLeast))
 		n.done++
 		n.say("after the rounds · %s at %s · %s with a flight recording (run %d of %d)", p.Name, results.Count(p.TotalOwners(), "owner"), name, n.done, n.of)
-		prof := results.JVMProfile{Impl: name, Profile: p.Name, Owners: p.TotalOwners(), Clients: p.Clients,
+		prof := results.JVMProfile{Impl: name, Profile: p.Name, Owners: p.TotalOwners(), Clients: p.Clients, Duration: time.Duration(p.Duration),
 			Recording: filepath.Join(spec.Recordings, fmt.Sprintf("jvm-%s-%s-%d-%s.jfr", name, p.Name, p.TotalOwners(), results.Stamp(time.Now())))}
 		r := impls.RedissonOf(spec.Impls[name])
 		r.JFR = prof.Recording
@@ -66,7 +73,7 @@ func (s *siteRun) profileJVMs(ctx context.Context, spec LineupSpec, n *progress)
 			prof.OpsPerSec = res.Throughput.OpsPerSec
 		}
 		if err == nil {
-			prof.Top, prof.Samples, err = topFrames(ctx, prof.Recording)
+			err = readProfile(ctx, &prof)
 		}
 		if err != nil {
 			prof.Error = err.Error()
@@ -76,15 +83,25 @@ func (s *siteRun) profileJVMs(ctx context.Context, spec LineupSpec, n *progress)
 	return nil
 }
 
-// topFrames is the recording's most sampled methods and its samples in
-// all.
-func topFrames(ctx context.Context, path string) ([]results.Frame, int, error) {
+// readProfile fills p's frames and packages from its recording.
+func readProfile(ctx context.Context, p *results.JVMProfile) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	fs, total, err := redisson.TopFrames(ctx, path, profiledFrames)
+	fs, total, err := redisson.TopFrames(ctx, p.Recording, 0)
+	if err != nil {
+		return err
+	}
+	p.Samples = total
+	p.Top = frames(fs[:min(profiledFrames, len(fs))])
+	pkgs := redisson.ByPackage(fs)
+	p.Packages = frames(pkgs[:min(profiledFrames, len(pkgs))])
+	return nil
+}
+
+func frames(fs []redisson.Frame) []results.Frame {
 	var out []results.Frame
 	for _, f := range fs {
 		out = append(out, results.Frame{Method: f.Method, Samples: f.Samples})
 	}
-	return out, total, err
+	return out
 }

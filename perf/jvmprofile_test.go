@@ -70,6 +70,9 @@ func TestMatrixProfilesRedisson(t *testing.T) {
 	for _, f := range fs {
 		want = append(want, results.Frame{Method: f.Method, Samples: f.Samples})
 	}
+	if p.Duration != 10*time.Second || len(p.Packages) == 0 || p.Packages[0].Samples < p.Top[0].Samples {
+		t.Errorf("profile of %v, packages %v: want a 10 s run, and packages that sum their frames", p.Duration, p.Packages)
+	}
 	if p.Samples != total || !slices.Equal(p.Top, want) {
 		t.Errorf("kept %d samples, top %v; the recording has %d, top %v", p.Samples, p.Top, total, want)
 	}

@@ -286,7 +286,7 @@ var javaOptionVars = []string{"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OP
 // (they may hold secrets). It has no ": ", which notes use to set the
 // settings they list apart.
 func JVMOptions() string {
-	s := "java -jar with no flags, so the JVM's defaults (its ergonomics pick the collector, G1 on a host of 2 cores or more and about 2 GB or more, the heap and the thread stacks)"
+	s := "started as java -jar with no flags (the JVM's default collector, heap and stacks)"
 	for _, v := range javaOptionVars {
 		if os.Getenv(v) != "" {
 			s += ", plus the options in $" + v

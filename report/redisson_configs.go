@@ -78,11 +78,22 @@ func jvmTime(m *results.Lineup) []block {
 			bl = append(bl, para{text: fmt.Sprintf("%s: no frames from %s: %s.", title, filepath.Base(p.Recording), p.Error), class: "warn"})
 			continue
 		}
-		run := fmt.Sprintf("the recorded run made %s ops/s", rateOrDash(p.OpsPerSec))
+		run := "the recorded run"
+		if p.Duration > 0 {
+			run += fmt.Sprintf(" (%v)", p.Duration)
+		}
+		run += fmt.Sprintf(" made %s ops/s", rateOrDash(p.OpsPerSec))
 		if c := m.Cell(p.Profile, p.Owners, p.Impl); c != nil && c.Median.OpsPerSec > 0 {
 			run += fmt.Sprintf(", the cell's median %s", results.CommasFloat(c.Median.OpsPerSec))
 		}
 		text := fmt.Sprintf("%s: %s; %s in %s.", title, run, results.Count(int64(p.Samples), "execution sample"), filepath.Base(p.Recording))
+		if len(p.Packages) > 0 {
+			var pk []string
+			for _, f := range p.Packages {
+				pk = append(pk, fmt.Sprintf("%s %s", f.Method, results.Percent(float64(f.Samples)/float64(max(p.Samples, 1)))))
+			}
+			text += " By package: " + strings.Join(pk, " · ") + "."
+		}
 		ft := table{head: []string{"method (top frame)", "self samples"}, right: true}
 		for _, f := range p.Top {
 			ft.rows = append(ft.rows, []cell{plain(f.Method), plain(share(int64(f.Samples), int64(p.Samples)))})

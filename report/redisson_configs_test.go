@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
@@ -50,8 +51,9 @@ func TestMatrixShowsJVMTime(t *testing.T) {
 		{Profile: "uncontended", Owners: 32, Clients: 4, Impl: "redisson-tuned", Median: cpu},
 		{Profile: "uncontended", Owners: 32, Clients: 4, Impl: "lockimpl", Median: results.LineupRound{OpsPerSec: 20000, RedisCPU: 0.8, LoadCPU: 1.1}},
 	}, JVMProfiles: []results.JVMProfile{
-		{Impl: "redisson", Profile: "uncontended", Owners: 32, Clients: 4, Recording: "/out/jvm-redisson.jfr", OpsPerSec: 3500, Samples: 200,
-			Top: []results.Frame{{Method: "org.redisson.A.b()", Samples: 50}, {Method: "io.netty.C.d(int)", Samples: 20}}},
+		{Impl: "redisson", Profile: "uncontended", Owners: 32, Clients: 4, Recording: "/out/jvm-redisson.jfr", Duration: 10 * time.Second, OpsPerSec: 3500, Samples: 200,
+			Top:      []results.Frame{{Method: "org.redisson.A.b()", Samples: 50}, {Method: "io.netty.C.d(int)", Samples: 20}},
+			Packages: []results.Frame{{Method: "io.netty", Samples: 120}, {Method: "org.redisson", Samples: 80}}},
 		{Impl: "redisson-tuned", Profile: "uncontended", Owners: 32, Clients: 4, Recording: "/out/jvm-tuned.jfr", Error: "jfr print: exit status 1"},
 	}}
 	md := lineupMarkdown(t, m)
@@ -62,7 +64,7 @@ func TestMatrixShowsJVMTime(t *testing.T) {
 	section, _, _ = strings.Cut(section, "\n## ")
 	for _, want := range []string{
 		"| uncontended | 32 | redisson | 4,000.0 | 40% | 30% | 120% | 195% | host |",
-		"redisson on uncontended at 32 owners (4 clients): the recorded run made 3,500.0 ops/s, the cell's median 4,000.0; 200 execution samples in jvm-redisson.jfr.",
+		"redisson on uncontended at 32 owners (4 clients): the recorded run (10s) made 3,500.0 ops/s, the cell's median 4,000.0; 200 execution samples in jvm-redisson.jfr. By package: io.netty 60% · org.redisson 40%.",
 		"| org.redisson.A.b() | 50 (25%) |",
 		"redisson-tuned on uncontended at 32 owners (4 clients): no frames from jvm-tuned.jfr: jfr print: exit status 1.",
 	} {

@@ -50,8 +50,10 @@ type JVMProfile struct {
 	Profile string `json:"profile"`
 	Owners  int    `json:"owners"`
 	Clients int    `json:"clients"`
-	// Recording is the .jfr file.
-	Recording string `json:"recording"`
+	// Recording is the .jfr file; Duration the recorded run's measured
+	// time.
+	Recording string        `json:"recording"`
+	Duration  time.Duration `json:"duration_ns"`
 	// OpsPerSec is the recorded run's, beside the cell's median: what
 	// recording cost.
 	OpsPerSec float64 `json:"ops_per_sec"`
@@ -59,6 +61,9 @@ type JVMProfile struct {
 	// often on top of them (self samples), most first.
 	Samples int     `json:"samples"`
 	Top     []Frame `json:"top"`
+	// Packages are the samples by package (a method's first two names),
+	// most first.
+	Packages []Frame `json:"packages,omitempty"`
 	// Error says why the recording has no frames.
 	Error string `json:"error,omitempty"`
 }
