@@ -77,7 +77,7 @@ func TestMatrixProfilesRedisson(t *testing.T) {
 		t.Errorf("kept %d samples, top %v; the recording has %d, top %v", p.Samples, p.Top, total, want)
 	}
 	for _, c := range m.Cells {
-		if x := c.Median; x.HelperCPU <= 0 || x.HelperCPU > x.LoadCPU || x.HostCPU <= 0 {
+		if x := c.Median; x.HelperCPU <= 0 || x.HelperCPU > x.LoadCPU || x.HelperSysCPU <= 0 || x.HelperSysCPU > x.HelperCPU || x.HostCPU <= 0 {
 			t.Errorf("cell %s at %d: cpu load %v, JVM %v, host %v: want the JVM's part of the load, and the host's", c.Profile, c.Owners, x.LoadCPU, x.HelperCPU, x.HostCPU)
 		}
 	}

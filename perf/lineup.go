@@ -435,7 +435,7 @@ func roundOf(res *results.Result, round int) results.LineupRound {
 	}
 	if c := res.CPU; c != nil {
 		r.RedisCPU, r.LoadCPU, r.CPULimit = c.Redis, c.Load, c.Limit()
-		r.HelperCPU, r.HostCPU = c.Helper, c.Host
+		r.HelperCPU, r.HelperSysCPU, r.HostCPU = c.Helper, c.HelperSys, c.Host
 	}
 	if w := res.Waits; w != nil {
 		if h := w.Hold; h != nil && h.Count > 0 {
@@ -463,19 +463,20 @@ func medianOf[T any](xs []T, f func(T) float64) float64 {
 func medianRound(rs []results.LineupRound) results.LineupRound {
 	type r = results.LineupRound
 	out := r{
-		OpsPerSec:  medianOf(rs, func(x r) float64 { return x.OpsPerSec }),
-		AcquireP50: medianOf(rs, func(x r) float64 { return x.AcquireP50 }),
-		AcquireP99: medianOf(rs, func(x r) float64 { return x.AcquireP99 }),
-		HandoffP50: medianOf(rs, func(x r) float64 { return x.HandoffP50 }),
-		HandoffP99: medianOf(rs, func(x r) float64 { return x.HandoffP99 }),
-		WaitP50:    medianOf(rs, func(x r) float64 { return x.WaitP50 }),
-		Jain:       medianOf(rs, func(x r) float64 { return x.Jain }),
-		RedisCPU:   medianOf(rs, func(x r) float64 { return x.RedisCPU }),
-		LoadCPU:    medianOf(rs, func(x r) float64 { return x.LoadCPU }),
-		CPULimit:   mostCommon(rs, func(x r) string { return x.CPULimit }),
-		HelperCPU:  medianOf(rs, func(x r) float64 { return x.HelperCPU }),
-		HostCPU:    medianOf(rs, func(x r) float64 { return x.HostCPU }),
-		SpinShare:  medianOf(rs, func(x r) float64 { return x.SpinShare }),
+		OpsPerSec:    medianOf(rs, func(x r) float64 { return x.OpsPerSec }),
+		AcquireP50:   medianOf(rs, func(x r) float64 { return x.AcquireP50 }),
+		AcquireP99:   medianOf(rs, func(x r) float64 { return x.AcquireP99 }),
+		HandoffP50:   medianOf(rs, func(x r) float64 { return x.HandoffP50 }),
+		HandoffP99:   medianOf(rs, func(x r) float64 { return x.HandoffP99 }),
+		WaitP50:      medianOf(rs, func(x r) float64 { return x.WaitP50 }),
+		Jain:         medianOf(rs, func(x r) float64 { return x.Jain }),
+		RedisCPU:     medianOf(rs, func(x r) float64 { return x.RedisCPU }),
+		LoadCPU:      medianOf(rs, func(x r) float64 { return x.LoadCPU }),
+		CPULimit:     mostCommon(rs, func(x r) string { return x.CPULimit }),
+		HelperCPU:    medianOf(rs, func(x r) float64 { return x.HelperCPU }),
+		HelperSysCPU: medianOf(rs, func(x r) float64 { return x.HelperSysCPU }),
+		HostCPU:      medianOf(rs, func(x r) float64 { return x.HostCPU }),
+		SpinShare:    medianOf(rs, func(x r) float64 { return x.SpinShare }),
 	}
 	// A hold error may be 0 (on time), so rounds without holds, not zero
 	// values, are what is left out.

@@ -45,14 +45,14 @@ func redissonConfigs(m *results.Lineup) []block {
 // every Redisson cell's CPU, then each flight recording's top frames,
 // named by the cell it was made on.
 func jvmTime(m *results.Lineup) []block {
-	t := table{head: []string{"workload", "owners", "impl", "ops/s", "redis", "lockbench", "JVM", "host", "limit"}, right: true}
+	t := table{head: []string{"workload", "owners", "impl", "ops/s", "redis", "lockbench", "JVM", "of it kernel", "host", "limit"}, right: true}
 	for _, c := range m.Cells {
 		x := c.Median
 		if !isRedisson(c.Impl) || x.LoadCPU <= 0 && x.RedisCPU <= 0 {
 			continue
 		}
 		t.rows = append(t.rows, []cell{plain(c.Profile), plain(fmt.Sprint(c.Owners)), plain(c.Impl), plain(rateOrDash(x.OpsPerSec)),
-			plain(pct(x.RedisCPU)), plain(pct(x.LoadCPU - x.HelperCPU)), plain(pct(x.HelperCPU)), plain(pct(x.HostCPU)), plain(limitName(x.CPULimit))})
+			plain(pct(x.RedisCPU)), plain(pct(x.LoadCPU - x.HelperCPU)), plain(pct(x.HelperCPU)), plain(pct(x.HelperSysCPU)), plain(pct(x.HostCPU)), plain(limitName(x.CPULimit))})
 	}
 	if len(t.rows) == 0 && len(m.JVMProfiles) == 0 {
 		return nil
@@ -60,7 +60,8 @@ func jvmTime(m *results.Lineup) []block {
 	bl := []block{heading{level: 3, text: "Where the JVM's time goes"}}
 	if len(t.rows) > 0 {
 		bl = append(bl, para{text: "CPU in each Redisson cell, medians over the rounds, in top's percentages (100% is one core): redis is the " +
-			"busiest server's command thread, lockbench the harness's own process (its driver and recorder), JVM Redisson's, host " +
+			"busiest server's command thread, lockbench the harness's own process (its driver and recorder), JVM Redisson's (of it kernel: the " +
+			"kernel's work for the JVM, its sockets' reads and writes, futexes and epoll, which no Java profile sees), host " +
 			"the busy time of every CPU of the host, the kernel's included; limit is what ran out of CPU (server: Redis's command " +
 			"thread, load: lockbench and the JVM, host: the cores they share)."}, t)
 	}

@@ -45,7 +45,7 @@ func TestMatrixListsRedissonConfigurations(t *testing.T) {
 // cell's CPU and each recording's top frames with their share of the
 // samples, and a recording that failed says why.
 func TestMatrixShowsJVMTime(t *testing.T) {
-	cpu := results.LineupRound{OpsPerSec: 4000, RedisCPU: 0.4, LoadCPU: 1.5, HelperCPU: 1.2, HostCPU: 1.95, CPULimit: results.LimitHost}
+	cpu := results.LineupRound{OpsPerSec: 4000, RedisCPU: 0.4, LoadCPU: 1.5, HelperCPU: 1.2, HelperSysCPU: 0.5, HostCPU: 1.95, CPULimit: results.LimitHost}
 	m := &results.Lineup{Rounds: 1, Cells: []results.LineupCell{
 		{Profile: "uncontended", Owners: 32, Clients: 4, Impl: "redisson", Median: cpu},
 		{Profile: "uncontended", Owners: 32, Clients: 4, Impl: "redisson-tuned", Median: cpu},
@@ -63,7 +63,7 @@ func TestMatrixShowsJVMTime(t *testing.T) {
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	for _, want := range []string{
-		"| uncontended | 32 | redisson | 4,000.0 | 40% | 30% | 120% | 195% | host |",
+		"| uncontended | 32 | redisson | 4,000.0 | 40% | 30% | 120% | 50% | 195% | host |",
 		"redisson on uncontended at 32 owners (4 clients): the recorded run (10s) made 3,500.0 ops/s, the cell's median 4,000.0; 200 execution samples in jvm-redisson.jfr. By package: io.netty 60% · org.redisson 40%.",
 		"| org.redisson.A.b() | 50 (25%) |",
 		"redisson-tuned on uncontended at 32 owners (4 clients): no frames from jvm-tuned.jfr: jfr print: exit status 1.",

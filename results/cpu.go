@@ -21,6 +21,10 @@ type CPU struct {
 	// Helper is the helper processes' part of Load (Redisson's JVM), so
 	// that the JVM's CPU reads apart from lockbench's own; 0 without any.
 	Helper float64 `json:"helper_cores,omitempty"`
+	// HelperSys is the kernel's part of Helper (the helpers' system time:
+	// their sockets' reads and writes, futexes, epoll), so that the JVM's
+	// time in its own code reads apart from the syscalls it makes.
+	HelperSys float64 `json:"helper_sys_cores,omitempty"`
 	// LoadLimit is how many cores the load generator can use: GOMAXPROCS,
 	// or every core of the host where a helper process runs beside it.
 	LoadLimit float64 `json:"load_limit_cores"`

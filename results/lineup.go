@@ -149,12 +149,13 @@ type LineupRound struct {
 	LoadCPU  float64 `json:"load_cpu,omitempty"`
 	CPULimit string  `json:"cpu_limit,omitempty"`
 	// HelperCPU is the helper processes' part of LoadCPU (Redisson's
-	// JVM), HostCPU the busy time of the host's CPUs (CPU.Helper,
-	// CPU.Host), in cores.
-	HelperCPU float64 `json:"helper_cpu,omitempty"`
-	HostCPU   float64 `json:"host_cpu,omitempty"`
-	Partial   bool    `json:"partial,omitempty"`
-	File      string  `json:"file,omitempty"` // where the result was saved
+	// JVM), HelperSysCPU the kernel's part of that, HostCPU the busy time
+	// of the host's CPUs (CPU.Helper, CPU.HelperSys, CPU.Host), in cores.
+	HelperCPU    float64 `json:"helper_cpu,omitempty"`
+	HelperSysCPU float64 `json:"helper_sys_cpu,omitempty"`
+	HostCPU      float64 `json:"host_cpu,omitempty"`
+	Partial      bool    `json:"partial,omitempty"`
+	File         string  `json:"file,omitempty"` // where the result was saved
 }
 
 // Ratios are one implementation's figures over a reference's; 0 where
