@@ -68,7 +68,8 @@ func jvmTime(m *results.Lineup) []block {
 	if len(m.JVMProfiles) > 0 {
 		bl = append(bl, para{text: "Top frames: after the rounds, each Redisson row ran once more on one cell with a Java Flight Recording " +
 			"of its JVM (the JDK's profile settings: every 10 ms, the stacks of some of the threads running Java code). That run is not " +
-			"among the figures above; its ops/s stand beside the cell's median for what recording cost. A method's share is the share " +
+			"among the figures above; its ops/s stand beside the cell's median, which recording lowers and its longer run (10 s at " +
+			"least, for enough samples) raises, the JIT having longer. A method's share is the share " +
 			"of the execution samples in which it was on top (its self time), of the JVM's time in Java code: time in native code " +
 			"(the sockets' reads and writes), the kernel or garbage collection is not in these samples. The .jfr is beside the " +
 			"run's results (jfr print, or JDK Mission Control, reads it), with a .top.txt of its top frames and packages."})
