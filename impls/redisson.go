@@ -54,6 +54,11 @@ type Redisson struct {
 	// Tuned runs Redisson with RedissonTuning's settings instead of its
 	// defaults, and is called RedissonTunedName.
 	Tuned bool
+	// JFR, when set, is the file each run's JVM leaves a Java Flight
+	// Recording in (the JDK's "profile" settings), a later run's replacing
+	// it, with its top frames beside it (.top.txt); unset, a directory in
+	// $LOCKBENCH_REDISSON_JFR gets one per JVM. Set it between runs.
+	JFR string
 
 	mu    sync.Mutex
 	jvm   *redisson.Driver
@@ -102,7 +107,7 @@ func (r *Redisson) Check(p workloads.Profile) (string, error) {
 	if r.Tuned {
 		config = "the tuned settings, everything else Redisson's default: " + RedissonTuningNote(p)
 	}
-	return fmt.Sprintf("Redisson %s in one JVM, calls timed inside the JVM, no loss signal (holders work on to their planned end); a RedissonClient per client with %s", v, config), nil
+	return fmt.Sprintf("Redisson %s in one JVM %s, calls timed inside the JVM, no loss signal (holders work on to their planned end); a RedissonClient per client with %s", v, redisson.JVMOptions(), config), nil
 }
 
 // NewClient connects client number client on rdb's address, in the run's
@@ -135,7 +140,10 @@ func (r *Redisson) NewClient(ctx context.Context, rdb redis.UniversalClient, p w
 	if r.Tuned {
 		cfg.Tuning = RedissonTuned(p)
 	}
-	cfg.JFR = jfrFile()
+	cfg.JFR = r.JFR
+	if cfg.JFR == "" {
+		cfg.JFR = jfrFile()
+	}
 	d, first, err := r.acquireJVM(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -45,8 +45,8 @@ func TestRedissonJVMCountsSuccesses(t *testing.T) {
 		t.Errorf("ops %d, acquired %d, attempts %d, timeouts %d: only acquisitions are operations", tp.Ops, acquired, tp.Attempts, res.Errors["timeout"])
 	case res.Safety.Violations != 0:
 		t.Errorf("safety: %+v", res.Safety)
-	case res.CPU == nil || res.CPU.Load == 0:
-		t.Errorf("cpu %+v: the JVM's CPU is the load's", res.CPU)
+	case res.CPU == nil || res.CPU.Load == 0 || res.CPU.Helper <= 0 || res.CPU.Helper > res.CPU.Load || res.CPU.HelperSys <= 0 || res.CPU.HelperSys > res.CPU.Helper:
+		t.Errorf("cpu %+v: the JVM's CPU is the load's, and read apart as its helper's", res.CPU)
 	}
 	// A 30 ms hold on one name allows about 1.5 s / 30 ms of them.
 	if max := int64(1.5/0.030) + 5; acquired > max {

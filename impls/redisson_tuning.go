@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -109,17 +108,7 @@ func writeTopFrames(path string) {
 	for _, f := range fs[:min(15, len(fs))] {
 		fmt.Fprintf(&b, "%6d %5.1f%%  %s\n", f.Samples, pct(f.Samples), f.Method)
 	}
-	// By package (its first two names): whose code the JVM runs.
-	byPkg := map[string]int{}
-	for _, f := range fs {
-		parts := strings.SplitN(f.Method, ".", 3)
-		byPkg[strings.Join(parts[:min(2, len(parts))], ".")] += f.Samples
-	}
-	var pkgs []redisson.Frame
-	for p, n := range byPkg {
-		pkgs = append(pkgs, redisson.Frame{Method: p, Samples: n})
-	}
-	slices.SortFunc(pkgs, func(a, b redisson.Frame) int { return b.Samples - a.Samples })
+	pkgs := redisson.ByPackage(fs)
 	fmt.Fprintf(&b, "by package:\n")
 	for _, p := range pkgs[:min(10, len(pkgs))] {
 		fmt.Fprintf(&b, "%6d %5.1f%%  %s\n", p.Samples, pct(p.Samples), p.Method)

@@ -33,8 +33,13 @@ type LineupGroup struct {
 // LineupSpec is what MeasureLineup runs.
 type LineupSpec struct {
 	// Impls maps names to implementations.
-	Impls            map[string]workloads.Impl
-	Groups           []LineupGroup
+	Impls  map[string]workloads.Impl
+	Groups []LineupGroup
+	// Recordings, when set, is the directory where, after the rounds, each
+	// Redisson row runs once more on one of its cells with a flight
+	// recording of its JVM, whose top frames the first site's matrix keeps
+	// (Lineup.JVMProfiles).
+	Recordings       string
 	Rounds           int
 	Duration, Warmup time.Duration
 }
@@ -182,6 +187,10 @@ func MeasureLineups(ctx context.Context, spec LineupSpec, sites []Site, bin stri
 		benches += len(r.baselines)
 	}
 	runs *= spec.Rounds
+	if spec.Recordings != "" && len(all) > 0 {
+		jvms, _ := all[0].jvmCells(spec)
+		runs += len(jvms)
+	}
 	perRun := spec.Duration + spec.Warmup
 	// Each baseline: redis-benchmark plain and -P 16 (about a duration
 	// each) and the two bare go-redis loops (a duration each).
@@ -210,6 +219,10 @@ rounds:
 				break rounds
 			}
 		}
+	}
+	if runErr == nil && spec.Recordings != "" && len(all) > 0 {
+		n.server = ""
+		runErr = all[0].profileJVMs(ctx, spec, n)
 	}
 	elapsed := time.Since(start)
 	if runErr != nil && ctx.Err() == nil {
@@ -354,8 +367,49 @@ func (s *siteRun) finish(elapsed time.Duration, partial bool) *results.Lineup {
 	}
 	slices.SortFunc(m.Baselines, func(a, b results.LineupBaseline) int { return a.Clients - b.Clients })
 	Ratios(m)
+	PlainRatios(m)
 	m.Targets = Targets(m)
 	return m
+}
+
+// PlainRatios sets VsPlain on each lockimpl+ap cell whose workload plain
+// lockimpl ran too: ops/s and acquire p99 over plain's, round by round.
+func PlainRatios(m *results.Lineup) {
+	for i := range m.Cells {
+		ap := &m.Cells[i]
+		if ap.Impl != PipelinedName {
+			continue
+		}
+		plain := m.Cell(ap.Profile, ap.Owners, impls.Default)
+		if plain == nil {
+			continue
+		}
+		ops := spreadOf(ap.Rounds, plain.Rounds, func(r results.LineupRound) float64 { return r.OpsPerSec })
+		p99 := spreadOf(ap.Rounds, plain.Rounds, func(r results.LineupRound) float64 { return r.AcquireP99 })
+		if ops.Median > 0 || p99.Median > 0 {
+			ap.VsPlain = &results.VsPlain{Ops: ops, AcquireP99: p99}
+		}
+	}
+}
+
+// spreadOf is f of each of rs over f of the same round of ref: the
+// median, least and greatest of those ratios, and whether the two sides'
+// values over the rounds do not overlap.
+func spreadOf(rs, ref []results.LineupRound, f func(results.LineupRound) float64) results.RatioSpread {
+	var ratios, a, b []float64
+	for _, r := range rs {
+		for _, q := range ref {
+			if q.Round == r.Round && f(r) > 0 && f(q) > 0 {
+				ratios = append(ratios, f(r)/f(q))
+				a, b = append(a, f(r)), append(b, f(q))
+			}
+		}
+	}
+	if len(ratios) == 0 {
+		return results.RatioSpread{}
+	}
+	return results.RatioSpread{Median: median(ratios), Min: slices.Min(ratios), Max: slices.Max(ratios), Rounds: len(ratios),
+		Apart: slices.Max(a) < slices.Min(b) || slices.Min(a) > slices.Max(b)}
 }
 
 // rotate returns s starting at its i-th element (mod len).
@@ -381,6 +435,7 @@ func roundOf(res *results.Result, round int) results.LineupRound {
 	}
 	if c := res.CPU; c != nil {
 		r.RedisCPU, r.LoadCPU, r.CPULimit = c.Redis, c.Load, c.Limit()
+		r.HelperCPU, r.HelperSysCPU, r.HostCPU = c.Helper, c.HelperSys, c.Host
 	}
 	if w := res.Waits; w != nil {
 		if h := w.Hold; h != nil && h.Count > 0 {
@@ -408,17 +463,20 @@ func medianOf[T any](xs []T, f func(T) float64) float64 {
 func medianRound(rs []results.LineupRound) results.LineupRound {
 	type r = results.LineupRound
 	out := r{
-		OpsPerSec:  medianOf(rs, func(x r) float64 { return x.OpsPerSec }),
-		AcquireP50: medianOf(rs, func(x r) float64 { return x.AcquireP50 }),
-		AcquireP99: medianOf(rs, func(x r) float64 { return x.AcquireP99 }),
-		HandoffP50: medianOf(rs, func(x r) float64 { return x.HandoffP50 }),
-		HandoffP99: medianOf(rs, func(x r) float64 { return x.HandoffP99 }),
-		WaitP50:    medianOf(rs, func(x r) float64 { return x.WaitP50 }),
-		Jain:       medianOf(rs, func(x r) float64 { return x.Jain }),
-		RedisCPU:   medianOf(rs, func(x r) float64 { return x.RedisCPU }),
-		LoadCPU:    medianOf(rs, func(x r) float64 { return x.LoadCPU }),
-		CPULimit:   mostCommon(rs, func(x r) string { return x.CPULimit }),
-		SpinShare:  medianOf(rs, func(x r) float64 { return x.SpinShare }),
+		OpsPerSec:    medianOf(rs, func(x r) float64 { return x.OpsPerSec }),
+		AcquireP50:   medianOf(rs, func(x r) float64 { return x.AcquireP50 }),
+		AcquireP99:   medianOf(rs, func(x r) float64 { return x.AcquireP99 }),
+		HandoffP50:   medianOf(rs, func(x r) float64 { return x.HandoffP50 }),
+		HandoffP99:   medianOf(rs, func(x r) float64 { return x.HandoffP99 }),
+		WaitP50:      medianOf(rs, func(x r) float64 { return x.WaitP50 }),
+		Jain:         medianOf(rs, func(x r) float64 { return x.Jain }),
+		RedisCPU:     medianOf(rs, func(x r) float64 { return x.RedisCPU }),
+		LoadCPU:      medianOf(rs, func(x r) float64 { return x.LoadCPU }),
+		CPULimit:     mostCommon(rs, func(x r) string { return x.CPULimit }),
+		HelperCPU:    medianOf(rs, func(x r) float64 { return x.HelperCPU }),
+		HelperSysCPU: medianOf(rs, func(x r) float64 { return x.HelperSysCPU }),
+		HostCPU:      medianOf(rs, func(x r) float64 { return x.HostCPU }),
+		SpinShare:    medianOf(rs, func(x r) float64 { return x.SpinShare }),
 	}
 	// A hold error may be 0 (on time), so rounds without holds, not zero
 	// values, are what is left out.

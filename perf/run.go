@@ -106,6 +106,7 @@ func (o Options) runPart(ctx context.Context, name string) error {
 		}
 		sites := []Site{{Base: o.Base, Server: o.Server}}
 		if name == PartMatrix {
+			spec.Recordings = o.Out
 			for _, s := range o.Servers {
 				s.Groups = ServerGroups(spec.Groups)
 				sites = append(sites, s)

@@ -228,7 +228,9 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 	} else if why := notJar(cfg.Jar); why != "" {
 		return nil, fmt.Errorf("redisson: %s %s", cfg.Jar, why)
 	}
-	cmd := exec.Command("java", "-XX:+UseSerialGC", "-Xss512k", "-jar", cfg.Jar)
+	// No flags: the JVM's ergonomics pick its collector, heap and stacks,
+	// as they do for an application started with java -jar.
+	cmd := exec.Command("java", "-jar", cfg.Jar)
 	cmd.Env = jvmEnv(os.Environ())
 	// The kernel kills the JVM when the thread that started it dies, even
 	// when the harness is SIGKILLed.
@@ -273,6 +275,25 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 // crash log (hs_err_pid*.log) copies some of it. LC_* are kept too.
 var jvmVars = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR",
 	"JAVA_HOME", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "LD_LIBRARY_PATH"}
+
+// javaOptionVars are the variables of jvmVars in which the java launcher
+// or the JVM finds options.
+var javaOptionVars = []string{"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"}
+
+// JVMOptions says, for a run's note, how Start starts the JVM: java -jar
+// with no flags, so with the defaults an application gets, and which of
+// the environment's option variables add to them, named but not quoted
+// (they may hold secrets). It has no ": ", which notes use to set the
+// settings they list apart.
+func JVMOptions() string {
+	s := "started as java -jar with no flags (the JVM's default collector, heap and stacks)"
+	for _, v := range javaOptionVars {
+		if os.Getenv(v) != "" {
+			s += ", plus the options in $" + v
+		}
+	}
+	return s
+}
 
 // jvmEnv keeps of environ (KEY=value entries) those of jvmVars and LC_*.
 func jvmEnv(environ []string) []string {

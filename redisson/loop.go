@@ -141,14 +141,35 @@ func TopFrames(ctx context.Context, path string, n int) ([]Frame, int, error) {
 	for m, c := range counts {
 		fs = append(fs, Frame{Method: m, Samples: c})
 	}
+	sortFrames(fs)
+	if n > 0 {
+		fs = fs[:min(n, len(fs))]
+	}
+	return fs, total, nil
+}
+
+// ByPackage sums frames by package (a method's first two names: io.netty,
+// java.util, org.redisson): whose code the JVM ran, most first.
+func ByPackage(fs []Frame) []Frame {
+	n := map[string]int{}
+	for _, f := range fs {
+		parts := strings.SplitN(f.Method, ".", 3)
+		n[strings.Join(parts[:min(2, len(parts))], ".")] += f.Samples
+	}
+	var out []Frame
+	for p, c := range n {
+		out = append(out, Frame{Method: p, Samples: c})
+	}
+	sortFrames(out)
+	return out
+}
+
+// sortFrames orders frames most samples first, then by name.
+func sortFrames(fs []Frame) {
 	slices.SortFunc(fs, func(a, b Frame) int {
 		if a.Samples != b.Samples {
 			return b.Samples - a.Samples
 		}
 		return strings.Compare(a.Method, b.Method)
 	})
-	if n > 0 {
-		fs = fs[:min(n, len(fs))]
-	}
-	return fs, total, nil
 }

@@ -70,9 +70,11 @@ func lineupBlocks(m *results.Lineup) []block {
 	}
 	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Impl == "redisson" }) {
 		notes = append(notes, "redisson is real Redisson: one JVM per run with a RedissonClient per client (as lockimpl's "+
-			"clients share one Go process), its JIT warmed by 6,000 lock cycles before the run. An operation without nested "+
+			"clients share one Go process), its JIT warmed by 6,000 lock cycles before the run, the JVM started with no flags "+
+			"(java -jar), so with the collector, heap and stacks its defaults give an application. An operation without nested "+
 			"acquisitions runs whole in its owner's thread, the hold parked there (LockSupport.parkNanos), and every call is "+
-			"timed inside the JVM, so the pipe to the harness adds to no latency or hold. The JVM shares the two cores too.")
+			"timed inside the JVM, so the pipe to the harness adds to no latency or hold. The JVM shares the two cores too: "+
+			"its CPU shows apart in the cpu column (lockbench + JVM).")
 	}
 	bl = append(bl, bullets{items: notes})
 
@@ -106,7 +108,7 @@ func lineupBlocks(m *results.Lineup) []block {
 	}
 	bl = append(bl, heading{level: 2, text: "Implementations"},
 		para{text: "How each met the first workload it ran (the result files hold each run's note)."}, bullets{items: impls})
-	bl = append(bl, redissonConfigs(m.Cells)...)
+	bl = append(bl, redissonConfigs(m)...)
 
 	if len(m.Baselines) > 0 {
 		t := table{head: []string{"concurrency", "acquire calls/s", "acquire p50", "acquire p99", "unlock calls/s", "lock+unlock cycles/s", "cpu",
@@ -125,6 +127,8 @@ func lineupBlocks(m *results.Lineup) []block {
 				"alternating the two scripts on go-redis, plain and on its autopipeliner. cpu is the server's command thread · the " +
 				"driver's (redis-benchmark's process, or this one's), in top's percentages."}, t)
 	}
+
+	bl = append(bl, vsPlainBlocks(m.Cells)...)
 
 	head := []string{"impl", "ops/s", "× raw", "× rb", "× go-redis", "× ceiling", "acquire p50", "× raw", "× rb", "acquire p99", "× raw", "× rb",
 		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "hold − asked", "spin", "errors", "cut", "violations", "Jain", "cpu redis · lockbench"}
@@ -158,7 +162,7 @@ func lineupBlocks(m *results.Lineup) []block {
 			plain(results.UsOrDash(x.AcquireP50)), plain(results.Times(c.VsRaw.AcquireP50)), plain(results.Times(c.VsRedisBenchmark.AcquireP50)),
 			plain(results.UsOrDash(x.AcquireP99)), plain(results.Times(c.VsRaw.AcquireP99)), plain(results.Times(c.VsRedisBenchmark.AcquireP99)),
 			plain(results.UsOrDash(x.HandoffP50)), plain(results.Times(c.VsRaw.HandoffP50)), plain(results.UsOrDash(x.HandoffP99)), plain(results.UsOrDash(x.WaitP50)),
-			plain(waited), plain(holdError(x)), plain(spin(x)), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cpuPair(x.RedisCPU, x.LoadCPU, x.CPULimit))})
+			plain(waited), plain(holdError(x)), plain(spin(x)), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cellCPU(x))})
 	}
 	if t != nil {
 		bl = append(bl, *t)
@@ -166,6 +170,56 @@ func lineupBlocks(m *results.Lineup) []block {
 	bl = append(bl, scaleBlocks(m.Scale)...)
 	bl = append(bl, para{text: "Each run's result (.json and .hlog) is in the directory bench perf --out named; bench report DIR draws them, and bench compare compares any two.", class: "note"})
 	return bl
+}
+
+// vsPlainBlocks lays out lockimpl+ap against plain lockimpl, a row per
+// cell both ran: each figure's ratio (the median of the rounds' ratios),
+// the rounds' range, and whether auto-pipelining lost beyond the rounds'
+// spread.
+func vsPlainBlocks(cells []results.LineupCell) []block {
+	t := table{head: []string{"workload", "owners", "ops/s × plain", "rounds", "acquire p99 × plain", "rounds", "verdict"}, right: true}
+	for _, c := range cells {
+		v := c.VsPlain
+		if v == nil {
+			continue
+		}
+		var lost []string
+		if v.Ops.Median > 0 && v.Ops.Median < 1 && v.Ops.Apart {
+			lost = append(lost, "ops/s")
+		}
+		if v.AcquireP99.Median > 1 && v.AcquireP99.Apart {
+			lost = append(lost, "p99")
+		}
+		verdict := styled("no loss", "ok")
+		switch {
+		case len(lost) > 0:
+			verdict = styled("loses: "+strings.Join(lost, ", "), "bad")
+		case v.Ops.Median > 0 && v.Ops.Median < 1 || v.AcquireP99.Median > 1:
+			verdict = styled("behind, within spread", "warn")
+		}
+		t.rows = append(t.rows, []cell{plain(c.Profile), plain(fmt.Sprint(c.Owners)), plain(results.Times(v.Ops.Median)), plain(ratioRange(v.Ops)),
+			plain(results.Times(v.AcquireP99.Median)), plain(ratioRange(v.AcquireP99)), verdict})
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return []block{heading{level: 2, text: "lockimpl+ap against plain lockimpl"},
+		para{text: "Each cell that both ran: lockimpl+ap's ops/s and acquire p99 over plain lockimpl's, the median of the rounds' ratios " +
+			"(each round's two runs seconds apart) and the rounds' least and greatest. Above 1 is more ops/s, and a slower p99. " +
+			"A cell loses where its median is on the wrong side of 1 and the two implementations' figures over the rounds do not " +
+			"overlap (every round of one beyond every round of the other); behind within spread where they overlap."}, t}
+}
+
+// ratioRange is the rounds' least and greatest of a ratio, "0.98–1.07×",
+// or the one round's.
+func ratioRange(r results.RatioSpread) string {
+	switch {
+	case r.Rounds == 0:
+		return "—"
+	case r.Rounds == 1:
+		return "1 round"
+	}
+	return fmt.Sprintf("%.2f–%.2f×", r.Min, r.Max)
 }
 
 // holdError is a cell's holds' achieved − asked, "+0.4µs · +21.0µs".
@@ -186,6 +240,20 @@ func spin(x results.LineupRound) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.0f%%", 100*x.SpinShare)
+}
+
+// cellCPU is a cell's cpu figure: cpuPair's, the load split into
+// lockbench's own and its helper JVM's where one ran,
+// "91% · 30% + JVM 124% (host)".
+func cellCPU(x results.LineupRound) string {
+	if x.HelperCPU <= 0 {
+		return cpuPair(x.RedisCPU, x.LoadCPU, x.CPULimit)
+	}
+	s := fmt.Sprintf("%.0f%% · %.0f%% + JVM %.0f%%", 100*x.RedisCPU, 100*max(0, x.LoadCPU-x.HelperCPU), 100*x.HelperCPU)
+	if x.CPULimit != results.LimitNone {
+		s += " (" + x.CPULimit + ")"
+	}
+	return s
 }
 
 // cpuPair is a server's and a driver's CPU in cores, in top's
@@ -315,29 +383,4 @@ func WriteServerSummary(w io.Writer, m *results.Lineup) error {
 	}
 	return writeText(w, append([]block{blank, para{text: "servers   side by side, medians over the rounds; limit: server, load, host or — for neither"}},
 		serverBlocks(m, margin)...))
-}
-
-// redissonConfigs lists the Redisson rows' configurations, from their
-// notes: each setting the note joins with " · " on a line of its own.
-func redissonConfigs(cells []results.LineupCell) []block {
-	var bl []block
-	seen := map[string]bool{}
-	for _, c := range cells {
-		if !strings.HasPrefix(c.Impl, "redisson") || seen[c.Impl] || c.Note == "" {
-			continue
-		}
-		seen[c.Impl] = true
-		head, rest, _ := strings.Cut(c.Note, ": ")
-		items := strings.Split(rest, " · ")
-		if len(items) < 2 {
-			bl = append(bl, para{text: c.Impl + ": " + c.Note})
-			continue
-		}
-		bl = append(bl, para{text: c.Impl + ": " + head + ":"}, bullets{items: items})
-	}
-	if len(bl) == 0 {
-		return nil
-	}
-	return append([]block{heading{level: 2, text: "Redisson's configurations"},
-		para{text: "Setting, value (Redisson's default) and why, from Redisson's documentation (its configuration and FAQ pages, of the release the driver runs)."}}, bl...)
 }

@@ -18,6 +18,13 @@ type CPU struct {
 	// Load is the load generator's: this process (driver, lock client,
 	// Go client) and its helper processes (Redisson's JVM).
 	Load float64 `json:"load_cores"`
+	// Helper is the helper processes' part of Load (Redisson's JVM), so
+	// that the JVM's CPU reads apart from lockbench's own; 0 without any.
+	Helper float64 `json:"helper_cores,omitempty"`
+	// HelperSys is the kernel's part of Helper (the helpers' system time:
+	// their sockets' reads and writes, futexes, epoll), so that the JVM's
+	// time in its own code reads apart from the syscalls it makes.
+	HelperSys float64 `json:"helper_sys_cores,omitempty"`
 	// LoadLimit is how many cores the load generator can use: GOMAXPROCS,
 	// or every core of the host where a helper process runs beside it.
 	LoadLimit float64 `json:"load_limit_cores"`
@@ -64,6 +71,10 @@ func (c *CPU) HostBusy() float64 {
 	}
 	return c.RedisTotal + c.Load
 }
+
+// Own is the load generator's CPU without its helper processes': this
+// process's.
+func (c *CPU) Own() float64 { return max(0, c.Load-c.Helper) }
 
 // Others is the host CPU that neither Redis nor the load generator used:
 // other processes and the kernel's work no process is charged for.

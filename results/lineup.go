@@ -36,6 +36,42 @@ type Lineup struct {
 	// Scale is bench perf's scale part, when it ran beside the matrix:
 	// the harness's own footprint at each point.
 	Scale []ScaleRow `json:"scale,omitempty"`
+	// JVMProfiles are where each Redisson configuration's JVM spent its
+	// time, one cell of each profiled.
+	JVMProfiles []JVMProfile `json:"jvm_profiles,omitempty"`
+}
+
+// JVMProfile is a flight recording of one implementation's JVM on one
+// cell of the matrix, made in a run of its own after the rounds (the
+// recording's sampling would weigh on the figures), and the methods its
+// execution samples found on top.
+type JVMProfile struct {
+	Impl    string `json:"impl"`
+	Profile string `json:"profile"`
+	Owners  int    `json:"owners"`
+	Clients int    `json:"clients"`
+	// Recording is the .jfr file; Duration the recorded run's measured
+	// time.
+	Recording string        `json:"recording"`
+	Duration  time.Duration `json:"duration_ns"`
+	// OpsPerSec is the recorded run's, beside the cell's median: what
+	// recording cost.
+	OpsPerSec float64 `json:"ops_per_sec"`
+	// Samples counts the execution samples; Top are the methods most
+	// often on top of them (self samples), most first.
+	Samples int     `json:"samples"`
+	Top     []Frame `json:"top"`
+	// Packages are the samples by package (a method's first two names),
+	// most first.
+	Packages []Frame `json:"packages,omitempty"`
+	// Error says why the recording has no frames.
+	Error string `json:"error,omitempty"`
+}
+
+// Frame is a method and the samples in which it was the top frame.
+type Frame struct {
+	Method  string `json:"method"`
+	Samples int    `json:"samples"`
 }
 
 // ServerRow is one row of the server comparison: an implementation on
@@ -112,8 +148,14 @@ type LineupRound struct {
 	RedisCPU float64 `json:"redis_cpu,omitempty"`
 	LoadCPU  float64 `json:"load_cpu,omitempty"`
 	CPULimit string  `json:"cpu_limit,omitempty"`
-	Partial  bool    `json:"partial,omitempty"`
-	File     string  `json:"file,omitempty"` // where the result was saved
+	// HelperCPU is the helper processes' part of LoadCPU (Redisson's
+	// JVM), HelperSysCPU the kernel's part of that, HostCPU the busy time
+	// of the host's CPUs (CPU.Helper, CPU.HelperSys, CPU.Host), in cores.
+	HelperCPU    float64 `json:"helper_cpu,omitempty"`
+	HelperSysCPU float64 `json:"helper_sys_cpu,omitempty"`
+	HostCPU      float64 `json:"host_cpu,omitempty"`
+	Partial      bool    `json:"partial,omitempty"`
+	File         string  `json:"file,omitempty"` // where the result was saved
 }
 
 // Ratios are one implementation's figures over a reference's; 0 where
@@ -147,6 +189,30 @@ type LineupCell struct {
 	// redis-benchmark -P 16's cycles, the server's own ceiling.
 	VsGoRedis float64 `json:"vs_go_redis,omitempty"`
 	VsCeiling float64 `json:"vs_ceiling,omitempty"`
+	// VsPlain compares lockimpl+ap with plain lockimpl on the same
+	// workload, round by round; nil on other cells.
+	VsPlain *VsPlain `json:"vs_plain,omitempty"`
+}
+
+// VsPlain is an auto-pipelined cell's ops/s and acquire p99 over plain
+// lockimpl's.
+type VsPlain struct {
+	Ops        RatioSpread `json:"ops"`
+	AcquireP99 RatioSpread `json:"acquire_p99"`
+}
+
+// RatioSpread is a ratio of one cell's figure to another's over the
+// rounds: each round's ratio (its two runs seconds apart), their median,
+// least and greatest.
+type RatioSpread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	Rounds int     `json:"rounds"`
+	// Apart: the two cells' figures over the rounds do not overlap, every
+	// round of one beyond every round of the other, so the difference is
+	// beyond run-to-run spread.
+	Apart bool `json:"apart,omitempty"`
 }
 
 // Baseline is redis-benchmark driving the acquire script on fresh names

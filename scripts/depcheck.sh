@@ -8,7 +8,7 @@
 # report -> plots, results;
 # scenarios -> faults, guard, impls, lockimpl, redisenv, redisson, results, workloads;
 # harness -> what it orchestrates: workloads, scenarios, redisenv, report (and below);
-# perf -> impls, workloads, lockimpl, results;
+# perf -> guard, impls, lockimpl, redisson, results, workloads;
 # internal/infile (how every input file is opened) and lockimpl/kind (the
 # lock kinds' names and properties, apart from lockimpl's client so that
 # data packages need not pull in go-redis) import no package of this

@@ -36,12 +36,14 @@ type cpuMeter struct {
 }
 
 type cpuSample struct {
-	at       time.Time
-	load     float64              // seconds of CPU, since the process started
-	host     float64              // seconds every CPU of the host was busy, since boot
-	hostCPUs int                  // the CPUs host sums
-	hostOK   bool                 // host was read
-	redis    map[string]serverCPU // by server address; nil when unread
+	at        time.Time
+	load      float64              // seconds of CPU, since the process started, helpers' included
+	helper    float64              // the helper processes' part of load
+	helperSys float64              // the kernel's part of helper (system time)
+	host      float64              // seconds every CPU of the host was busy, since boot
+	hostCPUs  int                  // the CPUs host sums
+	hostOK    bool                 // host was read
+	redis     map[string]serverCPU // by server address; nil when unread
 	// redisAt is when the servers' counters were read: the middle of the
 	// INFO round trip, which may take far longer than reading this host's.
 	redisAt time.Time
@@ -73,8 +75,11 @@ func (m *cpuMeter) sample(ctx context.Context) {
 	s := cpuSample{at: time.Now(), load: processCPU()}
 	s.host, s.hostCPUs, s.hostOK = hostCPU()
 	for _, pid := range m.pids() {
-		s.load += pidCPU(pid)
+		u, sys := pidCPU(pid)
+		s.helper += u + sys
+		s.helperSys += sys
 	}
+	s.load += s.helper
 	var unread string
 	if m.rdb != nil {
 		ctx, cancel := context.WithTimeout(ctx, cpuReadTimeout)
@@ -153,6 +158,8 @@ func (m *cpuMeter) result(measureFrom time.Time, loadLimit float64, sharedHost b
 	last := window[len(window)-1]
 	if dt := last.at.Sub(window[0].at).Seconds(); dt > 0 {
 		c.Load = (last.load - window[0].load) / dt
+		c.Helper = max(0, (last.helper-window[0].helper)/dt)
+		c.HelperSys = min(c.Helper, max(0, (last.helperSys-window[0].helperSys)/dt))
 		if last.hostOK && window[0].hostOK && last.host >= window[0].host {
 			c.Host = (last.host - window[0].host) / dt
 		}

@@ -293,8 +293,8 @@ func TestRunRecordsCPU(t *testing.T) {
 	if c.Unread != "" || c.Redis <= 0 || c.RedisTotal < 0.99*c.Redis || c.RedisNode != env.Addr() {
 		t.Errorf("Redis CPU %+v: want a positive reading of %s", c, env.Addr())
 	}
-	if c.Load <= 0 || c.LoadLimit != float64(runtime.GOMAXPROCS(0)) || c.HostCores < runtime.NumCPU() || !c.SharedHost {
-		t.Errorf("load CPU %+v: want a positive reading, GOMAXPROCS as its limit, a shared host", c)
+	if c.Load <= 0 || c.Helper != 0 || c.LoadLimit != float64(runtime.GOMAXPROCS(0)) || c.HostCores < runtime.NumCPU() || !c.SharedHost {
+		t.Errorf("load CPU %+v: want a positive reading, no helper's, GOMAXPROCS as its limit, a shared host", c)
 	}
 	if len(c.Series) < 2 {
 		t.Errorf("CPU series %v: want a point per second at least", c.Series)
