@@ -367,7 +367,6 @@ func (s *siteRun) finish(elapsed time.Duration, partial bool) *results.Lineup {
 	}
 	slices.SortFunc(m.Baselines, func(a, b results.LineupBaseline) int { return a.Clients - b.Clients })
 	Ratios(m)
-	PlainRatios(m)
 	m.Targets = Targets(m)
 	return m
 }

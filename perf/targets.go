@@ -22,7 +22,7 @@ func ratio(a, b float64) float64 {
 // round), VsRedisBenchmark (against redis-benchmark at the same
 // concurrency in the same round: cycles/s, and the acquire script's
 // latency), VsGoRedis and VsCeiling (against the same round's bare go-redis
-// loop and redis-benchmark -P 16).
+// loop and redis-benchmark -P 16), and lockimpl+ap's VsPlain (PlainRatios).
 func Ratios(m *results.Lineup) {
 	rawOf := map[string]*results.LineupCell{}
 	for i := range m.Cells {
@@ -64,6 +64,7 @@ func Ratios(m *results.Lineup) {
 		c.VsRedisBenchmark = results.Ratios{Ops: median(bOps), AcquireP50: median(bP50), AcquireP99: median(bP99)}
 		c.VsGoRedis, c.VsCeiling = median(gOps), median(cOps)
 	}
+	PlainRatios(m)
 }
 
 func roundNo(rs []results.LineupRound, n int) (results.LineupRound, bool) {
@@ -224,57 +225,38 @@ func pipelineTargets(m *results.Lineup) []results.TargetCheck {
 // APVsPlainTarget is the target that auto-pipelining never loses.
 const APVsPlainTarget = "every cell: lockimpl+ap ops/s ≥ plain lockimpl's and acquire p99 no higher, within the rounds' spread"
 
-// apVsPlain judges APVsPlainTarget over the cells where both run. A cell
-// passes a figure when the median of the rounds' ratios is on the right
-// side of 1, or when the two implementations' ranges over the rounds
-// overlap (the difference is within run-to-run spread); nil when no cell
-// has both.
+// apVsPlain judges APVsPlainTarget over the cells where both ran
+// (LineupCell.VsPlain, which Ratios sets): a cell misses it where
+// VsPlain.Lost names a figure; nil when no cell has both.
 func apVsPlain(m *results.Lineup) *results.TargetCheck {
 	var opsR, p99R []float64
 	var misses []string
-	for _, ap := range m.Cells {
-		if ap.Impl != PipelinedName {
+	for _, c := range m.Cells {
+		v := c.VsPlain
+		if c.Impl != PipelinedName || v == nil {
 			continue
 		}
-		plain := m.Cell(ap.Profile, ap.Owners, impls.Default)
-		if plain == nil {
-			continue
+		if v.Ops.Rounds > 0 {
+			opsR = append(opsR, v.Ops.Median)
 		}
-		var ops, p99 []float64
-		for _, r := range ap.Rounds {
-			if p, ok := roundNo(plain.Rounds, r.Round); ok {
-				if v := ratio(r.OpsPerSec, p.OpsPerSec); v > 0 {
-					ops = append(ops, v)
-				}
-				if v := ratio(r.AcquireP99, p.AcquireP99); v > 0 {
-					p99 = append(p99, v)
-				}
+		if v.AcquireP99.Rounds > 0 {
+			p99R = append(p99R, v.AcquireP99.Median)
+		}
+		for _, f := range v.Lost() {
+			r := v.Ops
+			if f != "ops/s" {
+				r, f = v.AcquireP99, "acquire p99"
 			}
-		}
-		if len(ops) == 0 {
-			continue
-		}
-		opsOf := func(r results.LineupRound) float64 { return r.OpsPerSec }
-		p99Of := func(r results.LineupRound) float64 { return r.AcquireP99 }
-		where := fmt.Sprintf("%s at %s", ap.Profile, results.Count(ap.Owners, "owner"))
-		o := median(ops)
-		opsR = append(opsR, o)
-		if _, apHi := rangeOf(ap.Rounds, opsOf); o < 1 && apHi < low(rangeOf(plain.Rounds, opsOf)) {
-			misses = append(misses, fmt.Sprintf("%s ops/s %.2f× (rounds %.2f..%.2f)", where, o, slices.Min(ops), slices.Max(ops)))
-		}
-		if len(p99) == 0 {
-			continue
-		}
-		q := median(p99)
-		p99R = append(p99R, q)
-		if _, plHi := rangeOf(plain.Rounds, p99Of); q > 1 && low(rangeOf(ap.Rounds, p99Of)) > plHi {
-			misses = append(misses, fmt.Sprintf("%s acquire p99 %.2f× (rounds %.2f..%.2f)", where, q, slices.Min(p99), slices.Max(p99)))
+			misses = append(misses, fmt.Sprintf("%s at %s %s %.2f× (rounds %.2f..%.2f)", c.Profile, results.Count(c.Owners, "owner"), f, r.Median, r.Min, r.Max))
 		}
 	}
-	if len(opsR) == 0 {
+	if len(opsR)+len(p99R) == 0 {
 		return nil
 	}
-	v := fmt.Sprintf("%s: ops/s %.2f..%.2f× plain's", results.Count(len(opsR), "cell"), slices.Min(opsR), slices.Max(opsR))
+	var v string
+	if len(opsR) > 0 {
+		v = fmt.Sprintf("%s: ops/s %.2f..%.2f× plain's", results.Count(len(opsR), "cell"), slices.Min(opsR), slices.Max(opsR))
+	}
 	if len(p99R) > 0 {
 		v += fmt.Sprintf(", acquire p99 %.2f..%.2f×", slices.Min(p99R), slices.Max(p99R))
 	}
@@ -284,19 +266,6 @@ func apVsPlain(m *results.Lineup) *results.TargetCheck {
 	}
 	return &results.TargetCheck{Target: APVsPlainTarget, Value: v, Met: len(misses) == 0}
 }
-
-// rangeOf is the least and greatest positive f over rs.
-func rangeOf(rs []results.LineupRound, f func(results.LineupRound) float64) (lo, hi float64) {
-	for _, r := range rs {
-		if v := f(r); v > 0 {
-			lo, hi = minPos(lo, v), max(hi, v)
-		}
-	}
-	return lo, hi
-}
-
-// low is the first of a range.
-func low(lo, _ float64) float64 { return lo }
 
 // ratioAgainst prints a target's ratio with digits (or more) decimals:
 // as many as it takes to keep the printed value on v's side of every

@@ -22,7 +22,9 @@ func TestAPVsPlainTarget(t *testing.T) {
 		return c
 	}
 	judge := func(cells ...results.LineupCell) (results.TargetCheck, bool) {
-		for _, c := range perf.Targets(&results.Lineup{Cells: cells}) {
+		m := &results.Lineup{Cells: cells}
+		perf.Ratios(m)
+		for _, c := range perf.Targets(m) {
 			if c.Target == perf.APVsPlainTarget {
 				return c, true
 			}

@@ -183,13 +183,7 @@ func vsPlainBlocks(cells []results.LineupCell) []block {
 		if v == nil {
 			continue
 		}
-		var lost []string
-		if v.Ops.Median > 0 && v.Ops.Median < 1 && v.Ops.Apart {
-			lost = append(lost, "ops/s")
-		}
-		if v.AcquireP99.Median > 1 && v.AcquireP99.Apart {
-			lost = append(lost, "p99")
-		}
+		lost := v.Lost()
 		verdict := styled("no loss", "ok")
 		switch {
 		case len(lost) > 0:

@@ -201,6 +201,20 @@ type VsPlain struct {
 	AcquireP99 RatioSpread `json:"acquire_p99"`
 }
 
+// Lost names the figures ("ops/s", "p99") auto-pipelining lost on beyond
+// the rounds' spread: the median on the wrong side of 1 and the two
+// cells' rounds apart.
+func (v VsPlain) Lost() []string {
+	var lost []string
+	if v.Ops.Median > 0 && v.Ops.Median < 1 && v.Ops.Apart {
+		lost = append(lost, "ops/s")
+	}
+	if v.AcquireP99.Median > 1 && v.AcquireP99.Apart {
+		lost = append(lost, "p99")
+	}
+	return lost
+}
+
 // RatioSpread is a ratio of one cell's figure to another's over the
 // rounds: each round's ratio (its two runs seconds apart), their median,
 // least and greatest.
