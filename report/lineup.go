@@ -60,8 +60,9 @@ func lineupBlocks(m *results.Lineup) []block {
 			"again (Jain near 1/owners), so raw is the protocol's floor only where nobody waits. Under contention it shows " +
 			"what pub/sub wake-up buys.",
 		"Redis, the load and the recorder share this machine's cores: absolute figures are this machine's; the ratios are the point.",
-		"lockimpl+ap is lockimpl with each client's lock commands on go-redis's autopipeliner (bench run --auto-pipeline " +
-			"true; lockimpl.Options.AutoPipeline): concurrent owners' commands share one write and one read per batch.",
+		"lockimpl+ap is lockimpl with auto-pipelining (bench run --auto-pipeline true; lockimpl.Options.AutoPipeline): " +
+			"while more than 3 other lock commands of a client are in flight and its owners send again at once after a reply, " +
+			"a command rides go-redis's autopipeliner, one write and one read per batch; every other command goes as on a plain client.",
 	}
 	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Median.Holds > 0 }) {
 		notes = append(notes, "hold − asked is how much longer than the profile asked the holds lasted (p50 · p99, medians over the rounds): "+

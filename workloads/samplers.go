@@ -21,7 +21,11 @@ func (r *run) tick() {
 		select {
 		case <-r.ctx.Done():
 			return
-		case now := <-t.C:
+		case <-t.C:
+			// The interval closes now, not when the tick was due: on a
+			// busy host the two differ, and what the interval counts runs
+			// to now.
+			now := time.Now()
 			if r.fair != nil {
 				_ = r.fair.renew(r.ctx, now) // a lapse only lets a later run clean up early
 			}
