@@ -135,16 +135,17 @@ func lineupBlocks(m *results.Lineup) []block {
 		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "hold − asked", "spin", "errors", "cut", "violations", "Jain", "cpu redis · lockbench"}
 	var t *table
 	for i, c := range m.Cells {
-		if i == 0 || m.Cells[i-1].Profile != c.Profile {
-			title := c.Profile
-			if c.Description != "" {
-				title += ": " + c.Description
-			}
-			bl = append(bl, heading{level: 2, text: title})
-		}
-		if i == 0 || m.Cells[i-1].Profile != c.Profile || m.Cells[i-1].Owners != c.Owners {
-			if t != nil {
+		newProfile := i == 0 || m.Cells[i-1].Profile != c.Profile
+		if newProfile || m.Cells[i-1].Owners != c.Owners {
+			if t != nil { // the last group's table goes before the next heading
 				bl = append(bl, *t)
+			}
+			if newProfile {
+				title := c.Profile
+				if c.Description != "" {
+					title += ": " + c.Description
+				}
+				bl = append(bl, heading{level: 2, text: title})
 			}
 			bl = append(bl, heading{level: 3, text: fmt.Sprintf("%s (%s)", results.Count(c.Owners, "owner"), results.Count(c.Clients, "client"))})
 			t = &table{head: head, right: true}
