@@ -20,21 +20,12 @@ func TestMatrixListsRedissonConfigurations(t *testing.T) {
 		{Profile: "uncontended", Owners: 32, Impl: "redisson-tuned", Note: "Redisson 4.7.0 in one JVM; the tuned settings: transportMode EPOLL (default NIO): why one · nettyThreads 4 (default 32): why two"},
 		{Profile: "uncontended", Owners: 32, Impl: "lockimpl", Note: "x: a · b"},
 	}}
-	md := lineupMarkdown(t, m)
-	_, section, ok := strings.Cut(md, "## Redisson's configurations")
-	if !ok {
-		t.Fatalf("no Redisson's configurations section:\n%s", md)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	for _, want := range []string{
+	_, section := lineupSection(t, m, "## Redisson's configurations")
+	wantIn(t, section,
 		"redisson: Redisson 4.7.0 in one JVM; a RedissonClient per client with the default pool and settings",
 		"- transportMode EPOLL (default NIO): why one\n",
 		"- nettyThreads 4 (default 32): why two\n",
-	} {
-		if !strings.Contains(section, want) {
-			t.Errorf("section lacks %q:\n%s", want, section)
-		}
-	}
+	)
 	if strings.Contains(section, "lockimpl") {
 		t.Errorf("section lists lockimpl:\n%s", section)
 	}
@@ -56,22 +47,13 @@ func TestMatrixShowsJVMTime(t *testing.T) {
 			Packages: []results.Frame{{Method: "io.netty", Samples: 120}, {Method: "org.redisson", Samples: 80}}},
 		{Impl: "redisson-tuned", Profile: "uncontended", Owners: 32, Clients: 4, Recording: "/out/jvm-tuned.jfr", Error: "jfr print: exit status 1"},
 	}}
-	md := lineupMarkdown(t, m)
-	_, section, ok := strings.Cut(md, "### Where the JVM's time goes")
-	if !ok {
-		t.Fatalf("no JVM section:\n%s", md)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	for _, want := range []string{
+	md, section := lineupSection(t, m, "### Where the JVM's time goes")
+	wantIn(t, section,
 		"| uncontended | 32 | redisson | 4,000.0 | 40% | 30% | 120% | 50% | 195% | host |",
 		"redisson on uncontended at 32 owners (4 clients): the recorded run (10s) made 3,500.0 ops/s, the cell's median 4,000.0; 200 execution samples in jvm-redisson.jfr. By package: io.netty 60% · org.redisson 40%.",
 		"| org.redisson.A.b() | 50 (25%) |",
 		"redisson-tuned on uncontended at 32 owners (4 clients): no frames from jvm-tuned.jfr: jfr print: exit status 1.",
-	} {
-		if !strings.Contains(section, want) {
-			t.Errorf("JVM section lacks %q:\n%s", want, section)
-		}
-	}
+	)
 	if strings.Contains(section, "lockimpl") {
 		t.Errorf("JVM section lists lockimpl:\n%s", section)
 	}
@@ -81,6 +63,29 @@ func TestMatrixShowsJVMTime(t *testing.T) {
 }
 
 // lineupMarkdown is the perf document bench report writes for m.
+// lineupSection renders m and returns the document and the part of it
+// under heading, up to the next level-2 heading.
+func lineupSection(t *testing.T, m *results.Lineup, heading string) (md, section string) {
+	t.Helper()
+	md = lineupMarkdown(t, m)
+	_, section, ok := strings.Cut(md, heading)
+	if !ok {
+		t.Fatalf("no %q in:\n%s", heading, md)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	return md, section
+}
+
+// wantIn fails for each of wants that section lacks.
+func wantIn(t *testing.T, section string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(section, want) {
+			t.Errorf("section lacks %q:\n%s", want, section)
+		}
+	}
+}
+
 func lineupMarkdown(t *testing.T, m *results.Lineup) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "perf.md")
