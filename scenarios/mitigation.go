@@ -252,7 +252,7 @@ func matrixRows() []matrixRow {
 		{s: leaseExpiryScenario, plan: noFaults, run: func(r *rig, h bool) error { return leaseExpiryOn(r, h, nil) }, expect: clientSide,
 			redisson: leaseExpiryRedisson, redissonPlan: noFaults,
 			redlock: leaseExpiryRedlock, redlockPlan: noFaults},
-		{s: redisRestartScenario, plan: killPlan, run: func(r *rig, h bool) error { return redisRestartBy(r, false, h) }, expect: restart,
+		{s: redisRestartScenario, plan: killPlan, run: func(r *rig, h bool) error { return redisRestartBy(r, false, h) }, timing: restartTiming, expect: restart,
 			redisson: redisRestartRedisson, redissonPlan: killPlan,
 			noRedlock: redlockNoRestart},
 		{s: failoverScenario, plan: sentinelFailoverPlan, run: sentinelFailoverBy, timing: sentinelTiming, expect: serverFailover,

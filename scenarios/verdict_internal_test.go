@@ -120,12 +120,13 @@ func TestRedisRestartSlowRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a chaos scenario")
 	}
-	tim := TimingFor(true)
-	// The kill is just after the first renewal; this restart ends just
-	// after the second.
-	slow := tim.Watchdog/3 - tim.Watchdog/24 + 100*time.Millisecond
+	tim := restartTiming(TimingFor(true))
+	// The kill is just after the first renewal; this restart ends after
+	// the second, and later than the default quick lease (3 s) would
+	// have lasted, as a container's restart on a loaded host can.
+	slow := max(tim.Watchdog/3-tim.Watchdog/24+100*time.Millisecond, 4*time.Second)
 	s := *redisRestartScenario
-	s.Variants = []Variant{{Name: "no-persistence", run: func(r *rig) error { return redisRestart(r, false) },
+	s.Variants = []Variant{{Name: "no-persistence", run: func(r *rig) error { return redisRestart(r, false) }, timing: restartTiming,
 		Plan: func(t Timing, _ *rand.Rand) []Planned {
 			return []Planned{{At: restartKillAt(t), Kind: "kill", Target: "redis:primary", Detail: "SIGKILL, a slow restart",
 				build: func(r *rig) faults.Fault { return restartFault(r, slowRestart{r.env.Primary(), slow}) }}}
