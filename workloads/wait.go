@@ -20,7 +20,10 @@ import (
 // waits whose deadline came and yields the processor between looks. One
 // spinner serves every owner, so precision costs at most one CPU however
 // many owners wait; the stretch follows how late the process's timers have
-// fired lately, so a busy process spins little.
+// fired lately, so a busy process spins little. A waiter is known to the
+// spinner from the start of its wait, so that one whose timer fires late
+// (as timers do while the spinner keeps a processor busy) is still woken
+// on time when another wait keeps the spinner running.
 
 // waitClock is what a run's waiters share: the stretch before a deadline
 // at which they stop sleeping, and the spinner that wakes them.
@@ -29,16 +32,18 @@ type waitClock struct {
 	decayed atomic.Int64 // when the stretch last came down, unix ns
 
 	mu       sync.Mutex
-	due      dueHeap      // waits in their last stretch, earliest deadline first
+	due      dueHeap      // spun waits, earliest deadline first
+	armed    int          // of them, those in their last stretch
 	spinning bool         // the spinner runs
 	spun     atomic.Int64 // ns the spinner ran, in all
 }
 
-// due is one wait in its last stretch.
+// due is one spun wait.
 type due struct {
-	at   time.Time
-	wake chan struct{} // the waiter's, 1 buffered: sent when at came
-	i    int           // index in the heap, -1 once woken
+	at    time.Time
+	wake  chan struct{} // the waiter's, 1 buffered: sent when at came
+	i     int           // index in the heap, -1 once woken
+	armed bool          // in its last stretch: the spinner runs for it
 }
 
 type dueHeap []*due
@@ -59,11 +64,12 @@ func (h *dueHeap) Pop() any {
 // The spin stretch's bounds. Below minSlack a timer's wake-up alone (the
 // goroutine made runnable, then scheduled) can miss; maxSlack is above the
 // lateness of an idle process's timers, beyond which the wait is late
-// whatever it does.
+// whatever it does. The stretch starts there, at the worst, so that a
+// run's first waits are not late before a late timer has raised it.
 const (
 	minSlack     = 50 * time.Microsecond
 	maxSlack     = 3 * time.Millisecond
-	initialSlack = 1500 * time.Microsecond
+	initialSlack = maxSlack
 	// slackDecay: a lateness under the stretch pulls it 1/slackDecay of
 	// the way down, at most once per decayEvery; one above sets it, so it
 	// tracks the worst of the last slackDecay × decayEvery or so. Paced by
@@ -81,13 +87,36 @@ func newWaitClock() *waitClock {
 	return c
 }
 
-// await adds d to the waits in their last stretch, starting the spinner
-// if it is not running.
-func (c *waitClock) await(d *due) {
+// await adds d to the spun waits; armed, it is in its last stretch and
+// the spinner runs until it is woken.
+func (c *waitClock) await(d *due, armed bool) {
 	c.mu.Lock()
 	heap.Push(&c.due, d)
-	start := !c.spinning
-	c.spinning = true
+	c.armLocked(d, armed)
+}
+
+// arm tells the spinner that d is in its last stretch, and reports false
+// when the spinner woke it already.
+func (c *waitClock) arm(d *due) bool {
+	c.mu.Lock()
+	if d.i < 0 {
+		c.mu.Unlock()
+		return false
+	}
+	c.armLocked(d, true)
+	return true
+}
+
+// armLocked arms d if armed, starting the spinner if it is not running,
+// and unlocks c.mu.
+func (c *waitClock) armLocked(d *due, armed bool) {
+	start := false
+	if armed {
+		d.armed = true
+		c.armed++
+		start = !c.spinning
+		c.spinning = true
+	}
 	c.mu.Unlock()
 	if start {
 		go c.spin()
@@ -101,7 +130,7 @@ func (c *waitClock) cancel(d *due) {
 	woken := d.i < 0
 	if !woken {
 		heap.Remove(&c.due, d.i)
-		d.i = -1
+		c.disarmLocked(d)
 	}
 	c.mu.Unlock()
 	if woken {
@@ -109,18 +138,30 @@ func (c *waitClock) cancel(d *due) {
 	}
 }
 
-// spin wakes each wait when its deadline comes, until none is left.
+// disarmLocked marks d, out of the heap, as no longer waited for.
+func (c *waitClock) disarmLocked(d *due) {
+	d.i = -1
+	if d.armed {
+		d.armed = false
+		c.armed--
+	}
+}
+
+// spin wakes each wait when its deadline comes, armed or not, until no
+// wait is in its last stretch.
 func (c *waitClock) spin() {
 	last := time.Now()
 	for {
 		c.mu.Lock()
 		now := time.Now()
 		for len(c.due) > 0 && !now.Before(c.due[0].at) {
-			heap.Pop(&c.due).(*due).wake <- struct{}{}
+			d := heap.Pop(&c.due).(*due)
+			c.disarmLocked(d)
+			d.wake <- struct{}{}
 		}
 		c.spun.Add(int64(now.Sub(last)))
 		last = now
-		if len(c.due) == 0 {
+		if c.armed == 0 {
 			c.spinning = false
 			c.mu.Unlock()
 			return
@@ -196,23 +237,59 @@ func newWaiter(c *waitClock, rec *results.WaitRecorder) waiter {
 // ends, whichever comes first.
 func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.Time) waitResult {
 	now := time.Now()
-	if d := deadline.Sub(now); d > 0 {
-		if spin := w.clock.stretch(d); d > spin {
-			r := w.sleep(ctx, lost, deadline.Add(-spin))
-			if r.end != waited {
-				return r
-			}
-			now = r.at
-		}
-	}
-	if !now.Before(deadline) {
+	d := deadline.Sub(now)
+	if d <= 0 {
 		return waitResult{end: waited, at: now}
+	}
+	spin := w.clock.stretch(d)
+	if spin == 0 {
+		return w.sleep(ctx, lost, deadline)
 	}
 	if w.due.wake == nil {
 		w.due.wake = make(chan struct{}, 1) // on first use: owners that never wait need none
 	}
 	w.due.at = deadline
-	w.clock.await(&w.due)
+	if d <= spin {
+		w.clock.await(&w.due, true)
+		return w.woken(ctx, lost)
+	}
+	w.clock.await(&w.due, false)
+	wake := deadline.Add(-spin)
+	w.timer.Reset(time.Until(wake))
+	select {
+	case <-w.timer.C:
+		now := time.Now()
+		w.clock.observe(now.Sub(wake), now)
+		if !now.Before(deadline) {
+			w.clock.cancel(&w.due)
+			return waitResult{end: waited, at: now}
+		}
+		if !w.clock.arm(&w.due) {
+			<-w.due.wake
+			return waitResult{end: waited, at: time.Now()}
+		}
+		return w.woken(ctx, lost)
+	case <-w.due.wake:
+		// The timer was late, and the spinner, running for other waits,
+		// found this one's deadline come.
+		now := time.Now()
+		w.timer.Stop()
+		w.clock.observe(now.Sub(wake), now)
+		return waitResult{end: waited, at: now}
+	case <-lost:
+		w.timer.Stop()
+		w.clock.cancel(&w.due)
+		return waitResult{end: waitLost, at: time.Now()}
+	case <-ctx.Done():
+		w.timer.Stop()
+		w.clock.cancel(&w.due)
+		return waitResult{end: waitCut, at: time.Now()}
+	}
+}
+
+// woken waits for the spinner to wake the armed wait, or until lost is
+// ready or ctx ends.
+func (w *waiter) woken(ctx context.Context, lost <-chan struct{}) waitResult {
 	select {
 	case <-w.due.wake:
 		return waitResult{end: waited, at: time.Now()}
@@ -225,15 +302,13 @@ func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.
 	}
 }
 
-// sleep waits on the timer alone until wake, or until lost is ready or
-// ctx ends, and tells the clock how late the timer fired.
-func (w *waiter) sleep(ctx context.Context, lost <-chan struct{}, wake time.Time) waitResult {
-	w.timer.Reset(time.Until(wake))
+// sleep waits on the timer alone until deadline, or until lost is ready or
+// ctx ends: a wait long enough that its timer's lateness is within bound.
+func (w *waiter) sleep(ctx context.Context, lost <-chan struct{}, deadline time.Time) waitResult {
+	w.timer.Reset(time.Until(deadline))
 	select {
 	case <-w.timer.C:
-		now := time.Now()
-		w.clock.observe(now.Sub(wake), now)
-		return waitResult{end: waited, at: now}
+		return waitResult{end: waited, at: time.Now()}
 	case <-lost:
 		w.timer.Stop()
 		return waitResult{end: waitLost, at: time.Now()}

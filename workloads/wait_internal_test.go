@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -34,11 +35,15 @@ func TestWaitStretch(t *testing.T) {
 	}
 }
 
-// TestWaitObserve: a late timer sets the slack at once, within its bounds;
+// TestWaitObserve: a clock starts at the worst slack; a late timer sets it at once, within its bounds;
 // punctual ones pull it down gradually, at most once per decayEvery
 // however many there are, and not below minSlack.
 func TestWaitObserve(t *testing.T) {
 	c := newWaitClock()
+	if got := time.Duration(c.slack.Load()); got != maxSlack {
+		t.Errorf("a new clock's slack = %v, want the worst, %v", got, maxSlack)
+	}
+	c.slack.Store(int64(minSlack))
 	at := time.Unix(1000, 0) // the clock the observations are made at
 	c.observe(2*time.Millisecond, at)
 	if got, want := time.Duration(c.slack.Load()), 2*time.Millisecond+slackMargin; got != want {
@@ -146,13 +151,48 @@ func TestWaitSpinner(t *testing.T) {
 	}
 }
 
+// TestWaitSpinnerWakesLateTimers: while the spinner runs for a wait in
+// its last stretch, it wakes another whose timer has not fired (as a timer
+// may not, late) at its deadline, and it stops once no wait is in its last
+// stretch, though waits still asleep remain.
+func TestWaitSpinnerWakesLateTimers(t *testing.T) {
+	c := newWaitClock()
+	keep := &due{wake: make(chan struct{}, 1), at: time.Now().Add(time.Hour)}
+	c.await(keep, true)
+	asleep := &due{wake: make(chan struct{}, 1), at: time.Now().Add(5 * time.Millisecond)}
+	c.await(asleep, false)
+	later := &due{wake: make(chan struct{}, 1), at: time.Now().Add(time.Hour)}
+	c.await(later, false)
+	select {
+	case <-asleep.wake:
+		if now := time.Now(); now.Before(asleep.at) {
+			t.Errorf("woken %v before its deadline", asleep.at.Sub(now))
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the spinner did not wake a wait whose timer never fired")
+	}
+	c.cancel(keep)
+	testkit.Eventually(t, "the spinner stopped with no wait in its last stretch", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return !c.spinning
+	})
+	c.mu.Lock()
+	left := len(c.due)
+	c.mu.Unlock()
+	if left != 1 {
+		t.Errorf("%d waits left, want the one still asleep", left)
+	}
+	c.cancel(later)
+}
+
 // TestWaitCancelWoken: a wait cancelled after the spinner woke it leaves
 // no wake-up behind for the next.
 func TestWaitCancelWoken(t *testing.T) {
 	w, _ := waitCase(maxSlack)
 	w.due.wake = make(chan struct{}, 1)
 	w.due.at = time.Now()
-	w.clock.await(&w.due)
+	w.clock.await(&w.due, true)
 	testkit.Eventually(t, "the spinner woke the wait", func() bool { return len(w.due.wake) == 1 })
 	w.clock.cancel(&w.due)
 	if len(w.due.wake) != 0 {
@@ -213,9 +253,12 @@ func timerWait(t *time.Timer, deadline time.Time) time.Time {
 // they were asked, at 1 and at 64 owners holding at once, with the plain
 // timer and with the precise waiter: p50_err_µs and p99_err_µs are
 // achieved − asked, spin_cores the spinner's time over the benchmark's, and
-// cpu_cores the process's CPU over the benchmark.
+// cpu_cores the process's CPU over the benchmark. Holds last exactly
+// hold, or, under precise-exp, are drawn from an exponential of mean hold
+// as the profiles draw them: fixed holds started together keep the owners
+// in step, so that all of them come due at once.
 func BenchmarkHoldPrecision(b *testing.B) {
-	for _, how := range []string{"timer", "precise"} {
+	for _, how := range []string{"timer", "precise", "precise-exp"} {
 		for _, owners := range []int{1, 64} {
 			for _, hold := range []time.Duration{50 * time.Microsecond, 100 * time.Microsecond, 200 * time.Microsecond, time.Millisecond, 10 * time.Millisecond} {
 				b.Run(fmt.Sprintf("%s/owners=%d/hold=%v", how, owners, hold), func(b *testing.B) {
@@ -233,10 +276,15 @@ func benchHolds(b *testing.B, how string, owners int, hold time.Duration) {
 	per := max(b.N/owners, 1)
 	cpu0, t0 := processCPU(), time.Now()
 	b.ResetTimer()
-	for range owners {
+	for i := range owners {
 		w := newWaiter(clock, rec)
 		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(i), 1))
 			for range per {
+				hold := hold
+				if how == "precise-exp" {
+					hold = time.Duration(rng.ExpFloat64() * float64(hold))
+				}
 				begin := time.Now()
 				deadline := begin.Add(hold)
 				if how == "timer" {
