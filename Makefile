@@ -63,12 +63,15 @@ gobench: setup ## Go benchmarks: lockimpl's hot paths with -benchmem (allocation
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./lockimpl
 	$(GO) test -run '^$$' -bench HoldPrecision -count 1 ./workloads
 
-sweep: setup ## capacity planning: rw90 at 1..64 clients, 20 s per point; curves and report in bench-results/sweep-rw90 (about 3 min)
+sweep: setup ## capacity planning with a scalability model: rw90 over clients, mutex over owners, uncontended over shards; curves, model and reports in bench-results/sweep-* (about 8 min)
+	rm -rf bench-results/sweep-rw90 bench-results/sweep-mutex bench-results/sweep-shards
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench sweep --profile rw90 --clients 1,2,4,8,16,32,64 --slo-p99 10ms --out bench-results/sweep-rw90
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench sweep --profile mutex --clients 1 --owners 1,2,4,8,16,32,64 --slo-p99 10ms --stop-after 0 --duration 10s --out bench-results/sweep-mutex
+	$(MAKE) --no-print-directory sweep-shards
 
-sweep-shards: setup ## lock throughput against Redis Cluster shard count (1, 3, 6 primaries, no replicas), uncontended; report in bench-results/sweep-shards (about 1 min)
+sweep-shards: setup ## lock throughput against Redis Cluster shard count (1 to 6 primaries, no replicas), uncontended; report in bench-results/sweep-shards (about 2 min)
 	rm -rf bench-results/sweep-shards
-	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench sweep --profile uncontended --shards 1,3,6 --replicas 0 --duration 10s --out bench-results/sweep-shards
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench sweep --profile uncontended --shards 1,2,3,4,5,6 --replicas 0 --duration 10s --out bench-results/sweep-shards
 
 CHAOS_OUT ?= chaos-results
 # SERVER is the locks' server for make chaos and chaos-full: redis (the

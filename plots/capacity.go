@@ -30,6 +30,9 @@ var (
 	bestColor = color.NRGBA{R: 0, G: 150, B: 60, A: 255}
 	kneeColor = color.Black
 	noteColor = color.NRGBA{R: 40, G: 40, B: 40, A: 255}
+	// predictionColor shades where a fitted curve is a prediction: light
+	// enough that the grid and the curves read through it.
+	predictionColor = color.Gray{Y: 232}
 )
 
 // curve is one series of a sweep, its points in x order.
@@ -44,8 +47,11 @@ type curve struct {
 // axis, and p99 acquire latency against the same axis with the SLO. Both
 // carry one line per series, the saturation knee, the best point meeting
 // the SLO, the points breaking it (red rings) and the current setting (a
-// dashed vertical line). A concurrency sweep that doubles is drawn on a
-// log x with a tick at each swept value.
+// dashed vertical line). The throughput chart also draws each curve's
+// scalability model (results.USL) dashed, past the measured range into a
+// shaded prediction band, with its peak N* marked; a model that was
+// refused is named in a note instead. A concurrency sweep that doubles is
+// drawn on a log x with a tick at each swept value.
 func Capacity(title string, s *results.Sweep) (throughput, latency *plot.Plot, err error) {
 	if s == nil {
 		return nil, nil, ErrNoData
@@ -105,6 +111,12 @@ func capacityPlot(title, verdict string, s *results.Sweep, curves []curve, laten
 	}
 	p := plot.New()
 	xname, xm := sweepXAxis(p, s, curves)
+	var fits []modelCurve
+	var refused []string
+	if !latency {
+		fits, refused = uslModels(curves, xm)
+		extendX(p, xm, fits)
+	}
 	sloMs := s.SLOP99Us / 1e3
 	var ym scale
 	if latency {
@@ -120,6 +132,11 @@ func capacityPlot(title, verdict string, s *results.Sweep, curves []curve, laten
 				top = max(top, pt.OpsPerSec)
 			}
 		}
+		for _, f := range fits {
+			for _, v := range f.xys {
+				top = max(top, v.Y)
+			}
+		}
 		p.Y.Min, p.Y.Max = 0, max(top*1.2, 1)
 		p.Y.Tick.Marker = niceTicks{}
 	}
@@ -129,8 +146,20 @@ func capacityPlot(title, verdict string, s *results.Sweep, curves []curve, laten
 		return plotter.XY{X: xm.at(pt.X), Y: ym.at(y(pt))}, xm.ok(pt.X) && ym.ok(y(pt))
 	}
 
+	band := predictionBand(fits)
+	if band != nil {
+		p.Add(band) // under the grid, which reads through it
+	}
 	p.Add(grid())
 	leg := &legendRow{}
+	for _, f := range fits {
+		l, err := plotter.NewLine(f.xys)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		l.LineStyle = fitStyle(f.color)
+		p.Add(l)
+	}
 	var fails, knees, bests plotter.XYs
 	var kneeNotes, bestNotes []note
 	var current *results.SweepPoint
@@ -191,6 +220,22 @@ func capacityPlot(title, verdict string, s *results.Sweep, curves []curve, laten
 		return nil, ErrNoData
 	}
 
+	var peakNotes []note
+	if len(fits) > 0 {
+		leg.add("USL fit", &rule{style: fitStyle(noteColor)})
+		for _, f := range fits {
+			if f.peak == nil {
+				continue
+			}
+			peak := &rule{vertical: true, at: f.peak.X, style: draw.LineStyle{Color: f.color, Width: vg.Points(1),
+				Dashes: []vg.Length{vg.Points(1), vg.Points(2.5)}}}
+			p.Add(peak)
+			peakNotes = append(peakNotes, note{at: *f.peak, text: "N* ≈ " + thousands(f.m.PeakN), above: true, color: f.color})
+		}
+	}
+	if band != nil {
+		p.Add(bandLabels{band})
+	}
 	if latency && sloMs > 0 {
 		slo := &rule{at: ym.at(sloMs), style: draw.LineStyle{Color: sloColor, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}},
 			label: "SLO p99 ≤ " + strconv.FormatFloat(sloMs, 'g', 4, 64) + " ms", text: labelStyle(10, sloColor)}
@@ -228,9 +273,189 @@ func capacityPlot(title, verdict string, s *results.Sweep, curves []curve, laten
 		p.Add(b)
 		leg.add(bestText(s), small{b})
 	}
-	p.Add(&notes{n: append(kneeNotes, bestNotes...)})
+	p.Add(&notes{n: slices.Concat(kneeNotes, bestNotes, peakNotes)})
+	if len(refused) > 0 {
+		p.Add(cornerNote(refused))
+	}
 	leg.attach(p)
 	return p, nil
+}
+
+// uslSamples is how many points a fitted curve is drawn through: enough
+// that a log axis shows no corners.
+const uslSamples = 200
+
+// modelCurve is one curve's scalability model, sampled in axis units
+// from the smallest measured N to the extent it is drawn to.
+type modelCurve struct {
+	m     *results.USL
+	color color.Color
+	to    float64
+	// past is the largest measured N in axis units: the curve beyond it
+	// is a prediction.
+	past float64
+	xys  plotter.XYs
+	// peak is N* and its throughput in axis units, nil when the model
+	// does not peak within what is drawn.
+	peak *plotter.XY
+}
+
+// uslModels samples the curves' models that predict, and names the
+// models that were refused, one note each.
+func uslModels(curves []curve, xm scale) (fits []modelCurve, refused []string) {
+	for _, c := range curves {
+		m := c.cap.Model
+		if m == nil {
+			continue
+		}
+		if !m.OK() {
+			text := "no model: " + m.Refused
+			if c.label != "" {
+				text = c.label + " — " + text
+			}
+			refused = append(refused, text)
+			continue
+		}
+		from := math.Inf(1)
+		for _, pt := range c.pts {
+			if pt.X > 0 {
+				from = min(from, pt.X)
+			}
+		}
+		to := modelExtent(m)
+		if !(from < to) {
+			continue
+		}
+		f := modelCurve{m: m, color: c.color, to: to, past: xm.at(m.MaxN)}
+		for i := range uslSamples {
+			q := float64(i) / (uslSamples - 1)
+			n := from + q*(to-from)
+			if xm.log {
+				n = from * math.Pow(to/from, q)
+			}
+			f.xys = append(f.xys, plotter.XY{X: xm.at(n), Y: m.X(n)})
+		}
+		if m.PeakN >= from && m.PeakN <= to {
+			f.peak = &plotter.XY{X: xm.at(m.PeakN), Y: m.PeakX}
+		}
+		fits = append(fits, f)
+	}
+	return fits, refused
+}
+
+// modelExtent is how far past the measured range a model is drawn: a
+// little beyond its peak, so the fall shows, but not so far that the
+// prediction outweighs the measurements; twice the range when it does not
+// peak.
+func modelExtent(m *results.USL) float64 {
+	if m.PeakN > 0 {
+		return max(m.MaxN, min(m.PeakN*1.25, 4*m.MaxN))
+	}
+	return 2 * m.MaxN
+}
+
+func fitStyle(c color.Color) draw.LineStyle {
+	return draw.LineStyle{Color: c, Width: vg.Points(1.3), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+}
+
+// extendX widens p's x axis to the farthest fitted curve, with the same
+// margin as the measured range, and carries the ticks on: a log axis at
+// the sweep's own step (usually doubling), a linear one at round values.
+func extendX(p *plot.Plot, xm scale, fits []modelCurve) {
+	to := 0.0
+	for _, f := range fits {
+		to = max(to, f.to)
+	}
+	top := xm.at(to * 1.25)
+	if !xm.log {
+		top = to + 0.06*(to-p.X.Min)
+	}
+	if to == 0 || top <= p.X.Max {
+		return
+	}
+	p.X.Max = top
+	ticks, ok := p.X.Tick.Marker.(plot.ConstantTicks)
+	if n := len(ticks); !ok || n < 2 {
+		return // niceTicks follow the range by themselves
+	}
+	last := ticks[len(ticks)-1].Value
+	if !xm.log {
+		nice := niceTicks{}.Ticks(p.X.Min, top)
+		if len(nice) < 2 {
+			return
+		}
+		gap := (nice[1].Value - nice[0].Value) / 2
+		for _, t := range nice {
+			if t.Value > last+gap {
+				ticks = append(ticks, t)
+			}
+		}
+		p.X.Tick.Marker = ticks
+		return
+	}
+	step := last - ticks[len(ticks)-2].Value
+	if step <= 0 {
+		return
+	}
+	for (top-last)/step > 6 { // a handful of labels, not a comb
+		step *= 2
+	}
+	for v := last + step; v <= top; v += step {
+		x := math.Pow(10, v)
+		if x >= 10 {
+			x = math.Round(x)
+		} else {
+			x, _ = strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
+		}
+		ticks = append(ticks, plot.Tick{Value: xm.at(x), Label: tickLabel(x)})
+	}
+	p.X.Tick.Marker = ticks
+}
+
+// predictionBand shades the x range past each model's largest measured N
+// to where its curve ends: the curve there is a prediction. Overlapping
+// ranges merge into one band; nil when no curve goes past its
+// measurements.
+func predictionBand(fits []modelCurve) *bands {
+	var ws []band
+	for _, f := range fits {
+		if f.to > f.m.MaxN {
+			ws = append(ws, band{x0: f.past, x1: f.xys[len(f.xys)-1].X})
+		}
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	slices.SortFunc(ws, func(a, b band) int { return cmp.Compare(a.x0, b.x0) })
+	merged := ws[:1]
+	for _, w := range ws[1:] {
+		if last := &merged[len(merged)-1]; w.x0 <= last.x1 {
+			last.x1 = max(last.x1, w.x1)
+		} else {
+			merged = append(merged, w)
+		}
+	}
+	for i := range merged {
+		merged[i].label = "prediction"
+	}
+	return &bands{b: merged, fill: predictionColor, label: labelStyle(9, noteColor)}
+}
+
+// cornerNote writes lines at the bottom right of the data area, on a
+// white backing: what the chart leaves out, and why. A throughput curve
+// rarely reaches there: it has risen by then.
+type cornerNote []string
+
+func (n cornerNote) Plot(c draw.Canvas, _ *plot.Plot) {
+	sty := labelStyle(9, noteColor)
+	pad := vg.Points(1.5)
+	x, y := c.Max.X-vg.Points(6), c.Min.Y+vg.Points(6)
+	for i := len(n) - 1; i >= 0; i-- {
+		w, h := sty.Width(n[i]), sty.Height(n[i])
+		c.FillPolygon(color.NRGBA{R: 255, G: 255, B: 255, A: 210}, rect(x-w-pad, y-pad, x+pad, y+h+pad))
+		c.FillText(sty, vg.Point{X: x - w, Y: y}, n[i])
+		y += h + 2*pad
+	}
 }
 
 // bestText names the best point: under the SLO, or merely free of errors

@@ -119,6 +119,9 @@ func capacityStatement(c results.Capacity, axis string, sloUs float64) []string 
 	if c.Stopped != "" {
 		out = append(out, "Stopped early: "+c.Stopped+".")
 	}
+	if c.Model != nil {
+		out = append(out, "Model (Universal Scalability Law): "+c.Model.Reading())
+	}
 	return out
 }
 

@@ -44,6 +44,36 @@ func ResultFile(role, arg string) (string, error) {
 	return "", inputErrorf("%s %s: the directory holds %d result files (%s); name the one to compare", role, arg, len(runs), strings.Join(runs, ", "))
 }
 
+// SweepFile is arg's sweep file, when arg is one or a directory holding
+// exactly one (as bench sweep's --out does); "" when arg is neither, so
+// that the caller reads it as a result.
+func SweepFile(arg string) string {
+	st, err := os.Stat(arg)
+	if err != nil {
+		return ""
+	}
+	if !st.IsDir() {
+		if h, err := readHead(arg); err == nil && results.KindOf(h.Schema) == results.KindSweep {
+			return arg
+		}
+		return ""
+	}
+	files, err := Scan(arg)
+	if err != nil {
+		return ""
+	}
+	found := ""
+	for _, f := range files {
+		if f.Kind == results.KindSweep {
+			if found != "" {
+				return ""
+			}
+			found = f.Path
+		}
+	}
+	return found
+}
+
 func statReason(err error) string {
 	if errors.Is(err, os.ErrNotExist) {
 		return "no such file or directory"

@@ -260,23 +260,7 @@ func WriteMerged(w io.Writer, merged *results.Result, sources int, path string) 
 // WriteComparison prints c as an aligned table, then its notes, then the
 // verdict line.
 func WriteComparison(w io.Writer, c results.Comparison) error {
-	side := func(name string, ri results.RunInfo) block {
-		s := fmt.Sprintf("%-4s  %s · %s", name, ri.Profile, ri.Impl)
-		if ri.Host != "" {
-			s += " on " + ri.Host
-		}
-		if !ri.Start.IsZero() {
-			s += " at " + ri.Start.UTC().Format("2006-01-02 15:04:05Z")
-		}
-		if ri.Partial {
-			s += " [PARTIAL]"
-		}
-		if ri.File != "" {
-			s += "  (" + ri.File + ")"
-		}
-		return para{text: s}
-	}
-	bl := []block{side("BASE", c.Base), side("NEW", c.New), blank}
+	bl := []block{runSide("BASE", "", c.Base), runSide("NEW", "", c.New), blank}
 	t := table{right: true, head: []string{"metric", "base", "new", "delta", "change", "gate"}}
 	for _, r := range c.Rows {
 		gate := ""
@@ -296,6 +280,80 @@ func WriteComparison(w io.Writer, c results.Comparison) error {
 		}
 	}
 	bl = append(bl, blank, para{text: c.Verdict()})
+	return writeText(w, bl)
+}
+
+// runSide is one side of a comparison's heading: what ran, where, when.
+func runSide(name, what string, ri results.RunInfo) block {
+	s := fmt.Sprintf("%-4s  %s%s · %s", name, what, ri.Profile, ri.Impl)
+	if ri.Host != "" {
+		s += " on " + ri.Host
+	}
+	if !ri.Start.IsZero() {
+		s += " at " + ri.Start.UTC().Format("2006-01-02 15:04:05Z")
+	}
+	if ri.Partial {
+		s += " [PARTIAL]"
+	}
+	if ri.File != "" {
+		s += "  (" + ri.File + ")"
+	}
+	return para{text: s}
+}
+
+// WriteSweepComparison prints what bench compare says of two sweeps: per
+// curve, the measured peak and the fitted λ, σ and κ with their intervals
+// and what each change alone does to throughput, and which explains it.
+func WriteSweepComparison(w io.Writer, c results.SweepComparison) error {
+	bl := []block{runSide("BASE", "sweep of ", c.Base), runSide("NEW", "sweep of ", c.New), blank}
+	for _, cc := range c.Curves {
+		if cc.Series != "" {
+			bl = append(bl, para{text: cc.Series})
+		}
+		t := table{right: true, head: []string{"metric", "base", "new", "change", "alone at N", "intervals"}}
+		gate := "ok"
+		if cc.Regressed {
+			gate = "REGRESSED"
+		}
+		t.rows = append(t.rows, []cell{plain("measured peak ops/s"), plain(results.CommasFloat(cc.PeakBase)), plain(results.CommasFloat(cc.PeakNew)),
+			plain(fmt.Sprintf("%+.1f%%", cc.ChangePct)), plain(""), plain(gate)})
+		ci := func(m *results.USL, f func(*results.USL) (float64, results.Interval)) string {
+			if m == nil || m.Lambda == 0 {
+				return "-"
+			}
+			v, iv := f(m)
+			return fmt.Sprintf("%.3g [%.3g–%.3g]", v, iv.Low, iv.High)
+		}
+		params := []func(*results.USL) (float64, results.Interval){
+			func(m *results.USL) (float64, results.Interval) { return m.Lambda, m.LambdaCI },
+			func(m *results.USL) (float64, results.Interval) { return m.Sigma, m.SigmaCI },
+			func(m *results.USL) (float64, results.Interval) { return m.Kappa, m.KappaCI },
+		}
+		for i, name := range []string{"λ (ops/s)", "σ contention", "κ coherency"} {
+			alone, apart := "", ""
+			if i < len(cc.Effects) {
+				e := cc.Effects[i]
+				alone = fmt.Sprintf("%+.1f%%", e.EffectPct)
+				apart = "overlap"
+				if e.Apart {
+					apart = "apart"
+				}
+			}
+			t.rows = append(t.rows, []cell{plain(name), plain(ci(cc.Base, params[i])), plain(ci(cc.New, params[i])), plain(""), plain(alone), plain(apart)})
+		}
+		bl = append(bl, t)
+		if cc.At > 0 {
+			bl = append(bl, para{text: fmt.Sprintf("\"alone at N\": the change in the base model's throughput at N = %g (the largest both measured) from that parameter's change alone.", cc.At)})
+		}
+		if cc.Explained != "" {
+			bl = append(bl, para{text: "why: " + cc.Explained})
+		}
+		bl = append(bl, blank)
+	}
+	for _, n := range c.Notes {
+		bl = append(bl, para{text: "note: " + n})
+	}
+	bl = append(bl, para{text: c.Verdict()})
 	return writeText(w, bl)
 }
 

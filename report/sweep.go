@@ -48,6 +48,7 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 			}
 		}
 	}
+	bl = append(bl, modelTable(sw)...)
 	bl = append(bl, ch.capacity(s)...)
 	t := table{right: true, head: []string{"series", "x", "clients×owners", "rate", "ops/s", "p50", "p99", "failed", "violations", "SLO", "result"}}
 	named := slices.ContainsFunc(sw.Points, func(p results.SweepPoint) bool { return p.Series != "" })
@@ -75,4 +76,44 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 	}
 	bl = append(bl, heading{level: 4, text: "Points"}, t)
 	return bl
+}
+
+// modelTable is the fitted scalability law of every curve that has one,
+// each parameter with its 95% interval.
+func modelTable(sw *results.Sweep) []block {
+	t := table{right: true, head: []string{"series", "points", "λ ops/s", "σ contention", "κ coherency", "R²", "N*", "X(N*) ops/s", "under the SLO up to", "model"}}
+	iv := func(v float64, i results.Interval) string {
+		if i.Open {
+			return fmt.Sprintf("%.3g [%.3g – no peak]", v, i.Low)
+		}
+		return fmt.Sprintf("%.3g [%.3g – %.3g]", v, i.Low, i.High)
+	}
+	for _, cp := range sw.Capacity {
+		m := cp.Model
+		if m == nil {
+			continue
+		}
+		if m.Lambda == 0 {
+			t.rows = append(t.rows, []cell{plain(cp.Series), plain(fmt.Sprint(m.Points)), plain("-"), plain("-"), plain("-"), plain("-"), plain("-"), plain("-"), plain("-"), styled("none: "+m.Refused, "warn")})
+			continue
+		}
+		peak, peakX := "none", "-"
+		if m.PeakN > 0 {
+			peak, peakX = iv(m.PeakN, m.PeakNCI), iv(m.PeakX, m.PeakXCI)
+		}
+		slo := "-"
+		if m.SLON > 0 {
+			slo = fmt.Sprintf("%s %s", results.CommasFloat(m.SLON), m.Unit)
+		}
+		verdict := styled("predicts", "ok")
+		if !m.OK() {
+			verdict = styled("refused: "+m.Refused, "warn")
+		}
+		t.rows = append(t.rows, []cell{plain(cp.Series), plain(fmt.Sprint(m.Points)), plain(iv(m.Lambda, m.LambdaCI)), plain(iv(m.Sigma, m.SigmaCI)),
+			plain(iv(m.Kappa, m.KappaCI)), plain(fmt.Sprintf("%.3f", m.R2)), plain(peak), plain(peakX), plain(slo), verdict})
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return []block{heading{level: 4, text: "Scalability model (Universal Scalability Law, 95% intervals)"}, t}
 }

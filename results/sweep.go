@@ -143,6 +143,9 @@ type Capacity struct {
 	CurrentX float64 `json:"current_x,omitempty"`
 	// Points is how many complete (not partial) points the curve has.
 	Points int `json:"points"`
+	// Model is the scalability law fitted to the curve's successful points
+	// (nil on the rate axis).
+	Model *USL `json:"model,omitempty"`
 }
 
 // Sweep is a capacity-planning sweep: the points run, the curves'
@@ -164,6 +167,9 @@ type Sweep struct {
 	// SLO (0: never).
 	StopAfter int     `json:"stop_after"`
 	CurrentX  float64 `json:"current_x"`
+	// ThinkUs is the profile's mean think time per operation, which a
+	// closed loop's time per operation leaves out (Little's law).
+	ThinkUs float64 `json:"think_us,omitempty"`
 	// Planned is the number of points asked for.
 	Planned  int          `json:"planned"`
 	Points   []SweepPoint `json:"points"`
@@ -201,6 +207,7 @@ func (s *Sweep) Analyze() {
 		}
 		c := AnalyzeCurve(pts, s.CurrentX, s.Axis)
 		c.Series, c.Stopped = name, stopped[name]
+		c.Model = FitUSL(pts, s.Axis, s.ThinkUs, s.SLOP99Us)
 		s.Capacity = append(s.Capacity, c)
 	}
 }

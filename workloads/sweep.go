@@ -255,6 +255,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, meta results.Meta) (*results.Sw
 		Schema: results.SweepSchema, Start: time.Now(), Meta: meta, Profile: cfg.Plan.Base,
 		Axis: cfg.Plan.Axis(), SLOP99Us: float64(cfg.Plan.SLO) / 1e3, StopAfter: cfg.Plan.StopAfter,
 		CurrentX: cfg.Plan.CurrentX(), Planned: len(pts), MaxErrorRate: errorLimit(cfg.Plan.MaxErrorRate),
+		ThinkUs: float64(cfg.Plan.Base.Think.Mean()) / 1e3,
 	}
 	sw.Meta.Profile = cfg.Plan.Base.Name
 	sw.Meta.Workload = cfg.Plan.Base.Summary()                                           // the base the axis varies: auto-pipelining, replica sync and the like

@@ -38,6 +38,13 @@ they are shown, not gated. BASE and NEW are result files (.json) or
 directories holding exactly one; --json prints the comparison as JSON for
 a report.
 
+Two sweeps (sweep.json files, or bench sweep --out directories) compare
+curve by curve: the gate is each curve's measured peak throughput, and the
+fitted scalability parameters say why it moved: λ (one participant's
+throughput), σ (contention) and κ (coherency), each with its 95%
+interval, and what each one's change alone does to throughput at the
+largest N both sweeps measured.
+
 Exit codes: 0 no gated metric regressed, 1 one did or the comparison was
 refused, 2 bad input (a missing or unreadable file, not a result, a bad
 flag).`
@@ -71,6 +78,9 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) != 2 {
 		return cli.Usagef("compare takes two results, BASE and NEW; got %s %q: e.g. bench compare base.json new.json", results.Count(len(pos), "argument"), pos)
 	}
+	if sa, sb := report.SweepFile(pos[0]), report.SweepFile(pos[1]); sa != "" || sb != "" {
+		return compareSweeps(ctx, [2]string{pos[0], pos[1]}, [2]string{sa, sb}, float64(maxReg), *asJSON, stdout)
+	}
 	var runs [2]*results.Result
 	var paths [2]string
 	err = cli.ReadInputs(ctx, func() (err error) {
@@ -89,7 +99,13 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	c := results.Compare(runs[0], runs[1], float64(maxReg))
 	c.Base.File, c.New.File = paths[0], paths[1]
-	if *asJSON {
+	return printComparison(stdout, *asJSON, c, func() error { return report.WriteComparison(stdout, c) }, c.OK(), c.Verdict())
+}
+
+// printComparison prints c as JSON or as text (write), and returns the
+// verdict as the error that sets the exit code when not ok.
+func printComparison(stdout io.Writer, asJSON bool, c any, write func() error, ok bool, verdict string) error {
+	if asJSON {
 		b, err := json.MarshalIndent(c, "", "  ")
 		if err != nil {
 			return err
@@ -97,13 +113,36 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
 			return err
 		}
-	} else if err := report.WriteComparison(stdout, c); err != nil {
+	} else if err := write(); err != nil {
 		return err
 	}
-	if !c.OK() {
-		return errors.New(c.Verdict())
+	if !ok {
+		return errors.New(verdict)
 	}
 	return nil
+}
+
+// compareSweeps is bench compare of two sweeps (files or --out
+// directories): both must be sweeps.
+func compareSweeps(ctx context.Context, args, paths [2]string, maxReg float64, asJSON bool, stdout io.Writer) error {
+	var sw [2]*results.Sweep
+	err := cli.ReadInputs(ctx, func() (err error) {
+		for i, role := range []string{"BASE", "NEW"} {
+			if paths[i] == "" {
+				return cli.Usagef("%s %s is not a sweep, but the other side is; compare two sweeps (sweep.json or a bench sweep --out directory) or two results", role, args[i])
+			}
+			if sw[i], err = results.ReadSweep(paths[i]); err != nil {
+				return cli.Usagef("%s: %v; give a sweep file written by bench sweep", role, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c := results.CompareSweeps(sw[0], sw[1], maxReg)
+	c.Base.File, c.New.File = paths[0], paths[1]
+	return printComparison(stdout, asJSON, c, func() error { return report.WriteSweepComparison(stdout, c) }, c.OK(), c.Verdict())
 }
 
 const mergeUsage = `

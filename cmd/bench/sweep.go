@@ -36,6 +36,16 @@ p99 over --slo-p99, more than --max-error-rate of its operations failed,
 no successful operation, a stalled Redis, or a safety violation). A curve
 with a failed point names no knee: a failure is not saturation.
 
+Each curve over concurrency or shards is fitted with the Universal
+Scalability Law, X(N) = λN / (1 + σ(N−1) + κN(N−1)): σ is contention
+(serialised work: a hot lock), κ coherency (crosstalk growing with every
+pair: fan-out, retries). The summary gives λ, σ, κ with 95% intervals,
+R², the predicted peak N* and its throughput, the largest N predicted to
+keep p99 under --slo-p99, and which term limits; a fit with fewer than 5
+successful points, R² under 0.9 or σ at 1 predicts nothing and says why.
+bench compare of two sweeps says which parameter's change explains a
+regression.
+
 --out gets points/ (each point's result and histogram log), sweep.json
 (schema ` + results.SweepSchema + `), capacity-throughput.png, capacity-p99.png and
 report.html. Ctrl-C stops the current point, keeps every finished one,

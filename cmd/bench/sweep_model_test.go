@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/results"
+)
+
+// TestSweepModel sweeps mutex (one name: contention) and uncontended (a
+// name per owner) over the same owners against a real redis-server: each
+// sweep prints, files and draws its scalability model, mutex's σ is the
+// larger, and bench compare of the two sweeps puts the difference on σ.
+func TestSweepModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two real sweeps")
+	}
+	// Each owner thinks 5 ms between operations, so that the host is not
+	// the limit even when busy (a CPU-bound curve is flat whatever the
+	// lock): uncontended then grows with every owner, while mutex's owners
+	// queue for one name held 1 ms at a time.
+	sweep := func(profile string, extra ...string) (string, *results.USL, string) {
+		dir := t.TempDir()
+		args := append([]string{"sweep", "--redis", "local", "--profile", profile, "--clients", "1", "--owners", "1,2,4,8,16", "--think", "5ms",
+			"--duration", "2s", "--warmup", "300ms", "--slo-p99", "1s", "--stop-after", "0", "--out", dir}, extra...)
+		out, _ := runBenchOK(t, args...)
+		sw, err := results.ReadSweep(filepath.Join(dir, "sweep.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sw.Capacity) != 1 || sw.Capacity[0].Model == nil {
+			t.Fatalf("%s: capacity %+v; want one curve with a model", profile, sw.Capacity)
+		}
+		m := sw.Capacity[0].Model
+		t.Logf("%s: %s", profile, m.Reading())
+		if m.Points != 5 || m.Lambda <= 0 {
+			t.Errorf("%s: model %+v; want fitted to the 5 points", profile, m)
+		}
+		if !strings.Contains(out, "Model (Universal Scalability Law):") {
+			t.Errorf("%s: the summary does not read the model:\n%s", profile, out)
+		}
+		html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+		if err != nil || !strings.Contains(string(html), "Scalability model") {
+			t.Errorf("%s: report.html lacks the model (%v)", profile, err)
+		}
+		return dir, m, out
+	}
+	uncDir, unc, _ := sweep("uncontended")
+	mutDir, mut, _ := sweep("mutex", "--hold", "1ms")
+	if mut.Sigma <= unc.Sigma {
+		t.Errorf("σ(mutex) %.3g ≤ σ(uncontended) %.3g: contention on one lock does not show", mut.Sigma, unc.Sigma)
+	}
+	code, out, errOut := runBench(t, "compare", uncDir, mutDir)
+	if code != cli.ExitFailure || !strings.Contains(out, "REGRESSED") || !strings.Contains(out, "σ contention") || !strings.Contains(out, "why: ") {
+		t.Fatalf("compare uncontended → mutex: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("compare:\n%s", out)
+	// mutex holds each lock for a while (one owner is slower: λ falls)
+	// and serialises on one name (σ rises): both changes must show, each
+	// costing throughput, and the explanation must name the costlier.
+	_, js, _ := runBench(t, "compare", "--json", uncDir, mutDir)
+	var c results.SweepComparison
+	if err := json.Unmarshal([]byte(js), &c); err != nil || len(c.Curves) != 1 || len(c.Curves[0].Effects) != 3 {
+		t.Fatalf("compare --json: %v\n%s", err, js)
+	}
+	effects := c.Curves[0].Effects
+	if s := effects[1]; s.Name != "σ" || s.New <= s.Base || s.EffectPct >= 0 {
+		t.Errorf("σ's effect %+v; want a rise that costs throughput", s)
+	}
+	costliest := effects[0]
+	for _, e := range effects {
+		if e.Apart && (!costliest.Apart || e.EffectPct < costliest.EffectPct) {
+			costliest = e
+		}
+	}
+	if !strings.Contains(c.Curves[0].Explained, costliest.Name+" ") {
+		t.Errorf("explained %q; want it put on %s, the costliest change with intervals apart (%+v)", c.Curves[0].Explained, costliest.Name, effects)
+	}
+	if code, _, errOut := runBench(t, "compare", uncDir, filepath.Join(uncDir, "points")); code != cli.ExitUsage || !strings.Contains(errOut, "not a sweep") {
+		t.Errorf("a sweep against a non-sweep: exit %d\n%s", code, errOut)
+	}
+}

@@ -1,0 +1,184 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// SweepComparison is what changed from a base sweep to a new one: per
+// curve, the measured peak and the fitted scalability parameters, and
+// which parameter's change explains a throughput regression.
+type SweepComparison struct {
+	MaxRegressionPct float64 `json:"max_regression_pct"`
+	Base             RunInfo `json:"base"`
+	New              RunInfo `json:"new"`
+	Axis             string  `json:"axis"`
+	// Curves are the series both sweeps have.
+	Curves      []CurveComparison `json:"curves"`
+	Regressions []string          `json:"regressions"`
+	Notes       []string          `json:"notes"`
+	Refused     string            `json:"refused,omitempty"`
+}
+
+// CurveComparison is one curve's change.
+type CurveComparison struct {
+	Series string `json:"series,omitempty"`
+	// PeakBase and PeakNew are the highest measured throughputs (ops/s)
+	// of the successful points; ChangePct is the new one's change.
+	PeakBase  float64 `json:"peak_base"`
+	PeakNew   float64 `json:"peak_new"`
+	ChangePct float64 `json:"change_pct"`
+	Regressed bool    `json:"regressed"`
+	Base      *USL    `json:"base_model,omitempty"`
+	New       *USL    `json:"new_model,omitempty"`
+	// At is the N the parameters' effects are weighed at: the largest N
+	// both sweeps measured.
+	At float64 `json:"at,omitempty"`
+	// Effects are each parameter's change alone, as the change in percent
+	// it makes to the base model's throughput at At, and whether the two
+	// sweeps' intervals for it are apart (the change is beyond the fits'
+	// uncertainty).
+	Effects []ParamEffect `json:"effects,omitempty"`
+	// Explained says, in words, which change explains the curve's
+	// difference.
+	Explained string `json:"explained,omitempty"`
+}
+
+// ParamEffect is one parameter's change from base to new.
+type ParamEffect struct {
+	Name      string  `json:"name"`
+	Base      float64 `json:"base"`
+	New       float64 `json:"new"`
+	EffectPct float64 `json:"effect_pct"`
+	Apart     bool    `json:"apart"`
+}
+
+// OK reports that the sweeps could be compared and no curve regressed.
+func (c SweepComparison) OK() bool { return len(c.Regressions) == 0 && c.Refused == "" }
+
+// Verdict is the comparison's one-line conclusion.
+func (c SweepComparison) Verdict() string {
+	switch {
+	case c.Refused != "":
+		return "REFUSED: " + c.Refused
+	case c.OK():
+		return "OK: no curve's peak throughput fell past " + pct(c.MaxRegressionPct)
+	}
+	return "REGRESSED: " + strings.Join(c.Regressions, "; ")
+}
+
+func sweepInfo(s *Sweep) RunInfo {
+	return RunInfo{Profile: s.Meta.Profile, Workload: s.Meta.Workload, Impl: s.Meta.ImplName(), Host: s.Meta.Host, Start: s.Start, Partial: s.Partial}
+}
+
+// CompareSweeps compares two sweeps curve by curve. Gated is each common
+// curve's measured peak throughput (successful points only): a fall of
+// more than maxRegressionPct is a regression. The fitted λ, σ and κ say
+// why: each parameter's change is weighed alone by what it does to the
+// base model's throughput at the largest N both measured, and the one that
+// costs most (with intervals apart) explains the change.
+func CompareSweeps(base, cur *Sweep, maxRegressionPct float64) SweepComparison {
+	if !(maxRegressionPct > 0) {
+		maxRegressionPct = 0
+	}
+	c := SweepComparison{MaxRegressionPct: maxRegressionPct, Base: sweepInfo(base), New: sweepInfo(cur), Axis: base.Axis,
+		Regressions: []string{}, Notes: []string{}}
+	if base.Axis != cur.Axis {
+		c.Refused = fmt.Sprintf("BASE sweeps %s and NEW %s: their curves are not on one axis", base.Axis, cur.Axis)
+		return c
+	}
+	if base.Meta.Profile != cur.Meta.Profile {
+		c.Notes = append(c.Notes, fmt.Sprintf("profiles differ: %s against %s", base.Meta.Profile, cur.Meta.Profile))
+	}
+	for _, s := range []*Sweep{base, cur} {
+		if s.Partial {
+			c.Notes = append(c.Notes, "a partial sweep: "+s.PartialReason)
+		}
+	}
+	caps := map[string]Capacity{}
+	for _, cp := range cur.Capacity {
+		caps[cp.Series] = cp
+	}
+	for _, bc := range base.Capacity {
+		nc, ok := caps[bc.Series]
+		if !ok {
+			c.Notes = append(c.Notes, fmt.Sprintf("curve %q is only in BASE", bc.Series))
+			continue
+		}
+		delete(caps, bc.Series)
+		cc := CurveComparison{Series: bc.Series, Base: bc.Model, New: nc.Model}
+		if bc.Peak == nil || nc.Peak == nil {
+			c.Notes = append(c.Notes, fmt.Sprintf("curve %q: a side has no successful point", bc.Series))
+			c.Curves = append(c.Curves, cc)
+			continue
+		}
+		cc.PeakBase, cc.PeakNew = bc.Peak.OpsPerSec, nc.Peak.OpsPerSec
+		cc.ChangePct = (cc.PeakNew/cc.PeakBase - 1) * 100
+		cc.Regressed = beyond(-cc.ChangePct, maxRegressionPct)
+		cc.explain()
+		if cc.Regressed {
+			name := "peak throughput"
+			if bc.Series != "" {
+				name = bc.Series + ": " + name
+			}
+			r := fmt.Sprintf("%s %+.1f%% (over %s)", name, cc.ChangePct, pct(maxRegressionPct))
+			if cc.Explained != "" {
+				r += ": " + cc.Explained
+			}
+			c.Regressions = append(c.Regressions, r)
+		}
+		c.Curves = append(c.Curves, cc)
+	}
+	for _, nc := range cur.Capacity {
+		if _, only := caps[nc.Series]; only {
+			c.Notes = append(c.Notes, fmt.Sprintf("curve %q is only in NEW", nc.Series))
+		}
+	}
+	if len(c.Curves) == 0 {
+		c.Refused = "the sweeps have no curve in common"
+	}
+	return c
+}
+
+// explain weighs each parameter's change alone at the largest N both
+// models were measured at, and names the one that moved throughput most.
+func (cc *CurveComparison) explain() {
+	b, n := cc.Base, cc.New
+	if b == nil || n == nil || b.Lambda == 0 || n.Lambda == 0 {
+		cc.Explained = "no model on both sides to say why"
+		return
+	}
+	if !b.OK() || !n.OK() {
+		cc.Explained = "a side's model is refused, so no parameter can be trusted to say why"
+		return
+	}
+	cc.At = math.Min(b.MaxN, n.MaxN)
+	x0 := b.X(cc.At)
+	effect := func(l, s, k float64) float64 { return (uslX(l, s, k, cc.At)/x0 - 1) * 100 }
+	apart := func(x, y Interval) bool { return x.Low > y.High || y.Low > x.High }
+	cc.Effects = []ParamEffect{
+		{Name: "λ", Base: b.Lambda, New: n.Lambda, EffectPct: effect(n.Lambda, b.Sigma, b.Kappa), Apart: apart(b.LambdaCI, n.LambdaCI)},
+		{Name: "σ", Base: b.Sigma, New: n.Sigma, EffectPct: effect(b.Lambda, n.Sigma, b.Kappa), Apart: apart(b.SigmaCI, n.SigmaCI)},
+		{Name: "κ", Base: b.Kappa, New: n.Kappa, EffectPct: effect(b.Lambda, b.Sigma, n.Kappa), Apart: apart(b.KappaCI, n.KappaCI)},
+	}
+	worst := -1
+	for i, e := range cc.Effects {
+		if e.Apart && (worst < 0 || e.EffectPct < cc.Effects[worst].EffectPct) {
+			worst = i
+		}
+	}
+	if worst < 0 || cc.Effects[worst].EffectPct >= 0 {
+		if cc.ChangePct < 0 {
+			cc.Explained = "no parameter fell or rose beyond its interval: the change is within the fits' uncertainty"
+		}
+		return
+	}
+	e := cc.Effects[worst]
+	what := map[string]string{
+		"λ": "one participant's throughput fell (each operation costs more)",
+		"σ": "contention rose (more of the work is serialised on the lock)",
+		"κ": "coherency rose (crosstalk grows faster with every participant)",
+	}[e.Name]
+	cc.Explained = fmt.Sprintf("%s: %s %s → %s, alone %+.1f%% at N = %g", what, e.Name, sig(e.Base), sig(e.New), e.EffectPct, cc.At)
+}

@@ -1,0 +1,472 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// The Universal Scalability Law (Gunther) models throughput at N
+// participants as X(N) = λN / (1 + σ(N−1) + κN(N−1)): λ is one
+// participant's throughput, σ contention (the share that is serialised:
+// the hot lock) and κ coherency (crosstalk that grows with every pair:
+// pub/sub fan-out, retries, queue upkeep). With κ > 0 throughput peaks at
+// N* = √((1−σ)/κ) and falls after; with κ = 0 (Amdahl) it levels off at
+// λ/σ; with σ = κ = 0 it is linear.
+
+// The bounds a fit must meet to predict anything.
+const (
+	// USLMinPoints is the fewest successful points, at distinct N, a fit
+	// needs: two more than its three parameters, so that R² means
+	// something.
+	USLMinPoints = 5
+	// USLMinR2 is the lowest R² (of throughput, on its own scale) of a fit
+	// that predicts.
+	USLMinR2 = 0.9
+	// uslSigmaMax is σ's upper bound: at it throughput does not grow with
+	// N at all, and the fit has nothing to tell apart.
+	uslSigmaMax = 1
+	// uslBootstrap is how many resampled curves the intervals come from.
+	uslBootstrap = 400
+	// uslP99MaxErr is how far (relative) the p99 model may miss a measured
+	// p99 and still predict where the SLO breaks.
+	uslP99MaxErr = 0.5
+	// uslSearch is how far past the largest measured N the SLO's limit is
+	// looked for.
+	uslSearch = 100
+)
+
+// Interval is a 95% confidence interval. Open marks an interval with no
+// upper end: some resampled curves did not peak at all.
+type Interval struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+	Open bool    `json:"open,omitempty"`
+}
+
+// USL is the scalability model fitted to one curve's successful points.
+type USL struct {
+	// Unit names N: "owners" (clients × owners) or "shards".
+	Unit string `json:"unit"`
+	// Points is how many successful points the fit used; MaxN the largest
+	// N among them, past which the curve is a prediction.
+	Points int     `json:"points"`
+	MaxN   float64 `json:"max_n"`
+	// Refused says why the model predicts nothing ("": it does). The
+	// parameters are still shown when there were enough points to fit.
+	Refused string `json:"refused,omitempty"`
+
+	Lambda   float64  `json:"lambda"` // ops/s of one participant
+	Sigma    float64  `json:"sigma"`
+	Kappa    float64  `json:"kappa"`
+	LambdaCI Interval `json:"lambda_ci"`
+	SigmaCI  Interval `json:"sigma_ci"`
+	KappaCI  Interval `json:"kappa_ci"`
+	// R2 is the fit's coefficient of determination on throughput.
+	R2 float64 `json:"r2"`
+
+	// PeakN is N* and PeakX the predicted throughput there; both 0 when
+	// κ = 0 (no peak: Ceiling is then the throughput approached, λ/σ, or 0
+	// when linear).
+	PeakN   float64  `json:"peak_n,omitempty"`
+	PeakX   float64  `json:"peak_x,omitempty"`
+	PeakNCI Interval `json:"peak_n_ci"`
+	PeakXCI Interval `json:"peak_x_ci"`
+	Ceiling float64  `json:"ceiling,omitempty"`
+
+	// SLON is the largest N whose predicted p99 stays under the sweep's
+	// SLO (0: none predicted; SLONote says why). The p99 is predicted from
+	// Little's law: a closed loop's time per operation is R = N/X(N) −
+	// think, and p99 = P99A + P99B·R fits the measured p99s against R,
+	// missing them by at most P99Err (relative).
+	SLON    float64 `json:"slo_n,omitempty"`
+	SLONote string  `json:"slo_note,omitempty"`
+	P99A    float64 `json:"p99_a_us,omitempty"`
+	P99B    float64 `json:"p99_b,omitempty"`
+	P99Err  float64 `json:"p99_err,omitempty"`
+}
+
+// X is the model's throughput at n.
+func (m *USL) X(n float64) float64 { return uslX(m.Lambda, m.Sigma, m.Kappa, n) }
+
+func uslX(lambda, sigma, kappa, n float64) float64 {
+	return lambda * n / (1 + sigma*(n-1) + kappa*n*(n-1))
+}
+
+// OK reports whether the model predicts.
+func (m *USL) OK() bool { return m != nil && m.Refused == "" }
+
+// Limit names what bounds throughput at the larger of the peak and the
+// largest measured N: "contention" when σ(N−1) outweighs κN(N−1),
+// "coherency" when the other way, "none" when both are nil (linear).
+func (m *USL) Limit() string {
+	n := max(m.MaxN, m.PeakN)
+	c, k := m.Sigma*(n-1), m.Kappa*n*(n-1)
+	switch {
+	case c == 0 && k == 0:
+		return "none"
+	case c >= k:
+		return "contention"
+	}
+	return "coherency"
+}
+
+// Reading is the model in plain words, one or two sentences.
+func (m *USL) Reading() string {
+	if m == nil {
+		return ""
+	}
+	if m.Lambda == 0 {
+		return "No scalability model: " + m.Refused + "."
+	}
+	params := fmt.Sprintf("λ = %s ops/s, σ = %s [%s], κ = %s [%s], R² = %.3f over %d points",
+		CommasFloat(m.Lambda), sig(m.Sigma), m.SigmaCI.text(sig), sig(m.Kappa), m.KappaCI.text(sig), m.R2, m.Points)
+	if !m.OK() {
+		return fmt.Sprintf("No scalability prediction: %s (%s).", m.Refused, params)
+	}
+	var s string
+	switch {
+	case m.PeakN > 0:
+		where := "within the measured range"
+		if m.PeakN > m.MaxN {
+			where = fmt.Sprintf("beyond the largest measured, %g: a prediction", m.MaxN)
+		}
+		s = fmt.Sprintf("Throughput peaks near %s %s (predicted %s ops/s, 95%% CI %s; N* 95%% CI %s), %s.",
+			nText(m.PeakN), m.Unit, CommasFloat(m.PeakX), m.PeakXCI.text(CommasFloat), m.PeakNCI.text(nText), where)
+	case m.Ceiling > 0:
+		s = fmt.Sprintf("Throughput levels off towards %s ops/s (λ/σ) and does not peak (κ = 0).", CommasFloat(m.Ceiling))
+	default:
+		s = "Throughput grows linearly over the range: neither contention nor coherency shows."
+	}
+	switch m.Limit() {
+	case "contention":
+		s += fmt.Sprintf(" Contention σ = %s dominates: work serialised on the lock, not a lack of Redis, is the limit.", sig(m.Sigma))
+	case "coherency":
+		s += fmt.Sprintf(" Coherency κ = %s dominates: crosstalk that grows with every %s (pub/sub fan-out, retries, queue upkeep) is the limit; fewer %s per lock, not a faster lock, helps.",
+			sig(m.Kappa), singular(m.Unit), m.Unit)
+	}
+	switch {
+	case m.SLON > 0 && m.SLON >= uslSearch*m.MaxN:
+		s += fmt.Sprintf(" p99 is predicted to stay under the SLO as far as the model looks, %s %s (%g× the largest measured).", nText(m.SLON), m.Unit, float64(uslSearch))
+	case m.SLON > 0:
+		s += fmt.Sprintf(" p99 is predicted to stay under the SLO up to %s %s", nText(m.SLON), m.Unit)
+		if m.SLON > m.MaxN {
+			s += " (beyond the measured range: a prediction)"
+		}
+		s += "."
+	case m.SLONote != "":
+		s += " " + m.SLONote + "."
+	}
+	return s + " (" + params + ".)"
+}
+
+func singular(unit string) string {
+	if len(unit) > 1 && unit[len(unit)-1] == 's' {
+		return unit[:len(unit)-1]
+	}
+	return unit
+}
+
+// nText prints a number of participants, whole.
+func nText(n float64) string { return Commas(int64(math.Round(n))) }
+
+// sig prints a parameter to three significant digits.
+func sig(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func (iv Interval) text(f func(float64) string) string {
+	if iv.Open {
+		return f(iv.Low) + " – no peak"
+	}
+	return f(iv.Low) + " – " + f(iv.High)
+}
+
+// uslPoint is one point a fit sees.
+type uslPoint struct{ n, x, p99, conc float64 }
+
+// FitUSL fits the USL to a curve's points on axis: only successful ones
+// (not partial, not failed, some operation done) count. thinkUs is the
+// mean think time per operation and sloUs the p99 SLO (0: none), for the
+// SLO's prediction. It returns nil on the rate axis, which is not a
+// scalability curve.
+func FitUSL(pts []SweepPoint, axis string, thinkUs, sloUs float64) *USL {
+	if axis == AxisRate {
+		return nil
+	}
+	m := &USL{Unit: "owners"}
+	if axis == AxisShards {
+		m.Unit = "shards"
+	}
+	var ps []uslPoint
+	for _, p := range pts {
+		if p.Partial || p.Failure != "" || p.Ops == 0 || p.OpsPerSec <= 0 || p.Interpolated {
+			continue
+		}
+		if p.Rate > 0 {
+			m.Refused = "an open-loop curve's throughput follows its offered rate, not its concurrency"
+			return m
+		}
+		ps = append(ps, uslPoint{n: p.X, x: p.OpsPerSec, p99: p.P99Us, conc: float64(p.Clients * p.Owners)})
+	}
+	slices.SortFunc(ps, func(a, b uslPoint) int { return cmp.Compare(a.n, b.n) })
+	ps = slices.CompactFunc(ps, func(a, b uslPoint) bool { return a.n == b.n })
+	m.Points = len(ps)
+	if len(ps) < USLMinPoints {
+		m.Refused = fmt.Sprintf("%d successful points at distinct N; a fit needs %d", len(ps), USLMinPoints)
+		return m
+	}
+	if ps[0].n < 1 {
+		m.Refused = fmt.Sprintf("a point at N = %g; N counts participants, from 1", ps[0].n)
+		return m
+	}
+	m.MaxN = ps[len(ps)-1].n
+	fit := fitUSL(ps, nil, nil)
+	m.Lambda, m.Sigma, m.Kappa = fit.lambda, fit.sigma, fit.kappa
+	m.R2 = r2(ps, fit)
+	m.bootstrap(ps, fit)
+	switch {
+	case m.R2 < USLMinR2:
+		m.Refused = fmt.Sprintf("the fit is poor, R² %.3f under %.2f", m.R2, USLMinR2)
+	case m.Sigma >= uslSigmaMax:
+		m.Refused = "σ reached its bound, 1: throughput does not grow with N at all"
+	}
+	if m.Sigma >= uslSigmaMax {
+		return m
+	}
+	if m.Kappa > 0 {
+		m.PeakN = math.Sqrt((1 - m.Sigma) / m.Kappa)
+		m.PeakX = m.X(m.PeakN)
+	} else if m.Sigma > 0 {
+		m.Ceiling = m.Lambda / m.Sigma
+	}
+	if m.OK() {
+		m.predictSLO(ps, axis, thinkUs, sloUs)
+	}
+	return m
+}
+
+// uslGrid is where the search for σ and κ·Nmax starts: 0 and 10⁻⁵ to 1.
+var uslGrid = func() []float64 {
+	g := []float64{0}
+	for e := -5.0; e <= 0; e += 0.25 {
+		g = append(g, math.Pow(10, e))
+	}
+	return g
+}()
+
+// uslFit is one fit's parameters and its loss.
+type uslFit struct{ lambda, sigma, kappa, loss float64 }
+
+// fitUSL fits λ, σ, κ to ps, or to ys in their place when given, by least
+// squares of the relative residuals (a curve's low points count as much
+// as its high ones). For given σ and κ the best λ has a closed form, so
+// the search is over σ and κ only: a grid finds the basin, gonum's
+// Nelder–Mead refines it.
+func fitUSL(ps []uslPoint, ys []float64, from *uslFit) uslFit {
+	y := func(i int) float64 {
+		if ys != nil {
+			return ys[i]
+		}
+		return ps[i].x
+	}
+	nmax := ps[len(ps)-1].n
+	// kappa is searched as κ·Nmax, on σ's scale.
+	eval := func(sigma, kscaled float64) uslFit {
+		sigma = min(max(sigma, 0), uslSigmaMax)
+		kappa := max(kscaled, 0) / nmax
+		var sgy, sgy2 float64
+		for i, p := range ps {
+			r := uslX(1, sigma, kappa, p.n) / y(i)
+			sgy += r
+			sgy2 += r * r
+		}
+		lambda := sgy / sgy2
+		loss := 0.0
+		for i, p := range ps {
+			d := lambda*uslX(1, sigma, kappa, p.n)/y(i) - 1
+			loss += d * d
+		}
+		return uslFit{lambda: lambda, sigma: sigma, kappa: kappa, loss: loss}
+	}
+	best := eval(0, 0)
+	if from != nil {
+		// A resampled curve is near the fit it was drawn from.
+		if f := eval(from.sigma, from.kappa*nmax); f.loss < best.loss {
+			best = f
+		}
+	} else {
+		for _, s := range uslGrid {
+			for _, k := range uslGrid {
+				if f := eval(s, k); f.loss < best.loss {
+					best = f
+				}
+			}
+		}
+	}
+	prob := optimize.Problem{Func: func(v []float64) float64 { return eval(v[0], v[1]).loss }}
+	start := []float64{best.sigma, best.kappa * nmax}
+	size := 0.1 * max(start[0], start[1], 1e-3)
+	res, err := optimize.Minimize(prob, start, &optimize.Settings{MajorIterations: 1000,
+		Converger: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-9, Iterations: 30}},
+		&optimize.NelderMead{SimplexSize: size})
+	if err == nil && res != nil {
+		if f := eval(res.X[0], res.X[1]); f.loss < best.loss {
+			best = f
+		}
+	}
+	return best
+}
+
+// r2 is the fit's coefficient of determination on throughput.
+func r2(ps []uslPoint, f uslFit) float64 {
+	mean := 0.0
+	for _, p := range ps {
+		mean += p.x
+	}
+	mean /= float64(len(ps))
+	var res, tot float64
+	for _, p := range ps {
+		d := p.x - uslX(f.lambda, f.sigma, f.kappa, p.n)
+		res += d * d
+		tot += (p.x - mean) * (p.x - mean)
+	}
+	if tiny := 1e-12 * mean * mean * float64(len(ps)); tot <= tiny {
+		// A flat curve: any fit through it explains all there is.
+		if res <= tiny {
+			return 1
+		}
+		return 0
+	}
+	return 1 - res/tot
+}
+
+// bootstrap sets the 95% intervals from curves made of the fit with its
+// relative residuals resampled, each fitted again. The source is seeded
+// from the points, so the same sweep gives the same intervals.
+func (m *USL) bootstrap(ps []uslPoint, f uslFit) {
+	// Residuals are scaled up by √(n/(n−3)): fitted residuals are smaller
+	// than the noise, by the three parameters the fit spent on them.
+	resid := make([]float64, len(ps))
+	inflate := math.Sqrt(float64(len(ps)) / float64(len(ps)-3))
+	var seed uint64
+	for i, p := range ps {
+		resid[i] = (p.x/uslX(f.lambda, f.sigma, f.kappa, p.n) - 1) * inflate
+		seed = seed*31 + math.Float64bits(p.x)
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(len(ps))))
+	var ls, ss, ks, pn, px []float64
+	open := 0
+	ys := make([]float64, len(ps))
+	for range uslBootstrap {
+		for i, p := range ps {
+			ys[i] = max(uslX(f.lambda, f.sigma, f.kappa, p.n)*(1+resid[rng.IntN(len(resid))]), 1e-9)
+		}
+		b := fitUSL(ps, ys, &f)
+		ls, ss, ks = append(ls, b.lambda), append(ss, b.sigma), append(ks, b.kappa)
+		if b.kappa > 0 && b.sigma < uslSigmaMax {
+			n := math.Sqrt((1 - b.sigma) / b.kappa)
+			pn, px = append(pn, n), append(px, uslX(b.lambda, b.sigma, b.kappa, n))
+		} else {
+			open++
+		}
+	}
+	m.LambdaCI, m.SigmaCI, m.KappaCI = ci95(ls), ci95(ss), ci95(ks)
+	if len(pn) > 0 {
+		m.PeakNCI, m.PeakXCI = ci95(pn), ci95(px)
+	}
+	// More than the 2.5% tail without a peak: the interval has no top.
+	if float64(open) > 0.025*uslBootstrap {
+		m.PeakNCI.Open, m.PeakXCI.Open = true, true
+	}
+}
+
+// ci95 is vs's central 95%.
+func ci95(vs []float64) Interval {
+	slices.Sort(vs)
+	at := func(q float64) float64 { return vs[min(int(q*float64(len(vs))), len(vs)-1)] }
+	return Interval{Low: at(0.025), High: at(0.975)}
+}
+
+// predictSLO sets SLON: the largest N (on the concurrency axis) whose p99,
+// predicted from the model's time per operation, stays under sloUs.
+func (m *USL) predictSLO(ps []uslPoint, axis string, thinkUs, sloUs float64) {
+	switch {
+	case sloUs <= 0:
+		return
+	case axis == AxisShards:
+		m.SLONote = "On the shards axis the concurrency is fixed: the measured points say where the SLO holds"
+		return
+	}
+	// Little's law, closed loop: N = X·(R + think).
+	rt := func(n, x float64) float64 { return n/x*1e6 - thinkUs }
+	var rs, p99s []float64
+	for _, p := range ps {
+		if p.p99 > 0 {
+			rs, p99s = append(rs, rt(p.n, p.x)), append(p99s, p.p99)
+		}
+	}
+	if len(rs) < 3 {
+		m.SLONote = "Too few points with a p99 to predict where the SLO breaks"
+		return
+	}
+	a, b := lineFit(rs, p99s)
+	worst := 0.0
+	for i := range rs {
+		worst = max(worst, math.Abs(a+b*rs[i]-p99s[i])/p99s[i])
+	}
+	m.P99A, m.P99B, m.P99Err = a, b, worst
+	switch {
+	case b <= 0:
+		m.SLONote = "The measured p99s do not rise with the time per operation: no limit to predict"
+		return
+	case worst > uslP99MaxErr:
+		m.SLONote = fmt.Sprintf("p99 does not follow the time per operation closely enough to predict (it misses a measured p99 by %.0f%%)", 100*worst)
+		return
+	}
+	under := func(n float64) bool { return a+b*rt(n, m.X(n)) <= sloUs }
+	if !under(1) {
+		m.SLONote = "p99 is predicted over the SLO at every N"
+		return
+	}
+	// N/X(N) rises with N, so the predicted p99 does too: bisect.
+	lo, hi := 1.0, uslSearch*m.MaxN
+	if under(hi) {
+		m.SLON = hi // as far as the prediction looks; Reading says so
+		return
+	}
+	for hi-lo > 1 {
+		mid := math.Floor((lo + hi) / 2)
+		if under(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	m.SLON = lo
+}
+
+// lineFit is the least-squares line y = a + b·x.
+func lineFit(xs, ys []float64) (a, b float64) {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return sy / n, 0
+	}
+	b = (n*sxy - sx*sy) / d
+	return (sy - b*sx) / n, b
+}
