@@ -25,8 +25,11 @@ const (
 	// something.
 	USLMinPoints = 5
 	// USLMinR2 is the lowest R² (of throughput, on its own scale) of a fit
-	// that predicts.
-	USLMinR2 = 0.9
+	// that predicts, unless it is off by at most USLMaxRMSPct: a flat
+	// curve has little variance to explain, so a close fit of it can still
+	// score a low R².
+	USLMinR2     = 0.9
+	USLMaxRMSPct = 5.0
 	// uslSigmaMax is σ's upper bound: at it throughput does not grow with
 	// N at all, and the fit has nothing to tell apart.
 	uslSigmaMax = 1
@@ -66,8 +69,13 @@ type USL struct {
 	LambdaCI Interval `json:"lambda_ci"`
 	SigmaCI  Interval `json:"sigma_ci"`
 	KappaCI  Interval `json:"kappa_ci"`
-	// R2 is the fit's coefficient of determination on throughput.
-	R2 float64 `json:"r2"`
+	// R2 is the fit's coefficient of determination on throughput, RMSPct
+	// the root mean square of its relative residuals, in percent.
+	R2     float64 `json:"r2"`
+	RMSPct float64 `json:"rms_pct"`
+	// HostLimited counts the points whose load generator or host ran out
+	// of CPU: σ and κ then describe the host as much as the lock.
+	HostLimited int `json:"host_limited,omitempty"`
 
 	// PeakN is N* and PeakX the predicted throughput there; both 0 when
 	// κ = 0 (no peak: Ceiling is then the throughput approached, λ/σ, or 0
@@ -81,11 +89,12 @@ type USL struct {
 	// SLON is the largest N whose predicted p99 stays under the sweep's
 	// SLO (0: none predicted; SLONote says why). The p99 is predicted from
 	// Little's law: a closed loop's time per operation is R = N/X(N) −
-	// think, and p99 = P99A + P99B·R fits the measured p99s against R,
-	// missing them by at most P99Err (relative).
+	// think, and p99 = P99A·R^P99B fits the measured p99s against R (a
+	// queue's tail grows faster than its mean), missing them by at most
+	// P99Err (relative).
 	SLON    float64 `json:"slo_n,omitempty"`
 	SLONote string  `json:"slo_note,omitempty"`
-	P99A    float64 `json:"p99_a_us,omitempty"`
+	P99A    float64 `json:"p99_a,omitempty"`
 	P99B    float64 `json:"p99_b,omitempty"`
 	P99Err  float64 `json:"p99_err,omitempty"`
 }
@@ -123,10 +132,14 @@ func (m *USL) Reading() string {
 	if m.Lambda == 0 {
 		return "No scalability model: " + m.Refused + "."
 	}
-	params := fmt.Sprintf("λ = %s ops/s, σ = %s [%s], κ = %s [%s], R² = %.3f over %d points",
-		CommasFloat(m.Lambda), sig(m.Sigma), m.SigmaCI.text(sig), sig(m.Kappa), m.KappaCI.text(sig), m.R2, m.Points)
+	host := ""
+	if m.HostLimited > 0 {
+		host = fmt.Sprintf(" %d of the %d points ran out of the load generator's or the host's CPU: σ and κ describe this host as much as the lock.", m.HostLimited, m.Points)
+	}
+	params := fmt.Sprintf("λ = %s ops/s, σ = %s [%s], κ = %s [%s], R² = %.3f, off by %.1f%% RMS over %d points",
+		CommasFloat(m.Lambda), sig(m.Sigma), m.SigmaCI.text(sig), sig(m.Kappa), m.KappaCI.text(sig), m.R2, m.RMSPct, m.Points)
 	if !m.OK() {
-		return fmt.Sprintf("No scalability prediction: %s (%s).", m.Refused, params)
+		return fmt.Sprintf("No scalability prediction: %s (%s).%s", m.Refused, params, host)
 	}
 	var s string
 	switch {
@@ -142,13 +155,7 @@ func (m *USL) Reading() string {
 	default:
 		s = "Throughput grows linearly over the range: neither contention nor coherency shows."
 	}
-	switch m.Limit() {
-	case "contention":
-		s += fmt.Sprintf(" Contention σ = %s dominates: work serialised on the lock, not a lack of Redis, is the limit.", sig(m.Sigma))
-	case "coherency":
-		s += fmt.Sprintf(" Coherency κ = %s dominates: crosstalk that grows with every %s (pub/sub fan-out, retries, queue upkeep) is the limit; fewer %s per lock, not a faster lock, helps.",
-			sig(m.Kappa), singular(m.Unit), m.Unit)
-	}
+	s += m.limitText()
 	switch {
 	case m.SLON > 0 && m.SLON >= uslSearch*m.MaxN:
 		s += fmt.Sprintf(" p99 is predicted to stay under the SLO as far as the model looks, %s %s (%g× the largest measured).", nText(m.SLON), m.Unit, float64(uslSearch))
@@ -161,7 +168,36 @@ func (m *USL) Reading() string {
 	case m.SLONote != "":
 		s += " " + m.SLONote + "."
 	}
-	return s + " (" + params + ".)"
+	return s + " (" + params + ".)" + host
+}
+
+// limitText says which term dominates and what that means on this axis;
+// when most points ran out of CPU, the host, not the lock, is named.
+func (m *USL) limitText() string {
+	hostBound := 2*m.HostLimited > m.Points
+	shards := m.Unit == "shards"
+	switch m.Limit() {
+	case "contention":
+		s := fmt.Sprintf(" Contention σ = %s dominates: ", sig(m.Sigma))
+		switch {
+		case hostBound:
+			return s + "the work is serialised, and with most points out of CPU it is this host that serialises it, not the lock."
+		case shards:
+			return s + "something every shard shares (the clients, one hot shard) serialises the work: more shards do not spread it."
+		}
+		return s + "work serialised on the lock, not a lack of Redis, is the limit."
+	case "coherency":
+		s := fmt.Sprintf(" Coherency κ = %s dominates: ", sig(m.Kappa))
+		switch {
+		case hostBound:
+			return s + "a cost grows with every pair of " + m.Unit + ", and with most points out of CPU it is this host's work that grows."
+		case shards:
+			return s + "crosstalk grows with every shard (redirections, cluster upkeep, clients spread thinner)."
+		}
+		return s + fmt.Sprintf("crosstalk that grows with every %s (pub/sub fan-out, retries, queue upkeep) is the limit; fewer %s per lock, not a faster lock, helps.",
+			singular(m.Unit), m.Unit)
+	}
+	return ""
 }
 
 func singular(unit string) string {
@@ -215,6 +251,9 @@ func FitUSL(pts []SweepPoint, axis string, thinkUs, sloUs float64) *USL {
 			return m
 		}
 		ps = append(ps, uslPoint{n: p.X, x: p.OpsPerSec, p99: p.P99Us, conc: float64(p.Clients * p.Owners)})
+		if p.CPULimit == LimitLoad || p.CPULimit == LimitHost {
+			m.HostLimited++
+		}
 	}
 	slices.SortFunc(ps, func(a, b uslPoint) int { return cmp.Compare(a.n, b.n) })
 	ps = slices.CompactFunc(ps, func(a, b uslPoint) bool { return a.n == b.n })
@@ -231,12 +270,13 @@ func FitUSL(pts []SweepPoint, axis string, thinkUs, sloUs float64) *USL {
 	fit := fitUSL(ps, nil, nil)
 	m.Lambda, m.Sigma, m.Kappa = fit.lambda, fit.sigma, fit.kappa
 	m.R2 = r2(ps, fit)
+	m.RMSPct = 100 * math.Sqrt(fit.loss/float64(len(ps)))
 	m.bootstrap(ps, fit)
 	switch {
-	case m.R2 < USLMinR2:
-		m.Refused = fmt.Sprintf("the fit is poor, R² %.3f under %.2f", m.R2, USLMinR2)
 	case m.Sigma >= uslSigmaMax:
 		m.Refused = "σ reached its bound, 1: throughput does not grow with N at all"
+	case m.R2 < USLMinR2 && m.RMSPct > USLMaxRMSPct:
+		m.Refused = fmt.Sprintf("the fit is poor, R² %.3f under %.2f and off by %.1f%% RMS", m.R2, USLMinR2, m.RMSPct)
 	}
 	if m.Sigma >= uslSigmaMax {
 		return m
@@ -253,12 +293,18 @@ func FitUSL(pts []SweepPoint, axis string, thinkUs, sloUs float64) *USL {
 	return m
 }
 
-// uslGrid is where the search for σ and κ·Nmax starts: 0 and 10⁻⁵ to 1.
+// uslGrid is where the search for σ and κ·Nmax starts: 0, 10⁻⁵ to 1 by
+// quarter decades, and steps of 0.05 between 0.1 and 1, where the decades
+// are too coarse to find a hot lock's σ.
 var uslGrid = func() []float64 {
 	g := []float64{0}
 	for e := -5.0; e <= 0; e += 0.25 {
 		g = append(g, math.Pow(10, e))
 	}
+	for v := 0.15; v < 1; v += 0.05 {
+		g = append(g, v)
+	}
+	slices.Sort(g)
 	return g
 }()
 
@@ -312,7 +358,9 @@ func fitUSL(ps []uslPoint, ys []float64, from *uslFit) uslFit {
 		}
 	}
 	prob := optimize.Problem{Func: func(v []float64) float64 { return eval(v[0], v[1]).loss }}
-	start := []float64{best.sigma, best.kappa * nmax}
+	// Nelder–Mead starts inside the bounds: beyond them the loss is flat,
+	// and a simplex there would see no way down.
+	start := []float64{min(best.sigma, 0.99), best.kappa * nmax}
 	size := 0.1 * max(start[0], start[1], 1e-3)
 	res, err := optimize.Minimize(prob, start, &optimize.Settings{MajorIterations: 1000,
 		Converger: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-9, Iterations: 30}},
@@ -407,20 +455,23 @@ func (m *USL) predictSLO(ps []uslPoint, axis string, thinkUs, sloUs float64) {
 	}
 	// Little's law, closed loop: N = X·(R + think).
 	rt := func(n, x float64) float64 { return n/x*1e6 - thinkUs }
-	var rs, p99s []float64
+	var lr, lp []float64
 	for _, p := range ps {
-		if p.p99 > 0 {
-			rs, p99s = append(rs, rt(p.n, p.x)), append(p99s, p.p99)
+		if r := rt(p.n, p.x); p.p99 > 0 && r > 0 {
+			lr, lp = append(lr, math.Log(r)), append(lp, math.Log(p.p99))
 		}
 	}
-	if len(rs) < 3 {
+	if len(lr) < 3 {
 		m.SLONote = "Too few points with a p99 to predict where the SLO breaks"
 		return
 	}
-	a, b := lineFit(rs, p99s)
+	la, b := lineFit(lr, lp)
+	a := math.Exp(la)
+	p99At := func(r float64) float64 { return a * math.Pow(max(r, 0), b) }
 	worst := 0.0
-	for i := range rs {
-		worst = max(worst, math.Abs(a+b*rs[i]-p99s[i])/p99s[i])
+	for i := range lr {
+		p99 := math.Exp(lp[i])
+		worst = max(worst, math.Abs(p99At(math.Exp(lr[i]))-p99)/p99)
 	}
 	m.P99A, m.P99B, m.P99Err = a, b, worst
 	switch {
@@ -431,7 +482,7 @@ func (m *USL) predictSLO(ps []uslPoint, axis string, thinkUs, sloUs float64) {
 		m.SLONote = fmt.Sprintf("p99 does not follow the time per operation closely enough to predict (it misses a measured p99 by %.0f%%)", 100*worst)
 		return
 	}
-	under := func(n float64) bool { return a+b*rt(n, m.X(n)) <= sloUs }
+	under := func(n float64) bool { return p99At(rt(n, m.X(n))) <= sloUs }
 	if !under(1) {
 		m.SLONote = "p99 is predicted over the SLO at every N"
 		return

@@ -98,11 +98,11 @@ func TestUSLRefuses(t *testing.T) {
 	zigzag := uslCurve(1000, 0, 0, 0, doubling, 1)
 	for i := range zigzag {
 		if i%2 == 1 {
-			zigzag[i].OpsPerSec = 100
+			zigzag[i].OpsPerSec *= 0.3
 		}
 	}
 	m := results.FitUSL(zigzag, results.AxisConcurrency, 0, 10000)
-	if m.OK() || !strings.Contains(m.Refused, "R²") || m.SLON != 0 || !strings.HasPrefix(m.Reading(), "No scalability prediction") {
+	if m.OK() || !strings.Contains(m.Refused, "R²") || !strings.Contains(m.Refused, "RMS") || m.SLON != 0 || !strings.HasPrefix(m.Reading(), "No scalability prediction") {
 		t.Errorf("zigzag: %+v; want refused as a poor fit, predicting nothing", m)
 	}
 	flat := uslCurve(1000, 1, 0, 0, doubling, 1)
@@ -202,5 +202,19 @@ func TestCompareSweepsExplains(t *testing.T) {
 	other.Axis = results.AxisShards
 	if c := results.CompareSweeps(base, other, 10); c.Refused == "" {
 		t.Error("sweeps on different axes compared")
+	}
+}
+
+// TestUSLFlatCurve: a curve that levels off at once (a hot lock) has
+// little variance for R² to explain; a fit within a few percent of every
+// point still predicts.
+func TestUSLFlatCurve(t *testing.T) {
+	m := results.FitUSL(uslCurve(2000, 0.9, 0, 0.025, doubling, 5), results.AxisConcurrency, 0, 0)
+	t.Logf("%s", m.Reading())
+	if !m.OK() || !near(m.Sigma, 0.9, 0.1) || m.RMSPct > results.USLMaxRMSPct {
+		t.Errorf("%+v; want σ near 0.9, predicting", m)
+	}
+	if m.R2 >= results.USLMinR2 {
+		t.Errorf("R² %.3f: the curve does not show the case of a close fit with a low R²", m.R2)
 	}
 }

@@ -42,7 +42,8 @@ Scalability Law, X(N) = λN / (1 + σ(N−1) + κN(N−1)): σ is contention
 pair: fan-out, retries). The summary gives λ, σ, κ with 95% intervals,
 R², the predicted peak N* and its throughput, the largest N predicted to
 keep p99 under --slo-p99, and which term limits; a fit with fewer than 5
-successful points, R² under 0.9 or σ at 1 predicts nothing and says why.
+successful points, σ at 1, or R² under 0.9 and residuals over 5% RMS
+predicts nothing and says why.
 bench compare of two sweeps says which parameter's change explains a
 regression.
 
