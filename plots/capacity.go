@@ -335,7 +335,8 @@ func uslModels(curves []curve, xm scale) (fits []modelCurve, refused []string) {
 			}
 			f.xys = append(f.xys, plotter.XY{X: xm.at(n), Y: m.X(n)})
 		}
-		if m.PeakN >= from && m.PeakN <= to {
+		// A peak whose interval has no top is not established: not marked.
+		if m.PeakN >= from && m.PeakN <= to && !m.PeakNCI.Open {
 			f.peak = &plotter.XY{X: xm.at(m.PeakN), Y: m.PeakX}
 		}
 		fits = append(fits, f)

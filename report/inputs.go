@@ -45,33 +45,37 @@ func ResultFile(role, arg string) (string, error) {
 }
 
 // SweepFile is arg's sweep file, when arg is one or a directory holding
-// exactly one (as bench sweep's --out does); "" when arg is neither, so
-// that the caller reads it as a result.
-func SweepFile(arg string) string {
+// one (as bench sweep's --out does); "" when arg is neither, so that the
+// caller reads it as a result. An arg that cannot be read, or a directory
+// holding several sweeps, is an error naming role.
+func SweepFile(role, arg string) (string, error) {
 	st, err := os.Stat(arg)
 	if err != nil {
-		return ""
+		return "", inputErrorf("%s %s: %v; give a sweep (sweep.json, or a bench sweep --out directory) or a result file", role, arg, statReason(err))
 	}
 	if !st.IsDir() {
 		if h, err := readHead(arg); err == nil && results.KindOf(h.Schema) == results.KindSweep {
-			return arg
+			return arg, nil
 		}
-		return ""
+		return "", nil
 	}
 	files, err := Scan(arg)
 	if err != nil {
-		return ""
+		return "", inputErrorf("%s %s: %v", role, arg, err)
 	}
-	found := ""
+	var found []string
 	for _, f := range files {
 		if f.Kind == results.KindSweep {
-			if found != "" {
-				return ""
-			}
-			found = f.Path
+			found = append(found, f.Path)
 		}
 	}
-	return found
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	return "", inputErrorf("%s %s: the directory holds %d sweep files; name the one to compare", role, arg, len(found))
 }
 
 func statReason(err error) string {

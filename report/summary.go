@@ -315,14 +315,25 @@ func WriteSweepComparison(w io.Writer, c results.SweepComparison) error {
 		if cc.Regressed {
 			gate = "REGRESSED"
 		}
-		t.rows = append(t.rows, []cell{plain("measured peak ops/s"), plain(results.CommasFloat(cc.PeakBase)), plain(results.CommasFloat(cc.PeakNew)),
-			plain(fmt.Sprintf("%+.1f%%", cc.ChangePct)), plain(""), plain(gate)})
+		peak := func(v float64) string {
+			if v <= 0 {
+				return "-"
+			}
+			return results.CommasFloat(v)
+		}
+		change := "-"
+		if cc.PeakBase > 0 && cc.PeakNew > 0 {
+			change = fmt.Sprintf("%+.1f%%", cc.ChangePct)
+		}
+		t.rows = append(t.rows, []cell{plain("measured peak ops/s"), plain(peak(cc.PeakBase)), plain(peak(cc.PeakNew)),
+			plain(change), plain(""), plain(gate)})
 		ci := func(m *results.USL, f func(*results.USL) (float64, results.Interval)) string {
 			if m == nil || m.Lambda == 0 {
 				return "-"
 			}
 			v, iv := f(m)
-			return fmt.Sprintf("%.3g [%.3g–%.3g]", v, iv.Low, iv.High)
+			g3 := func(v float64) string { return fmt.Sprintf("%.3g", v) }
+			return g3(v) + " [" + iv.Format(g3) + "]"
 		}
 		params := []func(*results.USL) (float64, results.Interval){
 			func(m *results.USL) (float64, results.Interval) { return m.Lambda, m.LambdaCI },
@@ -343,7 +354,7 @@ func WriteSweepComparison(w io.Writer, c results.SweepComparison) error {
 		}
 		bl = append(bl, t)
 		if cc.At > 0 {
-			bl = append(bl, para{text: fmt.Sprintf("\"alone at N\": the change in the base model's throughput at N = %g (the largest both measured) from that parameter's change alone.", cc.At)})
+			bl = append(bl, para{text: fmt.Sprintf("\"alone at N\": the change in the base model's throughput at N = %g (the largest both measured) from that parameter's change alone; all three together: %+.1f%%.", cc.At, cc.ModelPct)})
 		}
 		if cc.Explained != "" {
 			bl = append(bl, para{text: "why: " + cc.Explained})

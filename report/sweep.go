@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/lockbench/lockbench/results"
@@ -81,13 +82,12 @@ func sweepBlocks(s *Sweep, ch *charts) []block {
 // modelTable is the fitted scalability law of every curve that has one,
 // each parameter with its 95% interval.
 func modelTable(sw *results.Sweep) []block {
-	t := table{right: true, head: []string{"series", "points", "λ ops/s", "σ contention", "κ coherency", "R²", "N*", "X(N*) ops/s", "under the SLO up to", "model"}}
-	iv := func(v float64, i results.Interval) string {
-		if i.Open {
-			return fmt.Sprintf("%.3g [%.3g – no peak]", v, i.Low)
-		}
-		return fmt.Sprintf("%.3g [%.3g – %.3g]", v, i.Low, i.High)
+	t := table{right: true, head: []string{"series", "points", "λ ops/s", "σ contention", "κ coherency", "R² · RMS", "N*", "X(N*) ops/s", "under the SLO up to", "model"}}
+	g3 := func(v float64) string { return fmt.Sprintf("%.3g", v) }
+	iv := func(v float64, i results.Interval, f func(float64) string) string {
+		return f(v) + " [" + i.Format(f) + "]"
 	}
+	whole := func(v float64) string { return results.Commas(int64(math.Round(v))) }
 	for _, cp := range sw.Capacity {
 		m := cp.Model
 		if m == nil {
@@ -98,19 +98,22 @@ func modelTable(sw *results.Sweep) []block {
 			continue
 		}
 		peak, peakX := "none", "-"
-		if m.PeakN > 0 {
-			peak, peakX = iv(m.PeakN, m.PeakNCI), iv(m.PeakX, m.PeakXCI)
+		switch {
+		case m.PeakN > 0:
+			peak, peakX = iv(m.PeakN, m.PeakNCI, whole), iv(m.PeakX, m.PeakXCI, whole)
+		case m.Ceiling > 0:
+			peakX = "levels off at " + whole(m.Ceiling)
 		}
 		slo := "-"
 		if m.SLON > 0 {
-			slo = fmt.Sprintf("%s %s", results.CommasFloat(m.SLON), m.Unit)
+			slo = fmt.Sprintf("%s %s", whole(m.SLON), m.Unit)
 		}
 		verdict := styled("predicts", "ok")
 		if !m.OK() {
 			verdict = styled("refused: "+m.Refused, "warn")
 		}
-		t.rows = append(t.rows, []cell{plain(cp.Series), plain(fmt.Sprint(m.Points)), plain(iv(m.Lambda, m.LambdaCI)), plain(iv(m.Sigma, m.SigmaCI)),
-			plain(iv(m.Kappa, m.KappaCI)), plain(fmt.Sprintf("%.3f", m.R2)), plain(peak), plain(peakX), plain(slo), verdict})
+		t.rows = append(t.rows, []cell{plain(cp.Series), plain(fmt.Sprint(m.Points)), plain(iv(m.Lambda, m.LambdaCI, whole)), plain(iv(m.Sigma, m.SigmaCI, g3)),
+			plain(iv(m.Kappa, m.KappaCI, g3)), plain(fmt.Sprintf("%.3f · %.1f%%", m.R2, m.RMSPct)), plain(peak), plain(peakX), plain(slo), verdict})
 	}
 	if len(t.rows) == 0 {
 		return nil

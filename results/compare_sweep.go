@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -40,8 +41,12 @@ type CurveComparison struct {
 	// sweeps' intervals for it are apart (the change is beyond the fits'
 	// uncertainty).
 	Effects []ParamEffect `json:"effects,omitempty"`
-	// Explained says, in words, which change explains the curve's
-	// difference.
+	// ModelPct is the change all three parameters make together to the
+	// base model's throughput at At.
+	ModelPct float64 `json:"model_pct,omitempty"`
+	// Cause names the parameter ("λ", "σ", "κ") that explains a fall, ""
+	// when none does alone; Explained says it in words.
+	Cause     string `json:"cause,omitempty"`
 	Explained string `json:"explained,omitempty"`
 }
 
@@ -100,6 +105,16 @@ func CompareSweeps(base, cur *Sweep, maxRegressionPct float64) SweepComparison {
 	for _, cp := range cur.Capacity {
 		caps[cp.Series] = cp
 	}
+	if bf, nf := failedPoints(base), failedPoints(cur); nf > 0 && bf == 0 {
+		c.Regressions = append(c.Regressions, fmt.Sprintf("NEW has %s that failed (a safety violation, a stall, too many errors), BASE none", Count(nf, "point")))
+	} else if nf > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("both sweeps have failed points (BASE %d, NEW %d)", bf, nf))
+	}
+	if lo, hi := xRange(base); lo != 0 {
+		if nlo, nhi := xRange(cur); nlo != lo || nhi != hi {
+			c.Notes = append(c.Notes, fmt.Sprintf("the swept ranges differ: BASE %g–%g, NEW %g–%g (a curve stopped early after breaking the SLO?)", lo, hi, nlo, nhi))
+		}
+	}
 	for _, bc := range base.Capacity {
 		nc, ok := caps[bc.Series]
 		if !ok {
@@ -108,8 +123,14 @@ func CompareSweeps(base, cur *Sweep, maxRegressionPct float64) SweepComparison {
 		}
 		delete(caps, bc.Series)
 		cc := CurveComparison{Series: bc.Series, Base: bc.Model, New: nc.Model}
-		if bc.Peak == nil || nc.Peak == nil {
-			c.Notes = append(c.Notes, fmt.Sprintf("curve %q: a side has no successful point", bc.Series))
+		switch {
+		case bc.Peak == nil:
+			c.Notes = append(c.Notes, fmt.Sprintf("curve %q: BASE has no successful point to compare against", bc.Series))
+			c.Curves = append(c.Curves, cc)
+			continue
+		case nc.Peak == nil:
+			cc.PeakBase, cc.Regressed = bc.Peak.OpsPerSec, true
+			c.Regressions = append(c.Regressions, fmt.Sprintf("curve %q: NEW has no successful point", bc.Series))
 			c.Curves = append(c.Curves, cc)
 			continue
 		}
@@ -135,10 +156,35 @@ func CompareSweeps(base, cur *Sweep, maxRegressionPct float64) SweepComparison {
 			c.Notes = append(c.Notes, fmt.Sprintf("curve %q is only in NEW", nc.Series))
 		}
 	}
-	if len(c.Curves) == 0 {
+	switch {
+	case len(c.Curves) == 0:
 		c.Refused = "the sweeps have no curve in common"
+	case !slices.ContainsFunc(c.Curves, func(cc CurveComparison) bool { return cc.PeakBase > 0 }):
+		c.Refused = "BASE has no successful point: nothing to compare against"
 	}
 	return c
+}
+
+// failedPoints counts the sweep's points whose run failed.
+func failedPoints(s *Sweep) int {
+	n := 0
+	for _, p := range s.Points {
+		if p.Failure != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// xRange is the smallest and largest x the sweep ran (0, 0: none).
+func xRange(s *Sweep) (lo, hi float64) {
+	for i, p := range s.Points {
+		if i == 0 || p.X < lo {
+			lo = p.X
+		}
+		hi = max(hi, p.X)
+	}
+	return lo, hi
 }
 
 // explain weighs each parameter's change alone at the largest N both
@@ -162,23 +208,33 @@ func (cc *CurveComparison) explain() {
 		{Name: "σ", Base: b.Sigma, New: n.Sigma, EffectPct: effect(b.Lambda, n.Sigma, b.Kappa), Apart: apart(b.SigmaCI, n.SigmaCI)},
 		{Name: "κ", Base: b.Kappa, New: n.Kappa, EffectPct: effect(b.Lambda, b.Sigma, n.Kappa), Apart: apart(b.KappaCI, n.KappaCI)},
 	}
+	cc.ModelPct = effect(n.Lambda, n.Sigma, n.Kappa)
+	if cc.ChangePct >= 0 {
+		return // nothing fell, nothing to explain
+	}
 	worst := -1
 	for i, e := range cc.Effects {
 		if e.Apart && (worst < 0 || e.EffectPct < cc.Effects[worst].EffectPct) {
 			worst = i
 		}
 	}
-	if worst < 0 || cc.Effects[worst].EffectPct >= 0 {
-		if cc.ChangePct < 0 {
-			cc.Explained = "no parameter fell or rose beyond its interval: the change is within the fits' uncertainty"
-		}
+	switch {
+	case worst < 0 || cc.Effects[worst].EffectPct >= 0:
+		cc.Explained = "no parameter fell or rose beyond its interval: the change is within the fits' uncertainty"
+		return
+	case cc.Effects[worst].EffectPct < 2*cc.ModelPct:
+		// Alone it would cost more than twice what all do together: others
+		// made up for it.
+		cc.Explained = fmt.Sprintf("the parameters offset each other (%s alone %+.1f%%, all together %+.1f%% at N = %g): no one change explains it",
+			cc.Effects[worst].Name, cc.Effects[worst].EffectPct, cc.ModelPct, cc.At)
 		return
 	}
 	e := cc.Effects[worst]
+	cc.Cause = e.Name
 	what := map[string]string{
 		"λ": "one participant's throughput fell (each operation costs more)",
 		"σ": "contention rose (more of the work is serialised on the lock)",
 		"κ": "coherency rose (crosstalk grows faster with every participant)",
 	}[e.Name]
-	cc.Explained = fmt.Sprintf("%s: %s %s → %s, alone %+.1f%% at N = %g", what, e.Name, sig(e.Base), sig(e.New), e.EffectPct, cc.At)
+	cc.Explained = fmt.Sprintf("%s: %s %s → %s, alone %+.1f%% (all together %+.1f%%) at N = %g", what, e.Name, sig(e.Base), sig(e.New), e.EffectPct, cc.ModelPct, cc.At)
 }

@@ -30,6 +30,8 @@ const (
 	// score a low R².
 	USLMinR2     = 0.9
 	USLMaxRMSPct = 5.0
+	// uslPoorRMSPct refuses a fit off by this much whatever its R².
+	uslPoorRMSPct = 15.0
 	// uslSigmaMax is σ's upper bound: at it throughput does not grow with
 	// N at all, and the fit has nothing to tell apart.
 	uslSigmaMax = 1
@@ -56,7 +58,8 @@ type USL struct {
 	// Unit names N: "owners" (clients × owners) or "shards".
 	Unit string `json:"unit"`
 	// Points is how many successful points the fit used; MaxN the largest
-	// N among them, past which the curve is a prediction.
+	// N among them (0 when too few to fit), past which the curve is a
+	// prediction.
 	Points int     `json:"points"`
 	MaxN   float64 `json:"max_n"`
 	// Refused says why the model predicts nothing ("": it does). The
@@ -110,19 +113,29 @@ func uslX(lambda, sigma, kappa, n float64) float64 {
 func (m *USL) OK() bool { return m != nil && m.Refused == "" }
 
 // Limit names what bounds throughput at the larger of the peak and the
-// largest measured N: "contention" when σ(N−1) outweighs κN(N−1),
-// "coherency" when the other way, "none" when both are nil (linear).
+// largest measured N: "contention" when σ(N−1) outweighs κN(N−1) by more
+// than uslTie, "coherency" when the other way, "both" when neither does,
+// "none" when both are zero (linear).
 func (m *USL) Limit() string {
 	n := max(m.MaxN, m.PeakN)
 	c, k := m.Sigma*(n-1), m.Kappa*n*(n-1)
 	switch {
 	case c == 0 && k == 0:
 		return "none"
-	case c >= k:
+	case c > uslTie*k:
 		return "contention"
+	case k > uslTie*c:
+		return "coherency"
 	}
-	return "coherency"
+	return "both"
 }
+
+// uslTie is how much one term must outweigh the other to be named alone.
+const uslTie = 1.5
+
+// uslZero is where σ and κ·Nmax count as zero: their terms are then a
+// billionth of one participant's work at the largest N.
+const uslZero = 1e-9
 
 // Reading is the model in plain words, one or two sentences.
 func (m *USL) Reading() string {
@@ -133,23 +146,26 @@ func (m *USL) Reading() string {
 		return "No scalability model: " + m.Refused + "."
 	}
 	host := ""
-	if m.HostLimited > 0 {
+	if m.HostLimited > 0 && 2*m.HostLimited <= m.Points {
 		host = fmt.Sprintf(" %d of the %d points ran out of the load generator's or the host's CPU: σ and κ describe this host as much as the lock.", m.HostLimited, m.Points)
 	}
 	params := fmt.Sprintf("λ = %s ops/s, σ = %s [%s], κ = %s [%s], R² = %.3f, off by %.1f%% RMS over %d points",
-		CommasFloat(m.Lambda), sig(m.Sigma), m.SigmaCI.text(sig), sig(m.Kappa), m.KappaCI.text(sig), m.R2, m.RMSPct, m.Points)
+		CommasFloat(m.Lambda), sig(m.Sigma), m.SigmaCI.Format(sig), sig(m.Kappa), m.KappaCI.Format(sig), m.R2, m.RMSPct, m.Points)
 	if !m.OK() {
 		return fmt.Sprintf("No scalability prediction: %s (%s).%s", m.Refused, params, host)
 	}
 	var s string
 	switch {
-	case m.PeakN > 0:
+	case m.PeakN > 0 && !m.PeakNCI.Open:
 		where := "within the measured range"
 		if m.PeakN > m.MaxN {
 			where = fmt.Sprintf("beyond the largest measured, %g: a prediction", m.MaxN)
 		}
 		s = fmt.Sprintf("Throughput peaks near %s %s (predicted %s ops/s, 95%% CI %s; N* 95%% CI %s), %s.",
-			nText(m.PeakN), m.Unit, CommasFloat(m.PeakX), m.PeakXCI.text(CommasFloat), m.PeakNCI.text(nText), where)
+			nText(m.PeakN), m.unitInAll(), CommasFloat(m.PeakX), m.PeakXCI.Format(CommasFloat), m.PeakNCI.Format(nText), where)
+	case m.PeakN > 0:
+		s = fmt.Sprintf("Throughput levels off near %s ops/s; the fit puts a peak near %s %s, but a peak is not established (in its 95%% CI some resampled curves have none).",
+			CommasFloat(m.PeakX), nText(m.PeakN), m.unitInAll())
 	case m.Ceiling > 0:
 		s = fmt.Sprintf("Throughput levels off towards %s ops/s (λ/σ) and does not peak (κ = 0).", CommasFloat(m.Ceiling))
 	default:
@@ -158,9 +174,9 @@ func (m *USL) Reading() string {
 	s += m.limitText()
 	switch {
 	case m.SLON > 0 && m.SLON >= uslSearch*m.MaxN:
-		s += fmt.Sprintf(" p99 is predicted to stay under the SLO as far as the model looks, %s %s (%g× the largest measured).", nText(m.SLON), m.Unit, float64(uslSearch))
+		s += fmt.Sprintf(" p99 is predicted to stay under the SLO as far as the model looks, %s %s (%g× the largest measured).", nText(m.SLON), m.unitInAll(), float64(uslSearch))
 	case m.SLON > 0:
-		s += fmt.Sprintf(" p99 is predicted to stay under the SLO up to %s %s", nText(m.SLON), m.Unit)
+		s += fmt.Sprintf(" p99 is predicted to stay under the SLO up to %s %s", nText(m.SLON), m.unitInAll())
 		if m.SLON > m.MaxN {
 			s += " (beyond the measured range: a prediction)"
 		}
@@ -196,8 +212,20 @@ func (m *USL) limitText() string {
 		}
 		return s + fmt.Sprintf("crosstalk that grows with every %s (pub/sub fan-out, retries, queue upkeep) is the limit; fewer %s per lock, not a faster lock, helps.",
 			singular(m.Unit), m.Unit)
+	case "both":
+		return fmt.Sprintf(" Contention σ = %s and coherency κ = %s weigh about alike at this scale: both the serialised work and the crosstalk between %s limit it.",
+			sig(m.Sigma), sig(m.Kappa), m.Unit)
 	}
 	return ""
+}
+
+// unitInAll names N where a reader might take it for a flag's value:
+// owners are counted over every client.
+func (m *USL) unitInAll() string {
+	if m.Unit == "owners" {
+		return "owners in all (clients × owners)"
+	}
+	return m.Unit
 }
 
 func singular(unit string) string {
@@ -218,15 +246,20 @@ func sig(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-func (iv Interval) text(f func(float64) string) string {
+// Format prints the interval with f, "low – high", or "low – no top"
+// when open.
+func (iv Interval) Format(f func(float64) string) string {
 	if iv.Open {
-		return f(iv.Low) + " – no peak"
+		return f(iv.Low) + " – no top"
 	}
 	return f(iv.Low) + " – " + f(iv.High)
 }
 
 // uslPoint is one point a fit sees.
-type uslPoint struct{ n, x, p99, conc float64 }
+type uslPoint struct {
+	n, x, p99 float64
+	hostBound bool // the load generator or the host ran out of CPU
+}
 
 // FitUSL fits the USL to a curve's points on axis: only successful ones
 // (not partial, not failed, some operation done) count. thinkUs is the
@@ -250,14 +283,16 @@ func FitUSL(pts []SweepPoint, axis string, thinkUs, sloUs float64) *USL {
 			m.Refused = "an open-loop curve's throughput follows its offered rate, not its concurrency"
 			return m
 		}
-		ps = append(ps, uslPoint{n: p.X, x: p.OpsPerSec, p99: p.P99Us, conc: float64(p.Clients * p.Owners)})
-		if p.CPULimit == LimitLoad || p.CPULimit == LimitHost {
-			m.HostLimited++
-		}
+		ps = append(ps, uslPoint{n: p.X, x: p.OpsPerSec, p99: p.P99Us, hostBound: p.CPULimit == LimitLoad || p.CPULimit == LimitHost})
 	}
 	slices.SortFunc(ps, func(a, b uslPoint) int { return cmp.Compare(a.n, b.n) })
 	ps = slices.CompactFunc(ps, func(a, b uslPoint) bool { return a.n == b.n })
 	m.Points = len(ps)
+	for _, p := range ps {
+		if p.hostBound {
+			m.HostLimited++
+		}
+	}
 	if len(ps) < USLMinPoints {
 		m.Refused = fmt.Sprintf("%d successful points at distinct N; a fit needs %d", len(ps), USLMinPoints)
 		return m
@@ -275,30 +310,43 @@ func FitUSL(pts []SweepPoint, axis string, thinkUs, sloUs float64) *USL {
 	switch {
 	case m.Sigma >= uslSigmaMax:
 		m.Refused = "σ reached its bound, 1: throughput does not grow with N at all"
-	case m.R2 < USLMinR2 && m.RMSPct > USLMaxRMSPct:
-		m.Refused = fmt.Sprintf("the fit is poor, R² %.3f under %.2f and off by %.1f%% RMS", m.R2, USLMinR2, m.RMSPct)
+	case m.R2 < USLMinR2 && m.RMSPct > USLMaxRMSPct, m.RMSPct > uslPoorRMSPct:
+		m.Refused = fmt.Sprintf("the fit is poor, R² %.3f and off by %.1f%% RMS", m.R2, m.RMSPct)
 	}
 	if m.Sigma >= uslSigmaMax {
 		return m
 	}
-	if m.Kappa > 0 {
-		m.PeakN = math.Sqrt((1 - m.Sigma) / m.Kappa)
-		m.PeakX = m.X(m.PeakN)
+	if n, x := fit.peak(); !math.IsInf(n, 1) {
+		m.PeakN, m.PeakX = n, x
 	} else if m.Sigma > 0 {
 		m.Ceiling = m.Lambda / m.Sigma
 	}
 	if m.OK() {
 		m.predictSLO(ps, axis, thinkUs, sloUs)
 	}
+	m.finite()
 	return m
 }
 
-// uslGrid is where the search for σ and κ·Nmax starts: 0, 10⁻⁵ to 1 by
-// quarter decades, and steps of 0.05 between 0.1 and 1, where the decades
-// are too coarse to find a hot lock's σ.
+// finite zeroes any figure that is not a finite number, which JSON
+// cannot hold; the refusal or the note says why when it matters.
+func (m *USL) finite() {
+	for _, v := range []*float64{&m.Lambda, &m.Sigma, &m.Kappa, &m.R2, &m.RMSPct, &m.PeakN, &m.PeakX, &m.Ceiling, &m.SLON, &m.P99A, &m.P99B, &m.P99Err,
+		&m.LambdaCI.Low, &m.LambdaCI.High, &m.SigmaCI.Low, &m.SigmaCI.High, &m.KappaCI.Low, &m.KappaCI.High,
+		&m.PeakNCI.Low, &m.PeakNCI.High, &m.PeakXCI.Low, &m.PeakXCI.High} {
+		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+			*v = 0
+		}
+	}
+}
+
+// uslGrid is where the search for σ and κ·Nmax starts: 0, 10⁻⁵ to 10⁴ by
+// quarter decades (σ stops at 1, κ·Nmax at Nmax), and steps of 0.05
+// between 0.1 and 1, where the decades are too coarse to find a hot
+// lock's σ.
 var uslGrid = func() []float64 {
 	g := []float64{0}
-	for e := -5.0; e <= 0; e += 0.25 {
+	for e := -5.0; e <= 4; e += 0.25 {
 		g = append(g, math.Pow(10, e))
 	}
 	for v := 0.15; v < 1; v += 0.05 {
@@ -310,6 +358,19 @@ var uslGrid = func() []float64 {
 
 // uslFit is one fit's parameters and its loss.
 type uslFit struct{ lambda, sigma, kappa, loss float64 }
+
+// peak is N* and X(N*); without coherency there is none (+Inf), and X
+// tends to λ/σ (+Inf when linear).
+func (f uslFit) peak() (n, x float64) {
+	if f.kappa > 0 {
+		n = math.Sqrt((1 - f.sigma) / f.kappa)
+		return n, uslX(f.lambda, f.sigma, f.kappa, n)
+	}
+	if f.sigma > 0 {
+		return math.Inf(1), f.lambda / f.sigma
+	}
+	return math.Inf(1), math.Inf(1)
+}
 
 // fitUSL fits λ, σ, κ to ps, or to ys in their place when given, by least
 // squares of the relative residuals (a curve's low points count as much
@@ -326,8 +387,16 @@ func fitUSL(ps []uslPoint, ys []float64, from *uslFit) uslFit {
 	nmax := ps[len(ps)-1].n
 	// kappa is searched as κ·Nmax, on σ's scale.
 	eval := func(sigma, kscaled float64) uslFit {
-		sigma = min(max(sigma, 0), uslSigmaMax)
-		kappa := max(kscaled, 0) / nmax
+		// What the search leaves at a hair above zero is zero: a κ of
+		// 1e-20 would put a peak at N = 1e10 that no curve has.
+		if sigma < uslZero {
+			sigma = 0
+		}
+		if kscaled < uslZero {
+			kscaled = 0
+		}
+		sigma = min(sigma, uslSigmaMax)
+		kappa := kscaled / nmax
 		var sgy, sgy2 float64
 		for i, p := range ps {
 			r := uslX(1, sigma, kappa, p.n) / y(i)
@@ -350,23 +419,33 @@ func fitUSL(ps []uslPoint, ys []float64, from *uslFit) uslFit {
 		}
 	} else {
 		for _, s := range uslGrid {
+			if s > uslSigmaMax {
+				break
+			}
 			for _, k := range uslGrid {
+				if k > nmax {
+					break // κ > 1
+				}
 				if f := eval(s, k); f.loss < best.loss {
 					best = f
 				}
 			}
 		}
 	}
-	prob := optimize.Problem{Func: func(v []float64) float64 { return eval(v[0], v[1]).loss }}
-	// Nelder–Mead starts inside the bounds: beyond them the loss is flat,
-	// and a simplex there would see no way down.
-	start := []float64{min(best.sigma, 0.99), best.kappa * nmax}
-	size := 0.1 * max(start[0], start[1], 1e-3)
+	// Nelder–Mead searches u and v with σ = sin²u and κ·Nmax = v²: the
+	// bounds hold everywhere, so the simplex never sits where the loss is
+	// flat because a parameter was clamped.
+	prob := optimize.Problem{Func: func(v []float64) float64 {
+		sn := math.Sin(v[0])
+		return eval(sn*sn, v[1]*v[1]).loss
+	}}
+	start := []float64{math.Asin(math.Sqrt(best.sigma)), math.Sqrt(best.kappa * nmax)}
 	res, err := optimize.Minimize(prob, start, &optimize.Settings{MajorIterations: 1000,
 		Converger: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-9, Iterations: 30}},
-		&optimize.NelderMead{SimplexSize: size})
+		&optimize.NelderMead{SimplexSize: 0.05})
 	if err == nil && res != nil {
-		if f := eval(res.X[0], res.X[1]); f.loss < best.loss {
+		sn := math.Sin(res.X[0])
+		if f := eval(sn*sn, res.X[1]*res.X[1]); f.loss < best.loss {
 			best = f
 		}
 	}
@@ -411,7 +490,6 @@ func (m *USL) bootstrap(ps []uslPoint, f uslFit) {
 	}
 	rng := rand.New(rand.NewPCG(seed, uint64(len(ps))))
 	var ls, ss, ks, pn, px []float64
-	open := 0
 	ys := make([]float64, len(ps))
 	for range uslBootstrap {
 		for i, p := range ps {
@@ -419,28 +497,26 @@ func (m *USL) bootstrap(ps []uslPoint, f uslFit) {
 		}
 		b := fitUSL(ps, ys, &f)
 		ls, ss, ks = append(ls, b.lambda), append(ss, b.sigma), append(ks, b.kappa)
-		if b.kappa > 0 && b.sigma < uslSigmaMax {
-			n := math.Sqrt((1 - b.sigma) / b.kappa)
-			pn, px = append(pn, n), append(px, uslX(b.lambda, b.sigma, b.kappa, n))
-		} else {
-			open++
-		}
+		n, x := b.peak()
+		pn, px = append(pn, n), append(px, x)
 	}
 	m.LambdaCI, m.SigmaCI, m.KappaCI = ci95(ls), ci95(ss), ci95(ks)
-	if len(pn) > 0 {
-		m.PeakNCI, m.PeakXCI = ci95(pn), ci95(px)
-	}
-	// More than the 2.5% tail without a peak: the interval has no top.
-	if float64(open) > 0.025*uslBootstrap {
-		m.PeakNCI.Open, m.PeakXCI.Open = true, true
-	}
+	m.PeakNCI, m.PeakXCI = ci95(pn), ci95(px)
 }
 
-// ci95 is vs's central 95%.
+// ci95 is vs's central 95%; a top at +Inf (resampled curves without a
+// peak) leaves it open.
 func ci95(vs []float64) Interval {
 	slices.Sort(vs)
 	at := func(q float64) float64 { return vs[min(int(q*float64(len(vs))), len(vs)-1)] }
-	return Interval{Low: at(0.025), High: at(0.975)}
+	iv := Interval{Low: at(0.025), High: at(0.975)}
+	if math.IsInf(iv.High, 1) {
+		iv.High, iv.Open = 0, true
+	}
+	if math.IsInf(iv.Low, 1) {
+		iv.Low = 0
+	}
+	return iv
 }
 
 // predictSLO sets SLON: the largest N (on the concurrency axis) whose p99,
@@ -465,15 +541,23 @@ func (m *USL) predictSLO(ps []uslPoint, axis string, thinkUs, sloUs float64) {
 		m.SLONote = "Too few points with a p99 to predict where the SLO breaks"
 		return
 	}
+	if slices.Max(lr)-slices.Min(lr) < math.Log(1.2) {
+		m.SLONote = "The time per operation barely changes over the points: p99 cannot be read against it"
+		return
+	}
 	la, b := lineFit(lr, lp)
-	a := math.Exp(la)
-	p99At := func(r float64) float64 { return a * math.Pow(max(r, 0), b) }
+	// In logs: a = e^la may underflow when b is large.
+	p99At := func(r float64) float64 { return math.Exp(la + b*math.Log(max(r, 1e-9))) }
 	worst := 0.0
 	for i := range lr {
 		p99 := math.Exp(lp[i])
 		worst = max(worst, math.Abs(p99At(math.Exp(lr[i]))-p99)/p99)
 	}
-	m.P99A, m.P99B, m.P99Err = a, b, worst
+	if math.IsNaN(worst) || math.IsInf(worst, 0) || math.IsInf(b, 0) {
+		m.SLONote = "p99 cannot be read against the time per operation"
+		return
+	}
+	m.P99A, m.P99B, m.P99Err = math.Exp(la), b, worst
 	switch {
 	case b <= 0:
 		m.SLONote = "The measured p99s do not rise with the time per operation: no limit to predict"

@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -191,12 +192,26 @@ func TestCompareSweepsExplains(t *testing.T) {
 			continue
 		}
 		cc := c.Curves[0]
-		if !strings.Contains(cc.Explained, tc.param+" ") {
-			t.Errorf("%s: explained %q, want it put on %s (effects %+v)", tc.name, cc.Explained, tc.param, cc.Effects)
+		if cc.Cause != tc.param {
+			t.Errorf("%s: cause %q (%s), want %s (effects %+v)", tc.name, cc.Cause, cc.Explained, tc.param, cc.Effects)
 		}
 	}
 	if c := results.CompareSweeps(base, uslSweep(2000, 0.05, 0.0003, 5), 10); !c.OK() {
 		t.Errorf("the same law, fresh noise: %s", c.Verdict())
+	}
+	if c := results.CompareSweeps(uslSweep(2000, 0.15, 0.0003, 2), base, 10); !c.OK() || c.Curves[0].Cause != "" || c.Curves[0].Explained != "" {
+		t.Errorf("an improvement: %s, cause %q %q; want OK with nothing to explain", c.Verdict(), c.Curves[0].Cause, c.Curves[0].Explained)
+	}
+	broken := uslSweep(2000, 0.05, 0.0003, 7)
+	for i := range broken.Points {
+		broken.Points[i].Failure = "safety violation"
+	}
+	broken.Analyze()
+	if c := results.CompareSweeps(base, broken, 10); c.OK() || len(c.Regressions) < 2 {
+		t.Errorf("NEW with every point failed: %s; want the failures and the missing curve as regressions", c.Verdict())
+	}
+	if c := results.CompareSweeps(broken, base, 10); c.Refused == "" {
+		t.Errorf("BASE with no successful point: %s; want refused", c.Verdict())
 	}
 	other := uslSweep(2000, 0.05, 0.0003, 6)
 	other.Axis = results.AxisShards
@@ -216,5 +231,32 @@ func TestUSLFlatCurve(t *testing.T) {
 	}
 	if m.R2 >= results.USLMinR2 {
 		t.Errorf("R² %.3f: the curve does not show the case of a close fit with a low R²", m.R2)
+	}
+}
+
+// TestUSLSteepFall: a curve that peaks early and falls steeply (a large
+// κ) is found, not fitted with σ stuck at a bound.
+func TestUSLSteepFall(t *testing.T) {
+	for _, tc := range []struct{ sigma, kappa float64 }{{0.3, 0.1}, {0.6, 0.2}} {
+		m := results.FitUSL(uslCurve(1000, tc.sigma, tc.kappa, 0, doubling, 1), results.AxisConcurrency, 0, 0)
+		if !near(m.Sigma, tc.sigma, 0.01) || !near(m.Kappa, tc.kappa, 0.01*tc.kappa) || m.RMSPct > 0.1 {
+			t.Errorf("σ %g κ %g: fitted σ %.4f κ %.5f, off by %.2f%% RMS", tc.sigma, tc.kappa, m.Sigma, m.Kappa, m.RMSPct)
+		}
+	}
+}
+
+// TestUSLNoNaN: a curve whose time per operation hardly moves while p99
+// rises yields no p99 prediction and a model JSON can hold.
+func TestUSLNoNaN(t *testing.T) {
+	pts := uslCurve(1000, 0, 0, 0.001, doubling, 1)
+	for i := range pts {
+		pts[i].P99Us = 100 * float64(i+1)
+	}
+	m := results.FitUSL(pts, results.AxisConcurrency, 0, 350)
+	if _, err := json.Marshal(m); err != nil {
+		t.Fatalf("the model does not encode: %v (%+v)", err, m)
+	}
+	if m.SLON != 0 || m.SLONote == "" {
+		t.Errorf("SLO N %g, note %q; want none, said why", m.SLON, m.SLONote)
 	}
 }

@@ -43,7 +43,10 @@ curve by curve: the gate is each curve's measured peak throughput, and the
 fitted scalability parameters say why it moved: λ (one participant's
 throughput), σ (contention) and κ (coherency), each with its 95%
 interval, and what each one's change alone does to throughput at the
-largest N both sweeps measured.
+largest N both sweeps measured. NEW with failed points where BASE had
+none, or a curve without a successful point, is a regression; a sweep
+against a result is bad input (exit 2); sweeps on different axes are
+refused (exit 1).
 
 Exit codes: 0 no gated metric regressed, 1 one did or the comparison was
 refused, 2 bad input (a missing or unreadable file, not a result, a bad
@@ -78,7 +81,12 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) != 2 {
 		return cli.Usagef("compare takes two results, BASE and NEW; got %s %q: e.g. bench compare base.json new.json", results.Count(len(pos), "argument"), pos)
 	}
-	if sa, sb := report.SweepFile(pos[0]), report.SweepFile(pos[1]); sa != "" || sb != "" {
+	sa, errA := report.SweepFile("BASE", pos[0])
+	sb, errB := report.SweepFile("NEW", pos[1])
+	if sa != "" || sb != "" {
+		if err := errors.Join(errA, errB); err != nil {
+			return err
+		}
 		return compareSweeps(ctx, [2]string{pos[0], pos[1]}, [2]string{sa, sb}, float64(maxReg), *asJSON, stdout)
 	}
 	var runs [2]*results.Result

@@ -41,11 +41,11 @@ Scalability Law, X(N) = λN / (1 + σ(N−1) + κN(N−1)): σ is contention
 (serialised work: a hot lock), κ coherency (crosstalk growing with every
 pair: fan-out, retries). The summary gives λ, σ, κ with 95% intervals,
 R², the predicted peak N* and its throughput, the largest N predicted to
-keep p99 under --slo-p99, and which term limits; a fit with fewer than 5
-successful points, σ at 1, or R² under 0.9 and residuals over 5% RMS
-predicts nothing and says why.
-bench compare of two sweeps says which parameter's change explains a
-regression.
+keep p99 under --slo-p99, and which term limits. N is clients × owners
+in all (or shards). A fit with fewer than 5 successful points, σ at 1, R²
+under 0.9 with residuals over 5% RMS, or residuals over 15% RMS predicts
+nothing and says why. bench compare of two sweeps says which parameter's
+change explains a regression.
 
 --out gets points/ (each point's result and histogram log), sweep.json
 (schema ` + results.SweepSchema + `), capacity-throughput.png, capacity-p99.png and
