@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/results"
@@ -27,4 +28,14 @@ func TestMatrixShowsAPAgainstPlain(t *testing.T) {
 		"| mutex | 8 | 0.97× | 0.93–1.02× | 1.01× | 0.95–1.10× | behind, within spread |",
 		"| rw90 | 32 | 0.90× | 0.88–0.92× | 1.30× | 1.20–1.40× | **loses: ops/s, p99** |",
 	)
+	// One row per cell where both ran: the plain cells add none of their own.
+	rows := 0
+	for line := range strings.SplitSeq(section, "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| workload") {
+			rows++
+		}
+	}
+	if rows != 3 {
+		t.Errorf("%d ratio rows, want 3 (one per cell with both):\n%s", rows, section)
+	}
 }
