@@ -51,8 +51,12 @@ func fifoText(f results.Fairness) string {
 	if f.FIFO == nil || f.FIFO.Checked == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s in %s (send-time slack %s)",
-		results.Count(f.FIFO.Violations, "overtake"), results.Count(f.FIFO.Checked, "fair acquisition"), us(f.FIFO.SlackUs))
+	passed := ""
+	if f.FIFO.Overtaken > 0 {
+		passed = " of " + results.Count(f.FIFO.Overtaken, "waiter")
+	}
+	return fmt.Sprintf("%s%s in %s (send-time slack %s)",
+		results.Count(f.FIFO.Violations, "overtake"), passed, results.Count(f.FIFO.Checked, "fair acquisition"), us(f.FIFO.SlackUs))
 }
 
 // waitBlocks are the waits' achieved against asked, a line per kind, the

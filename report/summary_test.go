@@ -60,7 +60,7 @@ func TestWriteSummary(t *testing.T) {
 		manyExamples.Safety.Examples = append(manyExamples.Safety.Examples, results.Violation{Lock: lk, OverlapUs: 1})
 	}
 	fifo := baseResult()
-	fifo.Fairness.FIFO = &results.FIFO{Checked: 1000, Violations: 4, SlackUs: 1000}
+	fifo.Fairness.FIFO = &results.FIFO{Checked: 1000, Violations: 4, Overtaken: 2, SlackUs: 1000}
 	withHandoff := baseResult()
 	withHandoff.Latency["handoff"] = results.Latency{Count: 10, P50: 300}
 	withHandoff.Latency["ping"] = results.Latency{Count: 10, P50: 100}
@@ -90,7 +90,7 @@ func TestWriteSummary(t *testing.T) {
 	// One of each: no line says "1 critical sections" or "1 overtakes".
 	ones := baseResult()
 	ones.Safety = results.Safety{Sections: 1}
-	ones.Fairness.FIFO = &results.FIFO{Checked: 1, Violations: 1}
+	ones.Fairness.FIFO = &results.FIFO{Checked: 1, Violations: 1, Overtaken: 1}
 	ones.Throughput.Unreleased = 1
 	precise := baseResult()
 	precise.Waits = &results.Waits{Hold: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 4, P99: 30, Max: 400}, AskedMean: 200}, SpinS: 0.7, SpinShare: 0.25}
@@ -168,13 +168,13 @@ func TestWriteSummary(t *testing.T) {
 		{
 			name:    "counts of one",
 			r:       ones,
-			want:    []string{"safety      OK: no mutual-exclusion violation in 1 critical section\n", "fifo        1 overtake in 1 fair acquisition (", "unreleased  1 hold: "},
-			notWant: []string{"1 critical sections", "1 overtakes", "1 holds"},
+			want:    []string{"safety      OK: no mutual-exclusion violation in 1 critical section\n", "fifo        1 overtake of 1 waiter in 1 fair acquisition (", "unreleased  1 hold: "},
+			notWant: []string{"1 critical sections", "1 overtakes", "1 waiters", "1 holds"},
 		},
 		{
 			name: "fifo",
 			r:    fifo,
-			want: []string{"fifo        4 overtakes in 1,000 fair acquisitions (send-time slack 1.00ms)"},
+			want: []string{"fifo        4 overtakes of 2 waiters in 1,000 fair acquisitions (send-time slack 1.00ms)"},
 		},
 		{
 			name:   "handoff against ping",

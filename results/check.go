@@ -183,10 +183,15 @@ type Overtake struct {
 	Behind  float64 `json:"later_called_s"`
 }
 
-// FIFO is the fair-lock order verdict.
+// FIFO is the fair-lock order verdict. Violations and Overtaken tell a
+// caller held back once apart from a lock that lets newcomers pass: one
+// waiter descheduled between taking its call time and sending the call
+// is passed by every acquisition in between (many violations, one
+// overtaken), while barging passes waiter after waiter.
 type FIFO struct {
 	Checked    int64      `json:"checked"`    // acquisitions checked
 	Violations int64      `json:"violations"` // acquisitions that overtook an earlier waiter
+	Overtaken  int64      `json:"overtaken"`  // acquisitions that some later caller overtook
 	SlackUs    float64    `json:"slack_us"`
 	Examples   []Overtake `json:"examples,omitempty"`
 }
@@ -211,6 +216,15 @@ func CheckFIFO(ops []Op, l Labels, slack time.Duration, examples int) FIFO {
 			if minLater[i] < 0 || secs[i].Called < secs[minLater[i]].Called {
 				minLater[i] = i
 			}
+		}
+		// A section was overtaken when one acquired before it called later
+		// by more than the slack.
+		latest := int64(math.MinInt64)
+		for _, cur := range secs {
+			if latest > cur.Called+int64(slack) {
+				f.Overtaken++
+			}
+			latest = max(latest, cur.Called)
 		}
 		for i, cur := range secs {
 			j := minLater[i+1]

@@ -371,6 +371,7 @@ func TestCheckFIFO(t *testing.T) {
 		ops            []results.Op
 		wantChecked    int64
 		wantViolations int64
+		wantOvertaken  int64
 		wantExamples   []results.Overtake
 	}{
 		{
@@ -383,6 +384,7 @@ func TestCheckFIFO(t *testing.T) {
 			ops:            []results.Op{fifoOp(0, 0, 1*ms, 20*ms), fifoOp(1, 0, 5*ms, 10*ms)},
 			wantChecked:    2,
 			wantViolations: 1,
+			wantOvertaken:  1,
 			wantExamples: []results.Overtake{{
 				Lock:    "orders",
 				Earlier: holder("alice", results.Exclusive, 20*ms, 20*ms+us),
@@ -405,6 +407,7 @@ func TestCheckFIFO(t *testing.T) {
 			ops:            []results.Op{fifoOp(0, 0, 1*ms, 20*ms), fifoOp(1, 0, 2*ms+1, 10*ms)},
 			wantChecked:    2,
 			wantViolations: 1,
+			wantOvertaken:  1,
 			wantExamples: []results.Overtake{{
 				Lock:    "orders",
 				Earlier: holder("alice", results.Exclusive, 20*ms, 20*ms+us),
@@ -419,11 +422,35 @@ func TestCheckFIFO(t *testing.T) {
 			},
 			wantChecked:    3,
 			wantViolations: 1,
+			wantOvertaken:  2,
 			wantExamples: []results.Overtake{{
 				Lock:    "orders",
 				Earlier: holder("alice", results.Exclusive, 30*ms, 30*ms+us),
 				Later:   holder("carol", results.Exclusive, 20*ms, 20*ms+us),
 				Called:  secs(1 * ms), Behind: secs(10 * ms),
+			}},
+		},
+		{
+			// A caller held back between its call time and its send is
+			// passed by everyone who called after it: many overtakes, one
+			// waiter overtaken.
+			name: "one held-back caller passed by two",
+			ops: []results.Op{
+				fifoOp(0, 0, 1*ms, 30*ms), fifoOp(1, 0, 5*ms, 10*ms), fifoOp(2, 0, 6*ms, 20*ms),
+			},
+			wantChecked:    3,
+			wantViolations: 2,
+			wantOvertaken:  1,
+			wantExamples: []results.Overtake{{
+				Lock:    "orders",
+				Earlier: holder("alice", results.Exclusive, 30*ms, 30*ms+us),
+				Later:   holder("bob", results.Exclusive, 10*ms, 10*ms+us),
+				Called:  secs(1 * ms), Behind: secs(5 * ms),
+			}, {
+				Lock:    "orders",
+				Earlier: holder("alice", results.Exclusive, 30*ms, 30*ms+us),
+				Later:   holder("carol", results.Exclusive, 20*ms, 20*ms+us),
+				Called:  secs(1 * ms), Behind: secs(6 * ms),
 			}},
 		},
 		{
@@ -443,8 +470,8 @@ func TestCheckFIFO(t *testing.T) {
 			if f.Checked != tt.wantChecked {
 				t.Errorf("Checked = %d, want %d", f.Checked, tt.wantChecked)
 			}
-			if f.Violations != tt.wantViolations {
-				t.Errorf("Violations = %d, want %d", f.Violations, tt.wantViolations)
+			if f.Violations != tt.wantViolations || f.Overtaken != tt.wantOvertaken {
+				t.Errorf("Violations, Overtaken = %d, %d; want %d, %d", f.Violations, f.Overtaken, tt.wantViolations, tt.wantOvertaken)
 			}
 			if f.SlackUs != 1000 {
 				t.Errorf("SlackUs = %v, want 1000", f.SlackUs)
@@ -465,8 +492,8 @@ func TestCheckFIFOCountsAllExamplesCapped(t *testing.T) {
 		ops = append(ops, fifoOp(0, 0, t0+1*ms, t0+20*ms), fifoOp(1, 0, t0+6*ms, t0+10*ms))
 	}
 	f := results.CheckFIFO(ops, labels, time.Millisecond, 3)
-	if f.Violations != 10 || f.Checked != 20 {
-		t.Errorf("Violations %d Checked %d, want 10 and 20", f.Violations, f.Checked)
+	if f.Violations != 10 || f.Overtaken != 10 || f.Checked != 20 {
+		t.Errorf("Violations %d Overtaken %d Checked %d, want 10, 10 and 20", f.Violations, f.Overtaken, f.Checked)
 	}
 	if len(f.Examples) != 3 {
 		t.Fatalf("len(Examples) = %d, want 3", len(f.Examples))

@@ -27,9 +27,13 @@ func requireNoLeakedGoroutines(t *testing.T, res *results.Result, workers int) {
 	if rt.GoroutinesStart <= 0 || rt.GoroutinesEnd <= 0 {
 		t.Errorf("runtime goroutine counts not filled: %+v", rt)
 	}
-	// A few stragglers of closed connections may still be on their way out.
+	// Goroutines of closed connections may still be on their way out when
+	// Run counts them, the more so on a busy host; a leak stays.
 	if rt.GoroutinesEnd > rt.GoroutinesStart+5 {
-		t.Errorf("goroutines: %d at start, %d at the end: leaked (%+v)", rt.GoroutinesStart, rt.GoroutinesEnd, rt)
+		t.Logf("goroutines: %d at start, %d at the end; waiting for stragglers", rt.GoroutinesStart, rt.GoroutinesEnd)
+		testkit.Eventually(t, fmt.Sprintf("goroutines back to %d + 5", rt.GoroutinesStart), func() bool {
+			return runtime.NumGoroutine() <= rt.GoroutinesStart+5
+		})
 	}
 	if rt.GoroutinesMax < rt.GoroutinesStart+workers {
 		t.Errorf("goroutines max %d < start %d + %d workers", rt.GoroutinesMax, rt.GoroutinesStart, workers)
@@ -147,26 +151,26 @@ func TestRunRW90(t *testing.T) {
 	requireNoLeakedGoroutines(t, res, 8)
 }
 
-// maxOvertakeShare bounds the share of a fair lock's acquisitions that may
-// overtake an earlier waiter. The check orders waiters by when the client
-// sent their call, but the queue is ordered where the call reached Redis: a
-// goroutine descheduled between the two on a busy 2-core host lands behind a
-// later caller by more than the slack, which shows as a rare overtake. A
-// lock that does not queue its waiters overtakes in a far larger share
-// under the same load (TestRunFairCheckCatchesBarging).
-const maxOvertakeShare = 0.03
+// maxOvertakenShare bounds the share of a fair lock's acquisitions that a
+// later caller overtook. The check orders waiters by when the client took
+// their call time, but the queue is ordered where the call reached Redis:
+// a goroutine descheduled between the two on a busy host lands behind
+// every caller in between, a rare waiter passed by several. A lock that
+// does not queue its waiters passes most of them under the same load
+// (TestRunFairCheckCatchesBarging).
+const maxOvertakenShare = 0.03
 
-// fifoHeld reports why a fair lock's FIFO verdict shows more overtakes than
-// maxOvertakeShare allows, or nil when the order held.
+// fifoHeld reports why a fair lock's FIFO verdict shows more overtaken
+// waiters than maxOvertakenShare allows, or nil when the order held.
 func fifoHeld(f *results.FIFO) error {
 	switch {
 	case f == nil:
 		return errors.New("a fair run has no FIFO verdict")
 	case f.Checked <= 0 || f.SlackUs <= 0:
 		return fmt.Errorf("FIFO checked nothing: %+v", *f)
-	case float64(f.Violations) > maxOvertakeShare*float64(f.Checked):
-		return fmt.Errorf("FIFO: %d overtakes in %d acquisitions (slack %.0fµs), more than %.0f%%: %+v",
-			f.Violations, f.Checked, f.SlackUs, 100*maxOvertakeShare, f.Examples)
+	case float64(f.Overtaken) > maxOvertakenShare*float64(f.Checked):
+		return fmt.Errorf("FIFO: %d of %d acquisitions overtaken (%d overtakes, slack %.0fµs), more than %.0f%%: %+v",
+			f.Overtaken, f.Checked, f.Violations, f.SlackUs, 100*maxOvertakenShare, f.Examples)
 	}
 	return nil
 }
@@ -182,6 +186,9 @@ func TestRunFair(t *testing.T) {
 	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
 	if res.Throughput.Acquisitions["exclusive"] <= 0 {
 		t.Fatalf("acquisitions %v", res.Throughput.Acquisitions)
+	}
+	if f := res.Fairness.FIFO; f != nil {
+		t.Logf("fair lock: %d overtakes of %d waiters in %d acquisitions", f.Violations, f.Overtaken, f.Checked)
 	}
 	if err := fifoHeld(res.Fairness.FIFO); err != nil {
 		t.Error(err)
@@ -227,7 +234,8 @@ func TestRunFairCheckCatchesBarging(t *testing.T) {
 	if res.Fairness.FIFO == nil || res.Fairness.FIFO.Checked <= 0 {
 		t.Fatalf("FIFO verdict %+v: the check did not run", res.Fairness.FIFO)
 	}
-	t.Logf("reentrant lock: %d overtakes in %d acquisitions", res.Fairness.FIFO.Violations, res.Fairness.FIFO.Checked)
+	f := res.Fairness.FIFO
+	t.Logf("reentrant lock: %d overtakes of %d waiters in %d acquisitions", f.Violations, f.Overtaken, f.Checked)
 	if fifoHeld(res.Fairness.FIFO) == nil {
 		t.Errorf("a lock that lets newcomers barge passed the FIFO assertion: %+v", *res.Fairness.FIFO)
 	}
