@@ -135,7 +135,13 @@ func (f *footprint) costs(res *results.Result) []results.ScaleCost {
 			records = int64(float64(records) * float64(f.warmup+f.d/2) / float64(total))
 		}
 		recordBytes := min(records, res.Safety.Sections) * results.OpRecordBytes
-		add("goroutine stacks", f.mid.stack-f.before.stack, fmt.Sprintf("stacks in use midway, less before the run: %s", results.Count(f.mid.goroutines, "goroutine")))
+		// The goroutines the run added, at the mean stack in use midway:
+		// a plain difference of stack memory is lost at a few owners, where
+		// stacks freed by goroutines that were ending before the run are
+		// reused by the run's own.
+		added := max(f.mid.goroutines-f.before.goroutines, 0)
+		mean := f.mid.stack / int64(max(f.mid.goroutines, 1))
+		add("goroutine stacks", int64(added)*mean, fmt.Sprintf("%s added by midway × their mean stack in use then (%.1f KiB)", results.Count(added, "goroutine"), float64(mean)/1024))
 		add("connections", f.connBytes, fmt.Sprintf("%s pooled midway × their read and write buffers", results.Count(f.conns, "connection")))
 		add("operation records", recordBytes, fmt.Sprintf("the %s kept by midway (of the run's %s) × %d B", results.Count(recordBytes/results.OpRecordBytes, "record"), results.Commas(res.Safety.Sections), results.OpRecordBytes))
 		add("workers and calls in flight", f.mid.heap-f.setup.heap-f.connBytes-recordBytes, "live heap midway, less as the load started, the connections and the records")

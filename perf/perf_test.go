@@ -263,6 +263,10 @@ func checkScaleRow(t *testing.T, r results.ScaleRow, pt perf.ScalePoint) {
 			t.Errorf("cost %q: %d bytes; want it measured (costs %+v)", name, byName[name], r.Costs)
 		}
 	}
+	// Each owner is a goroutine, and no goroutine's stack is below 2 KiB.
+	if got := byName["goroutine stacks"]; got < 2048*int64(pt.Owners) {
+		t.Errorf("goroutine stacks %d bytes at %d owners; want 2 KiB each at least", got, pt.Owners)
+	}
 	if _, ok := byName["owners and lock clients"]; !ok {
 		t.Errorf("costs %+v: no setup cost", r.Costs)
 	}

@@ -99,7 +99,7 @@ func scaleBlocks(rows []results.ScaleRow) []block {
 		ct.rows = append(ct.rows, append(row, plain(how[name])))
 	}
 	return append(bl, heading{level: 3, text: "What an owner costs"},
-		para{text: "Measured by the run itself: the live Go heap (after a collection) and the goroutine stacks before the run, " +
+		para{text: "Measured by the run itself: the live Go heap (after a collection), the goroutines and their stacks before the run, " +
 			"as its load starts and midway through it; the connections and records counted and multiplied out. A point's " +
 			"column divides by its owners, fixed costs included; the last but one column is what each owner added between " +
 			"the two largest points, fixed costs left out."}, ct)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/internal/testkit"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/report"
@@ -341,22 +343,78 @@ func TestRunOtherBuiltins(t *testing.T) {
 
 func TestRunOpenLoop(t *testing.T) {
 	env := redisenvtest.Start(t)
-	p := short(t, "open-rw90", 2, 4, 200*time.Millisecond, time.Second)
-	p.Rate = 400
-	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: uniquePrefix(t)})
-	th := res.Throughput
-	if th.TargetRate != 400 {
-		t.Errorf("target rate %g, want 400", th.TargetRate)
+	res := runOpenLoop(t, env.NewPool)
+	requireLatency(t, res, "acquire_read", "release")
+}
+
+// TestRunOpenLoopBehind slows every command to Redis so that the owners
+// cannot keep the schedule: the lag must show in the latencies.
+func TestRunOpenLoopBehind(t *testing.T) {
+	env := redisenvtest.Start(t)
+	slow := func(n int) redis.UniversalClient {
+		rdb := env.NewPool(n)
+		rdb.AddHook(delayHook(25 * time.Millisecond))
+		return rdb
 	}
-	// The schedule issues 400 operations per measured second; a few may
-	// be cut by the end. The measured time is the run's own: on a loaded
-	// machine the end comes late, and the schedule goes on until it does.
-	if most := int64(400*res.Measured) + 20; th.Ops < 300 || th.Ops > most {
-		t.Errorf("open loop at 400 ops/s for %.3fs measured: %d ops, want 300..%d", res.Measured, th.Ops, most)
+	if behind := openLoopBehind(runOpenLoop(t, slow)); behind < 0.2 {
+		t.Errorf("commands slowed to 25 ms left the schedule %.3fs behind; want the owners unable to keep it", behind)
+	}
+}
+
+const openRate, openOps = 400, 200
+
+// runOpenLoop runs open-rw90 for openOps operations at openRate and checks
+// what holds at any speed of host and server: the schedule never runs
+// ahead, and however far behind it falls shows in the latencies, measured
+// from when each operation was due (no coordinated omission).
+func runOpenLoop(t *testing.T, newRedis func(int) redis.UniversalClient) *results.Result {
+	t.Helper()
+	p := counted(short(t, "open-rw90", 2, 4, 200*time.Millisecond, 0), openOps)
+	p.Rate = openRate
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: newRedis, KeyPrefix: uniquePrefix(t)})
+	th := res.Throughput
+	if th.TargetRate != openRate || th.Ops != openOps {
+		t.Errorf("target rate %g, %d ops; want %d and %d", th.TargetRate, th.Ops, openRate, openOps)
+	}
+	// The last operation was due no sooner than (ops − owners) / rate into
+	// the measured time.
+	if least := float64(openOps-p.TotalOwners()) / openRate; res.Measured < least {
+		t.Errorf("%d ops at %d ops/s in %.3fs measured; the schedule allows no less than %.3fs", openOps, openRate, res.Measured, least)
+	}
+	behind := openLoopBehind(res)
+	worst := max(res.Latency["acquire_read"].Max, res.Latency["acquire_write"].Max) / 1e6
+	t.Logf("measured %.3fs for %d ops due in %.3fs: %.3fs behind, worst acquisition %.3fs", res.Measured, openOps, float64(openOps)/openRate, behind, worst)
+	if behind > 0.1 && worst < behind/2 {
+		t.Errorf("the run fell %.3fs behind its schedule, yet no acquisition took more than %.3fs from when it was due", behind, worst)
 	}
 	requireNoErrors(t, res)
 	requireSafe(t, res)
-	requireLatency(t, res, "acquire_read", "release")
+	return res
+}
+
+// openLoopBehind is how far, in seconds, an open-loop run of openOps fell
+// behind its schedule by the end.
+func openLoopBehind(res *results.Result) float64 {
+	return res.Measured - float64(openOps)/openRate
+}
+
+// delayHook delays every command and pipeline by d before sending it.
+type delayHook time.Duration
+
+func (delayHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (d delayHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		time.Sleep(time.Duration(d))
+		return next(ctx, cmd)
+	}
+}
+
+func (d delayHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		time.Sleep(time.Duration(d))
+		return next(ctx, cmds)
+	}
 }
 
 func TestRunOpsBounded(t *testing.T) {
