@@ -60,26 +60,42 @@ func TestSweepModel(t *testing.T) {
 		t.Fatalf("compare uncontended → mutex: exit %d\n%s\n%s", code, out, errOut)
 	}
 	t.Logf("compare:\n%s", out)
-	// mutex serialises on one name (σ rises, costing throughput); the
-	// explanation must name the costliest change whose intervals are
-	// apart.
 	_, js, _ := runBench(t, "compare", "--json", uncDir, mutDir)
 	var c results.SweepComparison
-	if err := json.Unmarshal([]byte(js), &c); err != nil || len(c.Curves) != 1 || len(c.Curves[0].Effects) != 3 {
+	if err := json.Unmarshal([]byte(js), &c); err != nil || len(c.Curves) != 1 {
 		t.Fatalf("compare --json: %v\n%s", err, js)
 	}
-	effects := c.Curves[0].Effects
-	if s := effects[1]; s.Name != "σ" || s.New <= s.Base || s.EffectPct >= 0 {
-		t.Errorf("σ's effect %+v; want a rise that costs throughput", s)
-	}
-	costliest := effects[0]
-	for _, e := range effects {
-		if e.Apart && (!costliest.Apart || e.EffectPct < costliest.EffectPct) {
-			costliest = e
+	cc := c.Curves[0]
+	if !unc.OK() || !mut.OK() {
+		// A host that cannot keep 40 ms holds and prompt handoffs (a
+		// runner whose cores are taken) bends the curves off the law's
+		// shape: the model refuses, and the comparison must then name no
+		// cause. The attribution itself is tested on synthetic sweeps in
+		// results.
+		t.Logf("a model was refused on this host (uncontended %q, mutex %q): the attribution is not checked here", unc.Refused, mut.Refused)
+		if cc.Cause != "" || len(cc.Effects) != 0 || !strings.Contains(cc.Explained, "refused") {
+			t.Errorf("a refused model, yet cause %q, effects %+v (%s)", cc.Cause, cc.Effects, cc.Explained)
 		}
-	}
-	if cc := c.Curves[0]; cc.Cause != costliest.Name && !strings.Contains(cc.Explained, "offset") {
-		t.Errorf("cause %q (%s); want %s, the costliest change with intervals apart, or the changes said to offset (%+v)", cc.Cause, cc.Explained, costliest.Name, effects)
+	} else {
+		// mutex serialises on one name (σ rises, costing throughput); the
+		// explanation must name the costliest change whose intervals
+		// are apart.
+		if len(cc.Effects) != 3 {
+			t.Fatalf("compare --json: effects %+v; want λ, σ and κ\n%s", cc.Effects, js)
+		}
+		effects := cc.Effects
+		if s := effects[1]; s.Name != "σ" || s.New <= s.Base || s.EffectPct >= 0 {
+			t.Errorf("σ's effect %+v; want a rise that costs throughput", s)
+		}
+		costliest := effects[0]
+		for _, e := range effects {
+			if e.Apart && (!costliest.Apart || e.EffectPct < costliest.EffectPct) {
+				costliest = e
+			}
+		}
+		if cc.Cause != costliest.Name && !strings.Contains(cc.Explained, "offset") {
+			t.Errorf("cause %q (%s); want %s, the costliest change with intervals apart, or the changes said to offset (%+v)", cc.Cause, cc.Explained, costliest.Name, effects)
+		}
 	}
 	if code, _, errOut := runBench(t, "compare", uncDir, filepath.Join(uncDir, "points")); code != cli.ExitUsage || !strings.Contains(errOut, "not a sweep") {
 		t.Errorf("a sweep against a non-sweep: exit %d\n%s", code, errOut)
