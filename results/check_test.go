@@ -362,6 +362,17 @@ func fifoOp(owner, lock int32, called, acq int64) results.Op {
 	return results.Op{Start: called, Called: called, Acquired: acq, Released: acq + us, Done: acq + 2*us, Owner: owner, Lock: lock, Mode: results.Exclusive}
 }
 
+// overtake is an exclusive hold of "orders" by later, acquired at lAcq,
+// that overtook earlier's, acquired at eAcq, each held 1 µs.
+func overtake(earlier string, eAcq int64, later string, lAcq, called, behind int64) results.Overtake {
+	return results.Overtake{
+		Lock:    "orders",
+		Earlier: holder(earlier, results.Exclusive, eAcq, eAcq+us),
+		Later:   holder(later, results.Exclusive, lAcq, lAcq+us),
+		Called:  secs(called), Behind: secs(behind),
+	}
+}
+
 func TestCheckFIFO(t *testing.T) {
 	const slack = time.Millisecond
 	failed := fifoOp(0, 0, 1*ms, 0)
@@ -385,12 +396,7 @@ func TestCheckFIFO(t *testing.T) {
 			wantChecked:    2,
 			wantViolations: 1,
 			wantOvertaken:  1,
-			wantExamples: []results.Overtake{{
-				Lock:    "orders",
-				Earlier: holder("alice", results.Exclusive, 20*ms, 20*ms+us),
-				Later:   holder("bob", results.Exclusive, 10*ms, 10*ms+us),
-				Called:  secs(1 * ms), Behind: secs(5 * ms),
-			}},
+			wantExamples:   []results.Overtake{overtake("alice", 20*ms, "bob", 10*ms, 1*ms, 5*ms)},
 		},
 		{
 			name:        "overtake within slack is unknown order",
@@ -408,12 +414,7 @@ func TestCheckFIFO(t *testing.T) {
 			wantChecked:    2,
 			wantViolations: 1,
 			wantOvertaken:  1,
-			wantExamples: []results.Overtake{{
-				Lock:    "orders",
-				Earlier: holder("alice", results.Exclusive, 20*ms, 20*ms+us),
-				Later:   holder("bob", results.Exclusive, 10*ms, 10*ms+us),
-				Called:  secs(1 * ms), Behind: secs(2*ms + 1),
-			}},
+			wantExamples:   []results.Overtake{overtake("alice", 20*ms, "bob", 10*ms, 1*ms, 2*ms+1)},
 		},
 		{
 			name: "one overtake of two waiters counts once",
@@ -423,12 +424,7 @@ func TestCheckFIFO(t *testing.T) {
 			wantChecked:    3,
 			wantViolations: 1,
 			wantOvertaken:  2,
-			wantExamples: []results.Overtake{{
-				Lock:    "orders",
-				Earlier: holder("alice", results.Exclusive, 30*ms, 30*ms+us),
-				Later:   holder("carol", results.Exclusive, 20*ms, 20*ms+us),
-				Called:  secs(1 * ms), Behind: secs(10 * ms),
-			}},
+			wantExamples:   []results.Overtake{overtake("alice", 30*ms, "carol", 20*ms, 1*ms, 10*ms)},
 		},
 		{
 			// A caller held back between its call time and its send is
@@ -441,17 +437,7 @@ func TestCheckFIFO(t *testing.T) {
 			wantChecked:    3,
 			wantViolations: 2,
 			wantOvertaken:  1,
-			wantExamples: []results.Overtake{{
-				Lock:    "orders",
-				Earlier: holder("alice", results.Exclusive, 30*ms, 30*ms+us),
-				Later:   holder("bob", results.Exclusive, 10*ms, 10*ms+us),
-				Called:  secs(1 * ms), Behind: secs(5 * ms),
-			}, {
-				Lock:    "orders",
-				Earlier: holder("alice", results.Exclusive, 30*ms, 30*ms+us),
-				Later:   holder("carol", results.Exclusive, 20*ms, 20*ms+us),
-				Called:  secs(1 * ms), Behind: secs(6 * ms),
-			}},
+			wantExamples:   []results.Overtake{overtake("alice", 30*ms, "bob", 10*ms, 1*ms, 5*ms), overtake("alice", 30*ms, "carol", 20*ms, 1*ms, 6*ms)},
 		},
 		{
 			name:        "failed earlier caller is not overtaken",
