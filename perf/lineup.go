@@ -39,8 +39,14 @@ type LineupSpec struct {
 	// Redisson row runs once more on one of its cells with a flight
 	// recording of its JVM, whose top frames the first site's matrix keeps
 	// (Lineup.JVMProfiles).
-	Recordings       string
-	Rounds           int
+	Recordings string
+	Rounds     int
+	// Pairs is how many rounds in all compare lockimpl+ap with plain
+	// lockimpl in each group that runs both: after the matrix's rounds,
+	// Pairs−Rounds more run the two alone, back to back. Every round of
+	// the two is a pair, each first in turn; their verdicts need more
+	// pairs than the matrix has rounds (results.RatioSpread.Apart).
+	Pairs            int
 	Duration, Warmup time.Duration
 }
 
@@ -191,6 +197,12 @@ func MeasureLineups(ctx context.Context, spec LineupSpec, sites []Site, bin stri
 		jvms, _ := all[0].jvmCells(spec)
 		runs += len(jvms)
 	}
+	pairRuns := 0
+	for _, s := range all {
+		pairRuns += 2 * len(s.pairGroups())
+	}
+	extra := max(0, spec.Pairs-spec.Rounds)
+	runs += extra * pairRuns
 	perRun := spec.Duration + spec.Warmup
 	// Each baseline: redis-benchmark plain and -P 16 (about a duration
 	// each) and the two bare go-redis loops (a duration each).
@@ -220,6 +232,20 @@ rounds:
 			}
 		}
 	}
+	// More pairs of lockimpl and lockimpl+ap, round by round across the
+	// sites as the matrix's rounds go, so that drift hits the pairs alike.
+pairs:
+	for round := spec.Rounds; runErr == nil && round < spec.Rounds+extra; round++ {
+		for i := range all {
+			s := all[(round+i)%len(all)]
+			if len(all) > 1 {
+				n.server = s.Base.Meta.ServerName()
+			}
+			if runErr = s.pairRound(ctx, spec, round, n, hooks); runErr != nil {
+				break pairs
+			}
+		}
+	}
 	if runErr == nil && spec.Recordings != "" && len(all) > 0 {
 		n.server = ""
 		runErr = all[0].profileJVMs(ctx, spec, n)
@@ -245,6 +271,14 @@ type progress struct {
 	server   string // the site's, when there are several
 }
 
+// on is " · server" when the matrix has several servers, else "".
+func (n *progress) on() string {
+	if n.server == "" {
+		return ""
+	}
+	return " · " + n.server
+}
+
 type cellKey struct {
 	group int
 	impl  string
@@ -263,7 +297,7 @@ type siteRun struct {
 // newSiteRun checks every profile of s against every implementation.
 func newSiteRun(s Site, spec LineupSpec) (*siteRun, error) {
 	r := &siteRun{Site: s, cells: map[cellKey]*results.LineupCell{}, baselines: map[int]*results.LineupBaseline{},
-		m: &results.Lineup{Meta: s.Base.Meta, Rounds: spec.Rounds, Duration: spec.Duration, Warmup: spec.Warmup}}
+		m: &results.Lineup{Meta: s.Base.Meta, Rounds: spec.Rounds, Pairs: max(spec.Rounds, spec.Pairs), Duration: spec.Duration, Warmup: spec.Warmup}}
 	for gi, g := range s.Groups {
 		p, err := groupProfile(g, spec)
 		if err != nil {
@@ -291,33 +325,13 @@ func newSiteRun(s Site, spec LineupSpec) (*siteRun, error) {
 // round runs round round of s's groups, each followed by the baselines
 // at its concurrency the first time it comes up.
 func (s *siteRun) round(ctx context.Context, spec LineupSpec, round int, bin string, n *progress, hooks LineupHooks) error {
-	on := ""
-	if n.server != "" {
-		on = " · " + n.server
-	}
 	benched := map[int]bool{}
 	for gi, g := range s.Groups {
 		p, _ := groupProfile(g, spec)
-		order := rotate(g.Impls, round+gi)
 		var fastest float64
-		for _, name := range order {
-			n.done++
-			n.say("round %d/%d%s · %s at %s · %s (run %d of %d)", round+1, spec.Rounds, on, p.Name, results.Count(p.TotalOwners(), "owner"), name, n.done, n.of)
-			cfg := s.Base
-			cfg.Profile = p
-			cfg.Impl = spec.Impls[name]
-			cfg.Meta.Start = time.Now()
-			cfg.Progress = nil
-			res, err := workloads.Run(ctx, cfg)
-			if res != nil {
-				r := roundOf(res, round)
-				if hooks.Save != nil {
-					r.File = hooks.Save(res)
-				}
-				if !r.Partial {
-					c := s.cells[cellKey{gi, name}]
-					c.Rounds = append(c.Rounds, r)
-				}
+		for _, name := range roundOrder(g.Impls, round, gi) {
+			r, err := s.run(ctx, spec, runAt{group: gi, impl: name, round: round}, p, n, hooks)
+			if r != nil {
 				fastest = max(fastest, r.OpsPerSec)
 			}
 			if err != nil {
@@ -332,7 +346,7 @@ func (s *siteRun) round(ctx context.Context, spec LineupSpec, round int, bin str
 		// fastest × duration requests take about the duration for both.
 		reqs := max(5000, int(fastest*spec.Duration.Seconds()))
 		n.say("round %d/%d%s · redis-benchmark -c %d (and -P %d), %d requests per script; bare go-redis %d×%d, plain and autopipelined",
-			round+1, spec.Rounds, on, c, ceilingPipeline, reqs, p.Clients, p.Owners)
+			round+1, spec.Rounds, n.on(), c, ceilingPipeline, reqs, p.Clients, p.Owners)
 		b, err := RedisBenchmark(ctx, bin, s.Server, s.rdb, c, reqs)
 		if err == nil {
 			b.GoRedis, err = GoRedisCycles(ctx, s.Base.NewRedis, p.Clients, p.Owners, spec.Warmup, spec.Duration, false)
@@ -345,6 +359,77 @@ func (s *siteRun) round(ctx context.Context, spec LineupSpec, round int, bin str
 		}
 		benched[c] = true
 		s.baselines[c].Rounds = append(s.baselines[c].Rounds, b)
+	}
+	return nil
+}
+
+// runAt is one run of a matrix: an implementation of a group in a round,
+// or in a pair after the rounds.
+type runAt struct {
+	group int
+	impl  string
+	round int
+	pair  bool
+}
+
+// run runs at on its group's profile p and keeps its figures in the
+// cell (Rounds, or PairRounds for a pair): the figures unless the run was
+// cut short, and the run's error.
+func (s *siteRun) run(ctx context.Context, spec LineupSpec, at runAt, p workloads.Profile, n *progress, hooks LineupHooks) (*results.LineupRound, error) {
+	what, of := "round", spec.Rounds
+	if at.pair {
+		what, of = "pair", spec.Pairs
+	}
+	n.done++
+	n.say("%s %d/%d%s · %s at %s · %s (run %d of %d)", what, at.round+1, of, n.on(), p.Name, results.Count(p.TotalOwners(), "owner"), at.impl, n.done, n.of)
+	cfg := s.Base
+	cfg.Profile = p
+	cfg.Impl = spec.Impls[at.impl]
+	cfg.Meta.Start = time.Now()
+	cfg.Progress = nil
+	res, err := workloads.Run(ctx, cfg)
+	if res == nil {
+		return nil, err
+	}
+	r := roundOf(res, at.round)
+	if hooks.Save != nil {
+		r.File = hooks.Save(res)
+	}
+	if r.Partial {
+		return nil, err
+	}
+	c := s.cells[cellKey{at.group, at.impl}]
+	if at.pair {
+		c.PairRounds = append(c.PairRounds, r)
+	} else {
+		c.Rounds = append(c.Rounds, r)
+	}
+	return &r, err
+}
+
+// pairGroups are the indexes of s's groups that run both lockimpl and
+// lockimpl+ap.
+func (s *siteRun) pairGroups() []int {
+	var gs []int
+	for gi, g := range s.Groups {
+		if slices.Contains(g.Impls, impls.Default) && slices.Contains(g.Impls, PipelinedName) {
+			gs = append(gs, gi)
+		}
+	}
+	return gs
+}
+
+// pairRound runs round round of lockimpl and lockimpl+ap alone, back to
+// back, in each group that runs both, first in turns as in the matrix's
+// rounds.
+func (s *siteRun) pairRound(ctx context.Context, spec LineupSpec, round int, n *progress, hooks LineupHooks) error {
+	for _, gi := range s.pairGroups() {
+		p, _ := groupProfile(s.Groups[gi], spec)
+		for _, name := range roundOrder([]string{impls.Default, PipelinedName}, round, 0) {
+			if _, err := s.run(ctx, spec, runAt{group: gi, impl: name, round: round, pair: true}, p, n, hooks); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -372,7 +457,8 @@ func (s *siteRun) finish(elapsed time.Duration, partial bool) *results.Lineup {
 }
 
 // PlainRatios sets VsPlain on each lockimpl+ap cell whose workload plain
-// lockimpl ran too: ops/s and acquire p99 over plain's, round by round.
+// lockimpl ran too: ops/s, acquire p99 and handoff p50 over plain's, pair
+// by pair over the matrix's rounds and the pairs' own.
 func PlainRatios(m *results.Lineup) {
 	for i := range m.Cells {
 		ap := &m.Cells[i]
@@ -383,32 +469,65 @@ func PlainRatios(m *results.Lineup) {
 		if plain == nil {
 			continue
 		}
-		ops := spreadOf(ap.Rounds, plain.Rounds, func(r results.LineupRound) float64 { return r.OpsPerSec })
-		p99 := spreadOf(ap.Rounds, plain.Rounds, func(r results.LineupRound) float64 { return r.AcquireP99 })
-		if ops.Median > 0 || p99.Median > 0 {
-			ap.VsPlain = &results.VsPlain{Ops: ops, AcquireP99: p99}
+		a, b := pairsOf(ap), pairsOf(plain)
+		v := results.VsPlain{
+			Ops:        spreadOf(a, b, func(r results.LineupRound) float64 { return r.OpsPerSec }),
+			AcquireP99: spreadOf(a, b, func(r results.LineupRound) float64 { return r.AcquireP99 }),
+			HandoffP50: spreadOf(a, b, func(r results.LineupRound) float64 { return r.HandoffP50 }),
+		}
+		if v.Ops.Rounds > 0 || v.AcquireP99.Rounds > 0 {
+			ap.VsPlain = &v
 		}
 	}
 }
 
+// pairsOf is c's rounds in the matrix and its pairs' own.
+func pairsOf(c *results.LineupCell) []results.LineupRound {
+	return append(slices.Clip(c.Rounds), c.PairRounds...)
+}
+
 // spreadOf is f of each of rs over f of the same round of ref: the
-// median, least and greatest of those ratios, and whether the two sides'
-// values over the rounds do not overlap.
+// median, least and greatest of those ratios, and whether every one is on
+// the same side of 1.
 func spreadOf(rs, ref []results.LineupRound, f func(results.LineupRound) float64) results.RatioSpread {
-	var ratios, a, b []float64
+	var ratios []float64
 	for _, r := range rs {
-		for _, q := range ref {
-			if q.Round == r.Round && f(r) > 0 && f(q) > 0 {
-				ratios = append(ratios, f(r)/f(q))
-				a, b = append(a, f(r)), append(b, f(q))
-			}
+		if q, ok := roundNo(ref, r.Round); ok && f(r) > 0 && f(q) > 0 {
+			ratios = append(ratios, f(r)/f(q))
 		}
 	}
 	if len(ratios) == 0 {
 		return results.RatioSpread{}
 	}
-	return results.RatioSpread{Median: median(ratios), Min: slices.Min(ratios), Max: slices.Max(ratios), Rounds: len(ratios),
-		Apart: slices.Max(a) < slices.Min(b) || slices.Min(a) > slices.Max(b)}
+	lo, hi := slices.Min(ratios), slices.Max(ratios)
+	return results.RatioSpread{Median: median(ratios), Min: lo, Max: hi, Rounds: len(ratios), Apart: lo > 1 || hi < 1}
+}
+
+// roundOrder is the order in which group gi's implementations run in
+// round round: rotated from round to round, so that drift hits all
+// alike, with lockimpl and lockimpl+ap back to back as one, the first of
+// the two in turns, so that each pair's runs are seconds apart and
+// neither always runs after the other.
+func roundOrder(names []string, round, gi int) []string {
+	pair := slices.Contains(names, impls.Default) && slices.Contains(names, PipelinedName)
+	var units []string
+	for _, n := range names {
+		if !pair || n != PipelinedName {
+			units = append(units, n)
+		}
+	}
+	var out []string
+	for _, n := range rotate(units, round+gi) {
+		switch {
+		case !pair || n != impls.Default:
+			out = append(out, n)
+		case round%2 == 0:
+			out = append(out, impls.Default, PipelinedName)
+		default:
+			out = append(out, PipelinedName, impls.Default)
+		}
+	}
+	return out
 }
 
 // rotate returns s starting at its i-th element (mod len).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/impls"
 	"github.com/lockbench/lockbench/perf"
+	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
@@ -108,7 +109,7 @@ func TestPipelineTargets(t *testing.T) {
 	const (
 		apTarget    = "uncontended, 32 owners: lockimpl on the autopipeliner ≥ 1.25× redis-benchmark's unpipelined lock+unlock cycles (stretch 1.4×)"
 		plainTarget = "uncontended, 32 owners: lockimpl ≥ 0.9× a bare go-redis loop running the same scripts"
-		handoff     = "mutex, 32 owners: handoff p50 on the autopipeliner no higher than plain lockimpl's"
+		handoff     = "mutex, 32 owners: handoff p50 on the autopipeliner no higher than plain lockimpl's, within the pairs' spread"
 	)
 	good := judge(mk(45000, 28000, 30000, 290))
 	for _, k := range []string{apTarget, plainTarget, handoff} {
@@ -171,29 +172,14 @@ func TestPipelineTargets(t *testing.T) {
 // itself 1, a redis-benchmark baseline per round; then a matrix
 // interrupted after its first run comes back partial with what finished.
 func TestMeasureLineup(t *testing.T) {
-	bin, err := exec.LookPath("redis-benchmark")
-	if err != nil {
-		t.Skip("redis-benchmark not on PATH")
-	}
-	env := redisenvtest.Start(t)
-	raw, _ := impls.Lookup("raw")
-	li, _ := impls.Lookup(impls.Default)
+	rig := newLineupRig(t)
 	spec := perf.LineupSpec{
-		Impls:    map[string]workloads.Impl{"lockimpl": li, "raw": raw},
+		Impls:    rig.impls,
 		Groups:   []perf.LineupGroup{{Profile: "uncontended", Owners: 2, Impls: []string{"lockimpl", "raw"}}},
 		Rounds:   2,
 		Duration: 300 * time.Millisecond,
 	}
-	var order []string
-	hooks := perf.LineupHooks{Save: func(r *results.Result) string {
-		order = append(order, r.Meta.ImplName())
-		return "saved"
-	}}
-	base := workloads.Config{NewRedis: env.NewPool, Meta: results.Meta{Args: []string{"perf", "--test"}}}
-	m, err := perf.MeasureLineup(context.Background(), base, spec, bin, benchServer(t, env), hooks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, order := rig.measure(t, spec)
 	if got := strings.Join(order, ","); got != "lockimpl,raw,raw,lockimpl" {
 		t.Errorf("run order %s; want the order rotated in round 2", got)
 	}
@@ -221,16 +207,95 @@ func TestMeasureLineup(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	hooks.Save = func(*results.Result) string { cancel(); return "" }
-	m, err = perf.MeasureLineup(ctx, base, spec, bin, benchServer(t, env), hooks)
+	hooks := perf.LineupHooks{Save: func(*results.Result) string { cancel(); return "" }}
+	m, err := perf.MeasureLineup(ctx, rig.base, spec, rig.bin, benchServer(t, rig.env), hooks)
 	if !errors.Is(err, context.Canceled) || m == nil || !m.Partial {
 		t.Fatalf("interrupted matrix: %v, partial %v", err, m != nil && m.Partial)
 	}
 	if md := markdown(t, m); !strings.Contains(md, "**Partial") {
 		t.Errorf("partial matrix markdown lacks the partial mark:\n%s", md)
 	}
-	if keys := perfKeys(t, redisenvtest.Raw(t, env)); len(keys) != 0 {
+	if keys := perfKeys(t, redisenvtest.Raw(t, rig.env)); len(keys) != 0 {
 		t.Errorf("matrix left keys %v", keys[:min(5, len(keys))])
+	}
+}
+
+// lineupRig measures small matrices on a real Redis with lockimpl,
+// lockimpl+ap and raw.
+type lineupRig struct {
+	env   *redisenv.Env
+	bin   string
+	base  workloads.Config
+	impls map[string]workloads.Impl
+}
+
+func newLineupRig(t *testing.T) *lineupRig {
+	t.Helper()
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		t.Skip("redis-benchmark not on PATH")
+	}
+	env := redisenvtest.Start(t)
+	raw, _ := impls.Lookup("raw")
+	li, _ := impls.Lookup(impls.Default)
+	return &lineupRig{env: env, bin: bin,
+		base:  workloads.Config{NewRedis: env.NewPool, Meta: results.Meta{Args: []string{"perf", "--test"}}},
+		impls: map[string]workloads.Impl{impls.Default: li, perf.PipelinedName: perf.Pipelined{Lockimpl: li.(workloads.Lockimpl)}, "raw": raw}}
+}
+
+// measure runs spec to the end: the matrix, and the implementations in
+// the order they ran. Each run is saved as "saved".
+func (r *lineupRig) measure(t *testing.T, spec perf.LineupSpec) (*results.Lineup, []string) {
+	t.Helper()
+	var order []string
+	hooks := perf.LineupHooks{Save: func(res *results.Result) string {
+		order = append(order, res.Meta.ImplName())
+		return "saved"
+	}}
+	m, err := perf.MeasureLineup(context.Background(), r.base, spec, r.bin, benchServer(t, r.env), hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, order
+}
+
+// TestMeasureLineupPairs: lockimpl and lockimpl+ap run back to back in
+// every round, each first in turn, while the others rotate around them;
+// after the matrix's rounds the two run alone until there are Pairs pairs,
+// kept apart from the matrix's rounds and counted in VsPlain.
+func TestMeasureLineupPairs(t *testing.T) {
+	rig := newLineupRig(t)
+	spec := perf.LineupSpec{
+		Impls:    rig.impls,
+		Groups:   []perf.LineupGroup{{Profile: "uncontended", Owners: 2, Impls: []string{impls.Default, perf.PipelinedName, "raw"}}},
+		Rounds:   2,
+		Pairs:    3,
+		Duration: 300 * time.Millisecond,
+	}
+	m, order := rig.measure(t, spec)
+	want := "lockimpl,lockimpl+ap,raw," + // round 1: the pair as one, plain first
+		"raw,lockimpl+ap,lockimpl," + // round 2: rotated, the autopipeliner first
+		"lockimpl,lockimpl+ap" // the third pair, the two alone
+	if got := strings.Join(order, ","); got != want {
+		t.Errorf("run order %s; want %s", got, want)
+	}
+	if m.Pairs != 3 || m.Schedule() != "2 rounds, then lockimpl and lockimpl+ap alone to 3 pairs" {
+		t.Errorf("pairs %d, schedule %q", m.Pairs, m.Schedule())
+	}
+	for _, c := range m.Cells {
+		pairs := 1
+		if c.Impl == "raw" {
+			pairs = 0
+		}
+		if len(c.Rounds) != 2 || len(c.PairRounds) != pairs || pairs == 1 && c.PairRounds[0].Round != 2 {
+			t.Errorf("%s: %d rounds and pair rounds %+v; want 2 rounds and %d pair rounds (round 2)", c.Impl, len(c.Rounds), c.PairRounds, pairs)
+		}
+	}
+	if v := m.Cell("uncontended", 2, perf.PipelinedName).VsPlain; v == nil || v.Ops.Rounds != 3 || v.AcquireP99.Rounds != 3 {
+		t.Errorf("VsPlain %+v: want 3 pairs", v)
+	}
+	if md := markdown(t, m); !strings.Contains(md, "2 rounds, then lockimpl and lockimpl+ap alone to 3 pairs") || !strings.Contains(md, "| uncontended | 2 | 3 |") {
+		t.Errorf("markdown lacks the pairs:\n%s", md)
 	}
 }
 

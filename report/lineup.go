@@ -22,7 +22,7 @@ func lineupBlocks(m *results.Lineup) []block {
 	}
 	intro := fmt.Sprintf("Measured by %q on %s: %s (%s), %s, GOMAXPROCS %d, host %s, %s. %s; each run %v measured after %v warmup; %v in all.",
 		strings.TrimSpace("bench "+strings.Join(md.Args, " ")), md.Start.UTC().Format("2006-01-02"), servers, md.RedisBackend,
-		md.Go, md.GOMAXPROCS, md.Host, md.Lockbench, results.Count(m.Rounds, "round"), m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
+		md.Go, md.GOMAXPROCS, md.Host, md.Lockbench, m.Schedule(), m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
 	bl := []block{para{text: intro}}
 	if m.Partial {
 		bl = append(bl, para{text: "Partial: interrupted before every round ran; the figures cover the rounds that finished.", class: "warn"})
@@ -175,11 +175,11 @@ func lineupBlocks(m *results.Lineup) []block {
 }
 
 // vsPlainBlocks lays out lockimpl+ap against plain lockimpl, a row per
-// cell both ran: each figure's ratio (the median of the rounds' ratios),
-// the rounds' range, and whether auto-pipelining lost beyond the rounds'
+// cell both ran: each figure's ratio (the median of the pairs' ratios),
+// the pairs' range, and whether auto-pipelining lost beyond the pairs'
 // spread.
 func vsPlainBlocks(cells []results.LineupCell) []block {
-	t := table{head: []string{"workload", "owners", "ops/s × plain", "rounds", "acquire p99 × plain", "rounds", "verdict"}, right: true}
+	t := table{head: []string{"workload", "owners", "pairs", "ops/s × plain", "range", "acquire p99 × plain", "range", "verdict"}, right: true}
 	for _, c := range cells {
 		v := c.VsPlain
 		if v == nil {
@@ -193,27 +193,26 @@ func vsPlainBlocks(cells []results.LineupCell) []block {
 		case v.Ops.Median > 0 && v.Ops.Median < 1 || v.AcquireP99.Median > 1:
 			verdict = styled("behind, within spread", "warn")
 		}
-		t.rows = append(t.rows, []cell{plain(c.Profile), plain(fmt.Sprint(c.Owners)), plain(results.Times(v.Ops.Median)), plain(ratioRange(v.Ops)),
+		t.rows = append(t.rows, []cell{plain(c.Profile), plain(fmt.Sprint(c.Owners)), plain(fmt.Sprint(max(v.Ops.Rounds, v.AcquireP99.Rounds))), plain(results.Times(v.Ops.Median)), plain(ratioRange(v.Ops)),
 			plain(results.Times(v.AcquireP99.Median)), plain(ratioRange(v.AcquireP99)), verdict})
 	}
 	if len(t.rows) == 0 {
 		return nil
 	}
 	return []block{heading{level: 2, text: "lockimpl+ap against plain lockimpl"},
-		para{text: "Each cell that both ran: lockimpl+ap's ops/s and acquire p99 over plain lockimpl's, the median of the rounds' ratios " +
-			"(each round's two runs seconds apart) and the rounds' least and greatest. Above 1 is more ops/s, and a slower p99. " +
-			"A cell loses where its median is on the wrong side of 1 and the two implementations' figures over the rounds do not " +
-			"overlap (every round of one beyond every round of the other); behind within spread where they overlap."}, t}
+		para{text: "Each cell that both ran: lockimpl+ap's ops/s and acquire p99 over plain lockimpl's, pair by pair, the median " +
+			"of the pairs' ratios and their least and greatest. A pair is the two run back to back, each first in turn: one in each " +
+			"of the matrix's rounds, then the two alone until the cell has its pairs. Above 1 is more ops/s, and a slower p99. " +
+			"A cell loses where it is worse in every pair: the machine drifts from pair to pair, and a difference that holds through " +
+			"that drift is beyond it (two that do not differ fall all on one side of n pairs with a chance of 1 in 2^n); " +
+			"behind within spread where its median is worse but some pair is not."}, t}
 }
 
-// ratioRange is the rounds' least and greatest of a ratio, "0.98–1.07×",
-// or the one round's.
+// ratioRange is the pairs' least and greatest of a ratio, "0.98–1.07×",
+// or "—" with one pair or none.
 func ratioRange(r results.RatioSpread) string {
-	switch {
-	case r.Rounds == 0:
+	if r.Rounds < 2 {
 		return "—"
-	case r.Rounds == 1:
-		return "1 round"
 	}
 	return fmt.Sprintf("%.2f–%.2f×", r.Min, r.Max)
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // TestMatrixShowsAPAgainstPlain: the perf document has a row per cell
-// where lockimpl+ap and plain lockimpl both ran, with each ratio, the
-// rounds' range and a verdict: a loss only beyond the rounds' spread.
+// where lockimpl+ap and plain lockimpl both ran, with its pairs, each
+// ratio, the pairs' range and a verdict: a loss only beyond the pairs'
+// spread.
 func TestMatrixShowsAPAgainstPlain(t *testing.T) {
 	spread := func(med, lo, hi float64, apart bool) results.RatioSpread {
 		return results.RatioSpread{Median: med, Min: lo, Max: hi, Rounds: 3, Apart: apart}
@@ -24,9 +25,9 @@ func TestMatrixShowsAPAgainstPlain(t *testing.T) {
 	}}
 	_, section := lineupSection(t, m, "## lockimpl+ap against plain lockimpl")
 	wantIn(t, section,
-		"| uncontended | 32 | 1.31× | 1.25–1.40× | 0.80× | 0.70–0.90× | no loss |",
-		"| mutex | 8 | 0.97× | 0.93–1.02× | 1.01× | 0.95–1.10× | behind, within spread |",
-		"| rw90 | 32 | 0.90× | 0.88–0.92× | 1.30× | 1.20–1.40× | **loses: ops/s, p99** |",
+		"| uncontended | 32 | 3 | 1.31× | 1.25–1.40× | 0.80× | 0.70–0.90× | no loss |",
+		"| mutex | 8 | 3 | 0.97× | 0.93–1.02× | 1.01× | 0.95–1.10× | behind, within spread |",
+		"| rw90 | 32 | 3 | 0.90× | 0.88–0.92× | 1.30× | 1.20–1.40× | **loses: ops/s, p99** |",
 	)
 	// One row per cell where both ran: the plain cells add none of their own.
 	rows := 0

@@ -102,7 +102,7 @@ const margin = "          "
 // WriteLineupSummary prints implementations side by side for a terminal:
 // one line per cell with its medians, then the baselines and the targets.
 func WriteLineupSummary(w io.Writer, m *results.Lineup) error {
-	head := fmt.Sprintf("matrix    %s of %v (+%v warmup) per run, %v in all", results.Count(m.Rounds, "round"), m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
+	head := fmt.Sprintf("matrix    %s of %v (+%v warmup) per run, %v in all", m.Schedule(), m.Duration, m.Warmup, m.Elapsed.Round(time.Second))
 	if m.Partial {
 		head += " [PARTIAL]"
 	}

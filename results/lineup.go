@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -11,9 +12,13 @@ const LineupSchema = "lockbench.matrix/v1"
 // in rounds, with redis-benchmark driving the same scripts at each
 // concurrency (bench perf's matrix; make perf renders it as docs/perf.md).
 type Lineup struct {
-	Schema    string           `json:"schema"`
-	Meta      Meta             `json:"meta"`
-	Rounds    int              `json:"rounds"`
+	Schema string `json:"schema"`
+	Meta   Meta   `json:"meta"`
+	Rounds int    `json:"rounds"`
+	// Pairs is how many rounds in all compared lockimpl+ap with plain
+	// lockimpl where both ran: the matrix's, then the two alone
+	// (LineupCell.PairRounds); Rounds when none ran alone.
+	Pairs     int              `json:"pairs,omitempty"`
 	Duration  time.Duration    `json:"duration_ns"` // measured time of each run
 	Warmup    time.Duration    `json:"warmup_ns"`
 	Elapsed   time.Duration    `json:"elapsed_ns"`
@@ -39,6 +44,16 @@ type Lineup struct {
 	// JVMProfiles are where each Redisson configuration's JVM spent its
 	// time, one cell of each profiled.
 	JVMProfiles []JVMProfile `json:"jvm_profiles,omitempty"`
+}
+
+// Schedule says m's rounds, and its pairs of lockimpl and lockimpl+ap
+// beyond them: "3 rounds, then lockimpl and lockimpl+ap alone to 8 pairs".
+func (m *Lineup) Schedule() string {
+	s := Count(m.Rounds, "round")
+	if m.Pairs > m.Rounds {
+		s += fmt.Sprintf(", then lockimpl and lockimpl+ap alone to %d pairs", m.Pairs)
+	}
+	return s
 }
 
 // JVMProfile is a flight recording of one implementation's JVM on one
@@ -177,7 +192,11 @@ type LineupCell struct {
 	Impl        string        `json:"impl"`
 	Note        string        `json:"note,omitempty"` // the implementation's note on the profile
 	Rounds      []LineupRound `json:"rounds"`
-	Median      LineupRound   `json:"median"` // per-figure medians; counts are sums
+	// PairRounds are lockimpl's and lockimpl+ap's rounds after the
+	// matrix's, the two alone back to back: more pairs for VsPlain and
+	// the handoff comparison. Median and the other ratios read Rounds.
+	PairRounds []LineupRound `json:"pair_rounds,omitempty"`
+	Median     LineupRound   `json:"median"` // per-figure medians; counts are sums
 	// VsRaw compares with the raw scripts on the same workload, round by
 	// round; VsRedisBenchmark with redis-benchmark at the same concurrency
 	// in the same round.
@@ -194,40 +213,47 @@ type LineupCell struct {
 	VsPlain *VsPlain `json:"vs_plain,omitempty"`
 }
 
-// VsPlain is an auto-pipelined cell's ops/s and acquire p99 over plain
-// lockimpl's.
+// VsPlain is an auto-pipelined cell's ops/s, acquire p99 and handoff p50
+// over plain lockimpl's, pair by pair.
 type VsPlain struct {
 	Ops        RatioSpread `json:"ops"`
 	AcquireP99 RatioSpread `json:"acquire_p99"`
+	HandoffP50 RatioSpread `json:"handoff_p50"`
 }
 
 // Lost names the figures ("ops/s", "p99") auto-pipelining lost on beyond
-// the rounds' spread: the median on the wrong side of 1 and the two
-// cells' rounds apart.
+// the pairs' spread: worse in every pair (RatioSpread.Apart).
 func (v VsPlain) Lost() []string {
 	var lost []string
-	if v.Ops.Median > 0 && v.Ops.Median < 1 && v.Ops.Apart {
+	if v.Ops.Below() {
 		lost = append(lost, "ops/s")
 	}
-	if v.AcquireP99.Median > 1 && v.AcquireP99.Apart {
+	if v.AcquireP99.Above() {
 		lost = append(lost, "p99")
 	}
 	return lost
 }
 
-// RatioSpread is a ratio of one cell's figure to another's over the
-// rounds: each round's ratio (its two runs seconds apart), their median,
-// least and greatest.
+// RatioSpread is a ratio of one cell's figure to another's over paired
+// runs (each pair's two runs back to back): the pairs' ratios, their
+// median, least and greatest.
 type RatioSpread struct {
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
-	Rounds int     `json:"rounds"`
-	// Apart: the two cells' figures over the rounds do not overlap, every
-	// round of one beyond every round of the other, so the difference is
-	// beyond run-to-run spread.
+	Rounds int     `json:"rounds"` // the pairs
+	// Apart: every pair's ratio is on the same side of 1, so the
+	// difference held through the machine's drift from pair to pair:
+	// beyond run-to-run spread. Of two that do not differ, n pairs all
+	// fall on one given side with a chance of 1 in 2^n.
 	Apart bool `json:"apart,omitempty"`
 }
+
+// Above reports a ratio above 1 in every pair: slower, for a latency.
+func (r RatioSpread) Above() bool { return r.Apart && r.Median > 1 }
+
+// Below reports a ratio below 1 in every pair: fewer, for ops/s.
+func (r RatioSpread) Below() bool { return r.Apart && r.Median > 0 && r.Median < 1 }
 
 // Baseline is redis-benchmark driving the acquire script on fresh names
 // and the unlock script, at one concurrency.

@@ -38,14 +38,17 @@ with their targets:
             concurrency, redis-benchmark driving the acquire and unlock
             scripts (plain and -P 16) and bare go-redis loops (plain and
             autopipelined). Rounds alternate the order so drift hits all
-            alike. --doc writes the tables (ops/s, acquire p50/p99, handoff,
-            CPU, each as a ratio to raw, redis-benchmark, bare go-redis and
-            the -P 16 ceiling) as Markdown: make perf writes docs/perf.md.
-            Targets: lockimpl >= 0.9x raw on uncontended; lockimpl+ap's
-            ops/s no lower and acquire p99 no higher than lockimpl's in
-            every cell, within the rounds' spread; lockimpl's handoff p50 on
-            mutex >= 10x lower than redsync's and redislock's; the overhead
-            part's targets; no safety violation anywhere.
+            alike; lockimpl and lockimpl+ap run back to back, each first in
+            turn, and after the rounds the two alone, until each cell has
+            --matrix-pairs pairs. --doc writes the tables (ops/s, acquire
+            p50/p99, handoff, CPU, each as a ratio to raw, redis-benchmark,
+            bare go-redis and the -P 16 ceiling) as Markdown: make perf
+            writes docs/perf.md. Targets: lockimpl >= 0.9x raw on
+            uncontended; lockimpl+ap's ops/s no lower and acquire p99 and
+            handoff p50 no higher than lockimpl's in every cell, within the
+            pairs' spread (worse in every pair misses); lockimpl's handoff
+            p50 on mutex >= 10x lower than redsync's and redislock's; the
+            overhead part's targets; no safety violation anywhere.
   overhead  the pipelining targets in a few minutes: lockimpl plain and
             auto-pipelined (lockimpl+ap, as --auto-pipeline true) on
             uncontended and mutex at 32 owners, in alternating rounds,
@@ -55,7 +58,8 @@ with their targets:
             the rounds' ratios: lockimpl+ap >= 1.25x redis-benchmark's
             unpipelined cycles (stretch 1.4x); lockimpl >= 0.9x bare
             go-redis; lockimpl+ap's handoff p50 on mutex no higher than
-            lockimpl's. Each run also says whose CPU ran out.
+            lockimpl's, within the rounds' spread. Each run also says whose
+            CPU ran out.
   scale     the harness with 1,000, 10,000 and 100,000 owners in this
             process (--scale-owners), over 10 clients, each point 20 s of
             rw90 in open loop at 5,000 ops/s across all its owners: peak
@@ -95,6 +99,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg.RegisterFlags(fs)
 	only := fs.String("only", "matrix", "which parts to run, comma-separated: matrix, overhead, scale, handoff")
 	matrixRounds := fs.Int("matrix-rounds", 3, "matrix: rounds (the order of implementations rotates each round)")
+	matrixPairs := fs.Int("matrix-pairs", 8, "matrix: pairs in all of lockimpl and lockimpl+ap (back to back, each first in turn) wherever both run: the matrix's rounds, then the two alone until there are this many; the auto-pipelining verdicts read them all (at most --matrix-rounds: no more than the matrix's)")
 	matrixDuration := fs.Duration("matrix-duration", 4*time.Second, "matrix: measured time of each run")
 	matrixWarmup := fs.Duration("matrix-warmup", time.Second, "matrix: warmup of each run")
 	matrixImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs lockimpl, raw and redisson; fair and reentrant-deep lockimpl and redisson; redisson is left out of the default when its driver is not built)")
@@ -124,8 +129,8 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return cli.Usagef("--%s %v: must be positive", name, d)
 		}
 	}
-	if *rounds < 1 || *scaleClients < 1 || *scaleLocks < 1 || *matrixRounds < 1 {
-		return cli.Usagef("--rounds, --matrix-rounds, --scale-clients and --scale-locks must be at least 1")
+	if *rounds < 1 || *scaleClients < 1 || *scaleLocks < 1 || *matrixRounds < 1 || *matrixPairs < 1 {
+		return cli.Usagef("--rounds, --matrix-rounds, --matrix-pairs, --scale-clients and --scale-locks must be at least 1")
 	}
 	if *scaleRate <= 0 {
 		return cli.Usagef("--scale-rate %g: must be positive", *scaleRate)
@@ -138,7 +143,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return cli.Usagef("--matrix-warmup %v: must not be negative", *matrixWarmup)
 	}
 	if !slices.Contains(parts, perf.PartMatrix) {
-		for _, name := range []string{"doc", "matrix-impls", "matrix-rounds", "matrix-duration", "matrix-warmup", "servers"} {
+		for _, name := range []string{"doc", "matrix-impls", "matrix-rounds", "matrix-pairs", "matrix-duration", "matrix-warmup", "servers"} {
 			if flagSet(fs, name) {
 				return cli.Usagef("--%s applies to the matrix part; add matrix to --only (now %q)", name, *only)
 			}
@@ -159,7 +164,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return cli.Usagef("--matrix-impls %q: %v", *matrixImpls, err)
 	}
-	spec.Rounds, spec.Duration, spec.Warmup = *matrixRounds, *matrixDuration, *matrixWarmup
+	spec.Rounds, spec.Pairs, spec.Duration, spec.Warmup = *matrixRounds, *matrixPairs, *matrixDuration, *matrixWarmup
 	if *doc != "" {
 		made, err := cli.CheckOutFile("--doc", *doc)
 		if err != nil {
