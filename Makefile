@@ -51,7 +51,7 @@ test-short: setup redisson-driver ## the quick loop: every test but chaos scenar
 bench: setup ## run the rw90 profile on a local redis-server (about 40 s)
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench run --profile rw90
 
-perf: setup redisson-driver ## lockimpl (plain and auto-pipelined), raw scripts, redsync, redislock and real Redisson (default, tuned, in-JVM loop) side by side, with redis-benchmark and bare go-redis baselines, on Redis and (four workloads) beside it on Valkey, then the harness at 1,000, 10,000 and 100,000 owners; writes docs/perf.md (over half an hour)
+perf: setup redisson-driver ## lockimpl (plain and auto-pipelined), raw scripts, redsync, redislock and real Redisson (default, tuned, in-JVM loop) side by side, with redis-benchmark and bare go-redis baselines, on Redis and (four workloads) beside it on Valkey, then the harness at 1,000, 10,000 and 100,000 owners; writes docs/perf.md (about 50 minutes)
 	@command -v redis-benchmark >/dev/null || { echo "perf: redis-benchmark is missing; install it with: apt-get install -y redis-tools" >&2; exit 1; }
 	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/bench perf --only matrix,scale --servers redis,valkey --doc docs/perf.md --out bench-results/perf
 

@@ -11,3 +11,6 @@ var MedianRound = medianRound
 
 // RoundOf is roundOf, for the external tests.
 var RoundOf = roundOf
+
+// RoundOrder is roundOrder, for the external tests.
+var RoundOrder = roundOrder

@@ -50,6 +50,11 @@ type LineupSpec struct {
 	Duration, Warmup time.Duration
 }
 
+// DefaultPairs is how many pairs of lockimpl and lockimpl+ap a matrix
+// compares them on (LineupSpec.Pairs) unless told: of two that do not
+// differ, all of 8 pairs fall on one side of 1 once in 256.
+const DefaultPairs = 8
+
 // PipelinedName is lockimpl with each client's lock commands on go-redis's
 // autopipeliner (bench run --auto-pipeline true): a column of the matrix
 // beside plain lockimpl wherever lockimpl runs.
@@ -197,12 +202,14 @@ func MeasureLineups(ctx context.Context, spec LineupSpec, sites []Site, bin stri
 		jvms, _ := all[0].jvmCells(spec)
 		runs += len(jvms)
 	}
-	pairRuns := 0
-	for _, s := range all {
-		pairRuns += 2 * len(s.pairGroups())
-	}
 	extra := max(0, spec.Pairs-spec.Rounds)
-	runs += extra * pairRuns
+	pairNote := ""
+	for _, s := range all {
+		if n := 2 * len(s.pairGroups()) * extra; n > 0 {
+			runs += n
+			pairNote = fmt.Sprintf(" and %s of lockimpl and lockimpl+ap after them", results.Count(extra, "pair"))
+		}
+	}
 	perRun := spec.Duration + spec.Warmup
 	// Each baseline: redis-benchmark plain and -P 16 (about a duration
 	// each) and the two bare go-redis loops (a duration each).
@@ -210,8 +217,8 @@ func MeasureLineups(ctx context.Context, spec LineupSpec, sites []Site, bin stri
 	if len(all) > 1 {
 		servers = " on " + results.Count(len(all), "server")
 	}
-	say("matrix%s: %s of %v + %v warmup in %s, plus redis-benchmark and bare go-redis at each concurrency: about %v",
-		servers, results.Count(runs, "run"), spec.Duration, spec.Warmup, results.Count(spec.Rounds, "round"), (time.Duration(runs)*perRun + 4*time.Duration(spec.Rounds*benches)*spec.Duration).Round(time.Minute))
+	say("matrix%s: %s of %v + %v warmup in %s%s, plus redis-benchmark and bare go-redis at each concurrency: about %v",
+		servers, results.Count(runs, "run"), spec.Duration, spec.Warmup, results.Count(spec.Rounds, "round"), pairNote, (time.Duration(runs)*perRun + 4*time.Duration(spec.Rounds*benches)*spec.Duration).Round(time.Minute))
 
 	for _, s := range all {
 		s.rdb = s.Base.NewRedis(2)
@@ -220,29 +227,22 @@ func MeasureLineups(ctx context.Context, spec LineupSpec, sites []Site, bin stri
 	start := time.Now()
 	n := &progress{say: say, of: runs}
 	var runErr error
+	// The matrix's rounds, then the pairs of lockimpl and lockimpl+ap
+	// alone, the sites taking turns in both.
 rounds:
-	for round := range spec.Rounds {
+	for round := range spec.Rounds + extra {
 		for i := range all {
 			s := all[(round+i)%len(all)]
 			if len(all) > 1 {
 				n.server = s.Base.Meta.ServerName()
 			}
-			if runErr = s.round(ctx, spec, round, bin, n, hooks); runErr != nil {
+			if round < spec.Rounds {
+				runErr = s.round(ctx, spec, round, bin, n, hooks)
+			} else {
+				runErr = s.pairRound(ctx, spec, round, n, hooks)
+			}
+			if runErr != nil {
 				break rounds
-			}
-		}
-	}
-	// More pairs of lockimpl and lockimpl+ap, round by round across the
-	// sites as the matrix's rounds go, so that drift hits the pairs alike.
-pairs:
-	for round := spec.Rounds; runErr == nil && round < spec.Rounds+extra; round++ {
-		for i := range all {
-			s := all[(round+i)%len(all)]
-			if len(all) > 1 {
-				n.server = s.Base.Meta.ServerName()
-			}
-			if runErr = s.pairRound(ctx, spec, round, n, hooks); runErr != nil {
-				break pairs
 			}
 		}
 	}
@@ -297,7 +297,7 @@ type siteRun struct {
 // newSiteRun checks every profile of s against every implementation.
 func newSiteRun(s Site, spec LineupSpec) (*siteRun, error) {
 	r := &siteRun{Site: s, cells: map[cellKey]*results.LineupCell{}, baselines: map[int]*results.LineupBaseline{},
-		m: &results.Lineup{Meta: s.Base.Meta, Rounds: spec.Rounds, Pairs: max(spec.Rounds, spec.Pairs), Duration: spec.Duration, Warmup: spec.Warmup}}
+		m: &results.Lineup{Meta: s.Base.Meta, Rounds: spec.Rounds, Duration: spec.Duration, Warmup: spec.Warmup}}
 	for gi, g := range s.Groups {
 		p, err := groupProfile(g, spec)
 		if err != nil {
@@ -318,6 +318,9 @@ func newSiteRun(s Site, spec LineupSpec) (*siteRun, error) {
 		if _, ok := r.baselines[p.TotalOwners()]; !ok {
 			r.baselines[p.TotalOwners()] = &results.LineupBaseline{Clients: p.TotalOwners()}
 		}
+	}
+	if len(r.pairGroups()) > 0 {
+		r.m.Pairs = max(spec.Rounds, spec.Pairs)
 	}
 	return r, nil
 }
@@ -412,11 +415,16 @@ func (s *siteRun) run(ctx context.Context, spec LineupSpec, at runAt, p workload
 func (s *siteRun) pairGroups() []int {
 	var gs []int
 	for gi, g := range s.Groups {
-		if slices.Contains(g.Impls, impls.Default) && slices.Contains(g.Impls, PipelinedName) {
+		if hasPair(g.Impls) {
 			gs = append(gs, gi)
 		}
 	}
 	return gs
+}
+
+// hasPair reports whether names has both lockimpl and lockimpl+ap.
+func hasPair(names []string) bool {
+	return slices.Contains(names, impls.Default) && slices.Contains(names, PipelinedName)
 }
 
 // pairRound runs round round of lockimpl and lockimpl+ap alone, back to
@@ -509,7 +517,7 @@ func spreadOf(rs, ref []results.LineupRound, f func(results.LineupRound) float64
 // the two in turns, so that each pair's runs are seconds apart and
 // neither always runs after the other.
 func roundOrder(names []string, round, gi int) []string {
-	pair := slices.Contains(names, impls.Default) && slices.Contains(names, PipelinedName)
+	pair := hasPair(names)
 	var units []string
 	for _, n := range names {
 		if !pair || n != PipelinedName {

@@ -91,10 +91,12 @@ func TestPipelineTargets(t *testing.T) {
 			{"uncontended", "lockimpl", plain, 0}, {"uncontended", perf.PipelinedName, ap, 0},
 			{"mutex", "lockimpl", 1400, 300}, {"mutex", perf.PipelinedName, 1500, apHandoff},
 		} {
-			r := results.LineupRound{OpsPerSec: c.ops, HandoffP50: c.handoffUs}
-			r2 := r
-			r2.Round = 1
-			m.Cells = append(m.Cells, results.LineupCell{Profile: c.profile, Owners: 32, Impl: c.impl, Rounds: []results.LineupRound{r, r2}, Median: r})
+			// Two rounds of the matrix, then the pairs to 6.
+			var rs []results.LineupRound
+			for i := range 6 {
+				rs = append(rs, results.LineupRound{Round: i, OpsPerSec: c.ops, HandoffP50: c.handoffUs})
+			}
+			m.Cells = append(m.Cells, results.LineupCell{Profile: c.profile, Owners: 32, Impl: c.impl, Rounds: rs[:2], PairRounds: rs[2:], Median: rs[0]})
 		}
 		perf.Ratios(m)
 		return m
@@ -137,6 +139,21 @@ func TestPipelineTargets(t *testing.T) {
 			t.Errorf("target %q: %+v (present %v), want missed", k, c, ok)
 		}
 	}
+	// Higher in five pairs but not in the sixth: within the spread, met,
+	// and said; with the matrix's two rounds alone, too few to judge.
+	m := mk(45000, 28000, 30000, 330)
+	ap := m.Cell("mutex", 32, perf.PipelinedName)
+	ap.PairRounds[3].HandoffP50 = 290
+	perf.Ratios(m)
+	if c := judge(m)[handoff]; !c.Met || !strings.Contains(c.Value, "higher within spread") || !strings.Contains(c.Value, "6 pairs 0.97..1.10") {
+		t.Errorf("handoff higher in 5 of 6 pairs: %+v, want met, higher within spread", c)
+	}
+	ap.PairRounds = nil
+	m.Cell("mutex", 32, "lockimpl").PairRounds = nil
+	perf.Ratios(m)
+	if c := judge(m)[handoff]; c.Met || !strings.HasPrefix(c.Value, "not measured: 2 pairs of handoffs, fewer than the 6") {
+		t.Errorf("handoff over 2 pairs: %+v, want missed as not measured", c)
+	}
 	// A figure that was not measured (no go-redis loop ran) misses its
 	// target, saying so, rather than vanishing from the list.
 	if c, ok := judge(mk(45000, 28000, 0, 290))[plainTarget]; !ok || c.Met || !strings.HasPrefix(c.Value, "not measured") {
@@ -156,7 +173,7 @@ func TestPipelineTargets(t *testing.T) {
 	}
 	// The redis-benchmark figure beside the ratio is the median of the
 	// rounds' cycle rates, not one built of two rounds' halves.
-	m := mk(45000, 28000, 30000, 290)
+	m = mk(45000, 28000, 30000, 290)
 	m.Baselines[0].Rounds = []results.Baseline{
 		{Clients: 32, LockPerSec: 90000, UnlockPerSec: 30000},  // 22,500 cycles/s
 		{Clients: 32, LockPerSec: 30000, UnlockPerSec: 90000},  // 22,500
@@ -257,6 +274,32 @@ func (r *lineupRig) measure(t *testing.T, spec perf.LineupSpec) (*results.Lineup
 		t.Fatal(err)
 	}
 	return m, order
+}
+
+// TestRoundOrder: the implementations rotate from round to round and
+// from group to group; lockimpl and lockimpl+ap stay back to back, moving
+// as one, and take turns going first.
+func TestRoundOrder(t *testing.T) {
+	all := []string{"lockimpl", perf.PipelinedName, "raw", "redsync"}
+	for _, tc := range []struct {
+		names     []string
+		round, gi int
+		want      string
+	}{
+		{all, 0, 0, "lockimpl,lockimpl+ap,raw,redsync"},
+		{all, 1, 0, "raw,redsync,lockimpl+ap,lockimpl"},
+		{all, 2, 0, "redsync,lockimpl,lockimpl+ap,raw"},
+		{all, 0, 1, "raw,redsync,lockimpl,lockimpl+ap"},
+		{all, 3, 0, "lockimpl+ap,lockimpl,raw,redsync"},
+		{[]string{"lockimpl", perf.PipelinedName}, 0, 1, "lockimpl,lockimpl+ap"},
+		{[]string{"lockimpl", perf.PipelinedName}, 1, 1, "lockimpl+ap,lockimpl"},
+		{[]string{"lockimpl", "raw"}, 1, 0, "raw,lockimpl"},
+		{[]string{perf.PipelinedName, "raw"}, 1, 0, "raw,lockimpl+ap"},
+	} {
+		if got := strings.Join(perf.RoundOrder(tc.names, tc.round, tc.gi), ","); got != tc.want {
+			t.Errorf("%v in round %d, group %d: %s, want %s", tc.names, tc.round, tc.gi, got, tc.want)
+		}
+	}
 }
 
 // TestMeasureLineupPairs: lockimpl and lockimpl+ap run back to back in

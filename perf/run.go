@@ -207,7 +207,8 @@ func NeedsRedisBenchmark(parts []string) bool {
 }
 
 // OverheadSpec is the overhead part: OverheadGroups on lockimpl plain and
-// on the autopipeliner, rounds of d after a second of warmup.
+// on the autopipeliner, rounds of d after a second of warmup. Its groups
+// run only the two, so each round is a pair.
 func OverheadSpec(rounds int, d time.Duration) LineupSpec {
 	return LineupSpec{Impls: map[string]workloads.Impl{impls.Default: workloads.Lockimpl{}, PipelinedName: Pipelined{}},
 		Groups: OverheadGroups(), Rounds: rounds, Duration: d, Warmup: time.Second}

@@ -200,11 +200,16 @@ func pipelineTargets(m *results.Lineup) []results.TargetCheck {
 		if c.VsPlain != nil {
 			h = c.VsPlain.HandoffP50
 		}
-		if plain == nil || h.Rounds == 0 {
+		switch {
+		case plain == nil || h.Rounds == 0:
 			t = append(t, notMeasured(target, "no pair has handoffs of both lockimpl and lockimpl+ap"))
 			continue
+		case !h.Judged():
+			t = append(t, notMeasured(target, fmt.Sprintf("%s of handoffs, fewer than the %d a verdict needs (%.2f×)", results.Count(h.Rounds, "pair"), results.MinPairs, h.Median)))
+			continue
 		}
-		v := fmt.Sprintf("%s (medians %s vs %s; %s %.2f..%.2f)", ratioAgainst(h.Median, 2, 1), results.FormatUs(c.Median.HandoffP50), results.FormatUs(plain.Median.HandoffP50),
+		p50 := func(r results.LineupRound) float64 { return r.HandoffP50 }
+		v := fmt.Sprintf("%s (medians %s vs %s; %s %.2f..%.2f)", ratioAgainst(h.Median, 2, 1), results.FormatUs(medianOf(pairsOf(&c), p50)), results.FormatUs(medianOf(pairsOf(plain), p50)),
 			results.Count(h.Rounds, "pair"), h.Min, h.Max)
 		if h.Median > 1 && !h.Above() {
 			v += ", higher within spread"
@@ -227,6 +232,7 @@ func apVsPlain(m *results.Lineup) *results.TargetCheck {
 	var opsR, p99R []float64
 	var misses []string
 	var pairs []int
+	unjudged := 0
 	for _, c := range m.Cells {
 		v := c.VsPlain
 		if c.Impl != PipelinedName || v == nil {
@@ -235,8 +241,9 @@ func apVsPlain(m *results.Lineup) *results.TargetCheck {
 		if v.Ops.Rounds > 0 {
 			opsR = append(opsR, v.Ops.Median)
 		}
-		if n := max(v.Ops.Rounds, v.AcquireP99.Rounds); n > 0 {
-			pairs = append(pairs, n)
+		pairs = append(pairs, v.Pairs())
+		if v.Pairs() < results.MinPairs {
+			unjudged++
 		}
 		if v.AcquireP99.Rounds > 0 {
 			p99R = append(p99R, v.AcquireP99.Median)
@@ -267,7 +274,10 @@ func apVsPlain(m *results.Lineup) *results.TargetCheck {
 	if len(misses) > 0 {
 		v += "; worse in every pair: " + strings.Join(misses, "; ")
 	}
-	return &results.TargetCheck{Target: APVsPlainTarget, Value: v, Met: len(misses) == 0}
+	if unjudged > 0 {
+		v += fmt.Sprintf("; not judged: %s with fewer than the %d pairs a verdict needs", results.Count(unjudged, "cell"), results.MinPairs)
+	}
+	return &results.TargetCheck{Target: APVsPlainTarget, Value: v, Met: len(misses) == 0 && unjudged == 0}
 }
 
 // ratioAgainst prints a target's ratio with digits (or more) decimals:

@@ -44,10 +44,12 @@ func TestPlainRatios(t *testing.T) {
 	switch {
 	case un == nil:
 		t.Fatal("no VsPlain on uncontended")
-	case un.Ops.Rounds != 3 || un.Ops.Min != 0.9 || un.Ops.Max < 0.909 || un.Ops.Max > 0.91 || un.Ops.Median < 0.904 || un.Ops.Median > 0.906 || !un.Ops.Below():
+	case un.Ops.Rounds != 3 || un.Ops.Min != 0.9 || un.Ops.Max < 0.909 || un.Ops.Max > 0.91 || un.Ops.Median < 0.904 || un.Ops.Median > 0.906 || !un.Ops.Apart:
 		t.Errorf("uncontended ops %+v: want 3 pairs, 0.9..0.909, median 0.905, below in every pair", un.Ops)
-	case un.AcquireP99.Median != 1.2 || !un.AcquireP99.Above():
+	case un.AcquireP99.Median != 1.2 || !un.AcquireP99.Apart:
 		t.Errorf("uncontended p99 %+v: want median 1.2, above in every pair", un.AcquireP99)
+	case un.Ops.Below() || un.AcquireP99.Above() || len(un.Lost()) > 0:
+		t.Errorf("uncontended %+v: 3 pairs judged a loss; want too few to judge (%d)", un, results.MinPairs)
 	}
 	// Ops ratios 0.99, 1.01, 1.1 and the pair round's 1.2; p99 0.95,
 	// 1.05, 1 and 0.9; handoff 1.1 in every pair.
@@ -57,7 +59,7 @@ func TestPlainRatios(t *testing.T) {
 		t.Fatal("no VsPlain on mutex")
 	case mu.Ops.Rounds != 4 || math.Abs(mu.Ops.Median-1.055) > 1e-9 || mu.Ops.Apart || mu.AcquireP99.Median != 0.975 || mu.AcquireP99.Apart:
 		t.Errorf("mutex %+v: want 4 pairs, ops median 1.055 and p99 0.975, neither apart", mu)
-	case mu.HandoffP50.Rounds != 4 || math.Abs(mu.HandoffP50.Median-1.1) > 1e-9 || !mu.HandoffP50.Above():
+	case mu.HandoffP50.Rounds != 4 || math.Abs(mu.HandoffP50.Median-1.1) > 1e-9 || !mu.HandoffP50.Apart:
 		t.Errorf("mutex handoff %+v: want 4 pairs at 1.1, above in every pair", mu.HandoffP50)
 	}
 	for _, c := range []*results.LineupCell{m.Cell("rw90", 32, perf.PipelinedName), m.Cell("uncontended", 32, "lockimpl")} {

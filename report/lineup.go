@@ -190,10 +190,12 @@ func vsPlainBlocks(cells []results.LineupCell) []block {
 		switch {
 		case len(lost) > 0:
 			verdict = styled("loses: "+strings.Join(lost, ", "), "bad")
+		case v.Pairs() < results.MinPairs:
+			verdict = styled(fmt.Sprintf("too few pairs to tell (%d needed)", results.MinPairs), "warn")
 		case v.Ops.Median > 0 && v.Ops.Median < 1 || v.AcquireP99.Median > 1:
 			verdict = styled("behind, within spread", "warn")
 		}
-		t.rows = append(t.rows, []cell{plain(c.Profile), plain(fmt.Sprint(c.Owners)), plain(fmt.Sprint(max(v.Ops.Rounds, v.AcquireP99.Rounds))), plain(results.Times(v.Ops.Median)), plain(ratioRange(v.Ops)),
+		t.rows = append(t.rows, []cell{plain(c.Profile), plain(fmt.Sprint(c.Owners)), plain(fmt.Sprint(v.Pairs())), plain(results.Times(v.Ops.Median)), plain(ratioRange(v.Ops)),
 			plain(results.Times(v.AcquireP99.Median)), plain(ratioRange(v.AcquireP99)), verdict})
 	}
 	if len(t.rows) == 0 {
@@ -203,9 +205,10 @@ func vsPlainBlocks(cells []results.LineupCell) []block {
 		para{text: "Each cell that both ran: lockimpl+ap's ops/s and acquire p99 over plain lockimpl's, pair by pair, the median " +
 			"of the pairs' ratios and their least and greatest. A pair is the two run back to back, each first in turn: one in each " +
 			"of the matrix's rounds, then the two alone until the cell has its pairs. Above 1 is more ops/s, and a slower p99. " +
-			"A cell loses where it is worse in every pair: the machine drifts from pair to pair, and a difference that holds through " +
-			"that drift is beyond it (two that do not differ fall all on one side of n pairs with a chance of 1 in 2^n); " +
-			"behind within spread where its median is worse but some pair is not."}, t}
+			fmt.Sprintf("A cell loses where it is worse in every pair, of at least %d: the machine drifts from pair to pair, ", results.MinPairs) +
+			"alike for both runs of a pair, and a difference that holds through that drift is beyond it (two that do not differ " +
+			"fall all on one side of n pairs with a chance of 1 in 2^n: of 8, once in 256 for each figure, so about once in " +
+			"10 matrices for one of the some 25 figures of make perf); behind within spread where its median is worse but some pair is not."}, t}
 }
 
 // ratioRange is the pairs' least and greatest of a ratio, "0.98–1.07×",

@@ -222,7 +222,7 @@ type VsPlain struct {
 }
 
 // Lost names the figures ("ops/s", "p99") auto-pipelining lost on beyond
-// the pairs' spread: worse in every pair (RatioSpread.Apart).
+// the pairs' spread: worse in every one of enough pairs (RatioSpread).
 func (v VsPlain) Lost() []string {
 	var lost []string
 	if v.Ops.Below() {
@@ -234,6 +234,14 @@ func (v VsPlain) Lost() []string {
 	return lost
 }
 
+// Pairs is how many pairs v compares.
+func (v VsPlain) Pairs() int { return max(v.Ops.Rounds, v.AcquireP99.Rounds) }
+
+// MinPairs is the fewest pairs that can show a loss: of two that do not
+// differ, all of 6 pairs fall on one given side once in 64; all of 3 would
+// once in 8, a verdict by chance.
+const MinPairs = 6
+
 // RatioSpread is a ratio of one cell's figure to another's over paired
 // runs (each pair's two runs back to back): the pairs' ratios, their
 // median, least and greatest.
@@ -243,17 +251,23 @@ type RatioSpread struct {
 	Max    float64 `json:"max"`
 	Rounds int     `json:"rounds"` // the pairs
 	// Apart: every pair's ratio is on the same side of 1, so the
-	// difference held through the machine's drift from pair to pair:
-	// beyond run-to-run spread. Of two that do not differ, n pairs all
-	// fall on one given side with a chance of 1 in 2^n.
+	// difference held through the machine's drift from pair to pair, which
+	// hits both runs of a pair alike. Of two that do not differ, n pairs
+	// all fall on one given side with a chance of 1 in 2^n.
 	Apart bool `json:"apart,omitempty"`
 }
 
-// Above reports a ratio above 1 in every pair: slower, for a latency.
-func (r RatioSpread) Above() bool { return r.Apart && r.Median > 1 }
+// Judged reports whether r has the pairs (MinPairs) to show a difference
+// beyond the spread.
+func (r RatioSpread) Judged() bool { return r.Rounds >= MinPairs }
 
-// Below reports a ratio below 1 in every pair: fewer, for ops/s.
-func (r RatioSpread) Below() bool { return r.Apart && r.Median > 0 && r.Median < 1 }
+// Above reports a ratio above 1 in every one of enough pairs: slower, for
+// a latency.
+func (r RatioSpread) Above() bool { return r.Judged() && r.Apart && r.Median > 1 }
+
+// Below reports a ratio below 1 in every one of enough pairs: fewer, for
+// ops/s.
+func (r RatioSpread) Below() bool { return r.Judged() && r.Apart && r.Median > 0 && r.Median < 1 }
 
 // Baseline is redis-benchmark driving the acquire script on fresh names
 // and the unlock script, at one concurrency.

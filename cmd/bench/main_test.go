@@ -198,6 +198,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"perf", "--only", "speed"}, `unknown part "speed"`},
 		{[]string{"perf", "--matrix-impls", "lockimpl,zk"}, `--matrix-impls "lockimpl,zk"`},
 		{[]string{"perf", "--matrix-rounds", "0"}, "--matrix-rounds"},
+		{[]string{"perf", "--matrix-pairs", "0"}, "--matrix-pairs 0: must be at least 1"},
+		{[]string{"perf", "--only", "scale", "--matrix-pairs", "5"}, "--matrix-pairs applies to the matrix part"},
 		{[]string{"perf", "--only", "scale", "--doc", "x.md"}, "--doc applies to the matrix part"},
 		{[]string{"run", "--impl", ""}, `--impl "": unknown implementation`},
 		{[]string{"run", "--impl", "zk"}, `--impl "zk": unknown implementation; use lockimpl, raw, redsync, redislock`},
@@ -471,13 +473,14 @@ func TestRunImpl(t *testing.T) {
 }
 
 // TestPerfMatrixQuick runs the matrix cut down (lockimpl and raw, one
-// short round) and checks the Markdown it writes.
+// short round and a second pair of lockimpl and lockimpl+ap) and checks
+// the Markdown it writes.
 func TestPerfMatrixQuick(t *testing.T) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark not on PATH: the matrix needs it")
 	}
 	doc := filepath.Join(t.TempDir(), "docs", "perf.md")
-	code, out, errOut := runBench(t, "perf", "--redis", "local", "--matrix-impls", "lockimpl,raw", "--matrix-rounds", "1",
+	code, out, errOut := runBench(t, "perf", "--redis", "local", "--matrix-impls", "lockimpl,raw", "--matrix-rounds", "1", "--matrix-pairs", "2",
 		"--matrix-duration", "200ms", "--matrix-warmup", "0s", "--doc", doc, "--out", t.TempDir())
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -489,7 +492,8 @@ func TestPerfMatrixQuick(t *testing.T) {
 	md := string(b)
 	for _, w := range []string{"# Lock implementations side by side", "## Targets", "## Baselines: redis-benchmark and bare go-redis",
 		"## uncontended", "## mutex", "## rw90", "### 32 owners (4 clients)", "### 64 owners (4 clients)", "| lockimpl |", "| lockimpl+ap |",
-		"| raw |", "no safety violation in any run", "lockimpl on the autopipeliner ≥ 1.25×", "× go-redis", "× ceiling"} {
+		"| raw |", "no safety violation in any run", "lockimpl on the autopipeliner ≥ 1.25×", "× go-redis", "× ceiling",
+		"1 round, then lockimpl and lockimpl+ap alone to 2 pairs", "| mutex | 32 | 2 |", "too few pairs to tell"} {
 		if !strings.Contains(md, w) {
 			t.Errorf("perf.md lacks %q", w)
 		}

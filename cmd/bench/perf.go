@@ -58,8 +58,8 @@ with their targets:
             the rounds' ratios: lockimpl+ap >= 1.25x redis-benchmark's
             unpipelined cycles (stretch 1.4x); lockimpl >= 0.9x bare
             go-redis; lockimpl+ap's handoff p50 on mutex no higher than
-            lockimpl's, within the rounds' spread. Each run also says whose
-            CPU ran out.
+            lockimpl's, within the rounds' spread (worse in every round
+            misses). Each run also says whose CPU ran out.
   scale     the harness with 1,000, 10,000 and 100,000 owners in this
             process (--scale-owners), over 10 clients, each point 20 s of
             rw90 in open loop at 5,000 ops/s across all its owners: peak
@@ -79,12 +79,13 @@ the first runs the whole matrix; each other runs uncontended and mutex at
 32 owners, rw90 and fair, on every implementation the matrix runs there,
 with its own redis-benchmark baseline, taking turns with the first within
 each round. The whole matrix on a second server would double the time
-(about 25 minutes each); those four workloads are what a comparison of
-servers needs, and add about 8 minutes. Every server runs on this
-machine, started by lockbench; --doc gains a server table (ops/s, acquire
-p99 and the side that ran out of CPU on each server, and each server's
-redis-benchmark baseline and -P 16 ceiling). A valkey-server that is not
-installed is left out, saying how to install it.
+(make perf takes about 50 minutes in all, a quarter of it on the
+second server); those four workloads are what a comparison of servers
+needs. Every server runs on this machine, started by lockbench; --doc
+gains a server table (ops/s, acquire p99 and the side that ran out of
+CPU on each server, and each server's redis-benchmark baseline and -P 16
+ceiling). A valkey-server that is not installed is left out, saying how
+to install it.
 
 matrix and overhead need redis-benchmark (Debian package redis-tools,
 installed with redis-server). Each run's result files go to --out. Missing
@@ -99,13 +100,13 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg.RegisterFlags(fs)
 	only := fs.String("only", "matrix", "which parts to run, comma-separated: matrix, overhead, scale, handoff")
 	matrixRounds := fs.Int("matrix-rounds", 3, "matrix: rounds (the order of implementations rotates each round)")
-	matrixPairs := fs.Int("matrix-pairs", 8, "matrix: pairs in all of lockimpl and lockimpl+ap (back to back, each first in turn) wherever both run: the matrix's rounds, then the two alone until there are this many; the auto-pipelining verdicts read them all (at most --matrix-rounds: no more than the matrix's)")
+	matrixPairs := fs.Int("matrix-pairs", perf.DefaultPairs, "matrix: pairs of lockimpl and lockimpl+ap (back to back, each first in turn) per cell where both run, counting the matrix's rounds: beyond them the two run alone; the auto-pipelining verdicts read them all and need at least "+strconv.Itoa(results.MinPairs))
 	matrixDuration := fs.Duration("matrix-duration", 4*time.Second, "matrix: measured time of each run")
 	matrixWarmup := fs.Duration("matrix-warmup", time.Second, "matrix: warmup of each run")
 	matrixImpls := fs.String("matrix-impls", strings.Join(impls.Names(), ","), "matrix: implementations (rw90 runs lockimpl, raw and redisson; fair and reentrant-deep lockimpl and redisson; redisson is left out of the default when its driver is not built)")
 	doc := fs.String("doc", "", "matrix: write the tables as Markdown to this file (make perf: docs/perf.md)")
 	servers := fs.String("servers", "", "matrix: the servers to compare, comma-separated, each as --server names it (redis, valkey or a path; make perf: redis,valkey): the first runs the whole matrix, each other "+strings.Join(perf.ServerProfiles, ", ")+" (uncontended and mutex at "+strconv.Itoa(perf.PipelineOwners)+" owners) in the same rounds, each with its own redis-benchmark baseline; a missing valkey-server is left out with how to install it (default: the one --server names)")
-	rounds := fs.Int("rounds", 5, "overhead: alternating rounds")
+	rounds := fs.Int("rounds", perf.DefaultPairs, "overhead: alternating rounds, each a pair of lockimpl and lockimpl+ap (their comparison needs at least "+strconv.Itoa(results.MinPairs)+")")
 	overheadD := fs.Duration("overhead-duration", 5*time.Second, "overhead: measured time of each run (after 1s warmup)")
 	scaleD := fs.Duration("scale-duration", 20*time.Second, "scale: measured time of each point")
 	scaleClients := fs.Int("scale-clients", perf.DefaultScaleClients, "scale: the lock clients each point's owners are spread over")
@@ -129,8 +130,13 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return cli.Usagef("--%s %v: must be positive", name, d)
 		}
 	}
-	if *rounds < 1 || *scaleClients < 1 || *scaleLocks < 1 || *matrixRounds < 1 || *matrixPairs < 1 {
-		return cli.Usagef("--rounds, --matrix-rounds, --matrix-pairs, --scale-clients and --scale-locks must be at least 1")
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"rounds", *rounds}, {"matrix-rounds", *matrixRounds}, {"matrix-pairs", *matrixPairs}, {"scale-clients", *scaleClients}, {"scale-locks", *scaleLocks}} {
+		if f.v < 1 {
+			return cli.Usagef("--%s %d: must be at least 1", f.name, f.v)
+		}
 	}
 	if *scaleRate <= 0 {
 		return cli.Usagef("--scale-rate %g: must be positive", *scaleRate)

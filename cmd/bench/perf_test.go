@@ -81,7 +81,7 @@ func TestPerfServers(t *testing.T) {
 	}
 	out := t.TempDir()
 	doc := filepath.Join(t.TempDir(), "perf.md")
-	code, stdout, errOut := runBench(t, "perf", "--redis", "local", "--servers", "redis,valkey", "--matrix-impls", "lockimpl,raw", "--matrix-rounds", "1",
+	code, stdout, errOut := runBench(t, "perf", "--redis", "local", "--servers", "redis,valkey", "--matrix-impls", "lockimpl,raw", "--matrix-rounds", "1", "--matrix-pairs", "1",
 		"--matrix-duration", "200ms", "--matrix-warmup", "0s", "--doc", doc, "--out", out)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errOut)
