@@ -242,7 +242,7 @@ func apVsPlain(m *results.Lineup) *results.TargetCheck {
 			opsR = append(opsR, v.Ops.Median)
 		}
 		pairs = append(pairs, v.Pairs())
-		if v.Pairs() < results.MinPairs {
+		if !v.Judged() {
 			unjudged++
 		}
 		if v.AcquireP99.Rounds > 0 {

@@ -190,7 +190,7 @@ func vsPlainBlocks(cells []results.LineupCell) []block {
 		switch {
 		case len(lost) > 0:
 			verdict = styled("loses: "+strings.Join(lost, ", "), "bad")
-		case v.Pairs() < results.MinPairs:
+		case !v.Judged():
 			verdict = styled(fmt.Sprintf("too few pairs to tell (%d needed)", results.MinPairs), "warn")
 		case v.Ops.Median > 0 && v.Ops.Median < 1 || v.AcquireP99.Median > 1:
 			verdict = styled("behind, within spread", "warn")

@@ -237,6 +237,9 @@ func (v VsPlain) Lost() []string {
 // Pairs is how many pairs v compares.
 func (v VsPlain) Pairs() int { return max(v.Ops.Rounds, v.AcquireP99.Rounds) }
 
+// Judged reports whether v has the pairs (MinPairs) to show a loss.
+func (v VsPlain) Judged() bool { return v.Pairs() >= MinPairs }
+
 // MinPairs is the fewest pairs that can show a loss: of two that do not
 // differ, all of 6 pairs fall on one given side once in 64; all of 3 would
 // once in 8, a verdict by chance.
