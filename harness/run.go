@@ -18,6 +18,8 @@ type RunOptions struct {
 	Impl         workloads.Impl
 	MaxOps       int
 	MaxErrorRate float64
+	// SpinWaits spins every wait to its deadline (workloads.Config).
+	SpinWaits bool
 	// Meta describes the run in its result (see Meta).
 	Meta     results.Meta
 	Logf     func(format string, args ...any)
@@ -63,7 +65,7 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 	cfg := workloads.Config{
 		Profile: o.Profile, Impl: o.Impl, NewRedis: env.NewPool, MaxOps: o.MaxOps, MaxErrorRate: o.MaxErrorRate,
 		ShardNames: names, ShardOf: of, Meta: o.Meta, Logf: o.Logf, Progress: o.Progress, Topology: string(env.Topology()),
-		Guard: o.Guard.store(), GuardStore: o.Guard.where(),
+		Guard: o.Guard.store(), GuardStore: o.Guard.where(), SpinWaits: o.SpinWaits,
 	}
 	if o.Worker != nil {
 		if err := o.Worker.configure(&cfg, o.Logf); err != nil {

@@ -25,6 +25,8 @@ type SweepOptions struct {
 	// Out is the sweep's directory: points/, sweep.json, charts, report.html.
 	Out    string
 	MaxOps int
+	// SpinWaits spins every wait to its deadline (workloads.Config).
+	SpinWaits bool
 	// Version and Args describe the run in every file (see Meta).
 	Version string
 	Args    []string
@@ -81,7 +83,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepOutput, error) {
 			m := meta
 			m.Start = time.Now()
 			m.RedisTopology, m.RedisAddr = env.Shape(), env.Addr()
-			return Run(ctx, env, RunOptions{Profile: pt.Profile, Impl: o.Impl, MaxOps: o.MaxOps, MaxErrorRate: o.Plan.MaxErrorRate, Meta: m,
+			return Run(ctx, env, RunOptions{Profile: pt.Profile, Impl: o.Impl, MaxOps: o.MaxOps, MaxErrorRate: o.Plan.MaxErrorRate, SpinWaits: o.SpinWaits, Meta: m,
 				Logf: func(format string, a ...any) { logf("  "+format, a...) }})
 		},
 		Record: func(r *results.Result, pt results.SweepPoint) (string, error) {

@@ -259,7 +259,7 @@ func (c *Client) ID() string { return c.id }
 func (c *Client) NewOwner() *Owner {
 	n := c.owners.Add(1)
 	id := c.id + ":" + strconv.FormatInt(n, 10)
-	return &Owner{c: c, id: id, fieldArg: id, holds: map[holdKey]*hold{}}
+	return &Owner{c: c, id: id, fieldArg: id}
 }
 
 // Close stops the watchdog and every subscription, wakes waiters with
@@ -338,9 +338,12 @@ type Owner struct {
 	// nanoseconds on the turnaround clock; 0 before the first.
 	replied atomic.Int64
 
-	mu        sync.Mutex
-	holds     map[holdKey]*hold
-	acquiring map[holdKey]bool
+	mu sync.Mutex
+	// What the owner knows of its locks: most owners know one at a time,
+	// kept in one, beside a map for the rest made only when needed, so an
+	// owner stays small whatever it does.
+	one   holdEntry
+	holds map[holdKey]ownerHold
 	// resending are the locks whose last unlock is being re-sent in the
 	// background (its outcome unknown), each closed when that ends. The
 	// unlock script knows the owner, not the hold: a re-sent unlock that
@@ -445,26 +448,70 @@ type holdKey struct {
 	name string
 }
 
+// ownerHold is what an owner knows of one lock: its live hold, and whether
+// an acquisition of it is in flight. One map holds both, so that an owner
+// costs one map whatever it does.
+type ownerHold struct {
+	h         *hold
+	acquiring bool
+}
+
+// holdEntry is one lock's ownerHold and its key.
+type holdEntry struct {
+	k  holdKey
+	st ownerHold
+}
+
+// getLocked is what the owner knows of k.
+func (o *Owner) getLocked(k holdKey) ownerHold {
+	if o.one.k == k {
+		return o.one.st
+	}
+	return o.holds[k]
+}
+
+// setLocked stores st for k, forgetting k when st says nothing.
+func (o *Owner) setLocked(k holdKey, st ownerHold) {
+	empty := st == ownerHold{}
+	switch {
+	case o.one.k == k:
+		o.one.st = st
+		if empty {
+			o.one = holdEntry{}
+		}
+	case empty:
+		delete(o.holds, k)
+	case o.one.st == ownerHold{} && o.holds[k] == ownerHold{}:
+		o.one = holdEntry{k, st}
+	default:
+		if o.holds == nil {
+			o.holds = map[holdKey]ownerHold{}
+		}
+		o.holds[k] = st
+	}
+}
+
 // claim marks an acquisition of k in flight, refusing one when the owner
 // already holds k or is acquiring it: two goroutines sharing an owner
 // would otherwise re-enter each other's hold and never exclude each other.
 func (o *Owner) claim(k holdKey) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if h := o.holds[k]; o.acquiring[k] || (h != nil && !h.isDone()) {
+	st := o.getLocked(k)
+	if st.acquiring || (st.h != nil && !st.h.isDone()) {
 		return ErrHeld
 	}
-	if o.acquiring == nil {
-		o.acquiring = map[holdKey]bool{}
-	}
-	o.acquiring[k] = true
+	st.acquiring = true
+	o.setLocked(k, st)
 	return nil
 }
 
 // unclaim ends the acquisition claim marked.
 func (o *Owner) unclaim(k holdKey) {
 	o.mu.Lock()
-	delete(o.acquiring, k)
+	st := o.getLocked(k)
+	st.acquiring = false
+	o.setLocked(k, st)
 	o.mu.Unlock()
 }
 
@@ -473,14 +520,14 @@ func (o *Owner) unclaim(k holdKey) {
 func (o *Owner) current(h *hold) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.holds[h.key] == h
+	return o.getLocked(h.key).h == h
 }
 
 // hold returns the owner's live hold of (kind, name), or nil.
 func (o *Owner) hold(k holdKey) *hold {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.holds[k]
+	return o.getLocked(k).h
 }
 
 // acquired records a successful acquisition sent at send with lease
@@ -488,11 +535,13 @@ func (o *Owner) hold(k holdKey) *hold {
 func (o *Owner) acquired(l *Lock, send time.Time, lease time.Duration, token int64) *hold {
 	k := holdKey{l.kind, l.name}
 	o.mu.Lock()
-	h := o.holds[k]
+	st := o.getLocked(k)
+	h := st.h
 	fresh := h == nil || h.isDone()
 	if fresh {
 		h = newHold(o, l)
-		o.holds[k] = h
+		st.h = h
+		o.setLocked(k, st)
 	}
 	o.mu.Unlock()
 	if fresh {
@@ -507,8 +556,9 @@ func (o *Owner) acquired(l *Lock, send time.Time, lease time.Duration, token int
 // drop forgets h (released, or found not held by Unlock).
 func (o *Owner) drop(h *hold) {
 	o.mu.Lock()
-	if o.holds[h.key] == h {
-		delete(o.holds, h.key)
+	if st := o.getLocked(h.key); st.h == h {
+		st.h = nil
+		o.setLocked(h.key, st)
 	}
 	o.mu.Unlock()
 	o.c.mu.Lock()

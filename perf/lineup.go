@@ -560,7 +560,7 @@ func roundOf(res *results.Result, round int) results.LineupRound {
 		Violations: res.Safety.Violations, Jain: res.Fairness.Jain, Partial: res.Partial,
 	}
 	if c := res.CPU; c != nil {
-		r.RedisCPU, r.LoadCPU, r.CPULimit = c.Redis, c.Load, c.Limit()
+		r.RedisCPU, r.LoadCPU, r.CPULimit, r.WaitCPU = c.Redis, c.Load, c.Limit(), c.Waits
 		r.HelperCPU, r.HelperSysCPU, r.HostCPU = c.Helper, c.HelperSys, c.Host
 	}
 	if w := res.Waits; w != nil {
@@ -603,6 +603,7 @@ func medianRound(rs []results.LineupRound) results.LineupRound {
 		HelperSysCPU: medianOf(rs, func(x r) float64 { return x.HelperSysCPU }),
 		HostCPU:      medianOf(rs, func(x r) float64 { return x.HostCPU }),
 		SpinShare:    medianOf(rs, func(x r) float64 { return x.SpinShare }),
+		WaitCPU:      medianOf(rs, func(x r) float64 { return x.WaitCPU }),
 	}
 	// A hold error may be 0 (on time), so rounds without holds, not zero
 	// values, are what is left out.

@@ -17,7 +17,11 @@ func cpuLine(c *results.CPU) string {
 	} else {
 		parts = append(parts, "redis "+cores(c.Redis)+" of a core")
 	}
-	parts = append(parts, "lockbench "+cores(c.Load)+" (of "+cores(c.LoadLimit)+")")
+	load := "lockbench " + cores(c.Load) + " (of " + cores(c.LoadLimit)
+	if c.Waits > 0 {
+		load += ": driving " + cores(c.Driving()) + ", waiting " + cores(c.Waits)
+	}
+	parts = append(parts, load+")")
 	if c.SharedHost && c.HostCores > 0 && (c.Unread == "" || c.Host > 0) {
 		host := fmt.Sprintf("host %s (of %s", cores(c.HostBusy()), cores(float64(c.HostCores)))
 		if o := c.Others(); o >= 0.05 {
@@ -47,7 +51,27 @@ func cpuVerdict(c *results.CPU) string {
 			verdict = "lockbench is not saturated; the server's share is unknown"
 		}
 	}
+	if w := waitsTook(c); w != "" {
+		verdict += "; " + w
+	}
 	return verdict
+}
+
+// waitNotice is the CPU lockbench's waits must take, in cores, for the
+// verdict to name it.
+const waitNotice = 0.05
+
+// waitsTook names lockbench's own overhead where its waits took CPU from
+// a host Redis shares, "" otherwise.
+func waitsTook(c *results.CPU) string {
+	if !c.SharedHost || c.Waits < waitNotice {
+		return ""
+	}
+	s := "lockbench's own waits took " + cores(c.Waits) + " of the CPUs Redis shares"
+	if c.Limit() == results.LimitHost || c.Limit() == results.LimitLoad {
+		s += ": these figures are partly lockbench's, not the lock's"
+	}
+	return s
 }
 
 // capacityStatement is what a sweep's curve says, in sentences for a terminal or a

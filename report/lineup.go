@@ -66,8 +66,9 @@ func lineupBlocks(m *results.Lineup) []block {
 	}
 	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Median.Holds > 0 }) {
 		notes = append(notes, "hold − asked is how much longer than the profile asked the holds lasted (p50 · p99, medians over the rounds): "+
-			"holds sleep on a timer, then one spinner wakes each at its deadline, so they last as asked at every load; spin is the share "+
-			"of lockbench's CPU that precision took. (JVM): Redisson's holds, run and timed in its JVM.")
+			"holds sleep on a high-resolution timer thread and, only while the host has an idle core, spin their last tens of µs. "+
+			"waits' cpu is what lockbench's waits took of the host (timer thread and spin), beside the cell's cpu: the harness's own "+
+			"cost, taken from Redis where they share cores. (JVM): Redisson's holds, run and timed in its JVM.")
 	}
 	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Impl == "redisson" }) {
 		notes = append(notes, "redisson is real Redisson: one JVM per run with a RedissonClient per client (as lockimpl's "+
@@ -132,7 +133,7 @@ func lineupBlocks(m *results.Lineup) []block {
 	bl = append(bl, vsPlainBlocks(m.Cells)...)
 
 	head := []string{"impl", "ops/s", "× raw", "× rb", "× go-redis", "× ceiling", "acquire p50", "× raw", "× rb", "acquire p99", "× raw", "× rb",
-		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "hold − asked", "spin", "errors", "cut", "violations", "Jain", "cpu redis · lockbench"}
+		"handoff p50", "× raw", "handoff p99", "wait p50", "waited", "hold − asked", "waits' cpu", "errors", "cut", "violations", "Jain", "cpu redis · lockbench"}
 	var t *table
 	for i, c := range m.Cells {
 		newProfile := i == 0 || m.Cells[i-1].Profile != c.Profile
@@ -164,7 +165,7 @@ func lineupBlocks(m *results.Lineup) []block {
 			plain(results.UsOrDash(x.AcquireP50)), plain(results.Times(c.VsRaw.AcquireP50)), plain(results.Times(c.VsRedisBenchmark.AcquireP50)),
 			plain(results.UsOrDash(x.AcquireP99)), plain(results.Times(c.VsRaw.AcquireP99)), plain(results.Times(c.VsRedisBenchmark.AcquireP99)),
 			plain(results.UsOrDash(x.HandoffP50)), plain(results.Times(c.VsRaw.HandoffP50)), plain(results.UsOrDash(x.HandoffP99)), plain(results.UsOrDash(x.WaitP50)),
-			plain(waited), plain(holdError(x)), plain(spin(x)), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cellCPU(x))})
+			plain(waited), plain(holdError(x)), plain(waitsCPU(x)), plain(results.Commas(x.Errors)), plain(results.Commas(x.Cut)), viol, plain(jain(x.Jain)), plain(cellCPU(x))})
 	}
 	if t != nil {
 		bl = append(bl, *t)
@@ -232,12 +233,18 @@ func holdError(x results.LineupRound) string {
 	return s
 }
 
-// spin is the share of the load's CPU that waits' precision took.
-func spin(x results.LineupRound) string {
-	if x.SpinShare <= 0 {
+// waitsCPU is what lockbench's waits took of the host, in top's
+// percentages, and the spin's share of lockbench's own CPU where it spun:
+// "3% (spin 1%)".
+func waitsCPU(x results.LineupRound) string {
+	if x.WaitCPU <= 0 && x.SpinShare <= 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.0f%%", 100*x.SpinShare)
+	s := fmt.Sprintf("%.0f%%", 100*x.WaitCPU)
+	if x.SpinShare > 0 {
+		s += fmt.Sprintf(" (spin %.0f%% of lockbench's)", 100*x.SpinShare)
+	}
+	return s
 }
 
 // cellCPU is a cell's cpu figure: cpuPair's, the load split into

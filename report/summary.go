@@ -90,14 +90,39 @@ func waitBlocks(w *results.Waits) []block {
 	if len(bl) == 0 {
 		return nil
 	}
-	if w.SpinS > 0 {
-		text := fmt.Sprintf("spun %.2fs to meet deadlines", w.SpinS)
-		if w.SpinShare > 0 {
-			text += fmt.Sprintf(", %.1f%% of the load generator's CPU", 100*w.SpinShare)
-		}
+	if text := waitCost(w); text != "" {
 		bl = append(bl, line("", text))
 	}
 	return append(bl, warn...)
+}
+
+// waitCost is how the waits were timed and what that took of lockbench's
+// CPU.
+func waitCost(w *results.Waits) string {
+	var text string
+	switch w.Clock {
+	case results.WaitClockSpin:
+		text = fmt.Sprintf("every wait spun to its deadline (--spin-waits: exact at the host's expense): %.2fs spun", w.SpinS)
+	case results.WaitClockTimer:
+		text = fmt.Sprintf("waits slept on the timer thread (%.2fs of CPU)", w.TimerS)
+		if w.SpinS > 0 {
+			text += fmt.Sprintf(", holds' last µs spun while the host had an idle core (%.2fs)", w.SpinS)
+		}
+	case results.WaitClockGo:
+		text = "waits slept on Go's timers, which fire up to a millisecond late on an idle process"
+		if w.ClockNote != "" {
+			text += " (no high-resolution timer: " + w.ClockNote + ")"
+		}
+	default:
+		if w.SpinS <= 0 {
+			return ""
+		}
+		text = fmt.Sprintf("spun %.2fs to meet deadlines", w.SpinS)
+	}
+	if w.CPUShare > 0 {
+		text += fmt.Sprintf(", %.1f%% of lockbench's own CPU", 100*w.CPUShare)
+	}
+	return text
 }
 
 // waitBound is the bound results.WaitError.Strays applies, in words.

@@ -93,7 +93,14 @@ func TestWriteSummary(t *testing.T) {
 	ones.Fairness.FIFO = &results.FIFO{Checked: 1, Violations: 1, Overtaken: 1}
 	ones.Throughput.Unreleased = 1
 	precise := baseResult()
-	precise.Waits = &results.Waits{Hold: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 4, P99: 30, Max: 400}, AskedMean: 200}, SpinS: 0.7, SpinShare: 0.25}
+	precise.Waits = &results.Waits{Hold: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 4, P99: 30, Max: 400}, AskedMean: 200},
+		Clock: results.WaitClockTimer, TimerS: 0.05, SpinS: 0.7, SpinShare: 0.2, CPUShare: 0.25}
+	// Spun waits on a saturated host that Redis shares: the cpu line says
+	// what lockbench's waits took of it.
+	spun := baseResult()
+	spun.Waits = &results.Waits{Hold: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 1, P99: 9, Max: 40}, AskedMean: 200},
+		Clock: results.WaitClockSpin, SpinS: 9.2, SpinShare: 0.82, CPUShare: 0.82}
+	spun.CPU = &results.CPU{Redis: 0.7, RedisTotal: 0.72, Load: 1.12, Waits: 0.92, LoadLimit: 2, HostCores: 2, SharedHost: true, Host: 1.9}
 	late := baseResult()
 	late.Waits = &results.Waits{Hold: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 900, P99: 1100, Max: 3000}, AskedMean: 200},
 		Think: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 3, P99: 20, Max: 50}, AskedMean: 1000}}
@@ -130,9 +137,17 @@ func TestWriteSummary(t *testing.T) {
 			r:    precise,
 			want: []string{
 				"waits       hold  achieved − asked p50 +4.0µs · p99 +30.0µs · max +400.0µs over 3,500, asked 200.0µs on average\n",
-				"spun 0.70s to meet deadlines, 25.0% of the load generator's CPU\n",
+				"waits slept on the timer thread (0.05s of CPU), holds' last µs spun while the host had an idle core (0.70s), 25.0% of lockbench's own CPU\n",
 			},
-			notWant: []string{"WARNING"},
+			notWant: []string{"WARNING", "--spin-waits"},
+		},
+		{
+			name: "spun waits on a saturated host",
+			r:    spun,
+			want: []string{
+				"every wait spun to its deadline (--spin-waits: exact at the host's expense): 9.20s spun, 82.0% of lockbench's own CPU\n",
+				"lockbench 112% (of 200%: driving 20%, waiting 92%) · host 190% (of 200%; 6% neither Redis's nor lockbench's): the host's CPUs are the limit (Redis and lockbench share them); lockbench's own waits took 92% of the CPUs Redis shares: these figures are partly lockbench's, not the lock's\n",
+			},
 		},
 		{
 			name: "waits past the bound",

@@ -18,6 +18,10 @@ type CPU struct {
 	// Load is the load generator's: this process (driver, lock client,
 	// Go client) and its helper processes (Redisson's JVM).
 	Load float64 `json:"load_cores"`
+	// Waits is lockbench's own part of Load that its waits took: spinning
+	// to deadlines and the timer thread (Waits.CPUS over the measured
+	// time); the rest of Own drove the load.
+	Waits float64 `json:"wait_cores,omitempty"`
 	// Helper is the helper processes' part of Load (Redisson's JVM), so
 	// that the JVM's CPU reads apart from lockbench's own; 0 without any.
 	Helper float64 `json:"helper_cores,omitempty"`
@@ -75,6 +79,9 @@ func (c *CPU) HostBusy() float64 {
 // Own is the load generator's CPU without its helper processes': this
 // process's.
 func (c *CPU) Own() float64 { return max(0, c.Load-c.Helper) }
+
+// Driving is lockbench's own CPU less what its waits took.
+func (c *CPU) Driving() float64 { return max(0, c.Own()-c.Waits) }
 
 // Others is the host CPU that neither Redis nor the load generator used:
 // other processes and the kernel's work no process is charged for.

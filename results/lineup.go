@@ -154,9 +154,11 @@ type LineupRound struct {
 	HoldErrP50 float64 `json:"hold_err_p50_us,omitempty"`
 	HoldErrP99 float64 `json:"hold_err_p99_us,omitempty"`
 	HoldInImpl bool    `json:"hold_in_impl,omitempty"`
-	// SpinShare is the share of the load generator's CPU that spinning to
-	// waits' deadlines took (Waits.SpinShare).
+	// SpinShare is the share of lockbench's own CPU that spinning to
+	// waits' deadlines took (Waits.SpinShare); WaitCPU is what its waits
+	// took in all, spin and timer thread, in cores (CPU.Waits).
 	SpinShare float64 `json:"spin_cpu_share,omitempty"`
+	WaitCPU   float64 `json:"wait_cpu,omitempty"`
 	// RedisCPU and LoadCPU are the busiest server's command thread and
 	// the load generator over the run, in cores; CPULimit names the side
 	// that saturated (CPU.Limit).

@@ -22,13 +22,45 @@ type Waits struct {
 	// process (Redisson's JVM): Hold is then by that process's own times,
 	// and the CPU its precision cost is not in SpinS.
 	HoldNote string `json:"hold_note,omitempty"`
+	// Clock is how the waits were timed: WaitClockTimer, WaitClockSpin
+	// or WaitClockGo; ClockNote says why Go timers served.
+	Clock     string `json:"clock,omitempty"`
+	ClockNote string `json:"clock_note,omitempty"`
 	// SpinS is the time spent spinning to waits' deadlines over the
-	// measured time, in seconds: the CPU the precision cost, at most (the
-	// spinner yields to other goroutines between its looks at the clock).
+	// measured time, in seconds: the CPU the precision cost, at most (a
+	// spin yields to other goroutines between its looks at the clock).
 	SpinS float64 `json:"spin_s"`
-	// SpinShare is SpinS as a share of the load generator's CPU time over
-	// the measured time; 0 where that was not measured.
+	// TimerS is the CPU the timer thread took over the measured time, in
+	// seconds: what the waits cost beside the spin.
+	TimerS float64 `json:"timer_s,omitempty"`
+	// SpinShare is SpinS, and CPUShare SpinS + TimerS, as a share of
+	// lockbench's own CPU time over the measured time; 0 where that was
+	// not measured.
 	SpinShare float64 `json:"spin_cpu_share,omitempty"`
+	CPUShare  float64 `json:"cpu_share,omitempty"`
+}
+
+// The clocks waits are timed by (Waits.Clock).
+const (
+	// WaitClockTimer: a timer thread on a high-resolution timer wakes
+	// every wait; holds spin at most their last tens of microseconds, and
+	// only while the host has an idle core.
+	WaitClockTimer = "timer"
+	// WaitClockSpin: every wait spins its last stretch (--spin-waits),
+	// exact at the host's expense.
+	WaitClockSpin = "spin"
+	// WaitClockGo: Go's timers alone, where no high-resolution timer could
+	// be had; an idle process's fire up to a millisecond late.
+	WaitClockGo = "go"
+)
+
+// CPUS is what the waits took of lockbench's CPU over the measured time,
+// in seconds: the spin and the timer thread.
+func (w *Waits) CPUS() float64 {
+	if w == nil {
+		return 0
+	}
+	return w.SpinS + w.TimerS
 }
 
 // HoldInImpl is Waits.HoldNote for holds the implementation ran.
@@ -155,27 +187,45 @@ func (w *Waits) Straying() []string {
 }
 
 // worst combines w and v, two machines' waits: per kind the one whose 99th
-// percentile strays further (their histograms are not kept), the spin
-// added up; the spin's share of CPU is dropped, as each machine's CPU was
-// its own.
+// percentile strays further (their histograms are not kept), the spin and
+// the timers' CPU added up; the shares of CPU are dropped, as each
+// machine's CPU was its own.
 func (w *Waits) worst(v *Waits) *Waits {
 	switch {
 	case v == nil:
 		return w
 	case w == nil:
 		c := *v
-		c.SpinShare = 0
+		c.SpinShare, c.CPUShare = 0, 0
 		return &c
 	}
 	c := *w
+	c.SpinShare, c.CPUShare = 0, 0
 	for _, k := range []struct{ dst, from **WaitError }{{&c.Hold, &v.Hold}, {&c.Think, &v.Think}, {&c.Start, &v.Start}} {
 		if *k.from != nil && (*k.dst == nil || (*k.from).P99 > (*k.dst).P99) {
 			*k.dst = *k.from
 		}
 	}
 	c.SpinS += v.SpinS
+	c.TimerS += v.TimerS
 	if c.HoldNote == "" {
 		c.HoldNote = v.HoldNote
 	}
+	if c.Clock != v.Clock {
+		c.Clock, c.ClockNote = mixedClocks(c.Clock, v.Clock), ""
+	}
 	return &c
+}
+
+// mixedClocks names the clocks of merged waits: the one, or, where they
+// differ, the one that spins every wait (whose cost then shows), else Go
+// timers (the least precise).
+func mixedClocks(a, b string) string {
+	switch {
+	case a == WaitClockSpin || b == WaitClockSpin:
+		return WaitClockSpin
+	case a == WaitClockGo || b == WaitClockGo:
+		return WaitClockGo
+	}
+	return a
 }

@@ -33,6 +33,10 @@ type cpuMeter struct {
 	mu      sync.Mutex
 	samples []cpuSample
 	unread  string // why the last reading of Redis failed
+
+	// onHost, when set, is told after each sample how many of the host's
+	// cores were idle since the one before, and when.
+	onHost func(idle float64, at time.Time)
 }
 
 type cpuSample struct {
@@ -93,11 +97,18 @@ func (m *cpuMeter) sample(ctx context.Context) {
 		}
 	}
 	m.mu.Lock()
+	var prev cpuSample
+	if n := len(m.samples); n > 0 {
+		prev = m.samples[n-1]
+	}
 	m.samples = append(m.samples, s)
 	if m.rdb != nil {
 		m.unread = unread
 	}
 	m.mu.Unlock()
+	if dt := s.at.Sub(prev.at).Seconds(); m.onHost != nil && prev.hostOK && s.hostOK && dt > 0 && s.hostCPUs > 0 {
+		m.onHost(float64(s.hostCPUs)-(s.host-prev.host)/dt, s.at)
+	}
 }
 
 // run samples at the start, when the warmup ends and every second, until

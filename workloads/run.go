@@ -97,6 +97,13 @@ type Config struct {
 	// the others), and the Worker fields the result records. An error
 	// ends the run before any load.
 	Rendezvous func(ctx context.Context) (time.Time, results.Worker, error)
+	// SpinWaits makes every wait (holds, think times, open-loop pacing)
+	// spin its last stretch to the deadline, as exact as the clock, at the
+	// cost of up to a core taken from the host (and from Redis where it
+	// shares it). By default waits sleep on a high-resolution timer, and
+	// holds spin at most their last tens of microseconds, only while the
+	// host has an idle core.
+	SpinWaits bool
 	// Topology is the topology the run is on (single, replica, sentinel
 	// or cluster), as its environment knows it: the result's profile records
 	// it, and the profile's own topology field (what it was meant for)
@@ -238,7 +245,8 @@ func newRun(ctx context.Context, cfg Config, env *runEnv) *run {
 	p := cfg.Profile
 	r := &run{runEnv: env, p: p, cfg: cfg, handleCap: handleCap(len(env.owners))}
 	r.warmEnd = r.loadStart.Add(time.Duration(p.Warmup))
-	r.waits = newWaits(r.nShards)
+	r.waits = newWaits(r.nShards, cfg.SpinWaits)
+	r.cpu.onHost = r.waits.hostSampled
 	r.ctx, r.stopLoad = context.WithCancel(context.Background())
 	r.relCtx = context.WithoutCancel(ctx)
 	if p.Duration > 0 {

@@ -1,49 +1,134 @@
 package workloads
 
 import (
-	"container/heap"
 	"context"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/results"
 )
 
-// A Go timer on Linux fires up to milliseconds late when the process is
-// idle (the scheduler polls with millisecond timeouts) and on time when it
-// is busy, so a hold of a timer alone lasts longer at low load than at
-// high. A waiter sleeps on its timer until a stretch before the deadline
-// and then waits for the run's one spinner to wake it: a goroutine that,
-// while any wait is in its last stretch, looks at the clock, wakes the
-// waits whose deadline came and yields the processor between looks. One
-// spinner serves every owner, so precision costs at most one CPU however
-// many owners wait; the stretch follows how late the process's timers have
-// fired lately, so a busy process spins little. A waiter is known to the
-// spinner from the start of its wait, so that one whose timer fires late
-// (as timers do while the spinner keeps a processor busy) is still woken
-// on time when another wait keeps the spinner running.
+// Holds, think times and open-loop pacing wait through a waiter, and how
+// they wait is paid for by the host that Redis shares. A Go timer on Linux
+// fires up to a millisecond late when the process is idle (the runtime
+// polls with millisecond timeouts), so a hold of a timer alone lasts longer
+// at low load than at high. A waiter sleeps instead on the run's
+// high-resolution clock (hrClock: a timer thread on a timerfd), which wakes
+// it within the scheduler's wake-up at no CPU cost while it sleeps. A hold,
+// and only a hold, may spin its last few tens of microseconds, to be on
+// time where the wake-up alone is late, and only while the host has an
+// idle core to spin on: think times and open-loop pacing never spin (their
+// lateness is recorded, and open loop charges it as latency). A wait long
+// enough that a Go timer's lateness is within its bound sleeps on a Go
+// timer. With Config.SpinWaits every wait spins its last stretch instead
+// (spinClock): exact, at the host's expense.
 
-// waitClock is what a run's waiters share: the stretch before a deadline
-// at which they stop sleeping, and the spinner that wakes them.
+// The tail spin's bounds: a hold is woken tailLead before its deadline and
+// spins the rest, where tailLead follows the clock's wake-ups to about
+// their 75th percentile of lateness (so most holds spin a little and few
+// wake late), plus tailMargin, within maxTail.
+const (
+	maxTail    = 50 * time.Microsecond
+	tailMargin = 5 * time.Microsecond
+	// tailStep is how far one wake-up moves the lateness estimate: up by
+	// tailUp steps when later than it, down by one when not, which settles
+	// where a wake-up is later a quarter of the time.
+	tailStep = time.Microsecond
+	tailUp   = 3
+	// idleForSpin is the idle CPU, in cores, the host must have had over
+	// the last sample for holds to spin their tails: a whole core that
+	// neither Redis nor anything else wanted.
+	idleForSpin = 1.0
+)
+
+// waitClock is what a run's waiters share: the high-resolution clock, or
+// with SpinWaits the spinner, and whether and how far holds spin.
 type waitClock struct {
-	slack   atomic.Int64 // ns
-	decayed atomic.Int64 // when the stretch last came down, unix ns
+	hr   *hrClock   // nil: Go timers (no timerfd here) or the spinner
+	spin *spinClock // with SpinWaits
+	// hrErr is why hr is nil without SpinWaits.
+	hrErr error
 
-	mu       sync.Mutex
-	due      dueHeap      // spun waits, earliest deadline first
-	armed    int          // of them, those in their last stretch
-	spinning bool         // the spinner runs
-	spun     atomic.Int64 // ns the spinner ran, in all
+	late   atomic.Int64 // ns: the wake-ups' lateness, tracked to its 75th percentile
+	tails  atomic.Bool  // the host has an idle core: holds may spin their tails
+	tailNs atomic.Int64 // ns spun in tails, in all
 }
 
-// due is one spun wait.
+// newWaitClock is a run's clock: the spinner with spin, else the timer
+// thread (Go timers where none can be had). Close it when the run ends.
+func newWaitClock(spin bool) *waitClock {
+	c := &waitClock{}
+	if spin {
+		c.spin = newSpinClock()
+		return c
+	}
+	c.hr, c.hrErr = newHRClock()
+	return c
+}
+
+// close stops the timer thread.
+func (c *waitClock) close() {
+	if c.hr != nil {
+		c.hr.close()
+	}
+}
+
+// spun is the time spun in all, tails and the spinner's.
+func (c *waitClock) spun() time.Duration {
+	d := time.Duration(c.tailNs.Load())
+	if c.spin != nil {
+		d += time.Duration(c.spin.spun.Load())
+	}
+	return d
+}
+
+// timerCPU is the CPU the timer thread has used.
+func (c *waitClock) timerCPU() time.Duration {
+	if c.hr == nil {
+		return 0
+	}
+	return c.hr.cpu()
+}
+
+// tail is how long before its deadline a hold stops sleeping and spins: 0
+// while the host has no idle core.
+func (c *waitClock) tail() time.Duration {
+	if !c.tails.Load() {
+		return 0
+	}
+	return min(time.Duration(c.late.Load())+tailMargin, maxTail)
+}
+
+// woke notes that the clock woke a wait late after its time.
+func (c *waitClock) woke(late time.Duration) {
+	l := time.Duration(c.late.Load())
+	switch {
+	case late > l:
+		l = min(l+tailUp*tailStep, maxTail)
+	case l >= tailStep:
+		l -= tailStep
+	}
+	c.late.Store(int64(l))
+}
+
+// hostIdle tells the clock how many of the host's cores were idle over
+// the last sample, counting this run's tail spins as idle (they yield to
+// any work): holds spin their tails only while a whole core is.
+func (c *waitClock) hostIdle(cores float64) { c.tails.Store(cores >= idleForSpin) }
+
+// longWait reports whether a wait of d may sleep on a Go timer: its
+// lateness, up to maxSlack, is within the bound a wait of d may stray by.
+func longWait(d time.Duration) bool {
+	return float64(d)*results.WaitBoundShare >= float64(maxSlack)
+}
+
+// due is one wait on a clock: the timer thread's or the spinner's.
 type due struct {
 	at    time.Time
 	wake  chan struct{} // the waiter's, 1 buffered: sent when at came
 	i     int           // index in the heap, -1 once woken
-	armed bool          // in its last stretch: the spinner runs for it
+	armed bool          // the spinner's: in its last stretch, the spinner runs for it
 }
 
 type dueHeap []*due
@@ -61,148 +146,6 @@ func (h *dueHeap) Pop() any {
 	return d
 }
 
-// The spin stretch's bounds. Below minSlack a timer's wake-up alone (the
-// goroutine made runnable, then scheduled) can miss; maxSlack is above the
-// lateness of an idle process's timers, beyond which the wait is late
-// whatever it does. The stretch starts there, at the worst, so that a
-// run's first waits are not late before a late timer has raised it.
-const (
-	minSlack     = 50 * time.Microsecond
-	maxSlack     = 3 * time.Millisecond
-	initialSlack = maxSlack
-	// slackDecay: a lateness under the stretch pulls it 1/slackDecay of
-	// the way down, at most once per decayEvery; one above sets it, so it
-	// tracks the worst of the last slackDecay × decayEvery or so. Paced by
-	// time, not by waits, so that many owners' punctual timers do not wear
-	// it down between two late ones.
-	slackDecay = 32
-	decayEvery = 100 * time.Millisecond
-	// slackMargin is added to an observed lateness that sets the stretch.
-	slackMargin = 20 * time.Microsecond
-)
-
-func newWaitClock() *waitClock {
-	c := &waitClock{}
-	c.slack.Store(int64(initialSlack))
-	return c
-}
-
-// await adds d to the spun waits; armed, it is in its last stretch and
-// the spinner runs until it is woken.
-func (c *waitClock) await(d *due, armed bool) {
-	c.mu.Lock()
-	heap.Push(&c.due, d)
-	c.armLocked(d, armed)
-}
-
-// arm tells the spinner that d is in its last stretch, and reports false
-// when the spinner woke it already.
-func (c *waitClock) arm(d *due) bool {
-	c.mu.Lock()
-	if d.i < 0 {
-		c.mu.Unlock()
-		return false
-	}
-	c.armLocked(d, true)
-	return true
-}
-
-// armLocked arms d if armed, starting the spinner if it is not running,
-// and unlocks c.mu.
-func (c *waitClock) armLocked(d *due, armed bool) {
-	start := false
-	if armed {
-		d.armed = true
-		c.armed++
-		start = !c.spinning
-		c.spinning = true
-	}
-	c.mu.Unlock()
-	if start {
-		go c.spin()
-	}
-}
-
-// cancel takes d out of the waits, or, when the spinner woke it already,
-// takes the wake-up from its channel, so that the next wait starts clean.
-func (c *waitClock) cancel(d *due) {
-	c.mu.Lock()
-	woken := d.i < 0
-	if !woken {
-		heap.Remove(&c.due, d.i)
-		c.disarmLocked(d)
-	}
-	c.mu.Unlock()
-	if woken {
-		<-d.wake
-	}
-}
-
-// disarmLocked marks d, out of the heap, as no longer waited for.
-func (c *waitClock) disarmLocked(d *due) {
-	d.i = -1
-	if d.armed {
-		d.armed = false
-		c.armed--
-	}
-}
-
-// spin wakes each wait when its deadline comes, armed or not, until no
-// wait is in its last stretch.
-func (c *waitClock) spin() {
-	last := time.Now()
-	for {
-		c.mu.Lock()
-		now := time.Now()
-		for len(c.due) > 0 && !now.Before(c.due[0].at) {
-			d := heap.Pop(&c.due).(*due)
-			c.disarmLocked(d)
-			d.wake <- struct{}{}
-		}
-		c.spun.Add(int64(now.Sub(last)))
-		last = now
-		if c.armed == 0 {
-			c.spinning = false
-			c.mu.Unlock()
-			return
-		}
-		c.mu.Unlock()
-		runtime.Gosched()
-	}
-}
-
-// stretch is how much of a wait of d is spun: all of it when d is within
-// the slack, none when the timer's lateness fits within the bound a wait
-// of d may stray by (results.WaitBoundShare of it), else the slack.
-func (c *waitClock) stretch(d time.Duration) time.Duration {
-	s := time.Duration(c.slack.Load())
-	switch {
-	case d <= 0:
-		return 0
-	case float64(d)*results.WaitBoundShare >= float64(maxSlack):
-		return 0
-	case d <= s:
-		return d
-	}
-	return s
-}
-
-// observe notes that a timer set for a time fired late by late, at now.
-func (c *waitClock) observe(late time.Duration, now time.Time) {
-	s := time.Duration(c.slack.Load())
-	switch {
-	case late+slackMargin > s:
-		s = late + slackMargin
-	default:
-		last := c.decayed.Load()
-		if now.UnixNano()-last < int64(decayEvery) || !c.decayed.CompareAndSwap(last, now.UnixNano()) {
-			return
-		}
-		s -= (s - late - slackMargin) / slackDecay
-	}
-	c.slack.Store(int64(min(max(s, minSlack), maxSlack)))
-}
-
 // waitEnd is how a wait ended.
 type waitEnd uint8
 
@@ -218,96 +161,112 @@ type waitResult struct {
 	at  time.Time
 }
 
-// waiter is one worker's precise wait: its timer and its run's clock.
-// Holds, think times and open-loop pacing all wait through it.
+// waiter is one worker's precise wait: its Go timer (made on first use:
+// most waits never need one), its entry in the run's clock, and where it
+// records.
 type waiter struct {
 	clock *waitClock
 	timer *time.Timer
-	due   due                   // its entry while in the last stretch
+	due   due                   // its entry in the clock while it sleeps there
 	rec   *results.WaitRecorder // where measured waits are recorded
 }
 
 func newWaiter(c *waitClock, rec *results.WaitRecorder) waiter {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return waiter{clock: c, timer: t, due: due{i: -1}, rec: rec}
+	return waiter{clock: c, due: due{i: -1}, rec: rec}
+}
+
+// goTimer is the waiter's Go timer, set to fire after d.
+func (w *waiter) goTimer(d time.Duration) *time.Timer {
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	return w.timer
 }
 
 // until waits until deadline, or until lost is ready (nil: never) or ctx
-// ends, whichever comes first.
-func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.Time) waitResult {
+// ends, whichever comes first. A hold (hold true) may spin its last
+// stretch.
+func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.Time, hold bool) waitResult {
 	now := time.Now()
 	d := deadline.Sub(now)
 	if d <= 0 {
 		return waitResult{end: waited, at: now}
 	}
-	spin := w.clock.stretch(d)
-	if spin == 0 {
+	c := w.clock
+	if c.spin != nil {
+		return w.spinUntil(ctx, lost, deadline, d)
+	}
+	if c.hr == nil || longWait(d) {
 		return w.sleep(ctx, lost, deadline)
+	}
+	var tail time.Duration
+	if hold {
+		tail = c.tail()
+	}
+	if d <= tail {
+		return w.spinTail(ctx, lost, deadline)
 	}
 	if w.due.wake == nil {
 		w.due.wake = make(chan struct{}, 1) // on first use: owners that never wait need none
 	}
-	w.due.at = deadline
-	if d <= spin {
-		w.clock.await(&w.due, true)
-		return w.woken(ctx, lost)
-	}
-	w.clock.await(&w.due, false)
-	wake := deadline.Add(-spin)
-	w.timer.Reset(time.Until(wake))
+	w.due.at = deadline.Add(-tail)
+	c.hr.add(&w.due)
 	select {
-	case <-w.timer.C:
-		now := time.Now()
-		w.clock.observe(now.Sub(wake), now)
-		if !now.Before(deadline) {
-			w.clock.cancel(&w.due)
-			return waitResult{end: waited, at: now}
-		}
-		if !w.clock.arm(&w.due) {
-			<-w.due.wake
-			return waitResult{end: waited, at: time.Now()}
-		}
-		return w.woken(ctx, lost)
 	case <-w.due.wake:
-		// The timer was late, and the spinner, running for other waits,
-		// found this one's deadline come.
-		now := time.Now()
-		w.timer.Stop()
-		w.clock.observe(now.Sub(wake), now)
+	case <-lost:
+		c.hr.cancel(&w.due)
+		return waitResult{end: waitLost, at: time.Now()}
+	case <-ctx.Done():
+		c.hr.cancel(&w.due)
+		return waitResult{end: waitCut, at: time.Now()}
+	}
+	now = time.Now()
+	if late := now.Sub(w.due.at); late >= 0 {
+		c.woke(late)
+	} else {
+		// Woken early: the clock closed under the wait.
+		return w.sleep(ctx, lost, deadline)
+	}
+	if !now.Before(deadline) {
 		return waitResult{end: waited, at: now}
-	case <-lost:
-		w.timer.Stop()
-		w.clock.cancel(&w.due)
-		return waitResult{end: waitLost, at: time.Now()}
-	case <-ctx.Done():
-		w.timer.Stop()
-		w.clock.cancel(&w.due)
-		return waitResult{end: waitCut, at: time.Now()}
 	}
+	return w.spinTail(ctx, lost, deadline)
 }
 
-// woken waits for the spinner to wake the armed wait, or until lost is
-// ready or ctx ends.
-func (w *waiter) woken(ctx context.Context, lost <-chan struct{}) waitResult {
-	select {
-	case <-w.due.wake:
-		return waitResult{end: waited, at: time.Now()}
-	case <-lost:
-		w.clock.cancel(&w.due)
-		return waitResult{end: waitLost, at: time.Now()}
-	case <-ctx.Done():
-		w.clock.cancel(&w.due)
-		return waitResult{end: waitCut, at: time.Now()}
+// spinTail spins to deadline, yielding between looks at the clock, or
+// until lost is ready or ctx ends.
+func (w *waiter) spinTail(ctx context.Context, lost <-chan struct{}, deadline time.Time) waitResult {
+	start := time.Now()
+	r := waitResult{end: waited}
+	for {
+		now := time.Now()
+		if !now.Before(deadline) {
+			r.at = now
+			break
+		}
+		select {
+		case <-lost:
+			r = waitResult{end: waitLost, at: now}
+		case <-ctx.Done():
+			r = waitResult{end: waitCut, at: now}
+		default:
+			runtime.Gosched()
+			continue
+		}
+		break
 	}
+	w.clock.tailNs.Add(int64(r.at.Sub(start)))
+	return r
 }
 
-// sleep waits on the timer alone until deadline, or until lost is ready or
-// ctx ends: a wait long enough that its timer's lateness is within bound.
+// sleep waits on the Go timer alone until deadline, or until lost is ready
+// or ctx ends: a wait long enough that its timer's lateness is within bound.
 func (w *waiter) sleep(ctx context.Context, lost <-chan struct{}, deadline time.Time) waitResult {
-	w.timer.Reset(time.Until(deadline))
+	t := w.goTimer(time.Until(deadline))
 	select {
-	case <-w.timer.C:
+	case <-t.C:
 		return waitResult{end: waited, at: time.Now()}
 	case <-lost:
 		w.timer.Stop()
@@ -333,35 +292,73 @@ func (w *waiter) record(k results.WaitKind, begin time.Time, asked time.Duration
 type waits struct {
 	clock     *waitClock
 	recs      []*results.WaitRecorder
-	sectioned atomic.Bool  // some holds ran in the implementation's process
-	spunWarm  atomic.Int64 // ns spun by the warmup's end
+	sectioned atomic.Bool // some holds ran in the implementation's process
+	// By the warmup's end: the time spun and the timer thread's CPU.
+	spunWarm, timerWarm atomic.Int64
+	// The spin when the host was last sampled, and when (hostSampled).
+	spunAt   time.Duration
+	sampleAt time.Time
 }
 
-func newWaits(shards int) *waits {
-	w := &waits{clock: newWaitClock(), recs: make([]*results.WaitRecorder, max(shards, 1))}
+func newWaits(shards int, spin bool) *waits {
+	w := &waits{clock: newWaitClock(spin), recs: make([]*results.WaitRecorder, max(shards, 1))}
 	for i := range w.recs {
 		w.recs[i] = &results.WaitRecorder{}
 	}
 	return w
 }
 
-// warmEnded notes the spin so far, which the warmup spent.
-func (w *waits) warmEnded() { w.spunWarm.Store(w.clock.spun.Load()) }
+// warmEnded notes what the waits cost so far, which the warmup spent.
+func (w *waits) warmEnded() {
+	w.spunWarm.Store(int64(w.clock.spun()))
+	w.timerWarm.Store(int64(w.clock.timerCPU()))
+}
+
+// hostSampled tells the clock how idle the host was since the last
+// sample, the tails spun meanwhile counted as idle: they would yield to
+// any other work, and would otherwise switch themselves off. Called by
+// the run's CPU meter, one sample at a time.
+func (w *waits) hostSampled(idle float64, at time.Time) {
+	spun := w.clock.spun()
+	if dt := at.Sub(w.sampleAt).Seconds(); !w.sampleAt.IsZero() && dt > 0 {
+		idle += (spun - w.spunAt).Seconds() / dt
+	}
+	w.spunAt, w.sampleAt = spun, at
+	w.clock.hostIdle(idle)
+}
 
 // rec is where owner i records.
 func (w *waits) rec(i int) *results.WaitRecorder { return w.recs[i%len(w.recs)] }
 
-// result is what the run's waits achieved, with the spinning's share of
-// the load generator's CPU over the measured time when cpu has it.
+// result is what the run's waits achieved and what they cost, and closes
+// the clock: the waits' CPU goes into cpu (Waits) when it was measured.
 func (w *waits) result(cpu *results.CPU, measuredS float64) *results.Waits {
+	timer := w.clock.timerCPU() - time.Duration(w.timerWarm.Load())
+	w.clock.close()
 	all := &results.WaitRecorder{}
 	for _, r := range w.recs {
 		all.Merge(r)
 	}
 	res := all.Waits()
-	res.SpinS = time.Duration(w.clock.spun.Load() - w.spunWarm.Load()).Seconds()
-	if cpu != nil && cpu.Load > 0 && measuredS > 0 {
-		res.SpinShare = res.SpinS / (cpu.Load * measuredS)
+	res.SpinS = (w.clock.spun() - time.Duration(w.spunWarm.Load())).Seconds()
+	res.TimerS = max(0, timer.Seconds())
+	switch {
+	case w.clock.spin != nil:
+		res.Clock = results.WaitClockSpin
+	case w.clock.hr != nil:
+		res.Clock = results.WaitClockTimer
+	default:
+		res.Clock = results.WaitClockGo
+		if w.clock.hrErr != nil {
+			res.ClockNote = w.clock.hrErr.Error()
+		}
+	}
+	if cpu != nil && measuredS > 0 {
+		cpu.Waits = (res.SpinS + res.TimerS) / measuredS
+		if own := cpu.Own(); own > 0 {
+			res.SpinShare = min(1, res.SpinS/(own*measuredS))
+			res.CPUShare = min(1, (res.SpinS+res.TimerS)/(own*measuredS))
+		}
 	}
 	if w.sectioned.Load() {
 		res.HoldNote = results.HoldInImpl

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 // TestWaitStretch: the spun part of a wait follows its length and the
 // clock's slack.
 func TestWaitStretch(t *testing.T) {
-	c := newWaitClock()
+	c := newSpinClock()
 	c.slack.Store(int64(time.Millisecond))
 	for _, tc := range []struct {
 		d, want time.Duration
@@ -39,7 +40,7 @@ func TestWaitStretch(t *testing.T) {
 // punctual ones pull it down gradually, at most once per decayEvery
 // however many there are, and not below minSlack.
 func TestWaitObserve(t *testing.T) {
-	c := newWaitClock()
+	c := newSpinClock()
 	if got := time.Duration(c.slack.Load()); got != maxSlack {
 		t.Errorf("a new clock's slack = %v, want the worst, %v", got, maxSlack)
 	}
@@ -74,12 +75,12 @@ func TestWaitObserve(t *testing.T) {
 	}
 }
 
-// waitCase is a waiter on a fresh clock whose slack is given.
+// waitCase is a waiter on a fresh spinner whose slack is given.
 func waitCase(slack time.Duration) (*waiter, *results.WaitRecorder) {
-	c := newWaitClock()
+	c := newSpinClock()
 	c.slack.Store(int64(slack))
 	rec := &results.WaitRecorder{}
-	w := newWaiter(c, rec)
+	w := newWaiter(&waitClock{spin: c}, rec)
 	return &w, rec
 }
 
@@ -108,13 +109,31 @@ func TestWaitEnds(t *testing.T) {
 		{"cut while sleeping", cancelled, nil, time.Hour, minSlack, waitCut},
 		{"cut while spinning", cancelled, nil, 200 * time.Millisecond, time.Hour, waitCut},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run("spinner/"+tc.name, func(t *testing.T) {
 			w, _ := waitCase(tc.slack) // an hour: more than observe allows, so the wait spins whole
-			if got := w.clock.stretch(tc.d); tc.slack == time.Hour && got != tc.d {
+			if got := w.clock.spin.stretch(tc.d); tc.slack == time.Hour && got != tc.d {
 				t.Fatalf("stretch(%v) = %v, want it spun whole", tc.d, got)
 			}
 			deadline := time.Now().Add(tc.d)
-			r := w.until(tc.ctx, tc.lost, deadline)
+			r := w.until(tc.ctx, tc.lost, deadline, true)
+			if r.end != tc.want {
+				t.Fatalf("ended %d, want %d", r.end, tc.want)
+			}
+			if r.end == waited && r.at.Before(deadline) {
+				t.Errorf("returned at %v, before the deadline %v", r.at, deadline)
+			}
+		})
+		// The same on the timer thread, its tail spun where the spinner's
+		// stretch is (slack an hour: tails on, within maxTail).
+		t.Run("timer/"+tc.name, func(t *testing.T) {
+			c := hrWaitClock(t)
+			c.hostIdle(idleForSpin)
+			if tc.slack != time.Hour {
+				c.hostIdle(0)
+			}
+			w := newWaiter(c, nil)
+			deadline := time.Now().Add(tc.d)
+			r := w.until(tc.ctx, tc.lost, deadline, true)
 			if r.end != tc.want {
 				t.Fatalf("ended %d, want %d", r.end, tc.want)
 			}
@@ -125,17 +144,240 @@ func TestWaitEnds(t *testing.T) {
 	}
 }
 
+// hrWaitClock is a fresh run's clock on the timer thread, closed when t
+// ends; t skips where the system has no timerfd.
+func hrWaitClock(t testing.TB) *waitClock {
+	t.Helper()
+	c := newWaitClock(false)
+	if c.hr == nil {
+		t.Skipf("no timer thread here: %v", c.hrErr)
+	}
+	t.Cleanup(c.close)
+	return c
+}
+
+// TestHRClockWakes: the timer thread wakes each wait at or after its
+// deadline, earliest first, whatever order they came in: a wait added
+// after a later one re-arms the timer for itself.
+func TestHRClockWakes(t *testing.T) {
+	c := hrWaitClock(t)
+	start := time.Now()
+	far := &due{wake: make(chan struct{}, 1), at: start.Add(time.Hour)}
+	c.hr.add(far)
+	order := make(chan int, 16)
+	var wg sync.WaitGroup
+	for _, i := range []int{7, 3, 12, 0, 9, 5, 15, 1} {
+		d := &due{wake: make(chan struct{}, 1), at: start.Add(time.Duration(i) * 2 * time.Millisecond)}
+		c.hr.add(d)
+		wg.Go(func() {
+			select {
+			case <-d.wake:
+				if now := time.Now(); now.Before(d.at) {
+					t.Errorf("wait %d woken %v early", i, d.at.Sub(now))
+				}
+				order <- i
+			case <-time.After(testkit.Patience):
+				t.Errorf("wait %d never woken (the timer was armed for the hour-long wait only)", i)
+			}
+		})
+	}
+	wg.Wait()
+	close(order)
+	last := -1
+	for i := range order {
+		if i < last {
+			t.Errorf("wait %d woken after wait %d, later than it", i, last)
+		}
+		last = i
+	}
+	c.hr.cancel(far)
+	if n := len(c.hr.due); n != 0 {
+		t.Errorf("%d waits left on the clock, want none", n)
+	}
+}
+
+// TestHRClockCancel: a wait taken off before its time is never woken; one
+// cancelled after the clock woke it leaves no wake-up behind.
+func TestHRClockCancel(t *testing.T) {
+	c := hrWaitClock(t)
+	gone := &due{wake: make(chan struct{}, 1), at: time.Now().Add(5 * time.Millisecond)}
+	c.hr.add(gone)
+	c.hr.cancel(gone)
+	woken := &due{wake: make(chan struct{}, 1), at: time.Now()}
+	c.hr.add(woken)
+	testkit.Eventually(t, "the clock woke the due wait", func() bool { return len(woken.wake) == 1 })
+	c.hr.cancel(woken)
+	if len(woken.wake) != 0 {
+		t.Error("a wake-up was left behind")
+	}
+	after := &due{wake: make(chan struct{}, 1), at: time.Now().Add(20 * time.Millisecond)}
+	c.hr.add(after)
+	<-after.wake
+	if len(gone.wake) != 0 || gone.i != -1 {
+		t.Errorf("the cancelled wait was woken (%d wake-ups, index %d)", len(gone.wake), gone.i)
+	}
+}
+
+// TestHRClockClose: closing the clock under a wait ends the timer thread,
+// and the wait, woken early, still lasts until its deadline (on a Go
+// timer); a wait after the close sleeps there too.
+func TestHRClockClose(t *testing.T) {
+	c := newWaitClock(false)
+	if c.hr == nil {
+		t.Skipf("no timer thread here: %v", c.hrErr)
+	}
+	w := newWaiter(c, nil)
+	deadline := time.Now().Add(50 * time.Millisecond)
+	done := make(chan waitResult)
+	go func() { done <- w.until(context.Background(), nil, deadline, false) }()
+	testkit.Eventually(t, "the wait is on the clock", func() bool {
+		c.hr.mu.Lock()
+		defer c.hr.mu.Unlock()
+		return len(c.hr.due) == 1
+	})
+	c.close()
+	if r := <-done; r.end != waited || r.at.Before(deadline) {
+		t.Errorf("wait under a closing clock: %+v, want it to last until %v", r, deadline)
+	}
+	select {
+	case <-c.hr.done:
+	default:
+		t.Error("the timer thread still runs after close")
+	}
+	deadline = time.Now().Add(10 * time.Millisecond)
+	if r := w.until(context.Background(), nil, deadline, false); r.end != waited || r.at.Before(deadline) {
+		t.Errorf("wait on a closed clock: %+v, want it to last until %v", r, deadline)
+	}
+	c.close() // twice is harmless
+}
+
+// TestWaitTail: a hold spins its tail only while the host has an idle
+// core; think times and pacing never spin.
+func TestWaitTail(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		idle       float64
+		hold, spun bool
+	}{
+		{"hold, idle core", idleForSpin, true, true},
+		{"hold, busy host", idleForSpin - 0.1, true, false},
+		{"think, idle core", 2, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := hrWaitClock(t)
+			c.hostIdle(tc.idle)
+			c.late.Store(int64(maxTail)) // a wait shorter than the tail spins whole, whatever the wake-ups do
+			w := newWaiter(c, nil)
+			for _, d := range []time.Duration{maxTail / 2, time.Millisecond} {
+				deadline := time.Now().Add(d)
+				if r := w.until(context.Background(), nil, deadline, tc.hold); r.end != waited || r.at.Before(deadline) {
+					t.Fatalf("wait: %+v, want it to last until %v", r, deadline)
+				}
+			}
+			if spun := c.spun() > 0; spun != tc.spun {
+				t.Errorf("spun %v, want spinning %v", c.spun(), tc.spun)
+			}
+		})
+	}
+}
+
+// TestWaitTailLead: the tail follows the clock's lateness up by three
+// steps and down by one, within its bounds, and is 0 while the host has no
+// idle core.
+func TestWaitTailLead(t *testing.T) {
+	c := &waitClock{}
+	c.hostIdle(idleForSpin)
+	if got := c.tail(); got != tailMargin {
+		t.Errorf("a new clock's tail = %v, want the margin %v", got, tailMargin)
+	}
+	c.woke(time.Millisecond)
+	if got, want := time.Duration(c.late.Load()), tailUp*tailStep; got != want {
+		t.Errorf("after a late wake-up the lateness estimate = %v, want %v", got, want)
+	}
+	c.woke(0)
+	if got, want := time.Duration(c.late.Load()), (tailUp-1)*tailStep; got != want {
+		t.Errorf("after a punctual one = %v, want %v", got, want)
+	}
+	for range 1000 {
+		c.woke(time.Second)
+	}
+	if got := c.tail(); got != maxTail {
+		t.Errorf("after many late wake-ups tail = %v, want the bound %v", got, maxTail)
+	}
+	for range 1000 {
+		c.woke(0)
+	}
+	if got := time.Duration(c.late.Load()); got != 0 {
+		t.Errorf("after many punctual wake-ups the estimate = %v, want 0", got)
+	}
+	c.hostIdle(0.5)
+	if got := c.tail(); got != 0 {
+		t.Errorf("tail on a busy host = %v, want 0", got)
+	}
+}
+
+// TestWaitsHostSampled: the tails a run spun count as idle in the host's
+// sample, so that spinning does not switch itself off; other work does.
+func TestWaitsHostSampled(t *testing.T) {
+	w := newWaits(1, false)
+	defer w.clock.close()
+	at := time.Unix(1000, 0)
+	w.hostSampled(0.2, at)
+	if w.clock.tails.Load() {
+		t.Fatal("tails on with 0.2 of a core idle")
+	}
+	at = at.Add(time.Second)
+	w.clock.tailNs.Add(int64(900 * time.Millisecond)) // 0.9 cores spun in that second
+	w.hostSampled(0.2, at)
+	if !w.clock.tails.Load() {
+		t.Error("tails off though 0.9 of the busy core was this run's own spinning")
+	}
+	at = at.Add(time.Second)
+	w.hostSampled(0.2, at) // no spin this time: the host is busy with other work
+	if w.clock.tails.Load() {
+		t.Error("tails on though other work took the host")
+	}
+}
+
+// TestWaitsResult: the waits' result names the clock and puts what the
+// waits took into the run's CPU, beside lockbench's driving.
+func TestWaitsResult(t *testing.T) {
+	for _, spin := range []bool{false, true} {
+		w := newWaits(1, spin)
+		if !spin && w.clock.hr == nil {
+			t.Skipf("no timer thread here: %v", w.clock.hrErr)
+		}
+		w.clock.tailNs.Add(int64(2 * time.Second))
+		cpu := &results.CPU{Load: 1.5, Helper: 0.5, LoadLimit: 2}
+		res := w.result(cpu, 10)
+		want := results.WaitClockTimer
+		if spin {
+			want = results.WaitClockSpin
+		}
+		if res.Clock != want {
+			t.Errorf("spin %v: clock %q, want %q", spin, res.Clock, want)
+		}
+		if res.SpinS != 2 || cpu.Waits < 0.2 || cpu.Waits > 0.21 || res.SpinShare != 0.2 || res.CPUShare < 0.2 {
+			t.Errorf("spin %v: spun %vs, CPU.Waits %v, shares %v %v; want 2s spun, 0.2 cores, 20%% of lockbench's own 1 core",
+				spin, res.SpinS, cpu.Waits, res.SpinShare, res.CPUShare)
+		}
+		if d := cpu.Driving(); d < 0.79 || d > 0.8 {
+			t.Errorf("spin %v: driving %v cores, want lockbench's own 1 less the waits' 0.2", spin, d)
+		}
+	}
+}
+
 // TestWaitSpinner: one spinner wakes many waits, each at or after its
 // deadline, and stops when none is left.
 func TestWaitSpinner(t *testing.T) {
-	c := newWaitClock()
+	c := newSpinClock()
 	c.slack.Store(int64(maxSlack))
 	var wg sync.WaitGroup
 	for i := range 16 {
-		w := newWaiter(c, nil)
+		w := newWaiter(&waitClock{spin: c}, nil)
 		wg.Go(func() {
 			deadline := time.Now().Add(time.Duration(i) * 100 * time.Microsecond)
-			if r := w.until(context.Background(), nil, deadline); r.end != waited || r.at.Before(deadline) {
+			if r := w.until(context.Background(), nil, deadline, false); r.end != waited || r.at.Before(deadline) {
 				t.Errorf("wait %d: %+v, want woken at or after %v", i, r, deadline)
 			}
 		})
@@ -156,7 +398,7 @@ func TestWaitSpinner(t *testing.T) {
 // may not, late) at its deadline, and it stops once no wait is in its last
 // stretch, though waits still asleep remain.
 func TestWaitSpinnerWakesLateTimers(t *testing.T) {
-	c := newWaitClock()
+	c := newSpinClock()
 	keep := &due{wake: make(chan struct{}, 1), at: time.Now().Add(time.Hour)}
 	c.await(keep, true)
 	asleep := &due{wake: make(chan struct{}, 1), at: time.Now().Add(5 * time.Millisecond)}
@@ -192,16 +434,16 @@ func TestWaitCancelWoken(t *testing.T) {
 	w, _ := waitCase(maxSlack)
 	w.due.wake = make(chan struct{}, 1)
 	w.due.at = time.Now()
-	w.clock.await(&w.due, true)
+	w.clock.spin.await(&w.due, true)
 	testkit.Eventually(t, "the spinner woke the wait", func() bool { return len(w.due.wake) == 1 })
-	w.clock.cancel(&w.due)
+	w.clock.spin.cancel(&w.due)
 	if len(w.due.wake) != 0 {
 		t.Fatal("a wake-up was left behind")
 	}
 	lost := make(chan struct{})
 	close(lost)
-	w.clock.slack.Store(int64(time.Hour)) // the spinner's wait, whole
-	if r := w.until(context.Background(), lost, time.Now().Add(200*time.Millisecond)); r.end != waitLost {
+	w.clock.spin.slack.Store(int64(time.Hour)) // the spinner's wait, whole
+	if r := w.until(context.Background(), lost, time.Now().Add(200*time.Millisecond), true); r.end != waitLost {
 		t.Errorf("next wait ended %d, want lost", r.end)
 	}
 }
@@ -213,7 +455,7 @@ func TestWaitLostWakes(t *testing.T) {
 	lost := make(chan struct{})
 	go func() { time.Sleep(10 * time.Millisecond); close(lost) }()
 	done := make(chan waitResult)
-	go func() { done <- w.until(context.Background(), lost, time.Now().Add(time.Hour)) }()
+	go func() { done <- w.until(context.Background(), lost, time.Now().Add(time.Hour), true) }()
 	select {
 	case r := <-done:
 		if r.end != waitLost {
@@ -250,17 +492,20 @@ func timerWait(t *time.Timer, deadline time.Time) time.Time {
 }
 
 // BenchmarkHoldPrecision measures how long holds last against how long
-// they were asked, at 1 and at 64 owners holding at once, with the plain
-// timer and with the precise waiter: p50_err_µs and p99_err_µs are
-// achieved − asked, spin_cores the spinner's time over the benchmark's, and
-// cpu_cores the process's CPU over the benchmark. Holds last exactly
-// hold, or, under precise-exp, are drawn from an exponential of mean hold
-// as the profiles draw them: fixed holds started together keep the owners
-// in step, so that all of them come due at once.
+// they were asked, at 1 and at 64 owners holding at once, waiting as a run
+// can: "go" on a Go timer alone (what a Go program gets), "timer" on the
+// run's timer thread, "timer-tail" the same with the last stretch spun (a
+// run does that only while the host has an idle core), and "spin" on the
+// spinner (--spin-waits). p50_err_µs and p99_err_µs are achieved − asked,
+// spin_cores the time spun over the benchmark's, and cpu_cores the
+// process's CPU over the benchmark. Holds last exactly hold, or, under
+// the -exp variants, are drawn from an exponential of mean hold as the
+// profiles draw them: fixed holds started together keep the owners in
+// step, so that all of them come due at once.
 func BenchmarkHoldPrecision(b *testing.B) {
-	for _, how := range []string{"timer", "precise", "precise-exp"} {
+	for _, how := range []string{"go", "timer", "timer-tail", "spin", "timer-exp", "timer-tail-exp", "spin-exp"} {
 		for _, owners := range []int{1, 64} {
-			for _, hold := range []time.Duration{50 * time.Microsecond, 100 * time.Microsecond, 200 * time.Microsecond, time.Millisecond, 10 * time.Millisecond} {
+			for _, hold := range []time.Duration{50 * time.Microsecond, 200 * time.Microsecond, time.Millisecond, 10 * time.Millisecond} {
 				b.Run(fmt.Sprintf("%s/owners=%d/hold=%v", how, owners, hold), func(b *testing.B) {
 					benchHolds(b, how, owners, hold)
 				})
@@ -270,7 +515,16 @@ func BenchmarkHoldPrecision(b *testing.B) {
 }
 
 func benchHolds(b *testing.B, how string, owners int, hold time.Duration) {
-	clock := newWaitClock()
+	clock := newWaitClock(strings.HasPrefix(how, "spin"))
+	defer clock.close()
+	if clock.spin == nil && clock.hr == nil && how != "go" {
+		b.Skipf("no timer thread here: %v", clock.hrErr)
+	}
+	clock.hostIdle(0)
+	if strings.HasPrefix(how, "timer-tail") {
+		clock.hostIdle(idleForSpin)
+	}
+	exp := strings.HasSuffix(how, "-exp")
 	rec := &results.WaitRecorder{}
 	var wg sync.WaitGroup
 	per := max(b.N/owners, 1)
@@ -282,16 +536,16 @@ func benchHolds(b *testing.B, how string, owners int, hold time.Duration) {
 			rng := rand.New(rand.NewPCG(uint64(i), 1))
 			for range per {
 				hold := hold
-				if how == "precise-exp" {
+				if exp {
 					hold = time.Duration(rng.ExpFloat64() * float64(hold))
 				}
 				begin := time.Now()
 				deadline := begin.Add(hold)
-				if how == "timer" {
-					rec.Record(results.WaitHold, hold, timerWait(w.timer, deadline).Sub(begin))
+				if how == "go" {
+					rec.Record(results.WaitHold, hold, timerWait(w.goTimer(time.Hour), deadline).Sub(begin))
 					continue
 				}
-				r := w.until(context.Background(), nil, deadline)
+				r := w.until(context.Background(), nil, deadline, true)
 				w.record(results.WaitHold, begin, hold, r, true)
 			}
 		})
@@ -302,7 +556,7 @@ func benchHolds(b *testing.B, how string, owners int, hold time.Duration) {
 	got := rec.Waits()
 	b.ReportMetric(got.Hold.P50, "p50_err_µs")
 	b.ReportMetric(got.Hold.P99, "p99_err_µs")
-	b.ReportMetric(time.Duration(clock.spun.Load()).Seconds()/wall, "spin_cores")
+	b.ReportMetric(clock.spun().Seconds()/wall, "spin_cores")
 	if cpu := processCPU(); cpu > 0 {
 		b.ReportMetric((cpu-cpu0)/wall, "cpu_cores")
 	}

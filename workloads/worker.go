@@ -28,6 +28,10 @@ type worker struct {
 	shard  *results.Shard
 	wait   waiter
 
+	// The owner's handles: the last one used, and a map for the others,
+	// made only when an owner uses a second (one name per owner needs none).
+	lastKey        handleKey
+	last           Locker
 	handles        map[handleKey]Locker
 	parts          []int32 // further names of a multi-lock operation
 	nestedHandles  []Locker
@@ -91,7 +95,7 @@ func (w *worker) since(t time.Time) int64 { return w.r.col.Since(t) }
 // or until the load stops, reporting whether it slept in full.
 func (w *worker) sleep(k results.WaitKind, deadline time.Time, warm bool) bool {
 	begin := time.Now()
-	r := w.wait.until(w.r.ctx, nil, deadline)
+	r := w.wait.until(w.r.ctx, nil, deadline, false)
 	w.wait.record(k, begin, deadline.Sub(begin), r, !warm)
 	return r.end == waited
 }
@@ -170,16 +174,22 @@ func handleCap(owners int) int {
 
 func (w *worker) handle(lock int, m results.Mode) Locker {
 	k := handleKey{lock, m}
-	if h, ok := w.handles[k]; ok {
-		return h
+	if w.last != nil && w.lastKey == k {
+		return w.last
 	}
-	h := w.owner.Locker(w.r.names[lock], m)
-	if len(w.handles) < w.r.handleCap {
+	h, ok := w.handles[k]
+	if ok {
+		delete(w.handles, k) // the last one is kept apart from the map
+	} else {
+		h = w.owner.Locker(w.r.names[lock], m)
+	}
+	if w.last != nil && len(w.handles) < w.r.handleCap-1 {
 		if w.handles == nil {
 			w.handles = map[handleKey]Locker{}
 		}
-		w.handles[k] = h
+		w.handles[w.lastKey] = w.last
 	}
+	w.lastKey, w.last = k, h
 	return h
 }
 
@@ -366,7 +376,7 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 			lost = nil // never ready: the holder is not listening
 		}
 		begin := time.Now()
-		r := w.wait.until(w.r.ctx, lost, begin.Add(d))
+		r := w.wait.until(w.r.ctx, lost, begin.Add(d), true)
 		switch r.end {
 		case waitLost:
 			lostAt = r.at

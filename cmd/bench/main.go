@@ -138,6 +138,7 @@ type runFlags struct {
 	memProf  string
 	guardURL string
 	guardKey string
+	spin     bool
 	override map[string]string
 	workers  workerFlags // bench run only
 }
@@ -162,6 +163,7 @@ func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	fs.IntVar(&f.maxOps, "max-ops", results.DefaultMaxOps, "operations kept for the safety and fairness analyses")
 	fs.StringVar(&f.guardURL, "guard-url", "", "with guard plain or fenced: the guarded counter's Redis (redis://...; default: a redis-server of its own, never the lock's)")
 	fs.StringVar(&f.guardKey, "guard-key", "", "with --guard-url: the counters' key, the same on every machine of one run so that one store counts them all (bench merge then merges the lost updates); default: a fresh key")
+	fs.BoolVar(&f.spin, "spin-waits", false, "every wait (holds, think times, open-loop pacing) spins its last stretch to the deadline: exact, at the cost of up to a core taken from the host, and from Redis where it shares it; by default waits sleep on a high-resolution timer and holds spin at most their last tens of µs, only while the host has an idle core (the summary says which ran, and what it cost)")
 	f.maxErr = percent(100 * results.DefaultMaxErrorRate)
 	fs.Var(&f.maxErr, "max-error-rate", "fail the run when more than this `percentage` of its operations failed (timeouts, connection and Redis errors), e.g. 1% or 0 (none)")
 	if !slices.Contains(skip, "profiling") {
@@ -435,6 +437,7 @@ func bench(ctx context.Context, f runFlags, p workloads.Profile, stderr io.Write
 		Impl:         impl,
 		MaxOps:       f.maxOps,
 		MaxErrorRate: f.errorLimit(),
+		SpinWaits:    f.spin,
 		Logf:         func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) },
 		Meta:         harness.Meta(env, cli.VersionString(), args, impl.Name()),
 		Worker:       worker,

@@ -149,7 +149,7 @@ func sweepCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stderr, "bench: sweeping %s on %s over %s (%v each after %v warmup), %s; Ctrl-C keeps finished points\n",
 		p.Name, f.impl, results.Count(len(pts), "point"), *duration, time.Duration(p.Warmup), sloText)
 	o, err := harness.Sweep(ctx, harness.SweepOptions{
-		Plan: plan, Impl: impl, Redis: f.redis, Out: out, MaxOps: f.maxOps, Version: cli.VersionString(), Args: args,
+		Plan: plan, Impl: impl, Redis: f.redis, Out: out, MaxOps: f.maxOps, SpinWaits: f.spin, Version: cli.VersionString(), Args: args,
 		StartEnv: func(ctx context.Context, cfg redisenv.Config) (*redisenv.Env, error) {
 			return cli.StartEnvFor(ctx, cfg, stderr)
 		},
