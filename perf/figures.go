@@ -12,9 +12,20 @@ import (
 // bare go-redis is a small Lineup (OverheadGroups).
 
 // ScalePoint is one point of the scale part: Owners in all, spread evenly
-// over Clients lock clients.
+// over Clients lock clients, in open loop at the part's rate or, Closed,
+// in closed loop with no hold or think (the uncontended profile): every
+// owner in a call at once, the most a run of that many owners holds.
 type ScalePoint struct {
 	Clients, Owners int
+	Closed          bool
+}
+
+// Loop names the point's pacing, as reports show it.
+func (p ScalePoint) Loop() string {
+	if p.Closed {
+		return "closed"
+	}
+	return "open"
 }
 
 // PerClient is each client's owners.
@@ -28,25 +39,33 @@ func (p ScalePoint) Check() error {
 	return nil
 }
 
-// ScalePoints are the points owners lists, each over clients lock clients,
-// fewest owners first: peak RSS only rises within a process, so each
-// point's peak is its own only when the larger points come after it.
-func ScalePoints(clients int, owners []int) ([]ScalePoint, error) {
+// ScalePoints are the points open and closed list (owners in all, in
+// open and in closed loop), each over clients lock clients, fewest owners
+// first, open before closed: where the process's peak RSS cannot be reset
+// between points (resetPeakRSS), it only rises, and each point's peak is
+// its own only when the larger points come after it.
+func ScalePoints(clients int, open, closed []int) ([]ScalePoint, error) {
 	var pts []ScalePoint
-	for _, n := range owners {
-		pt := ScalePoint{Clients: clients, Owners: n}
-		if err := pt.Check(); err != nil {
-			return nil, err
+	for i, list := range [][]int{open, closed} {
+		for _, n := range list {
+			pt := ScalePoint{Clients: clients, Owners: n, Closed: i == 1}
+			if err := pt.Check(); err != nil {
+				return nil, err
+			}
+			pts = append(pts, pt)
 		}
-		pts = append(pts, pt)
 	}
-	slices.SortFunc(pts, func(a, b ScalePoint) int { return a.Owners - b.Owners })
-	return slices.CompactFunc(pts, func(a, b ScalePoint) bool { return a.Owners == b.Owners }), nil
+	slices.SortStableFunc(pts, func(a, b ScalePoint) int { return a.Owners - b.Owners })
+	return slices.Compact(pts), nil
 }
 
-// DefaultScaleOwners are the scale part's points by default: a fleet of
-// 100,000 owners (500 pods of 200 threads) and the two decades below it.
-var DefaultScaleOwners = []int{1_000, 10_000, 100_000}
+// DefaultScaleOwners are the scale part's open-loop points by default: a
+// fleet of 100,000 owners (500 pods of 200 threads) and the two decades
+// below it; DefaultScaleClosed its closed-loop points.
+var (
+	DefaultScaleOwners = []int{1_000, 10_000, 100_000}
+	DefaultScaleClosed = []int{10_000}
+)
 
 // DefaultScaleClients is the lock clients each default point's owners
 // share.
@@ -79,13 +98,14 @@ func (s Scale) Grew() bool {
 	return float64(s.GoroutinesLate) > float64(s.GoroutinesEarly)*1.05 && s.GoroutinesLate-s.GoroutinesEarly > 20
 }
 
-// ScaleTargets bounds the peak RSS of a point, by its owners: a fleet of
-// 100,000 owners must fit one process on a modest machine.
+// ScaleTargets bounds the peak RSS of a point, by its owners, in either
+// loop: a fleet of 100,000 owners must fit one process on a modest
+// machine.
 var ScaleTargets = map[int]int64{10_000: 256 << 20, 100_000: 2 << 30}
 
 // Row is the point as reports show it, its result saved at saved.
 func (s Scale) Row(saved string) results.ScaleRow {
-	r := results.ScaleRow{Owners: s.Point.Owners, Clients: s.Point.Clients, Locks: s.Locks, Rate: s.Rate,
+	r := results.ScaleRow{Owners: s.Point.Owners, Clients: s.Point.Clients, Loop: s.Point.Loop(), Locks: s.Locks, Rate: s.Rate,
 		TargetRSSBytes:  ScaleTargets[s.Point.Owners],
 		GoroutinesEarly: s.GoroutinesEarly, GoroutinesLate: s.GoroutinesLate, Grew: s.Grew(),
 		HeapEarly: s.HeapEarly, HeapLate: s.HeapLate, Costs: s.Costs, Saved: saved}

@@ -312,19 +312,34 @@ func runBuiltin(ctx context.Context, base workloads.Config, name string, set fun
 // and measures what the owners cost (Scale.Costs). Open loop keeps the
 // load the same at every point: a closed loop of 100,000 owners with a
 // millisecond's think would ask for 100,000 calls in flight, and as many
-// connections. It forces a garbage collection before the run, as the load
+// connections. A closed point runs the uncontended profile instead (a name
+// per owner, no hold or think): every owner in a call at once. It resets
+// the process's peak RSS first where it can, so that the point's peak is
+// its own, and forces a garbage collection before the run, as the load
 // starts and once midway, so that the heap it reads is the live heap.
 func MeasureScale(ctx context.Context, base workloads.Config, pt ScalePoint, locks int, rate float64, d time.Duration) (Scale, error) {
 	s := Scale{Point: pt, Locks: locks, Rate: rate}
+	if pt.Closed {
+		s.Locks, s.Rate = pt.Owners, 0
+	}
 	if err := pt.Check(); err != nil {
 		return s, fmt.Errorf("perf: %w", err)
 	}
 	m := newFootprint(base, d)
-	res, err := runBuiltin(ctx, m.wire(base), "rw90", func(p *workloads.Profile) {
+	resetPeakRSS()
+	shape, set := "rw90", func(p *workloads.Profile) {
 		p.Name = "scale"
 		p.Clients, p.Owners, p.Locks, p.Rate, p.Think = pt.Clients, pt.PerClient(), locks, rate, workloads.FixedDist(0)
 		p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(m.warmup)
-	})
+	}
+	if pt.Closed {
+		shape, set = "uncontended", func(p *workloads.Profile) {
+			p.Name = "scale-closed"
+			p.Clients, p.Owners = pt.Clients, pt.PerClient()
+			p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(m.warmup)
+		}
+	}
+	res, err := runBuiltin(ctx, m.wire(base), shape, set)
 	m.stop()
 	if res == nil {
 		return s, err

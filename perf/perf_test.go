@@ -276,13 +276,17 @@ func checkScaleRow(t *testing.T, r results.ScaleRow, pt perf.ScalePoint) {
 }
 
 func TestScalePoints(t *testing.T) {
-	pts, err := perf.ScalePoints(10, []int{100_000, 1_000, 10_000, 1_000})
-	if want := []perf.ScalePoint{{10, 1_000}, {10, 10_000}, {10, 100_000}}; err != nil || !slices.Equal(pts, want) {
-		t.Errorf("ScalePoints = %v, %v; want %v, fewest owners first, once each", pts, err, want)
+	pts, err := perf.ScalePoints(10, []int{100_000, 1_000, 10_000, 1_000}, []int{10_000, 10_000})
+	want := []perf.ScalePoint{{10, 1_000, false}, {10, 10_000, false}, {10, 10_000, true}, {10, 100_000, false}}
+	if err != nil || !slices.Equal(pts, want) {
+		t.Errorf("ScalePoints = %v, %v; want %v, fewest owners first, open before closed, once each", pts, err, want)
 	}
 	for _, owners := range []int{15, 5, 0} {
-		if _, err := perf.ScalePoints(10, []int{owners}); err == nil {
+		if _, err := perf.ScalePoints(10, []int{owners}, nil); err == nil {
 			t.Errorf("ScalePoints(10 clients, %d owners): no error; want one (uneven split)", owners)
+		}
+		if _, err := perf.ScalePoints(10, nil, []int{owners}); err == nil {
+			t.Errorf("ScalePoints(10 clients, %d closed owners): no error; want one (uneven split)", owners)
 		}
 	}
 	if pt := (perf.ScalePoint{Clients: 10, Owners: 100_000}); pt.PerClient() != 10_000 {

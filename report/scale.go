@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/results"
@@ -25,13 +26,23 @@ func scaleBlocks(rows []results.ScaleRow) []block {
 	if len(rows) == 0 {
 		return nil
 	}
-	r0 := rows[0]
+	open := rows[0]
+	for _, r := range rows {
+		if r.Loop != "closed" {
+			open = r
+			break
+		}
+	}
 	intro := fmt.Sprintf("The harness itself with many owners in one process: the rw90 shape (read-write, 90%% reads) on %s, "+
 		"in open loop at %s ops/s across all owners at every point, so that what grows from one point to the next is the "+
 		"owners, not the load; each run's safety checker and fairness judge it as any run's. RSS per owner is peak RSS over "+
-		"the owners, the process's fixed footprint included.",
-		results.Count(r0.Locks, "lock name"), results.Commas(int64(r0.Rate)))
-	t := table{head: []string{"owners", "clients", "ops/s", "peak RSS", "target", "RSS/owner", "goroutines", "early → late",
+		"the owners, the process's fixed footprint included, and each point's peak is its own.",
+		results.Count(open.Locks, "lock name"), results.Commas(int64(open.Rate)))
+	if slices.ContainsFunc(rows, func(r results.ScaleRow) bool { return r.Loop == "closed" }) {
+		intro += " A closed point runs the uncontended profile (a name per owner, no hold or think) in closed loop: every " +
+			"owner in a call at once, the most a run of that many owners holds."
+	}
+	t := table{head: []string{"owners", "clients", "loop", "ops/s", "peak RSS", "target", "RSS/owner", "goroutines", "early → late",
 		"Go heap early → late", "safety", "fairness", "judged"}, right: true}
 	for _, r := range rows {
 		target := plain("—")
@@ -46,7 +57,11 @@ func scaleBlocks(rows []results.ScaleRow) []block {
 		if !r.Judged() {
 			judged = styled("no", "bad")
 		}
-		t.rows = append(t.rows, []cell{plain(results.Commas(int64(r.Owners))), plain(results.Commas(int64(r.Clients))),
+		loop := r.Loop
+		if loop == "" {
+			loop = "open"
+		}
+		t.rows = append(t.rows, []cell{plain(results.Commas(int64(r.Owners))), plain(results.Commas(int64(r.Clients))), plain(loop),
 			plain(results.CommasFloat(r.OpsPerSec)), plain(mib(r.PeakRSSBytes)), target, plain(kib(r.RSSPerOwner())),
 			plain(results.Commas(int64(r.Goroutines))), plain(grew), plain(mib(r.HeapEarly) + " → " + mib(r.HeapLate)),
 			plain(scaleSafety(r.Safety)), plain(scaleFairness(r.Fairness)), judged})
@@ -69,14 +84,22 @@ func scaleBlocks(rows []results.ScaleRow) []block {
 		return bl
 	}
 	ct := table{head: []string{"per owner"}, right: true}
+	var opens []results.ScaleRow // the marginal cost compares like with like
 	for _, r := range rows {
-		ct.head = append(ct.head, results.Commas(int64(r.Owners)))
+		h := results.Commas(int64(r.Owners))
+		if r.Loop == "closed" {
+			h += " closed"
+		} else {
+			opens = append(opens, r)
+		}
+		ct.head = append(ct.head, h)
+	}
+	n := len(opens)
+	marginal := n > 1 && opens[n-1].Owners > opens[n-2].Owners
+	if marginal {
+		ct.head = append(ct.head, fmt.Sprintf("each owner more (%s → %s)", results.Commas(int64(opens[n-2].Owners)), results.Commas(int64(opens[n-1].Owners))))
 	}
 	last := len(rows) - 1
-	marginal := last > 0 && rows[last].Owners > rows[last-1].Owners
-	if marginal {
-		ct.head = append(ct.head, fmt.Sprintf("each owner more (%s → %s)", results.Commas(int64(rows[last-1].Owners)), results.Commas(int64(rows[last].Owners))))
-	}
 	ct.head = append(ct.head, "measured as (at "+results.Commas(int64(rows[last].Owners))+")")
 	for _, name := range comps {
 		row := []cell{plain(name)}
@@ -89,10 +112,10 @@ func scaleBlocks(rows []results.ScaleRow) []block {
 		}
 		if marginal {
 			v := "—"
-			b1, ok1 := costOf(rows[last-1], name)
-			b2, ok2 := costOf(rows[last], name)
+			b1, ok1 := costOf(opens[n-2], name)
+			b2, ok2 := costOf(opens[n-1], name)
 			if ok1 && ok2 {
-				v = bytesPerOwner(float64(b2-b1) / float64(rows[last].Owners-rows[last-1].Owners))
+				v = bytesPerOwner(float64(b2-b1) / float64(opens[n-1].Owners-opens[n-2].Owners))
 			}
 			row = append(row, plain(v))
 		}
@@ -102,7 +125,7 @@ func scaleBlocks(rows []results.ScaleRow) []block {
 		para{text: "Measured by the run itself: the live Go heap (after a collection), the goroutines and their stacks before the run, " +
 			"as its load starts and midway through it; the connections and records counted and multiplied out. A point's " +
 			"column divides by its owners, fixed costs included; the last but one column is what each owner added between " +
-			"the two largest points, fixed costs left out."}, ct)
+			"the two largest open-loop points, fixed costs left out."}, ct)
 }
 
 // costOf is r's bytes of component name.

@@ -4,10 +4,13 @@ package results
 // footprint with Owners owners in one process, and whether the run was
 // still judged as every run is.
 type ScaleRow struct {
-	Owners  int     `json:"owners"`
-	Clients int     `json:"clients"`
-	Locks   int     `json:"locks"`
-	Rate    float64 `json:"rate"` // offered ops/s across all owners (open loop)
+	Owners  int `json:"owners"`
+	Clients int `json:"clients"`
+	// Loop is "open" (at Rate) or "closed" (every owner in a call at once,
+	// Rate 0).
+	Loop  string  `json:"loop,omitempty"`
+	Locks int     `json:"locks"`
+	Rate  float64 `json:"rate"` // offered ops/s across all owners (open loop)
 	// OpsPerSec is what the run made of Rate.
 	OpsPerSec    float64 `json:"ops_per_s"`
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`

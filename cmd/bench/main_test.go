@@ -383,7 +383,7 @@ func TestPerfQuick(t *testing.T) {
 	}
 	dir := t.TempDir()
 	code, out, errOut := runBench(t, "perf", "--redis", "local", "--only", "scale,handoff,overhead", "--rounds", "1", "--overhead-duration", "500ms",
-		"--scale-duration", "1s", "--scale-clients", "2", "--scale-owners", "6", "--scale-rate", "200", "--scale-locks", "2",
+		"--scale-duration", "1s", "--scale-clients", "2", "--scale-owners", "6", "--scale-closed", "4", "--scale-rate", "200", "--scale-locks", "2",
 		"--handoff-duration", "1s", "--out", dir)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -410,15 +410,21 @@ func TestPerfQuick(t *testing.T) {
 	if len(m.Targets) < 3 {
 		t.Errorf("targets %+v; want the overhead part's three", m.Targets)
 	}
-	scaled := false
+	scaled, closed := false, false
 	runs, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	for _, p := range runs {
-		if r, err := results.ReadFile(p); err == nil && r.Fairness.Owners == 6 && r.Throughput.Ops > 0 {
-			scaled = true
+		r, err := results.ReadFile(p)
+		if err != nil || r.Throughput.Ops == 0 {
+			continue
 		}
+		scaled = scaled || r.Fairness.Owners == 6 && r.Throughput.TargetRate > 0
+		closed = closed || r.Fairness.Owners == 4 && r.Throughput.TargetRate == 0
 	}
-	if !scaled {
-		t.Errorf("no scale run of 2 × 3 owners among the results %v", runs)
+	if !scaled || !closed {
+		t.Errorf("scale runs of 2 × 3 owners in open loop: %v, of 2 × 2 in closed loop: %v; among the results %v", scaled, closed, runs)
+	}
+	if !strings.Contains(out, "closed") {
+		t.Errorf("the scale part's table does not show the closed-loop point:\n%s", out)
 	}
 }
 

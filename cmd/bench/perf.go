@@ -62,8 +62,10 @@ with their targets:
             misses). Each run also says whose CPU ran out.
   scale     the harness with 1,000, 10,000 and 100,000 owners in this
             process (--scale-owners), over 10 clients, each point 20 s of
-            rw90 in open loop at 5,000 ops/s across all its owners: peak
-            RSS (targets: 10,000 owners <= 256 MiB, 100,000 <= 2 GiB), RSS
+            rw90 in open loop at 5,000 ops/s across all its owners, and
+            10,000 in closed loop (--scale-closed: uncontended, every
+            owner in a call at once): peak RSS, each point's own
+            (targets: 10,000 owners <= 256 MiB, 100,000 <= 2 GiB), RSS
             per owner, goroutines early vs late (growth is a leak), ops/s,
             whether the safety checker and fairness judged the run, and
             what an owner costs by component (stacks, owner state,
@@ -110,7 +112,8 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	overheadD := fs.Duration("overhead-duration", 5*time.Second, "overhead: measured time of each run (after 1s warmup)")
 	scaleD := fs.Duration("scale-duration", 20*time.Second, "scale: measured time of each point")
 	scaleClients := fs.Int("scale-clients", perf.DefaultScaleClients, "scale: the lock clients each point's owners are spread over")
-	scaleOwners := fs.String("scale-owners", joinInts(perf.DefaultScaleOwners), "scale: the points, comma-separated, each the owners in all (a multiple of --scale-clients)")
+	scaleOwners := fs.String("scale-owners", joinInts(perf.DefaultScaleOwners), "scale: the open-loop points, comma-separated, each the owners in all (a multiple of --scale-clients)")
+	scaleClosed := fs.String("scale-closed", joinInts(perf.DefaultScaleClosed), "scale: the closed-loop points (uncontended: every owner in a call at once), comma-separated like --scale-owners; \"\" for none")
 	scaleRate := fs.Float64("scale-rate", perf.DefaultScaleRate, "scale: ops/s offered across all owners at every point (open loop)")
 	scaleLocks := fs.Int("scale-locks", 256, "scale: lock names")
 	handoffD := fs.Duration("handoff-duration", 10*time.Second, "handoff: measured time")
@@ -141,7 +144,7 @@ func perfCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *scaleRate <= 0 {
 		return cli.Usagef("--scale-rate %g: must be positive", *scaleRate)
 	}
-	scalePoints, err := parseScalePoints(*scaleClients, *scaleOwners)
+	scalePoints, err := parseScalePoints(*scaleClients, *scaleOwners, *scaleClosed)
 	if err != nil {
 		return err
 	}
@@ -277,19 +280,25 @@ func (pw *partWriter) writeDoc() error {
 	return nil
 }
 
-// parseScalePoints reads --scale-owners, each point over clients.
-func parseScalePoints(clients int, list string) ([]perf.ScalePoint, error) {
-	var owners []int
-	for _, f := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, cli.Usagef("--scale-owners %q: %q is not a count of owners", list, f)
+// parseScalePoints reads --scale-owners and --scale-closed, each point
+// over clients.
+func parseScalePoints(clients int, open, closed string) ([]perf.ScalePoint, error) {
+	var lists [2][]int
+	for i, f := range []struct{ flag, list string }{{"--scale-owners", open}, {"--scale-closed", closed}} {
+		if i == 1 && strings.TrimSpace(f.list) == "" {
+			continue
 		}
-		owners = append(owners, n)
+		for _, v := range strings.Split(f.list, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 {
+				return nil, cli.Usagef("%s %q: %q is not a count of owners", f.flag, f.list, v)
+			}
+			lists[i] = append(lists[i], n)
+		}
 	}
-	pts, err := perf.ScalePoints(clients, owners)
+	pts, err := perf.ScalePoints(clients, lists[0], lists[1])
 	if err != nil {
-		return nil, cli.Usagef("--scale-owners %q with --scale-clients %d: %v", list, clients, err)
+		return nil, cli.Usagef("--scale-owners %q, --scale-closed %q with --scale-clients %d: %v", open, closed, clients, err)
 	}
 	return pts, nil
 }
