@@ -14,3 +14,6 @@ var RoundOf = roundOf
 
 // RoundOrder is roundOrder, for the external tests.
 var RoundOrder = roundOrder
+
+// ResetPeakRSS is resetPeakRSS, for the external tests.
+var ResetPeakRSS = resetPeakRSS

@@ -49,7 +49,9 @@ func TestWriteScale(t *testing.T) {
 // column of its own, and the marginal cost still compares the two largest
 // open-loop points.
 func TestWriteScaleClosed(t *testing.T) {
-	cost := func(b int64) []results.ScaleCost { return []results.ScaleCost{{Component: "goroutine stacks", Bytes: b, How: "stacks"}} }
+	cost := func(b int64) []results.ScaleCost {
+		return []results.ScaleCost{{Component: "goroutine stacks", Bytes: b, How: "stacks"}}
+	}
 	rows := []results.ScaleRow{
 		{Owners: 1_000, Clients: 10, Loop: "open", Locks: 256, Rate: 10_000, Costs: cost(4_096_000)},
 		{Owners: 10_000, Clients: 10, Loop: "open", Locks: 256, Rate: 10_000, Costs: cost(40_960_000)},
