@@ -3,7 +3,9 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -807,4 +809,599 @@ func (p podRunner) logs(id string) string {
 		return out.String() + "(logs: " + err.Error() + ")"
 	}
 	return out.String()
+}
+
+// podTemplates are the pod templates of every workload deploy/k8s makes,
+// by kind and name.
+func (m *manifests) podTemplates() map[string]corev1.PodSpec {
+	specs := map[string]corev1.PodSpec{
+		"Job " + m.workers.Name:   m.workers.Spec.Template.Spec,
+		"Job " + m.collect.Name:   m.collect.Spec.Template.Spec,
+		"CronJob " + m.chaos.Name: m.chaos.Spec.JobTemplate.Spec.Template.Spec,
+	}
+	for _, d := range m.deployments {
+		specs["Deployment "+d.Name] = d.Spec.Template.Spec
+	}
+	return specs
+}
+
+// restrictedVolumes are the volume types the restricted Pod Security
+// Standard allows.
+const restrictedVolumes = "configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected, secret"
+
+// restrictedProblems checks spec against the restricted Pod Security
+// Standard as far as deploy/k8s's fields reach: the control plane's own
+// admission (make test-k8s) is the full check, this one fails in make
+// test. Every container needs allowPrivilegeEscalation false, capabilities
+// drop ALL (adding at most NET_BIND_SERVICE), runAsNonRoot and seccomp
+// RuntimeDefault or Localhost (its own or the pod's); a numeric non-root
+// runAsUser is required too, since an image whose user is root or a name
+// (redis's) cannot be checked against runAsNonRoot by the kubelet.
+func restrictedProblems(spec corev1.PodSpec) []string {
+	var probs []string
+	if spec.HostNetwork || spec.HostPID || spec.HostIPC {
+		probs = append(probs, "the pod shares the host's network, PID or IPC namespace")
+	}
+	for _, v := range spec.Volumes {
+		s := v.VolumeSource
+		if s.ConfigMap == nil && s.CSI == nil && s.DownwardAPI == nil && s.EmptyDir == nil && s.Ephemeral == nil &&
+			s.PersistentVolumeClaim == nil && s.Projected == nil && s.Secret == nil {
+			probs = append(probs, fmt.Sprintf("volume %s: a type outside %s", v.Name, restrictedVolumes))
+		}
+	}
+	psc := spec.SecurityContext
+	if psc == nil {
+		psc = &corev1.PodSecurityContext{}
+	}
+	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		sc := c.SecurityContext
+		if sc == nil {
+			sc = &corev1.SecurityContext{}
+		}
+		if sc.Privileged != nil && *sc.Privileged {
+			probs = append(probs, fmt.Sprintf("container %s: privileged", c.Name))
+		}
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			probs = append(probs, fmt.Sprintf("container %s: allowPrivilegeEscalation is not false", c.Name))
+		}
+		if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+			probs = append(probs, fmt.Sprintf("container %s: capabilities do not drop ALL", c.Name))
+		}
+		if sc.Capabilities != nil && slices.ContainsFunc(sc.Capabilities.Add, func(c corev1.Capability) bool { return c != "NET_BIND_SERVICE" }) {
+			probs = append(probs, fmt.Sprintf("container %s: adds capabilities %v (only NET_BIND_SERVICE is allowed)", c.Name, sc.Capabilities.Add))
+		}
+		if nonRoot := cmp.Or(sc.RunAsNonRoot, psc.RunAsNonRoot); nonRoot == nil || !*nonRoot {
+			probs = append(probs, fmt.Sprintf("container %s: runAsNonRoot is not true (on it or the pod)", c.Name))
+		}
+		if uid := cmp.Or(sc.RunAsUser, psc.RunAsUser); uid == nil || *uid == 0 {
+			probs = append(probs, fmt.Sprintf("container %s: no numeric non-root runAsUser (on it or the pod)", c.Name))
+		}
+		if sp := cmp.Or(sc.SeccompProfile, psc.SeccompProfile); sp == nil || (sp.Type != corev1.SeccompProfileTypeRuntimeDefault && sp.Type != corev1.SeccompProfileTypeLocalhost) {
+			probs = append(probs, fmt.Sprintf("container %s: seccompProfile is not RuntimeDefault or Localhost (on it or the pod)", c.Name))
+		}
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				probs = append(probs, fmt.Sprintf("container %s: hostPort %d", c.Name, p.HostPort))
+			}
+		}
+	}
+	return probs
+}
+
+// TestK8sRestricted: every pod deploy/k8s makes passes the restricted Pod
+// Security Standard, and each planted defect is caught.
+func TestK8sRestricted(t *testing.T) {
+	m := loadManifests(t)
+	templates := m.podTemplates()
+	if len(templates) != 3+len(m.deployments) {
+		t.Fatalf("%d pod templates, want the two Jobs', the CronJob's and the Deployments'", len(templates))
+	}
+	for name, spec := range templates {
+		if probs := restrictedProblems(spec); len(probs) > 0 {
+			t.Errorf("%s fails the restricted Pod Security Standard:\n%s", name, strings.Join(probs, "\n"))
+		}
+	}
+	for _, d := range m.deployments {
+		spec := d.Spec.Template.Spec
+		if v := mountedVolume(spec, spec.Containers[0], "/data"); v == nil || v.EmptyDir == nil {
+			t.Errorf("Deployment %s: no emptyDir at /data, redis's working directory: a non-root redis cannot write the image's", d.Name)
+		}
+	}
+	sc := func(s *corev1.PodSpec) *corev1.SecurityContext { return s.Containers[0].SecurityContext }
+	for _, tc := range []struct {
+		name, want string
+		plant      func(s *corev1.PodSpec)
+	}{
+		{"escalation", "allowPrivilegeEscalation", func(s *corev1.PodSpec) { sc(s).AllowPrivilegeEscalation = nil }},
+		{"caps-kept", "drop ALL", func(s *corev1.PodSpec) { sc(s).Capabilities.Drop = nil }},
+		{"cap-added", "NET_BIND_SERVICE", func(s *corev1.PodSpec) { sc(s).Capabilities.Add = []corev1.Capability{"NET_ADMIN"} }},
+		{"root-allowed", "runAsNonRoot", func(s *corev1.PodSpec) { s.SecurityContext.RunAsNonRoot = nil }},
+		{"root-user", "runAsUser", func(s *corev1.PodSpec) { s.Containers[0].SecurityContext.RunAsUser = new(int64) }},
+		{"no-seccomp", "seccompProfile", func(s *corev1.PodSpec) { s.SecurityContext.SeccompProfile = nil }},
+		{"unconfined", "seccompProfile", func(s *corev1.PodSpec) {
+			sc(s).SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}
+		}},
+		{"host-path", "volume", func(s *corev1.PodSpec) {
+			s.Volumes = append(s.Volumes, corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
+		}},
+		{"host-network", "host's network", func(s *corev1.PodSpec) { s.HostNetwork = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for name, spec := range templates {
+				planted := spec.DeepCopy()
+				tc.plant(planted)
+				probs := restrictedProblems(*planted)
+				if !slices.ContainsFunc(probs, func(p string) bool { return strings.Contains(p, tc.want) }) {
+					t.Errorf("%s, planted %s: no problem mentioning %q among %q", name, tc.name, tc.want, probs)
+				}
+			}
+		})
+	}
+}
+
+// envK8sNamespace names the namespace TestK8sControlPlane makes; make
+// test-k8s sets it, on the control plane scripts/kube-testenv.sh starts.
+// Unset, the test skips: it never touches the cluster of a $KUBECONFIG by
+// chance.
+const envK8sNamespace = "LOCKBENCH_K8S_NAMESPACE"
+
+// indexFieldPaths are where the Job controller may take the
+// $JOB_COMPLETION_INDEX it adds from: the pod's completion-index label (as
+// v1.37 does) or the annotation of that name (as older releases did).
+var indexFieldPaths = []string{
+	"metadata.labels['" + batchv1.JobCompletionIndexAnnotation + "']",
+	"metadata.annotations['" + batchv1.JobCompletionIndexAnnotation + "']",
+}
+
+// TestK8sControlPlane applies deploy/k8s to a real API server, in a
+// namespace that enforces the restricted Pod Security Standard, and checks
+// what the controllers made of it: the pods admitted with no warning, the
+// Jobs complete, one worker pod per completion index, and each pod's
+// environment as bench reads it. kwok stands in for the kubelet: pods are
+// scheduled onto its fake node and reported Running, Job pods Succeeded;
+// no container runs (TestK8sContainerRun runs them).
+func TestK8sControlPlane(t *testing.T) {
+	ns := os.Getenv(envK8sNamespace)
+	if ns == "" {
+		t.Skipf("$%s unset: make test-k8s runs this test on a control plane of its own", envK8sNamespace)
+	}
+	m := loadManifests(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	k := kubectl{t: t, ctx: ctx, ns: ns}
+
+	var version struct {
+		ClientVersion struct{ GitVersion string } `json:"clientVersion"`
+		ServerVersion struct{ GitVersion string } `json:"serverVersion"`
+	}
+	if err := json.Unmarshal([]byte(k.quiet("", "version", "--output=json")), &version); err != nil {
+		t.Fatalf("kubectl version: %v", err)
+	}
+	t.Logf("kubectl %s, API server %s", version.ClientVersion.GitVersion, version.ServerVersion.GitVersion)
+	k.quiet(fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %s
+  labels:
+    pod-security.kubernetes.io/enforce: restricted
+    pod-security.kubernetes.io/enforce-version: latest
+    pod-security.kubernetes.io/warn: restricted
+    pod-security.kubernetes.io/warn-version: latest
+`, ns), "apply", "--warnings-as-errors", "-f", "-")
+	k.await("the namespace's default ServiceAccount", func() (bool, string) {
+		_, err := k.output("get", "serviceaccount", "default", "-n", ns)
+		return err == nil, fmt.Sprint(err)
+	})
+	t.Logf("namespace %s: Pod Security Standard restricted enforced and warned", ns)
+
+	// Warnings (a PodSecurity one, a deprecated field) fail: every object
+	// must be accepted as it is.
+	out := k.quiet("", "apply", "--validate=strict", "--warnings-as-errors", "-n", ns, "-k", k8sDir)
+	t.Logf("kubectl apply -k deploy/k8s: no warnings; %d objects:\n%s", strings.Count(strings.TrimSpace(out), "\n")+1, out)
+	// The CronJob runs at night: a Job from its template now shows that its
+	// pod is admitted too.
+	chaosJob := m.chaos.Name + "-now"
+	k.quiet("", "create", "job", chaosJob, "--from=cronjob/"+m.chaos.Name, "--warnings-as-errors", "-n", ns)
+
+	for _, name := range []string{m.workers.Name, m.collect.Name, chaosJob} {
+		k.awaitJob(name)
+	}
+	for _, d := range m.deployments {
+		k.await("Deployment "+d.Name+" available", func() (bool, string) {
+			var got appsv1.Deployment
+			k.get(&got, "deployment", d.Name)
+			return got.Status.AvailableReplicas == *d.Spec.Replicas, fmt.Sprintf("%d of %d replicas available", got.Status.AvailableReplicas, *d.Spec.Replicas)
+		})
+	}
+
+	var secret corev1.Secret
+	k.get(&secret, "secret", m.secret.Name)
+	var profile corev1.ConfigMap
+	k.get(&profile, "configmap", m.profile.Name)
+	objects := clusterObjects{secrets: map[string]*corev1.Secret{secret.Name: &secret}, configMaps: map[string]*corev1.ConfigMap{profile.Name: &profile}}
+
+	// The workers: what the Job controller did, pod by pod.
+	n := int(*m.workers.Spec.Completions)
+	var job batchv1.Job
+	k.get(&job, "job", m.workers.Name)
+	if int(job.Status.Succeeded) != n || job.Status.Failed != 0 || job.Status.CompletedIndexes != indexRange(n) {
+		t.Errorf("Job %s: succeeded %d, failed %d, completedIndexes %q; want %d, 0, %q", job.Name, job.Status.Succeeded, job.Status.Failed, job.Status.CompletedIndexes, n, indexRange(n))
+	}
+	pods := k.jobPods(m.workers.Name)
+	if len(pods) != n {
+		t.Errorf("Job %s made %d pods, want %d: one per index, none retried", m.workers.Name, len(pods), n)
+	}
+	seen := map[int]string{}
+	for _, pod := range pods {
+		index, err := strconv.Atoi(pod.Annotations[batchv1.JobCompletionIndexAnnotation])
+		switch {
+		case err != nil || index < 0 || index >= n:
+			t.Errorf("pod %s: completion index annotation %s=%q, want 0..%d", pod.Name, batchv1.JobCompletionIndexAnnotation, pod.Annotations[batchv1.JobCompletionIndexAnnotation], n-1)
+			continue
+		case seen[index] != "":
+			t.Errorf("pods %s and %s both have completion index %d", seen[index], pod.Name, index)
+		}
+		seen[index] = pod.Name
+		k.checkWorkerPod(m, objects, pod, index)
+	}
+	if len(seen) == n {
+		t.Logf("Job %s: complete, %d pods, completedIndexes %q", m.workers.Name, n, job.Status.CompletedIndexes)
+	}
+
+	// The collector: the workers' run id, and the same stores.
+	if pods := k.jobPods(m.collect.Name); len(pods) != 1 {
+		t.Errorf("Job %s made %d pods, want 1", m.collect.Name, len(pods))
+	} else {
+		k.checkCollectPod(m, objects, pods[0])
+	}
+	if pods := k.jobPods(chaosJob); len(pods) != 1 {
+		t.Errorf("Job %s (from CronJob %s) made %d pods, want 1", chaosJob, m.chaos.Name, len(pods))
+	} else {
+		t.Logf("CronJob %s: a Job from it made pod %s, admitted and %s", m.chaos.Name, pods[0].Name, pods[0].Status.Phase)
+	}
+	for _, d := range m.deployments {
+		var rs corev1.PodList
+		k.get(&rs, "pods", "-l", "app.kubernetes.io/component="+d.Spec.Selector.MatchLabels["app.kubernetes.io/component"])
+		for _, pod := range rs.Items {
+			if pod.Status.Phase != corev1.PodRunning {
+				t.Errorf("Deployment %s: pod %s is %s, want Running", d.Name, pod.Name, pod.Status.Phase)
+			}
+		}
+		t.Logf("Deployment %s: %d pod(s) admitted and Running", d.Name, len(rs.Items))
+	}
+}
+
+// checkWorkerPod checks a worker pod's environment as the Job controller
+// and the manifests made it, then reads it as bench run does.
+func (k kubectl) checkWorkerPod(m *manifests, objects clusterObjects, pod corev1.Pod, index int) {
+	t := k.t
+	t.Helper()
+	if pod.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("pod %s is %s, want Succeeded", pod.Name, pod.Status.Phase)
+	}
+	if got := pod.Labels[batchv1.JobNameLabel]; got != m.workers.Name {
+		t.Errorf("pod %s: label %s=%q, want the Job's name %q", pod.Name, batchv1.JobNameLabel, got, m.workers.Name)
+	}
+	c, env, from := objects.containerEnv(t, pod, m.workers.Spec.Template.Spec.Containers[0].Name)
+	if c == nil {
+		return
+	}
+	if got := pod.Labels[batchv1.JobCompletionIndexAnnotation]; got != strconv.Itoa(index) {
+		t.Errorf("pod %s: label %s=%q, want its annotation's %d", pod.Name, batchv1.JobCompletionIndexAnnotation, got, index)
+	}
+	indexFrom := "fieldRef " + indexFieldPaths[0]
+	if i := slices.Index(indexFieldPaths, strings.TrimPrefix(from[envWorkerIndex], "fieldRef ")); i >= 0 {
+		indexFrom = from[envWorkerIndex]
+	}
+	want := map[string]struct{ source, value string }{
+		envWorkerIndex:  {indexFrom, strconv.Itoa(index)},
+		envRunID:        {"fieldRef " + envJobName, m.workers.Name},
+		redisenv.EnvURL: {"secretKeyRef " + m.secret.Name + "/" + secretRedisKey, string(objects.secrets[m.secret.Name].Data[secretRedisKey])},
+		envGuardURL:     {"secretKeyRef " + m.secret.Name + "/" + secretGuardKey, string(objects.secrets[m.secret.Name].Data[secretGuardKey])},
+	}
+	wired := true
+	for name, w := range want {
+		switch {
+		case from[name] == "":
+			t.Errorf("pod %s: no $%s in container %s's environment", pod.Name, name, c.Name)
+		case from[name] != w.source || env[name] != w.value:
+			t.Errorf("pod %s: $%s from %s is %q, want from %s: %q", pod.Name, name, from[name], env[name], w.source, w.value)
+		default:
+			continue
+		}
+		wired = false
+	}
+	if !wired {
+		return
+	}
+
+	// bench run, with this pod's args and environment: the worker it
+	// would be.
+	f, _, err := runArgs(c.Args[1:])
+	if err != nil {
+		t.Fatalf("pod %s: args %q: %v", pod.Name, c.Args, err)
+	}
+	f.file = objects.mountedFile(t, pod, *c, f.file)
+	for name := range want {
+		t.Setenv(name, env[name])
+	}
+	p, err := f.load()
+	if err == nil {
+		err = f.workers.check(&f, p)
+	}
+	if err != nil {
+		t.Errorf("pod %s: bench run %s with its environment: %v", pod.Name, strings.Join(c.Args[1:], " "), err)
+		return
+	}
+	_, startsRedis := f.redis.PlannedReplicas()
+	switch {
+	case f.workers.mustIndex() != index || f.workers.workers != int(*m.workers.Spec.Completions):
+		t.Errorf("pod %s: bench run reads worker %d of %d, want %d of %d", pod.Name, f.workers.mustIndex(), f.workers.workers, index, *m.workers.Spec.Completions)
+	case f.workers.runID != m.workers.Name:
+		t.Errorf("pod %s: bench run reads run id %q, want %q", pod.Name, f.workers.runID, m.workers.Name)
+	case startsRedis:
+		t.Errorf("pod %s: bench run would start a Redis of its own: $%s did not reach it", pod.Name, redisenv.EnvURL)
+	case f.guardURL != want[envGuardURL].value:
+		t.Errorf("pod %s: bench run reads guard URL %q, want the Secret's %q", pod.Name, f.guardURL, want[envGuardURL].value)
+	}
+	t.Logf("pod %s: index %d; $%s from %s = %s, $%s from %s = %s, $%s and $%s from Secret %s; bench run reads worker %d of %d of run %s, profile %s from ConfigMap %s",
+		pod.Name, index, envWorkerIndex, from[envWorkerIndex], env[envWorkerIndex], envRunID, from[envRunID], env[envRunID],
+		redisenv.EnvURL, envGuardURL, m.secret.Name, f.workers.mustIndex(), f.workers.workers, f.workers.runID, p.Name, m.profile.Name)
+}
+
+// checkCollectPod reads the collector pod's args and environment as bench
+// collect does.
+func (k kubectl) checkCollectPod(m *manifests, objects clusterObjects, pod corev1.Pod) {
+	t := k.t
+	t.Helper()
+	if pod.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("pod %s is %s, want Succeeded", pod.Name, pod.Status.Phase)
+	}
+	c, env, _ := objects.containerEnv(t, pod, m.collect.Spec.Template.Spec.Containers[0].Name)
+	if c == nil {
+		return
+	}
+	f, _, err := collectArgs(c.Args[1:])
+	if err != nil {
+		t.Fatalf("pod %s: args %q: %v", pod.Name, c.Args, err)
+	}
+	for _, name := range []string{envRunID, redisenv.EnvURL, envGuardURL} {
+		t.Setenv(name, env[name])
+	}
+	secret := objects.secrets[m.secret.Name]
+	switch err := f.check(); {
+	case err != nil:
+		t.Errorf("pod %s: bench collect %s with its environment: %v", pod.Name, strings.Join(c.Args[1:], " "), err)
+	case f.runID != m.workers.Name:
+		t.Errorf("pod %s: bench collect reads run id %q, want the workers Job's name %q", pod.Name, f.runID, m.workers.Name)
+	case f.redisURL != string(secret.Data[secretRedisKey]) || f.guardURL != string(secret.Data[secretGuardKey]):
+		t.Errorf("pod %s: bench collect reads stores %q and %q, want Secret %s's", pod.Name, f.redisURL, f.guardURL, secret.Name)
+	default:
+		t.Logf("pod %s: bench collect reads run id %s and the stores of Secret %s", pod.Name, f.runID, secret.Name)
+	}
+}
+
+// indexRange is a Job's completedIndexes when indexes 0..n-1 succeeded, as
+// the Job controller writes it ("0", "0,1", "0-2").
+func indexRange(n int) string {
+	switch n {
+	case 1:
+		return "0"
+	case 2:
+		return "0,1"
+	}
+	return fmt.Sprintf("0-%d", n-1)
+}
+
+// kubectl runs the kubectl on $PATH in the test's namespace.
+type kubectl struct {
+	t   *testing.T
+	ctx context.Context
+	ns  string
+}
+
+// output runs kubectl and returns its stdout; a failure's error holds
+// its stderr.
+func (k kubectl) output(args ...string) (string, error) {
+	out, _, err := k.run("", args...)
+	return out, err
+}
+
+func (k kubectl) run(stdin string, args ...string) (stdout, stderr string, err error) {
+	cmd := exec.CommandContext(k.ctx, "kubectl", args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err = cmd.Run(); err != nil {
+		err = fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, e.String())
+	}
+	return o.String(), e.String(), err
+}
+
+// quiet runs kubectl and fails the test when it fails or writes anything
+// to stderr, where it prints the API server's warnings.
+func (k kubectl) quiet(stdin string, args ...string) string {
+	k.t.Helper()
+	out, stderr, err := k.run(stdin, args...)
+	switch {
+	case err != nil:
+		k.t.Fatalf("%v", err)
+	case strings.TrimSpace(stderr) != "":
+		k.t.Fatalf("kubectl %s printed (warnings fail this test):\n%s", strings.Join(args, " "), stderr)
+	}
+	return out
+}
+
+// get decodes kubectl get ARGS -o json in the namespace into obj.
+func (k kubectl) get(obj any, args ...string) {
+	k.t.Helper()
+	out, err := k.output(append([]string{"get", "-n", k.ns, "-o", "json"}, args...)...)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), obj); err != nil {
+		k.t.Fatalf("kubectl get %s: %v", strings.Join(args, " "), err)
+	}
+}
+
+// jobPods are the pods of the Job named name.
+func (k kubectl) jobPods(name string) []corev1.Pod {
+	k.t.Helper()
+	var pods corev1.PodList
+	k.get(&pods, "pods", "-l", batchv1.JobNameLabel+"="+name)
+	return pods.Items
+}
+
+// await polls done until it holds; at the deadline the test fails with
+// done's last word and the namespace's Warning events, where a pod
+// refused by Pod Security shows.
+func (k kubectl) await(what string, done func() (bool, string)) {
+	k.t.Helper()
+	start := time.Now()
+	for {
+		ok, state := done()
+		if ok {
+			return
+		}
+		select {
+		case <-k.ctx.Done():
+			k.t.Fatalf("%s: not after %v (%s)%s", what, time.Since(start).Round(time.Second), state, k.warnings())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// awaitJob waits for the Job's Complete condition and fails at once on
+// its Failed condition.
+func (k kubectl) awaitJob(name string) {
+	k.t.Helper()
+	k.await("Job "+name+" complete", func() (bool, string) {
+		var j batchv1.Job
+		k.get(&j, "job", name)
+		for _, c := range j.Status.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				continue
+			}
+			switch c.Type {
+			case batchv1.JobComplete:
+				return true, ""
+			case batchv1.JobFailed:
+				k.t.Fatalf("Job %s failed: %s: %s%s", name, c.Reason, c.Message, k.warnings())
+			}
+		}
+		return false, fmt.Sprintf("active %d, succeeded %d, failed %d", j.Status.Active, j.Status.Succeeded, j.Status.Failed)
+	})
+}
+
+// warnings are the namespace's Warning events, one a line.
+func (k kubectl) warnings() string {
+	var events corev1.EventList
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, _, err := kubectl{t: k.t, ctx: ctx, ns: k.ns}.run("", "get", "events", "-n", k.ns, "--field-selector", "type=Warning", "-o", "json")
+	if err != nil || json.Unmarshal([]byte(out), &events) != nil {
+		return fmt.Sprintf("\n(no events: %v)", err)
+	}
+	var b strings.Builder
+	for _, e := range events.Items {
+		fmt.Fprintf(&b, "\n  %s %s: %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+	}
+	if b.Len() == 0 {
+		return "\n(no Warning events)"
+	}
+	return "\nWarning events:" + b.String()
+}
+
+// clusterObjects are the Secrets and ConfigMaps a pod's environment and
+// volumes refer to, as the API server holds them.
+type clusterObjects struct {
+	secrets    map[string]*corev1.Secret
+	configMaps map[string]*corev1.ConfigMap
+}
+
+// containerEnv resolves the environment of pod's container name as the
+// kubelet would: each variable's value, and where it came from.
+func (o clusterObjects) containerEnv(t *testing.T, pod corev1.Pod, name string) (*corev1.Container, map[string]string, map[string]string) {
+	t.Helper()
+	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == name })
+	if i < 0 {
+		t.Errorf("pod %s: no container %s", pod.Name, name)
+		return nil, nil, nil
+	}
+	c := &pod.Spec.Containers[i]
+	env, from := map[string]string{}, map[string]string{}
+	for _, e := range c.Env {
+		switch s := e.ValueFrom; {
+		case s == nil:
+			env[e.Name], from[e.Name] = e.Value, "value"
+		case s.FieldRef != nil:
+			v, ok := fieldValue(pod, s.FieldRef.FieldPath)
+			if !ok {
+				t.Errorf("pod %s: $%s: fieldRef %s resolves to nothing", pod.Name, e.Name, s.FieldRef.FieldPath)
+			}
+			env[e.Name], from[e.Name] = v, "fieldRef "+s.FieldRef.FieldPath
+		case s.SecretKeyRef != nil:
+			sec, ok := o.secrets[s.SecretKeyRef.Name]
+			v, has := []byte(nil), false
+			if ok {
+				v, has = sec.Data[s.SecretKeyRef.Key]
+			}
+			if !has {
+				t.Errorf("pod %s: $%s: no key %s in Secret %s", pod.Name, e.Name, s.SecretKeyRef.Key, s.SecretKeyRef.Name)
+			}
+			env[e.Name], from[e.Name] = string(v), "secretKeyRef "+s.SecretKeyRef.Name+"/"+s.SecretKeyRef.Key
+		case s.ConfigMapKeyRef != nil:
+			cm, ok := o.configMaps[s.ConfigMapKeyRef.Name]
+			v, has := "", false
+			if ok {
+				v, has = cm.Data[s.ConfigMapKeyRef.Key]
+			}
+			if !has {
+				t.Errorf("pod %s: $%s: no key %s in ConfigMap %s", pod.Name, e.Name, s.ConfigMapKeyRef.Key, s.ConfigMapKeyRef.Name)
+			}
+			env[e.Name], from[e.Name] = v, "configMapKeyRef "+s.ConfigMapKeyRef.Name+"/"+s.ConfigMapKeyRef.Key
+		default:
+			t.Errorf("pod %s: $%s: a source this test does not resolve: %+v", pod.Name, e.Name, s)
+		}
+	}
+	return c, env, from
+}
+
+// fieldValue is what the downward API gives for path on pod (the paths
+// env fieldRefs take from metadata).
+func fieldValue(pod corev1.Pod, path string) (string, bool) {
+	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
+		if key, ok := strings.CutPrefix(path, prefix+"['"); ok && strings.HasSuffix(key, "']") {
+			v, ok := m[strings.TrimSuffix(key, "']")]
+			return v, ok
+		}
+	}
+	switch path {
+	case "metadata.name":
+		return pod.Name, true
+	case "metadata.namespace":
+		return pod.Namespace, true
+	case "metadata.uid":
+		return string(pod.UID), true
+	}
+	return "", false
+}
+
+// mountedFile writes the ConfigMap file the pod would see at path into a
+// directory of the test's, and returns its path there.
+func (o clusterObjects) mountedFile(t *testing.T, pod corev1.Pod, c corev1.Container, path string) string {
+	t.Helper()
+	v := mountedVolume(pod.Spec, c, filepath.Dir(path))
+	if v == nil || v.ConfigMap == nil || o.configMaps[v.ConfigMap.Name] == nil {
+		t.Fatalf("pod %s: %s is not in a ConfigMap mounted in container %s", pod.Name, path, c.Name)
+	}
+	data, ok := o.configMaps[v.ConfigMap.Name].Data[filepath.Base(path)]
+	if !ok {
+		t.Fatalf("pod %s: ConfigMap %s mounted at %s has no key %s", pod.Name, v.ConfigMap.Name, filepath.Dir(path), filepath.Base(path))
+	}
+	local := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(local, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return local
 }
