@@ -258,8 +258,10 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if f.maxErr > 100 {
 		return p, cli.Usagef("--max-error-rate %s: must be between 0%% and 100%%, e.g. 1%%", f.maxErr.String())
 	}
+	guardURL := cli.Sourced{Value: f.guardURL, From: "--guard-url"}
 	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off && f.guardURL == "" {
-		f.guardURL = strings.TrimSpace(os.Getenv(envGuardURL))
+		guardURL = cli.FlagOrEnv("guard-url", "", envGuardURL)
+		f.guardURL = guardURL.Value
 	}
 	if gm, _ := guard.ParseMode(p.Guard); gm == guard.Off && (f.guardURL != "" || f.guardKey != "") {
 		return p, cli.Usagef("--guard-url and --guard-key apply with guard plain or fenced (--guard or the profile's guard field)")
@@ -268,7 +270,7 @@ func (f *runFlags) load() (workloads.Profile, error) {
 		return p, cli.Usagef("--guard-key %q: a shared key needs a shared store; give --guard-url too", f.guardKey)
 	}
 	if err := harness.CheckGuardURL(f.guardURL); err != nil {
-		return p, err
+		return p, guardURL.Blame(err)
 	}
 	return p, nil
 }
