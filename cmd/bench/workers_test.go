@@ -169,6 +169,10 @@ func TestSpawnLocalWorkerKilled(t *testing.T) {
 // or the environment variable that gave the value, exit 2, before any
 // load.
 func TestWorkerFlagsRefused(t *testing.T) {
+	profile := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(profile, []byte("kind: reentrant\nclients: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for name, tc := range map[string]struct {
 		args []string
 		env  map[string]string
@@ -202,6 +206,13 @@ func TestWorkerFlagsRefused(t *testing.T) {
 			env: map[string]string{"LOCKBENCH_RUN_ID": "a b"}, flag: "$LOCKBENCH_RUN_ID"},
 		"collect guard url from env": {args: []string{"collect", "--run-id", "r1"},
 			env: map[string]string{"LOCKBENCH_GUARD_URL": "redis://h:notaport"}, flag: "$LOCKBENCH_GUARD_URL"},
+		// Conflicting profile flags: which would run was the order's
+		// accident (the file won).
+		"profile twice":            {args: []string{"--profile", "rw90"}, flag: `"mutex" and "rw90": give one`},
+		"profile and file":         {args: []string{"--profile-file", profile}, flag: "--profile mutex and --profile-file"},
+		"profile, file, profile":   {args: []string{"--profile-file", profile, "--profile", "rw90"}, flag: "-profile"},
+		"profile file twice":       {args: []string{"--profile", "mutex", "--profile-file", profile, "--profile-file", profile + "x"}, flag: "-profile-file"},
+		"profile file, no profile": {args: []string{"--profile-file", ""}, flag: "-profile-file"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, v := range []string{"JOB_COMPLETION_INDEX", "LOCKBENCH_RUN_ID", "LOCKBENCH_GUARD_URL"} {
@@ -217,6 +228,18 @@ func TestWorkerFlagsRefused(t *testing.T) {
 				t.Errorf("bench %v: exit %d, stderr %q; want exit 2 with one line naming %s", args, code, stderr, tc.flag)
 			}
 		})
+	}
+}
+
+// TestProfileGivenOnceOrAlike: the same profile given twice runs, as one
+// given once does.
+func TestProfileGivenOnceOrAlike(t *testing.T) {
+	f, _, err := runArgs([]string{"--profile", "mutex", "--profile", "mutex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := f.load(); err != nil || p.Name != "mutex" {
+		t.Errorf("--profile mutex twice: %v, %v", p.Name, err)
 	}
 }
 
