@@ -305,18 +305,10 @@ func (r Rendezvous) Meet(ctx context.Context, rdb redis.UniversalClient) (Meetin
 // started turns the start key's value v into this worker's Meeting, or
 // into the error of an abandoned rendezvous.
 func (r Rendezvous) started(ctx context.Context, rdb redis.UniversalClient, startKey, v string) (Meeting, error) {
-	if strings.HasPrefix(v, "{") {
-		var a abandonment
-		if err := json.Unmarshal([]byte(v), &a); err != nil {
-			return Meeting{}, fmt.Errorf("rendezvous of run %s: start key holds %q: %w", r.RunID, v, err)
-		}
-		return Meeting{}, &RendezvousError{RunID: r.RunID, Workers: r.Workers, Missing: a.Missing, By: a.By, Reason: a.Reason}
-	}
-	us, err := strconv.ParseInt(v, 10, 64)
+	redisStart, err := r.parseStart(v)
 	if err != nil {
-		return Meeting{}, fmt.Errorf("rendezvous of run %s: start key holds %q, not microseconds", r.RunID, v)
+		return Meeting{}, err
 	}
-	redisStart := time.UnixMicro(us)
 	mid, redisAt, rtt, err := redisClock(ctx, rdb, startKey)
 	if err != nil {
 		return Meeting{}, fmt.Errorf("rendezvous of run %s: reading Redis's clock: %w", r.RunID, err)
@@ -331,6 +323,23 @@ func (r Rendezvous) started(ctx context.Context, rdb redis.UniversalClient, star
 		m.Late = late
 	}
 	return m, nil
+}
+
+// parseStart reads the start key's value v: the agreed start on Redis's
+// clock, or the *RendezvousError of an abandoned rendezvous.
+func (r Rendezvous) parseStart(v string) (time.Time, error) {
+	if strings.HasPrefix(v, "{") {
+		var a abandonment
+		if err := json.Unmarshal([]byte(v), &a); err != nil {
+			return time.Time{}, fmt.Errorf("rendezvous of run %s: start key holds %q: %w", r.RunID, v, err)
+		}
+		return time.Time{}, &RendezvousError{RunID: r.RunID, Workers: r.Workers, Missing: a.Missing, By: a.By, Reason: a.Reason}
+	}
+	us, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("rendezvous of run %s: start key holds %q, not microseconds", r.RunID, v)
+	}
+	return time.UnixMicro(us), nil
 }
 
 // redisClock reads Redis's clock a few times on the node holding key and
@@ -588,16 +597,10 @@ func ReadRendezvous(ctx context.Context, rdb redis.UniversalClient, runID string
 	case err != nil:
 		return st, fmt.Errorf("rendezvous of run %s: %w", runID, err)
 	}
-	if strings.HasPrefix(v, "{") {
-		var a abandonment
-		if err := json.Unmarshal([]byte(v), &a); err != nil {
-			return st, fmt.Errorf("rendezvous of run %s: start key holds %q: %w", runID, v, err)
-		}
-		st.Abandoned = &RendezvousError{RunID: runID, Workers: st.Workers, Missing: a.Missing, By: a.By, Reason: a.Reason}
-		return st, nil
+	r.Workers = st.Workers
+	st.Start, err = r.parseStart(v)
+	if errors.As(err, &st.Abandoned) {
+		err = nil
 	}
-	if us, err := strconv.ParseInt(v, 10, 64); err == nil {
-		st.Start = time.UnixMicro(us)
-	}
-	return st, nil
+	return st, err
 }
