@@ -82,7 +82,7 @@ func CheckResultsTTL(d time.Duration) error {
 		return &workloads.FieldError{Field: "results-ttl", Value: d.String(), Fix: "must be positive, e.g. 24h"}
 	case d > MaxResultsTTL:
 		return &workloads.FieldError{Field: "results-ttl", Value: d.String(),
-			Fix: fmt.Sprintf("must be at most %v: what a run leaves on a Redis expires within a month, and a collector comes within a day", MaxResultsTTL)}
+			Fix: fmt.Sprintf("must be at most %.0fh (30 days): what a run leaves on a Redis expires within a month, and a collector comes within a day", MaxResultsTTL.Hours())}
 	}
 	return nil
 }
