@@ -109,8 +109,7 @@ func (w *workerFlags) check(f *runFlags, p workloads.Profile) error {
 	case w.runID != "":
 		why = "--run-id"
 	default:
-		w.runID = "" // a plain run
-		return nil
+		return nil // a plain run
 	}
 	w.index, w.indexFrom = index.Value, index.From
 	if w.index == "" && w.workers == 1 {
