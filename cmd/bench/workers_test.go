@@ -39,7 +39,16 @@ func spawnTestBinary(args []string) *exec.Cmd {
 // and the merged result it printed (--json).
 func spreadRun(t *testing.T, watch func(line string), args ...string) (int, *results.Result) {
 	t.Helper()
-	return spreadRunCtx(t, testkit.Context(t), watch, args...)
+	return spreadRunCtx(t, spreadContext(t), watch, args...)
+}
+
+// spreadContext bounds a whole spread run: it starts several processes of
+// this race-built binary, each its Redis clients, before a load of
+// seconds, which on a loaded host can take the Patience one wait has.
+func spreadContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*testkit.Patience)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // spreadRunCtx is spreadRun under ctx: its end interrupts the run.
@@ -315,7 +324,7 @@ func TestSpawnLocalRefusedWorkers(t *testing.T) {
 // TestSpawnLocalInterruptedEarly: interrupted before any worker ran its
 // load, the run says so, not that the run id may be wrong.
 func TestSpawnLocalInterruptedEarly(t *testing.T) {
-	ctx, cancel := context.WithCancel(testkit.Context(t))
+	ctx, cancel := context.WithCancel(spreadContext(t))
 	defer cancel()
 	var out, errOut strings.Builder
 	pr, pw := io.Pipe()
@@ -386,7 +395,7 @@ func TestReportShowsARunOnce(t *testing.T) {
 // keeps and pushes what it ran, and the merged result is partial with
 // every worker's row, and the run exits as an interrupted one.
 func TestSpawnLocalInterrupted(t *testing.T) {
-	ctx, cancel := context.WithCancel(testkit.Context(t))
+	ctx, cancel := context.WithCancel(spreadContext(t))
 	defer cancel()
 	arrived := 0
 	code, r := spreadRunCtx(t, ctx, func(line string) {
