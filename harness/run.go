@@ -68,7 +68,9 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 		Guard: o.Guard.store(), GuardStore: o.Guard.where(), SpinWaits: o.SpinWaits,
 	}
 	if o.Worker != nil {
-		if err := o.Worker.configure(&cfg, o.Logf); err != nil {
+		lock := env.NewPool(1)
+		defer lock.Close()
+		if err := o.Worker.configure(&cfg, o, lock); err != nil {
 			return nil, err
 		}
 	}

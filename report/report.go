@@ -246,6 +246,9 @@ func runBlocks(r *Run, level int, ch *charts) []block {
 		{plain("lockbench"), plain(m.Lockbench)},
 		{plain("file"), plain(r.Path)},
 	}}
+	if share := workerShare(res); share != "" {
+		meta.rows = slices.Insert(meta.rows, 2, []cell{plain("worker"), plain(share)})
+	}
 	if len(m.Args) > 0 {
 		meta.rows = append(meta.rows, []cell{plain("args"), plain(strings.Join(m.Args, " "))})
 	}
@@ -368,6 +371,9 @@ func safetyBlocks(res *results.Result) []block {
 		class = "ok"
 	}
 	bl = append(bl, para{class: class, text: "Safety " + safetyText(s) + "."})
+	if n := workerSafetyNote(res); n != "" {
+		bl = append(bl, para{class: "note", text: "Safety covers " + n + "."})
+	}
 	if s.Incomplete != "" {
 		bl = append(bl, para{class: "note", text: "Not checked: " + s.Incomplete + "."})
 	}

@@ -79,3 +79,38 @@ func sharedHost(s *results.Spread) string {
 	}
 	return host
 }
+
+// workerShare says what part of its spread run a worker's own result
+// measured, beside the workload line, which is the whole run's (every
+// worker records the whole, so that their results merge); "" for any
+// other result.
+func workerShare(r *results.Result) string {
+	w := r.Worker
+	if w == nil || r.Spread != nil {
+		return ""
+	}
+	share := results.Count(w.Owners, "owner")
+	if w.Clients > 0 && w.Owners%w.Clients == 0 {
+		share = fmt.Sprintf("%s × %s", results.Count(w.Clients, "client"), results.Count(w.Owners/w.Clients, "owner"))
+	}
+	of := ""
+	if w.TotalOwners > 0 {
+		of = fmt.Sprintf(" of the run's %d", w.TotalOwners)
+	}
+	return fmt.Sprintf("worker %d of %d of run %s: drove %s (owners %d..%d%s); bench collect merges the workers",
+		w.Index, w.Workers, w.RunID, share, w.FirstOwner, w.FirstOwner+w.Owners-1, of)
+}
+
+// workerSafetyNote says that a worker's own safety verdict covers its
+// own critical sections only: the run's is the merge's. "" for any other
+// result.
+func workerSafetyNote(r *results.Result) string {
+	w := r.Worker
+	if w == nil || r.Spread != nil {
+		return ""
+	}
+	if g := r.Guard; g != nil && g.Occupancy {
+		return fmt.Sprintf("worker %d's own critical sections only: overlaps with the other workers' holders are the guarded store's to judge, in bench collect's merge", w.Index)
+	}
+	return fmt.Sprintf("worker %d's own critical sections only: overlaps with the other workers' holders go unjudged without a guarded store (profile field guard plain or fenced)", w.Index)
+}

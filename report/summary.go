@@ -148,6 +148,9 @@ func summaryBlocks(r *results.Result) []block {
 	if m.Workload != "" {
 		bl = append(bl, para{text: "  " + m.Workload})
 	}
+	if share := workerShare(r); share != "" {
+		bl = append(bl, para{text: "  " + share})
+	}
 	if m.ImplNote != "" {
 		bl = append(bl, para{text: "  " + m.ImplName() + ": " + m.ImplNote})
 	}
@@ -228,6 +231,9 @@ func summaryBlocks(r *results.Result) []block {
 		bl = append(bl, line("", fmt.Sprintf("%s: %s (%s) and %s (%s) both held it for %s at t=%.6fs",
 			v.Lock, v.First.Owner, v.First.Mode, v.Second.Owner, v.Second.Mode, results.FormatUs(v.OverlapUs), v.OverlapStart)))
 	}
+	if n := workerSafetyNote(r); n != "" {
+		bl = append(bl, line("", n))
+	}
 	if s.Incomplete != "" {
 		bl = append(bl, line("", "incomplete: "+s.Incomplete))
 	}
@@ -272,16 +278,18 @@ func summaryBlocks(r *results.Result) []block {
 	if t.Unreleased > 0 {
 		bl = append(bl, line("unreleased", results.Count(t.Unreleased, "hold")+": their unlock failed or got no answer; Redis keeps them until their lease ends"))
 	}
+	// Every note of a merge: the reason a verdict reads as it does may
+	// be one of them.
+	for _, n := range r.MergeNotes {
+		bl = append(bl, line("note", n))
+	}
 	return bl
 }
 
-// WriteMerged prints a merged run: its summary, the merge's notes, and
-// where it went.
+// WriteMerged prints a merged run: its summary (with the merge's notes)
+// and where it went.
 func WriteMerged(w io.Writer, merged *results.Result, sources int, path string) error {
 	bl := summaryBlocks(merged)
-	for _, n := range merged.MergeNotes {
-		bl = append(bl, line("note", n))
-	}
 	bl = append(bl, line("merged", results.Count(sources, "result")+" from "+merged.Meta.Host), line("result", path))
 	return writeText(w, bl)
 }

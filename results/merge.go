@@ -259,14 +259,27 @@ func refuseDuplicates(runs []*Result, label func(int) string) error {
 	for i := range runs {
 		for j := range i {
 			a, b := runs[j], runs[i]
-			if a.Meta.Host != b.Meta.Host || !a.Meta.Start.Equal(b.Meta.Start) || !sameOwners(a.Fairness.PerOwner, b.Fairness.PerOwner) {
+			if !SameRun(a, b) {
 				continue
+			}
+			if a.Spread != nil {
+				return fmt.Errorf("results: merge: %s and %s are merges of the same spread run %s: give it once", label(j), label(i), a.Spread.RunID)
 			}
 			return fmt.Errorf("results: merge: %s and %s are the same run (host %s, started %s, the same %s): give each machine's result once",
 				label(j), label(i), orNone(a.Meta.Host), a.Meta.Start.UTC().Format(time.RFC3339Nano), Count(len(a.Fairness.PerOwner), "owner"))
 		}
 	}
 	return nil
+}
+
+// SameRun reports whether a and b are results of one run: merges of one
+// spread run's workers (its run id; collected twice, say), or one run's
+// file given twice (the same host, start and owners).
+func SameRun(a, b *Result) bool {
+	if a.Spread != nil || b.Spread != nil {
+		return a.Spread != nil && b.Spread != nil && a.Spread.RunID == b.Spread.RunID
+	}
+	return a.Meta.Host == b.Meta.Host && a.Meta.Start.Equal(b.Meta.Start) && sameOwners(a.Fairness.PerOwner, b.Fairness.PerOwner)
 }
 
 func sameOwners(a, b map[string]int64) bool {

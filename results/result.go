@@ -476,11 +476,15 @@ func (r *Result) Stem() string {
 // started in the same second, as a sweep's short points can) it gets a
 // "-2", "-3", … suffix.
 func WriteFiles(dir string, r *Result) (string, error) {
-	hlog := r.log
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("results: %w", err)
 	}
-	stem := freeStem(dir, r.Stem())
+	return writeFiles(dir, freeStem(dir, r.Stem()), r)
+}
+
+// writeFiles is WriteFiles to the files stem names in dir, which exists.
+func writeFiles(dir, stem string, r *Result) (string, error) {
+	hlog := r.log
 	if len(hlog) > 0 {
 		r.HistogramLog = stem + ".hlog"
 		if err := WriteAtomic(filepath.Join(dir, r.HistogramLog), hlog); err != nil {

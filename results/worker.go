@@ -2,8 +2,12 @@ package results
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +29,10 @@ type Worker struct {
 	// Owners how many it drove.
 	FirstOwner int `json:"first_owner"`
 	Owners     int `json:"owners"`
+	// Clients are the lock clients this worker drove, TotalOwners the
+	// whole run's owners (0 in results of older versions).
+	Clients     int `json:"clients,omitempty"`
+	TotalOwners int `json:"total_owners,omitempty"`
 	// RedisStart is when this worker's load started, on Redis's clock:
 	// the workers' starts differ by the skew the merge reports.
 	RedisStart time.Time `json:"redis_start"`
@@ -293,4 +301,66 @@ func excused(by map[string]int64, missing []int) int64 {
 		}
 	}
 	return n
+}
+
+// WriteWorkersMerged writes m, a merge of a spread run's workers, into
+// dir as WriteFiles does, replacing a merge of the same run that an
+// earlier collect left there (with fewer workers' results, say): a run
+// has one merged result in a directory, never two. It returns the path
+// written and those of the earlier merges it replaced.
+func WriteWorkersMerged(dir string, m *Result) (path string, replaced []string, err error) {
+	if m.Spread == nil {
+		return "", nil, errors.New("results: write workers' merge: the result is no merge of a spread run's workers")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("results: %w", err)
+	}
+	earlier, err := mergesOf(dir, m.Spread.RunID)
+	if err != nil {
+		return "", nil, err
+	}
+	stem := m.Stem()
+	if _, same := earlier[stem]; !same {
+		stem = freeStem(dir, stem)
+	}
+	if path, err = writeFiles(dir, stem, m); err != nil {
+		return "", nil, err
+	}
+	for old, r := range earlier {
+		replaced = append(replaced, filepath.Join(dir, old+".json"))
+		gone := []string{r.HistogramLog}
+		if old != stem {
+			gone = append(gone, old+".json", old+".html")
+		}
+		for _, f := range gone {
+			if f == "" || f != filepath.Base(f) || old == stem && f == m.HistogramLog {
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return path, replaced, fmt.Errorf("results: replace the earlier merge %s: %w", old, err)
+			}
+		}
+	}
+	slices.Sort(replaced)
+	return path, replaced, nil
+}
+
+// mergesOf are the merged results of spread run runID in dir, by stem.
+func mergesOf(dir, runID string) (map[string]*Result, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	out := map[string]*Result{}
+	for _, e := range ents {
+		stem, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || !strings.Contains(stem, "-merged") {
+			continue
+		}
+		r, err := ReadFile(filepath.Join(dir, e.Name()))
+		if err == nil && r.Spread != nil && r.Spread.RunID == runID {
+			out[stem] = r
+		}
+	}
+	return out, nil
 }

@@ -2,6 +2,8 @@ package results_test
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -165,5 +167,100 @@ func TestMergeOfWorkers(t *testing.T) {
 	}
 	if _, ok := m.Fairness.PerOwner["w0/alice"]; !ok {
 		t.Errorf("owners %v, want them named by worker", m.Fairness.PerOwner)
+	}
+}
+
+// TestWriteWorkersMergedReplaces: collecting a run again into the same
+// directory replaces its earlier merge, whether the merge's name is the
+// same (the same workers) or not (an earlier, partial collect started
+// from another worker's start): one merged result per run.
+func TestWriteWorkersMergedReplaces(t *testing.T) {
+	dir := t.TempDir()
+	runs, hists := workerRuns(t)
+	merges := func() []string {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+
+	partial, err := results.MergeWorkers(runs[1:], hists[1:], []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, replaced, err := results.WriteWorkersMerged(dir, partial)
+	if err != nil || len(replaced) != 0 {
+		t.Fatalf("first collect: %v, replaced %v", err, replaced)
+	}
+	// Another run's merge in the directory stays.
+	other, err := results.MergeWorkers(runs[1:], hists[1:], []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Spread.RunID = "job-8"
+	otherPath, _, err := results.WriteWorkersMerged(dir, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for range 2 {
+		whole, err := results.MergeWorkers(runs, hists, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, replaced, err := results.WriteWorkersMerged(dir, whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s, replaced %v; dir %v", filepath.Base(path), replaced, merges())
+		if len(replaced) != 1 {
+			t.Errorf("replaced %v, want the earlier merge", replaced)
+		}
+		got := merges()
+		if len(got) != 4 || !slices.Contains(got, filepath.Base(path)) || !slices.Contains(got, filepath.Base(otherPath)) {
+			t.Errorf("directory holds %v, want this run's merge (json, hlog) and job-8's", got)
+		}
+		if _, err := os.Stat(first); path != first && err == nil {
+			t.Errorf("the partial merge %s is still there", first)
+		}
+		r, err := results.ReadFile(path)
+		if err != nil || len(r.Spread.MissingWorkers()) != 0 {
+			t.Errorf("the merge read back: %v, missing %v; want the whole run", err, r.Spread.MissingWorkers())
+		}
+	}
+}
+
+func TestSameRun(t *testing.T) {
+	runs, hists := workerRuns(t)
+	a, err := results.MergeWorkers(runs, hists, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := results.MergeWorkers(runs[:1], hists[:1], []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *b
+	s := *b.Spread
+	s.RunID = "job-8"
+	c.Spread = &s
+	for _, tc := range []struct {
+		x, y *results.Result
+		same bool
+	}{
+		{a, b, true},             // one spread run, collected twice
+		{a, &c, false},           // another run id
+		{runs[0], runs[0], true}, // a file given twice
+		{runs[0], runs[1], false},
+		{a, runs[0], false}, // a merge and one of its workers
+	} {
+		if got := results.SameRun(tc.x, tc.y); got != tc.same {
+			t.Errorf("SameRun(%s, %s) = %v, want %v", tc.x.Stem(), tc.y.Stem(), got, tc.same)
+		}
 	}
 }

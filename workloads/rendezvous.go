@@ -3,11 +3,13 @@ package workloads
 import (
 	"context"
 	"crypto/rand"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,10 +50,23 @@ type Rendezvous struct {
 	// rendezvous keys (its results, say): a worker that finds it and has
 	// not arrived already is refused, as the id is a finished run's.
 	Used string
+	// Settings are what shapes this worker's load (LoadSettings): the
+	// first to arrive records its own, and a worker whose differ is
+	// refused, naming them, and ends the rendezvous for every worker.
+	Settings []Setting
 }
 
 // DefaultRendezvousLead is the default Rendezvous.Lead.
 const DefaultRendezvousLead = 500 * time.Millisecond
+
+// MaxRendezvousTimeout bounds Rendezvous.Timeout: the workers of one run
+// are started together (a Job's pods, a script's processes), and keys
+// that wait longer for them are a mistake left on the user's Redis.
+const MaxRendezvousTimeout = 24 * time.Hour
+
+// maxRendezvousLead bounds Rendezvous.Lead: time to hear the start, not
+// a schedule.
+const maxRendezvousLead = time.Minute
 
 // maxRunIDLen bounds a run id, which goes into key names.
 const maxRunIDLen = 128
@@ -119,13 +134,15 @@ type abandonment struct {
 }
 
 // arriveScript registers ARGV[1] (the index) as ARGV[5] (who) in the hash
-// KEYS[1], with the worker count ARGV[2]; the last to arrive sets the start
-// key KEYS[2] to Redis's TIME plus ARGV[4] ms, in microseconds, and
-// publishes on ARGV[6]. Both keys expire ARGV[3] ms after the latest
+// KEYS[1], with the worker count ARGV[2] and, from the first to arrive,
+// its settings ARGV[8] (as "<index> <settings>"); the last to arrive sets
+// the start key KEYS[2] to Redis's TIME plus ARGV[4] ms, in microseconds,
+// and publishes on ARGV[6]. Both keys expire ARGV[3] ms after the latest
 // arrival. It returns {"ok", arrived} or {"workers", theirs} when the run
 // was started with another worker count, {"taken", who} when another
-// process already arrived with this index, or {"used", ""} when ARGV[7] is
-// 1 and KEYS[3] (Rendezvous.Used) exists.
+// process already arrived with this index, {"used", ""} when ARGV[7] is 1
+// and KEYS[3] (Rendezvous.Used) exists, or {"settings", "<index>
+// <settings>"} when the first worker's settings differ.
 var arriveScript = redis.NewScript(`
 if redis.replicate_commands then redis.replicate_commands() end
 local w = redis.call('HGET', KEYS[1], 'workers')
@@ -133,10 +150,13 @@ if w and w ~= ARGV[2] then return {'workers', w} end
 local prev = redis.call('HGET', KEYS[1], ARGV[1])
 if prev and prev ~= ARGV[5] then return {'taken', prev} end
 if not prev and ARGV[7] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {'used', ''} end
+local s = redis.call('HGET', KEYS[1], 'settings')
+if s and string.sub(s, string.find(s, ' ', 1, true) + 1) ~= ARGV[8] then return {'settings', s} end
+if not s then redis.call('HSET', KEYS[1], 'settings', ARGV[1] .. ' ' .. ARGV[8]) end
 redis.call('HSET', KEYS[1], 'workers', ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-local n = redis.call('HLEN', KEYS[1]) - 1
+local n = redis.call('HLEN', KEYS[1]) - 2
 if n >= tonumber(ARGV[2]) and redis.call('EXISTS', KEYS[2]) == 0 then
   local t = redis.call('TIME')
   local us = tonumber(t[1]) * 1000000 + tonumber(t[2]) + tonumber(ARGV[4]) * 1000
@@ -172,12 +192,20 @@ func (r Rendezvous) check() error {
 		return bad("worker-index", r.Index, "must be 0..%d for %d workers", r.Workers-1, r.Workers)
 	case r.Timeout <= 0:
 		return bad("rendezvous-timeout", r.Timeout.String(), "must be positive, e.g. 2m")
-	case r.Lead < 0:
-		return bad("rendezvous-lead", r.Lead.String(), "must not be negative")
-	case r.TTL < 0:
-		return bad("rendezvous-ttl", r.TTL.String(), "must not be negative")
+	case r.Timeout > MaxRendezvousTimeout:
+		return bad("rendezvous-timeout", r.Timeout.String(), "%s; a run's workers start together, and keys waiting longer would outlive any of them", maxRendezvousTimeout())
+	case r.Lead < 0 || r.Lead > maxRendezvousLead:
+		return bad("rendezvous-lead", r.Lead.String(), "must be 0..%v: time to hear the start", maxRendezvousLead)
+	case r.TTL < 0 || r.TTL > MaxRendezvousTimeout+time.Hour:
+		return bad("rendezvous-ttl", r.TTL.String(), "must be 0..%v: the keys need not outlive the wait", MaxRendezvousTimeout+time.Hour)
 	}
 	return nil
+}
+
+// maxRendezvousTimeout says the bound on Rendezvous.Timeout, as every
+// refusal of a longer one does.
+func maxRendezvousTimeout() string {
+	return fmt.Sprintf("must be at most %v", MaxRendezvousTimeout)
 }
 
 // CheckRunID refuses a run id that cannot name a run's keys and its
@@ -229,8 +257,12 @@ func (r Rendezvous) Meet(ctx context.Context, rdb redis.UniversalClient) (Meetin
 	if used == "" {
 		used, checkUsed = arrivedKey, 0
 	}
+	settings, err := json.Marshal(r.Settings)
+	if err != nil {
+		return Meeting{}, fmt.Errorf("rendezvous of run %s: %w", r.RunID, err)
+	}
 	res, err := arriveScript.Run(ctx, rdb, []string{arrivedKey, startKey, used},
-		r.Index, r.Workers, r.TTL.Milliseconds(), r.Lead.Milliseconds(), whoAmI(), channel, checkUsed).StringSlice()
+		r.Index, r.Workers, r.TTL.Milliseconds(), r.Lead.Milliseconds(), whoAmI(), channel, checkUsed, settings).StringSlice()
 	if err != nil {
 		return Meeting{}, fmt.Errorf("rendezvous of run %s: arriving: %w", r.RunID, err)
 	}
@@ -241,6 +273,8 @@ func (r Rendezvous) Meet(ctx context.Context, rdb redis.UniversalClient) (Meetin
 		return Meeting{}, bad("run-id", r.RunID, "a run with this id already ran (its keys are still in the store); give every worker of this run a new id")
 	case len(res) == 2 && res[0] == "taken":
 		return Meeting{}, bad("worker-index", r.Index, "another worker of run %s (%s) already arrived with this index; give each its own, or the run a new id", r.RunID, res[1])
+	case len(res) == 2 && res[0] == "settings":
+		return Meeting{}, r.refuseSettings(ctx, rdb, res[1])
 	}
 
 	// Wait on the announcement; the poll is only a backstop for a
@@ -261,9 +295,9 @@ func (r Rendezvous) Meet(ctx context.Context, rdb redis.UniversalClient) (Meetin
 		case <-started:
 		case <-poll.C:
 		case <-timer.C:
-			return r.abandon(ctx, rdb, fmt.Sprintf("not all %d workers arrived within %v", r.Workers, r.Timeout), nil)
+			return r.abandon(ctx, rdb, fmt.Sprintf("not all %d workers arrived within %v", r.Workers, r.Timeout), true, nil)
 		case <-ctx.Done():
-			return r.abandon(ctx, rdb, "interrupted: "+context.Cause(ctx).Error(), ctx.Err())
+			return r.abandon(ctx, rdb, "interrupted: "+context.Cause(ctx).Error(), true, ctx.Err())
 		}
 	}
 }
@@ -271,18 +305,10 @@ func (r Rendezvous) Meet(ctx context.Context, rdb redis.UniversalClient) (Meetin
 // started turns the start key's value v into this worker's Meeting, or
 // into the error of an abandoned rendezvous.
 func (r Rendezvous) started(ctx context.Context, rdb redis.UniversalClient, startKey, v string) (Meeting, error) {
-	if strings.HasPrefix(v, "{") {
-		var a abandonment
-		if err := json.Unmarshal([]byte(v), &a); err != nil {
-			return Meeting{}, fmt.Errorf("rendezvous of run %s: start key holds %q: %w", r.RunID, v, err)
-		}
-		return Meeting{}, &RendezvousError{RunID: r.RunID, Workers: r.Workers, Missing: a.Missing, By: a.By, Reason: a.Reason}
-	}
-	us, err := strconv.ParseInt(v, 10, 64)
+	redisStart, err := r.parseStart(v)
 	if err != nil {
-		return Meeting{}, fmt.Errorf("rendezvous of run %s: start key holds %q, not microseconds", r.RunID, v)
+		return Meeting{}, err
 	}
-	redisStart := time.UnixMicro(us)
 	mid, redisAt, rtt, err := redisClock(ctx, rdb, startKey)
 	if err != nil {
 		return Meeting{}, fmt.Errorf("rendezvous of run %s: reading Redis's clock: %w", r.RunID, err)
@@ -297,6 +323,23 @@ func (r Rendezvous) started(ctx context.Context, rdb redis.UniversalClient, star
 		m.Late = late
 	}
 	return m, nil
+}
+
+// parseStart reads the start key's value v: the agreed start on Redis's
+// clock, or the *RendezvousError of an abandoned rendezvous.
+func (r Rendezvous) parseStart(v string) (time.Time, error) {
+	if strings.HasPrefix(v, "{") {
+		var a abandonment
+		if err := json.Unmarshal([]byte(v), &a); err != nil {
+			return time.Time{}, fmt.Errorf("rendezvous of run %s: start key holds %q: %w", r.RunID, v, err)
+		}
+		return time.Time{}, &RendezvousError{RunID: r.RunID, Workers: r.Workers, Missing: a.Missing, By: a.By, Reason: a.Reason}
+	}
+	us, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("rendezvous of run %s: start key holds %q, not microseconds", r.RunID, v)
+	}
+	return time.UnixMicro(us), nil
 }
 
 // redisClock reads Redis's clock a few times on the node holding key and
@@ -326,11 +369,34 @@ func redisClock(ctx context.Context, rdb redis.UniversalClient, key string) (mid
 	return mid, redisAt, rtt, nil
 }
 
+// refuseSettings refuses this worker, whose settings differ from those
+// the first worker recorded (theirs, "<index> <settings>"), and ends the
+// rendezvous for the others, who would otherwise wait out the timeout
+// for a worker that will not come.
+func (r Rendezvous) refuseSettings(ctx context.Context, rdb redis.UniversalClient, theirs string) error {
+	by, js, _ := strings.Cut(theirs, " ")
+	e := &SettingsError{RunID: r.RunID, Index: r.Index}
+	var other []Setting
+	e.Other, _ = strconv.Atoi(by)
+	if err := json.Unmarshal([]byte(js), &other); err != nil {
+		return fmt.Errorf("rendezvous of run %s: worker %s's settings %q: %w", r.RunID, by, js, err)
+	}
+	e.Diffs = diffSettings(r.Settings, other)
+	if _, err := r.abandon(ctx, rdb, e.differences(), false, nil); err != nil {
+		var re *RendezvousError
+		if !errors.As(err, &re) {
+			return errors.Join(e, err)
+		}
+	}
+	return e
+}
+
 // abandon ends a rendezvous that did not complete, for every worker: it
-// sets the start key to why, unless the start was set meanwhile, which
-// it then returns. ctxErr, when set, is returned instead of the
-// RendezvousError (the caller's context ended).
-func (r Rendezvous) abandon(ctx context.Context, rdb redis.UniversalClient, reason string, ctxErr error) (Meeting, error) {
+// sets the start key to why (naming those that never arrived when
+// missing is set), unless the start was set meanwhile, which it then
+// returns. ctxErr, when set, is returned instead of the RendezvousError
+// (the caller's context ended).
+func (r Rendezvous) abandon(ctx context.Context, rdb redis.UniversalClient, reason string, missing bool, ctxErr error) (Meeting, error) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	arrivedKey, startKey, _ := r.keys()
@@ -340,7 +406,7 @@ func (r Rendezvous) abandon(ctx context.Context, rdb redis.UniversalClient, reas
 		return Meeting{}, errors.Join(ctxErr, fmt.Errorf("rendezvous of run %s: %s, and reading who arrived failed: %w", r.RunID, reason, err))
 	}
 	for i := range r.Workers {
-		if !slices.Contains(arrived, strconv.Itoa(i)) {
+		if missing && !slices.Contains(arrived, strconv.Itoa(i)) {
 			a.Missing = append(a.Missing, i)
 		}
 	}
@@ -369,4 +435,172 @@ func whoAmI() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Setting is one thing that shapes a run's load: its name as a profile
+// file (or, for what a profile does not hold, a flag) names it, and its
+// value as the profile syntax writes it.
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// notLoad are the profile's fields that do not shape its load, and why:
+// LoadSettings leaves them out, and every other field is in.
+var notLoad = map[string]string{
+	"description": "words for people, which the load never reads",
+}
+
+// LoadSettings are what in p shapes a run's load: every field but those
+// notLoad names, by its file name. The workers of a spread run compare
+// them (Rendezvous.Settings) before any load, so a field added to
+// Profile is compared without anyone listing it.
+func (p Profile) LoadSettings() []Setting {
+	v := reflect.ValueOf(p)
+	var out []Setting
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		if _, skip := notLoad[name]; !skip {
+			out = append(out, Setting{Name: name, Value: settingValue(v.Field(i))})
+		}
+	}
+	return out
+}
+
+// settingValue writes a profile field's value as a profile does: the
+// syntax its type writes (String or MarshalText), else the value.
+func settingValue(f reflect.Value) string {
+	switch x := f.Interface().(type) {
+	case fmt.Stringer:
+		return x.String()
+	case encoding.TextMarshaler:
+		if b, err := x.MarshalText(); err == nil {
+			return string(b)
+		}
+	}
+	switch f.Kind() {
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Pointer:
+		b, _ := json.Marshal(f.Interface())
+		return string(b)
+	}
+	return fmt.Sprint(f.Interface())
+}
+
+// SettingDiff is a setting on which two workers disagree.
+type SettingDiff struct {
+	Name string
+	// Mine is this worker's value, Theirs the first worker's; "" when
+	// the worker has no such setting (another version of lockbench).
+	Mine, Theirs string
+}
+
+// diffSettings are the settings on which mine and theirs disagree, in
+// mine's order, then those only theirs has.
+func diffSettings(mine, theirs []Setting) []SettingDiff {
+	other := map[string]string{}
+	for _, s := range theirs {
+		other[s.Name] = s.Value
+	}
+	var out []SettingDiff
+	seen := map[string]bool{}
+	for _, s := range mine {
+		seen[s.Name] = true
+		if v, ok := other[s.Name]; !ok || v != s.Value {
+			out = append(out, SettingDiff{Name: s.Name, Mine: s.Value, Theirs: v})
+		}
+	}
+	for _, s := range theirs {
+		if !seen[s.Name] {
+			out = append(out, SettingDiff{Name: s.Name, Theirs: s.Value})
+		}
+	}
+	return out
+}
+
+// SettingsError refuses a worker of a spread run whose load would differ
+// from the first worker's: their results could not be merged as one
+// run's. It is bad input (exit 2).
+type SettingsError struct {
+	RunID string
+	// Index is the refused worker's, Other the first worker's.
+	Index, Other int
+	Diffs        []SettingDiff
+}
+
+func (e *SettingsError) Error() string {
+	return fmt.Sprintf("worker %d: %s; every worker of run %s must run the same load: give each the same profile, flags and --impl",
+		e.Index, e.differences(), e.RunID)
+}
+
+// IsUsage marks the error as the user's input to fix.
+func (e *SettingsError) IsUsage() bool { return true }
+
+// differences says each differing setting: "duration 8s differs from
+// worker 0's 3s, warmup 3s from 1s".
+func (e *SettingsError) differences() string {
+	parts := make([]string, len(e.Diffs))
+	for i, d := range e.Diffs {
+		if i == 0 {
+			parts[i] = fmt.Sprintf("%s %s differs from worker %d's %s", d.Name, orUnset(d.Mine), e.Other, orUnset(d.Theirs))
+		} else {
+			parts[i] = fmt.Sprintf("%s %s from %s", d.Name, orUnset(d.Mine), orUnset(d.Theirs))
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("its settings differ from worker %d's", e.Other)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orUnset(v string) string {
+	if v == "" {
+		return `""`
+	}
+	return v
+}
+
+// RendezvousState is what a store holds of a run's rendezvous while its
+// keys last (Rendezvous.TTL after the latest arrival).
+type RendezvousState struct {
+	// Workers is the run's worker count: 0 when the store holds no
+	// rendezvous of the run.
+	Workers int
+	// Arrived are the indexes that arrived, sorted.
+	Arrived []int
+	// Start is the agreed start on Redis's clock, once every worker came.
+	Start time.Time
+	// Abandoned is why the rendezvous ended without a start.
+	Abandoned *RendezvousError
+}
+
+// ReadRendezvous reads the state of run id's rendezvous in rdb, for a
+// collector telling why a run has no results.
+func ReadRendezvous(ctx context.Context, rdb redis.UniversalClient, runID string) (RendezvousState, error) {
+	r := Rendezvous{RunID: runID}
+	arrivedKey, startKey, _ := r.keys()
+	fields, err := rdb.HGetAll(ctx, arrivedKey).Result()
+	if err != nil {
+		return RendezvousState{}, fmt.Errorf("rendezvous of run %s: %w", runID, err)
+	}
+	var st RendezvousState
+	st.Workers, _ = strconv.Atoi(fields["workers"])
+	for f := range fields {
+		if i, err := strconv.Atoi(f); err == nil {
+			st.Arrived = append(st.Arrived, i)
+		}
+	}
+	slices.Sort(st.Arrived)
+	v, err := rdb.Get(ctx, startKey).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return st, nil
+	case err != nil:
+		return st, fmt.Errorf("rendezvous of run %s: %w", runID, err)
+	}
+	r.Workers = st.Workers
+	st.Start, err = r.parseStart(v)
+	if errors.As(err, &st.Abandoned) {
+		err = nil
+	}
+	return st, err
 }

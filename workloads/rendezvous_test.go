@@ -142,7 +142,7 @@ func TestRendezvousInterrupted(t *testing.T) {
 	go func() { _, err := r.Meet(ctx, rdb); done <- err }()
 	testkit.Eventually(t, "worker 0 arrived", func() bool {
 		n, _ := rdb.HLen(testkit.Context(t), "lockbench:rendezvous:{"+r.RunID+"}:arrived").Result()
-		return n == 2 // the worker count and worker 0
+		return n == 3 // the worker count, the settings and worker 0
 	})
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -177,7 +177,14 @@ func TestRendezvousRefusesBadInput(t *testing.T) {
 		{"worker-index", func(r *workloads.Rendezvous) { r.Index = 2 }},
 		{"worker-index", func(r *workloads.Rendezvous) { r.Index = -1 }},
 		{"rendezvous-timeout", func(r *workloads.Rendezvous) { r.Timeout = 0 }},
+		// A timeout whose keys' expiry would overflow, or outlive the run
+		// by years.
+		{"rendezvous-timeout", func(r *workloads.Rendezvous) { r.Timeout = 2562047*time.Hour + 47*time.Minute }},
+		{"rendezvous-timeout", func(r *workloads.Rendezvous) { r.Timeout = 100000 * time.Hour }},
+		{"rendezvous-timeout", func(r *workloads.Rendezvous) { r.Timeout = workloads.MaxRendezvousTimeout + time.Second }},
 		{"rendezvous-lead", func(r *workloads.Rendezvous) { r.Lead = -time.Second }},
+		{"rendezvous-lead", func(r *workloads.Rendezvous) { r.Lead = time.Hour }},
+		{"rendezvous-ttl", func(r *workloads.Rendezvous) { r.TTL = 1000 * time.Hour }},
 	} {
 		r := ok
 		c.edit(&r)
@@ -248,4 +255,129 @@ func TestRendezvousRefusesAUsedRunID(t *testing.T) {
 	}
 	_, err := r.Meet(ctx, rdb)
 	requireFieldError(t, err, "run-id")
+}
+
+// TestRendezvousRefusesOtherSettings: a worker whose load would differ
+// from the first worker's is refused before any load, naming every
+// setting that differs, and the others learn at once that the run will
+// not start instead of waiting out the timeout.
+func TestRendezvousRefusesOtherSettings(t *testing.T) {
+	env := redisenvtest.Start(t)
+	ctx := testkit.Context(t)
+	p := workloads.Default()
+	first := workloads.Rendezvous{RunID: "settings-" + workloads.NewRunID(), Workers: 2, Timeout: testkit.Patience, Settings: p.LoadSettings()}
+	rdb0, rdb1 := env.NewClient(), env.NewClient()
+	t.Cleanup(func() { _, _ = rdb0.Close(), rdb1.Close() })
+	firstDone := make(chan error, 1)
+	go func() { _, err := first.Meet(ctx, rdb0); firstDone <- err }()
+	testkit.Eventually(t, "worker 0 arrived", func() bool {
+		n, _ := rdb1.HLen(ctx, "lockbench:rendezvous:{"+first.RunID+"}:arrived").Result()
+		return n == 3
+	})
+
+	q := p
+	for f, v := range map[string]string{"duration": "8s", "warmup": "3s", "seed": "7"} {
+		if err := q.Set(f, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := first
+	second.Index, second.Settings = 1, q.LoadSettings()
+	start := time.Now()
+	_, err := second.Meet(ctx, rdb1)
+	var se *workloads.SettingsError
+	if !errors.As(err, &se) || !se.IsUsage() {
+		t.Fatalf("worker 1 with other settings: %v (%T), want a *SettingsError", err, err)
+	}
+	want := "worker 1: duration 8s differs from worker 0's 30s, warmup 3s from 5s, seed 7 from 1; every worker of run " + first.RunID
+	if !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("refusal %q, want one line starting %q", err, want)
+	}
+	var re *workloads.RendezvousError
+	if err := <-firstDone; !errors.As(err, &re) || re.By != 1 || !strings.Contains(re.Reason, "duration 8s differs") {
+		t.Errorf("worker 0: %v, want the rendezvous abandoned by worker 1 naming the settings", err)
+	}
+	if took := time.Since(start); took > testkit.Patience/2 {
+		t.Errorf("worker 0 learned after %v: it waited out the timeout", took)
+	}
+
+	// The same settings meet.
+	ok := first
+	ok.RunID = "settings-same-" + workloads.NewRunID()
+	if _, errs := meetAll(t, env.NewClient, ok, 0, 1); errs[0] != nil || errs[1] != nil {
+		t.Errorf("workers with the same settings: %v", errs)
+	}
+}
+
+// TestLoadSettingsCoverEveryField: every profile field shapes the load,
+// and changing it changes exactly that setting, unless the field is one
+// that only describes the run. A field added to Profile fails this test
+// until it gets another value below: the rendezvous then compares it.
+func TestLoadSettingsCoverEveryField(t *testing.T) {
+	other := map[string]string{
+		"name": "other", "kind": "fair", "read_ratio": "0.5", "depth": "2", "read_in_write": "0.25",
+		"clients": "7", "owners": "3", "locks": "5", "popularity": "zipf", "zipf_s": "1.5", "hold": "3ms",
+		"think": "uniform(1ms,2ms)", "lease": "5s", "wait": "2s", "duration": "8s", "ops": "100", "warmup": "1s",
+		"rate": "50", "seed": "7", "multi": "3", "replica_sync": "false", "auto_pipeline": "true",
+		"topology": "replica", "guard": "plain",
+	}
+	notLoad := map[string]bool{"description": true}
+	base := workloads.Default()
+	for _, f := range workloads.Fields() {
+		p := base
+		if notLoad[f] {
+			if err := p.Set(f, "changed"); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(p.LoadSettings(), base.LoadSettings()) {
+				t.Errorf("%s changed the load settings, but it only describes the run", f)
+			}
+			continue
+		}
+		v, ok := other[f]
+		if !ok {
+			t.Errorf("profile field %s: give it another value here (the rendezvous compares it), or leave it out of LoadSettings if it cannot shape the load", f)
+			continue
+		}
+		if err := p.Set(f, v); err != nil {
+			t.Fatalf("%s %s: %v", f, v, err)
+		}
+		var changed []string
+		a, b := base.LoadSettings(), p.LoadSettings()
+		for i := range a {
+			if a[i] != b[i] {
+				changed = append(changed, a[i].Name)
+			}
+		}
+		if !slices.Equal(changed, []string{f}) {
+			t.Errorf("setting %s to %s changed the settings %v, want [%s]", f, v, changed, f)
+		}
+	}
+}
+
+// TestReadRendezvous: a collector reads who arrived, the start, and an
+// abandonment's reason.
+func TestReadRendezvous(t *testing.T) {
+	env := redisenvtest.Start(t)
+	rdb := env.NewClient()
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := testkit.Context(t)
+	if st, err := workloads.ReadRendezvous(ctx, rdb, "none"); err != nil || st.Workers != 0 || st.Abandoned != nil {
+		t.Errorf("no rendezvous: %+v, %v", st, err)
+	}
+	met := workloads.Rendezvous{RunID: "read-" + workloads.NewRunID(), Workers: 2, Timeout: testkit.Patience}
+	meetings, errs := meetAll(t, env.NewClient, met, 0, 1)
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	st, err := workloads.ReadRendezvous(ctx, rdb, met.RunID)
+	if err != nil || st.Workers != 2 || !slices.Equal(st.Arrived, []int{0, 1}) || !st.Start.Equal(meetings[0].RedisStart) || st.Abandoned != nil {
+		t.Errorf("met: %+v, %v; want both arrived and the start %v", st, err, meetings[0].RedisStart)
+	}
+	gone := workloads.Rendezvous{RunID: "read-gone-" + workloads.NewRunID(), Workers: 3, Timeout: 300 * time.Millisecond}
+	meetAll(t, env.NewClient, gone, 1)
+	st, err = workloads.ReadRendezvous(ctx, rdb, gone.RunID)
+	if err != nil || !slices.Equal(st.Arrived, []int{1}) || st.Abandoned == nil || !slices.Equal(st.Abandoned.Missing, []int{0, 2}) {
+		t.Errorf("abandoned: %+v (%v), %v; want worker 1 arrived and 0, 2 named missing", st, st.Abandoned, err)
+	}
 }

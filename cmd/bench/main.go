@@ -141,6 +141,8 @@ type runFlags struct {
 	spin     bool
 	override map[string]string
 	workers  workerFlags // bench run only
+	// profileSet: --profile was given (its default is rw90).
+	profileSet bool
 }
 
 // register adds the run flags to fs; the profile fields named in skip get
@@ -150,9 +152,15 @@ type runFlags struct {
 func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	f.redis.RegisterFlags(fs)
 	fs.Lookup("topology").Usage = redisenv.TopologyUsage("not given, the profile's topology field decides (rw90-synced's is replica), else single")
-	fs.StringVar(&f.profile, "profile", "rw90", "built-in profile (bench profiles lists them)")
+	f.profile = "rw90"
+	fs.Func("profile", "built-in profile (bench profiles lists them; default rw90)", func(v string) error {
+		return setOnce(&f.profile, &f.profileSet, "--profile", v)
+	})
 	fs.StringVar(&f.impl, "impl", impls.Default, "lock implementation: "+strings.Join(impls.Names(), ", ")+" (see bench impls)")
-	fs.StringVar(&f.file, "profile-file", "", "profile file, YAML or JSON (overrides --profile)")
+	fileSet := false
+	fs.Func("profile-file", "profile file, YAML or JSON (instead of --profile)", func(v string) error {
+		return setOnce(&f.file, &fileSet, "--profile-file", v)
+	})
 	fs.StringVar(&f.out, "out", "bench-results", "directory for the result files")
 	if !slices.Contains(skip, "quiet") {
 		fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
@@ -181,6 +189,19 @@ func (f *runFlags) register(fs *flag.FlagSet, skip ...string) {
 	}
 }
 
+// setOnce sets a flag that names the profile: given twice, the values
+// must agree, or which profile runs would be the order's accident.
+func setOnce(dst *string, set *bool, flag, v string) error {
+	switch {
+	case strings.TrimSpace(v) == "":
+		return errors.New("empty value: name a profile")
+	case *set && v != *dst:
+		return fmt.Errorf("given twice, as %q and %q: give one", *dst, v)
+	}
+	*dst, *set = v, true
+	return nil
+}
+
 // setOverride keeps a profile field's flag value for load. An empty value
 // would leave the profile's own in place unnoticed, and one that looks
 // like a flag is a value forgotten before the next flag (which the flag
@@ -202,6 +223,9 @@ func (f *runFlags) setOverride(field, v string) error {
 func (f *runFlags) load() (workloads.Profile, error) {
 	var p workloads.Profile
 	var err error
+	if f.file != "" && f.profileSet {
+		return p, cli.Usagef("--profile %s and --profile-file %s: give one (bench profiles show %s > my.yaml gives a built-in to edit)", f.profile, f.file, f.profile)
+	}
 	if f.file != "" {
 		p, err = workloads.LoadFile(f.file)
 	} else {
@@ -260,8 +284,10 @@ func (f *runFlags) load() (workloads.Profile, error) {
 	if f.maxErr > 100 {
 		return p, cli.Usagef("--max-error-rate %s: must be between 0%% and 100%%, e.g. 1%%", f.maxErr.String())
 	}
+	guardURL := cli.Sourced{Value: f.guardURL, From: "--guard-url"}
 	if gm, _ := guard.ParseMode(p.Guard); gm != guard.Off && f.guardURL == "" {
-		f.guardURL = strings.TrimSpace(os.Getenv(envGuardURL))
+		guardURL = cli.FlagOrEnv("guard-url", "", envGuardURL)
+		f.guardURL = guardURL.Value
 	}
 	if gm, _ := guard.ParseMode(p.Guard); gm == guard.Off && (f.guardURL != "" || f.guardKey != "") {
 		return p, cli.Usagef("--guard-url and --guard-key apply with guard plain or fenced (--guard or the profile's guard field)")
@@ -270,7 +296,7 @@ func (f *runFlags) load() (workloads.Profile, error) {
 		return p, cli.Usagef("--guard-key %q: a shared key needs a shared store; give --guard-url too", f.guardKey)
 	}
 	if err := harness.CheckGuardURL(f.guardURL); err != nil {
-		return p, err
+		return p, guardURL.Blame(err)
 	}
 	return p, nil
 }

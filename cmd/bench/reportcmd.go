@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/cli"
@@ -54,6 +56,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := cli.ReadInputs(ctx, func() (err error) { in, err = report.LoadFiles(paths...); return err }); err != nil {
 		return err
 	}
+	in.Runs = onePerRun(in.Runs, stderr)
 	path := *out
 	if path == "" {
 		dir := paths[0]
@@ -79,4 +82,38 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "report      %s (%s, %s, %s)\n", path, results.Count(len(in.Runs), "run"), results.Count(len(in.Scenarios), "chaos scenario"), results.Count(len(in.Sweeps), "sweep"))
 	return nil
+}
+
+// onePerRun keeps one result of each run among runs: a spread run
+// collected twice into one directory, or a file given twice, is shown
+// once. It keeps the most complete (fewest workers missing), then the
+// latest written, and says on stderr which it left out.
+func onePerRun(runs []*report.Run, stderr io.Writer) []*report.Run {
+	var out []*report.Run
+	for _, r := range runs {
+		i := slices.IndexFunc(out, func(o *report.Run) bool { return results.SameRun(o.Result, r.Result) })
+		if i < 0 {
+			out = append(out, r)
+			continue
+		}
+		keep, drop := out[i], r
+		if better(r, keep) {
+			keep, drop = r, keep
+		}
+		out[i] = keep
+		fmt.Fprintf(stderr, "bench: %s and %s are one run: the report shows %s\n", drop.Path, keep.Path, keep.Path)
+	}
+	return out
+}
+
+// better reports whether a is the result of a run to show rather than b,
+// another of the same run's.
+func better(a, b *report.Run) bool {
+	ma, mb := len(a.Result.Spread.MissingWorkers()), len(b.Result.Spread.MissingWorkers())
+	if ma != mb {
+		return ma < mb
+	}
+	sa, errA := os.Stat(a.Path)
+	sb, errB := os.Stat(b.Path)
+	return errA == nil && errB == nil && sa.ModTime().After(sb.ModTime())
 }

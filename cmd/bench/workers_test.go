@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -15,9 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/cli"
 	"github.com/lockbench/lockbench/internal/testkit"
+	"github.com/lockbench/lockbench/redisenv"
+	"github.com/lockbench/lockbench/redisenv/redisenvtest"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/results/resultstest"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // spawnTestBinary makes --spawn-local's workers this test binary acting
@@ -33,7 +39,16 @@ func spawnTestBinary(args []string) *exec.Cmd {
 // and the merged result it printed (--json).
 func spreadRun(t *testing.T, watch func(line string), args ...string) (int, *results.Result) {
 	t.Helper()
-	return spreadRunCtx(t, testkit.Context(t), watch, args...)
+	return spreadRunCtx(t, spreadContext(t), watch, args...)
+}
+
+// spreadContext bounds a whole spread run: it starts several processes of
+// this race-built binary, each its Redis clients, before a load of
+// seconds, which on a loaded host can take the Patience one wait has.
+func spreadContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*testkit.Patience)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // spreadRunCtx is spreadRun under ctx: its end interrupts the run.
@@ -160,29 +175,60 @@ func TestSpawnLocalWorkerKilled(t *testing.T) {
 }
 
 // TestWorkerFlagsRefused: bad worker input is one line naming the flag,
-// exit 2, before any load.
+// or the environment variable that gave the value, exit 2, before any
+// load.
 func TestWorkerFlagsRefused(t *testing.T) {
-	t.Setenv("JOB_COMPLETION_INDEX", "")
-	t.Setenv("LOCKBENCH_RUN_ID", "")
+	profile := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(profile, []byte("kind: reentrant\nclients: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for name, tc := range map[string]struct {
 		args []string
+		env  map[string]string
 		flag string
 	}{
-		"no index":          {[]string{"--workers", "2", "--run-id", "r1", "--redis-url", "redis://127.0.0.1:1"}, "--worker-index"},
-		"index too high":    {[]string{"--workers", "2", "--worker-index", "2", "--run-id", "r1", "--redis-url", "redis://127.0.0.1:1"}, "--worker-index"},
-		"no run id":         {[]string{"--workers", "2", "--worker-index", "0", "--redis-url", "redis://127.0.0.1:1"}, "--run-id"},
-		"run id with brace": {[]string{"--workers", "2", "--worker-index", "0", "--run-id", "a{b", "--redis-url", "redis://127.0.0.1:1"}, "run-id"},
-		"own redis":         {[]string{"--workers", "2", "--worker-index", "0", "--run-id", "r1"}, "--redis-url"},
-		"more than clients": {[]string{"--workers", "5", "--clients", "4", "--spawn-local"}, "workers"},
-		"spawn one":         {[]string{"--workers", "1", "--spawn-local"}, "--spawn-local"},
-		"spawn with index":  {[]string{"--workers", "2", "--spawn-local", "--worker-index", "1"}, "--worker-index"},
-		"guard unshared":    {[]string{"--workers", "2", "--worker-index", "0", "--run-id", "r1", "--redis-url", "redis://127.0.0.1:1", "--guard", "plain"}, "--guard-url"},
-		"collect no run id": {[]string{"collect"}, "--run-id"},
-		"collect bad wait":  {[]string{"collect", "--run-id", "r1", "--wait", "-1s"}, "--wait"},
+		"no index":          {args: []string{"--workers", "2", "--run-id", "r1", "--redis-url", "redis://127.0.0.1:1"}, flag: "--worker-index"},
+		"index too high":    {args: []string{"--workers", "2", "--worker-index", "2", "--run-id", "r1", "--redis-url", "redis://127.0.0.1:1"}, flag: "--worker-index"},
+		"no run id":         {args: []string{"--workers", "2", "--worker-index", "0", "--redis-url", "redis://127.0.0.1:1"}, flag: "--run-id"},
+		"run id with brace": {args: []string{"--workers", "2", "--worker-index", "0", "--run-id", "a{b", "--redis-url", "redis://127.0.0.1:1"}, flag: "run-id"},
+		"own redis":         {args: []string{"--workers", "2", "--worker-index", "0", "--run-id", "r1"}, flag: "--redis-url"},
+		"more than clients": {args: []string{"--workers", "5", "--clients", "4", "--spawn-local"}, flag: "workers"},
+		"spawn one":         {args: []string{"--workers", "1", "--spawn-local"}, flag: "--spawn-local"},
+		"spawn with index":  {args: []string{"--workers", "2", "--spawn-local", "--worker-index", "1"}, flag: "--worker-index"},
+		"guard unshared":    {args: []string{"--workers", "2", "--worker-index", "0", "--run-id", "r1", "--redis-url", "redis://127.0.0.1:1", "--guard", "plain"}, flag: "--guard-url"},
+		"collect no run id": {args: []string{"collect"}, flag: "--run-id"},
+		"collect bad wait":  {args: []string{"collect", "--run-id", "r1", "--wait", "-1s"}, flag: "--wait"},
+		// Bounds: a timeout whose key expiry overflowed hung; one of
+		// 100000h left keys for centuries.
+		"timeout overflows": {args: []string{"--workers", "2", "--spawn-local", "--rendezvous-timeout", "2562047h47m"}, flag: "--rendezvous-timeout"},
+		"timeout for years": {args: []string{"--workers", "2", "--spawn-local", "--rendezvous-timeout", "100000h"}, flag: "--rendezvous-timeout"},
+		"results for years": {args: []string{"--workers", "2", "--spawn-local", "--results-ttl", "100000h"}, flag: "--results-ttl"},
+		// Values from the environment: the message names the variable.
+		"run id from env": {args: []string{"--workers", "2", "--worker-index", "0", "--redis-url", "redis://127.0.0.1:1"},
+			env: map[string]string{"LOCKBENCH_RUN_ID": "a{b"}, flag: "$LOCKBENCH_RUN_ID"},
+		"index from env": {args: []string{"--workers", "2", "--run-id", "r1", "--redis-url", "redis://127.0.0.1:1"},
+			env: map[string]string{"JOB_COMPLETION_INDEX": "7"}, flag: "$JOB_COMPLETION_INDEX"},
+		"env index, own redis": {args: []string{}, env: map[string]string{"JOB_COMPLETION_INDEX": "0", "LOCKBENCH_RUN_ID": "r1"}, flag: "$JOB_COMPLETION_INDEX"},
+		"guard url from env": {args: []string{"--guard", "plain"},
+			env: map[string]string{"LOCKBENCH_GUARD_URL": "redis://h:notaport"}, flag: "$LOCKBENCH_GUARD_URL"},
+		"collect run id from env": {args: []string{"collect", "--redis-url", "redis://127.0.0.1:1"},
+			env: map[string]string{"LOCKBENCH_RUN_ID": "a b"}, flag: "$LOCKBENCH_RUN_ID"},
+		"collect guard url from env": {args: []string{"collect", "--run-id", "r1"},
+			env: map[string]string{"LOCKBENCH_GUARD_URL": "redis://h:notaport"}, flag: "$LOCKBENCH_GUARD_URL"},
+		// Conflicting profile flags: which would run was the order's
+		// accident (the file won).
+		"profile twice":            {args: []string{"--profile", "rw90"}, flag: `"mutex" and "rw90": give one`},
+		"profile and file":         {args: []string{"--profile-file", profile}, flag: "--profile mutex and --profile-file"},
+		"profile, file, profile":   {args: []string{"--profile-file", profile, "--profile", "rw90"}, flag: "-profile"},
+		"profile file twice":       {args: []string{"--profile", "mutex", "--profile-file", profile, "--profile-file", profile + "x"}, flag: "-profile-file"},
+		"profile file, no profile": {args: []string{"--profile-file", ""}, flag: "-profile-file"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			for _, v := range []string{"JOB_COMPLETION_INDEX", "LOCKBENCH_RUN_ID", "LOCKBENCH_GUARD_URL"} {
+				t.Setenv(v, tc.env[v])
+			}
 			args := append([]string{"run", "--profile", "mutex"}, tc.args...)
-			if tc.args[0] == "collect" {
+			if len(tc.args) > 0 && tc.args[0] == "collect" {
 				args = tc.args
 			}
 			code, stdout, stderr := runBench(t, args...)
@@ -194,11 +240,162 @@ func TestWorkerFlagsRefused(t *testing.T) {
 	}
 }
 
+// TestProfileGivenOnceOrAlike: the same profile given twice runs, as one
+// given once does.
+func TestProfileGivenOnceOrAlike(t *testing.T) {
+	f, _, err := runArgs([]string{"--profile", "mutex", "--profile", "mutex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := f.load(); err != nil || p.Name != "mutex" {
+		t.Errorf("--profile mutex twice: %v, %v", p.Name, err)
+	}
+}
+
+// TestStrayRunIDIsNoWorker: a $LOCKBENCH_RUN_ID left in the environment
+// does not make a plain run a worker of a spread run: only --workers, a
+// worker index or --run-id does.
+func TestStrayRunIDIsNoWorker(t *testing.T) {
+	t.Setenv("LOCKBENCH_RUN_ID", "stray-"+workloads.NewRunID())
+	t.Setenv("JOB_COMPLETION_INDEX", "")
+	out, errOut := runBenchOK(t, "run", "--redis", "local", "--profile", "mutex", "--clients", "1", "--owners", "1",
+		"--duration", "300ms", "--warmup", "0s", "--quiet", "--json", "--out", t.TempDir())
+	var r results.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if r.Worker != nil {
+		t.Errorf("the run became worker %+v of a spread run", r.Worker)
+	}
+}
+
+// spreadArgs are a short spread run's bench run arguments on the Redis at
+// url, results in out.
+func spreadArgs(url, runID, out string, extra ...string) []string {
+	return append([]string{"run", "--profile", "mutex", "--clients", "2", "--owners", "2", "--workers", "2", "--spawn-local",
+		"--run-id", runID, "--redis-url", url, "--warmup", "0s", "--quiet", "--json", "--out", out}, extra...)
+}
+
+// TestSpawnLocalReusedRunID: a second run given a used run id is refused
+// before its workers start, and reports nothing: not the earlier run's
+// result as its own.
+func TestSpawnLocalReusedRunID(t *testing.T) {
+	env := redisenvtest.Start(t)
+	url := harness.URLOf(env)
+	id := "reuse-" + workloads.NewRunID()
+	if out, _ := runBenchOK(t, spreadArgs(url, id, t.TempDir(), "--duration", "1s")...); !strings.Contains(out, id) {
+		t.Fatalf("the first run printed no result of run %s:\n%s", id, out)
+	}
+	dir := t.TempDir()
+	code, out, errOut := runBench(t, spreadArgs(url, id, dir, "--duration", "2s", "--hold", "1ms")...)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	last := lines[len(lines)-1]
+	if code != cli.ExitUsage || out != "" || !strings.Contains(last, `run-id "`+id+`": a run with this id already ran`) {
+		t.Errorf("the second run of id %s: exit %d, stdout %q, last line %q; want exit 2 refusing the id and no result", id, code, out, last)
+	}
+	if strings.Contains(errOut, "w0:") {
+		t.Errorf("workers started:\n%s", errOut)
+	}
+	checkNothingUnder(t, dir)
+}
+
+// TestSpawnLocalRefusedWorkers: workers that refused their input (exit
+// 2) make the parent fail naming why, and collect nothing, though the
+// store holds a result of the id: another run's.
+func TestSpawnLocalRefusedWorkers(t *testing.T) {
+	env := redisenvtest.Start(t)
+	saved := spawnCommand
+	t.Cleanup(func() { spawnCommand = saved })
+	spawnCommand = func([]string) *exec.Cmd {
+		// A refusal that came after the parent's own check: another run
+		// took the id meanwhile.
+		return exec.Command("sh", "-c", `echo 'bench: run-id "x": a run with this id already ran' >&2; exit 2`)
+	}
+	dir := t.TempDir()
+	code, out, errOut := runBench(t, spreadArgs(harness.URLOf(env), "refused-"+workloads.NewRunID(), dir, "--duration", "1s")...)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	last := lines[len(lines)-1]
+	if code != cli.ExitUsage || out != "" || !strings.Contains(last, `its workers were refused, so nothing is collected: workers 0, 1: run-id "x": a run with this id already ran`) {
+		t.Errorf("exit %d, stdout %q, last line %q; want exit 2 naming both workers' refusal", code, out, last)
+	}
+	checkNothingUnder(t, dir)
+}
+
+// TestSpawnLocalInterruptedEarly: interrupted before any worker ran its
+// load, the run says so, not that the run id may be wrong.
+func TestSpawnLocalInterruptedEarly(t *testing.T) {
+	ctx, cancel := context.WithCancel(spreadContext(t))
+	defer cancel()
+	var out, errOut strings.Builder
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	t.Setenv("REDIS_URL", "")
+	go func() {
+		done <- program().Main(ctx, []string{"run", "--redis", "local", "--profile", "mutex", "--clients", "2", "--workers", "2", "--spawn-local",
+			"--warmup", "0s", "--duration", "5m", "--json", "--out", t.TempDir()}, &out, pw)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		errOut.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "bench: worker 1 pid ") {
+			cancel()
+		}
+	}
+	code := <-done
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	last := lines[len(lines)-1]
+	if code != cli.ExitInterrupted || !strings.HasSuffix(last, "interrupted before any worker finished its load: nothing to collect") {
+		t.Errorf("exit %d, last line %q; want 130 saying it was interrupted before any worker finished\n%s", code, last, errOut.String())
+	}
+}
+
+// TestCollectRefusesAnAmbiguousRunID: a run id two stores hold a run of
+// is refused in one line naming both, exit 2.
+func TestCollectRefusesAnAmbiguousRunID(t *testing.T) {
+	lock, guarded := redisenvtest.Start(t), redisenvtest.Start(t)
+	id := "ambiguous-" + workloads.NewRunID()
+	for _, env := range []*redisenv.Env{lock, guarded} {
+		rdb := env.NewClient()
+		if err := rdb.HSet(testkit.Context(t), "lockbench:results:{"+id+"}", "workers", 1, "0:start", "then").Err(); err != nil {
+			t.Fatal(err)
+		}
+		_ = rdb.Close()
+	}
+	code, out, errOut := runBench(t, "collect", "--run-id", id, "--redis-url", harness.URLOf(lock), "--guard-url", harness.URLOf(guarded), "--wait", "0", "--out", t.TempDir())
+	want := fmt.Sprintf("the guarded store at %s and the lock's Redis at %s each hold a run with this id", guarded.Addr(), lock.Addr())
+	if code != cli.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with one line: %s", code, out, errOut, want)
+	}
+}
+
+// TestReportShowsARunOnce: a spread run's merge written twice into one
+// directory (an older collect's -merged-2 beside it) is one run in the
+// report, the other named on stderr.
+func TestReportShowsARunOnce(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for range 2 {
+		r := resultstest.Run()
+		r.Spread = &results.Spread{RunID: "job-1", Workers: 1, Rows: []results.WorkerRow{{Index: 0, Ops: 41000}}}
+		r.MergedFrom = []string{"w0.json"}
+		p, err := results.WriteFiles(dir, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	out, errOut := runBenchOK(t, "report", dir)
+	if !strings.Contains(out, "(1 run, ") || !strings.Contains(errOut, "are one run") {
+		t.Errorf("report of %v: stdout %q, stderr %q; want one run, and the other named", paths, out, errOut)
+	}
+}
+
 // TestSpawnLocalInterrupted: an interrupt reaches every worker once; each
 // keeps and pushes what it ran, and the merged result is partial with
 // every worker's row, and the run exits as an interrupted one.
 func TestSpawnLocalInterrupted(t *testing.T) {
-	ctx, cancel := context.WithCancel(testkit.Context(t))
+	ctx, cancel := context.WithCancel(spreadContext(t))
 	defer cancel()
 	arrived := 0
 	code, r := spreadRunCtx(t, ctx, func(line string) {

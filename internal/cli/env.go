@@ -5,11 +5,60 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/redisenv"
 	"github.com/lockbench/lockbench/redisson"
+	"github.com/lockbench/lockbench/workloads"
 )
+
+// Sourced is a setting's value and what gave it: its flag, or the
+// environment variable read in the flag's place, so that a message about
+// the value names what the user set.
+type Sourced struct {
+	Value string
+	// From is "--run-id", or "$LOCKBENCH_RUN_ID" when the variable gave
+	// Value.
+	From string
+}
+
+// FlagOrEnv is the flag's value when given (not empty), else env's
+// (trimmed), with what gave it.
+func FlagOrEnv(flag, value, env string) Sourced {
+	if value != "" {
+		return Sourced{Value: value, From: "--" + flag}
+	}
+	if v := strings.TrimSpace(os.Getenv(env)); v != "" {
+		return Sourced{Value: v, From: "$" + env}
+	}
+	return Sourced{From: "--" + flag}
+}
+
+// FromEnv reports whether an environment variable gave the value.
+func (s Sourced) FromEnv() bool { return strings.HasPrefix(s.From, "$") }
+
+// Blame makes err, bad input about s's value, name the environment
+// variable that gave it: a workloads.FieldError's or redisenv.ConfigError's
+// field becomes the variable, and any other error is prefixed with it.
+// Given by its flag, err already names it, and is returned as it is.
+func (s Sourced) Blame(err error) error {
+	if err == nil || !s.FromEnv() {
+		return err
+	}
+	if fe := (*workloads.FieldError)(nil); errors.As(err, &fe) {
+		c := *fe
+		c.Field = s.From
+		return &c
+	}
+	if ce := (*redisenv.ConfigError)(nil); errors.As(err, &ce) {
+		c := *ce
+		c.Field = s.From
+		return &c
+	}
+	return fmt.Errorf("%s: %w", s.From, err)
+}
 
 // StartEnv starts the Redis that cfg describes, printing the one-line
 // choice to stderr. Interrupted, it returns ctx's error alone, so that the
