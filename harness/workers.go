@@ -101,6 +101,9 @@ func (o RunOptions) loadSettings() []workloads.Setting {
 		// The counters every worker's sections update: one store's count
 		// only when every worker updates the same.
 		{Name: "guard-key", Value: o.GuardKey},
+		// How every wait is timed shapes the holds and think times, and
+		// what the waiting takes from the host.
+		{Name: "spin-waits", Value: strconv.FormatBool(o.SpinWaits)},
 	}
 }
 
