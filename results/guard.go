@@ -72,16 +72,23 @@ type Guard struct {
 // behind a dead worker's open section.
 func (g *Guard) Unexcused() int64 { return g.Overlaps - g.OverlapsExcused }
 
-// Overlap is one holder entering a lock's section while others were inside.
+// Overlap is one holder entering a lock's section while holders it
+// conflicts with were inside.
 type Overlap struct {
-	Name    string   `json:"name"`    // the lock's name
-	Inside  []string `json:"inside"`  // holders inside (a few), by owner id
-	Entered string   `json:"entered"` // the holder that entered
+	Name string `json:"name"` // the lock's name
+	// Inside are exclusive holders (writers) inside, Readers readers
+	// inside (a few of each), by owner id.
+	Inside  []string `json:"inside"`
+	Readers []string `json:"readers,omitempty"`
+	// Entered is the holder that entered, EnteredRead whether to read.
+	Entered     string `json:"entered"`
+	EnteredRead bool   `json:"entered_read,omitempty"`
 }
 
 // Equal reports whether o and p record the same enter.
 func (o Overlap) Equal(p Overlap) bool {
-	return o.Name == p.Name && o.Entered == p.Entered && slices.Equal(o.Inside, p.Inside)
+	return o.Name == p.Name && o.Entered == p.Entered && o.EnteredRead == p.EnteredRead &&
+		slices.Equal(o.Inside, p.Inside) && slices.Equal(o.Readers, p.Readers)
 }
 
 // MaxOverlapExamples bounds Guard.OverlapExamples, as the store bounds
