@@ -73,7 +73,7 @@ func (w *WorkerOptions) configure(cfg *workloads.Config, logf func(string, ...an
 	}
 	cfg.Profile, cfg.Share = s.Profile, &s
 	cfg.KeyPrefix = KeyPrefix(s.Whole.Name, w.RunID)
-	cfg.GuardTTL = w.ttl()
+	cfg.KeysTTL = w.ttl()
 	rv := workloads.Rendezvous{RunID: w.RunID, Index: w.Index, Workers: w.Workers, Timeout: w.Timeout, Used: resultsKey(w.RunID)}
 	cfg.Rendezvous = func(ctx context.Context) (time.Time, results.Worker, error) {
 		m, err := rv.Meet(ctx, w.Store)
