@@ -13,13 +13,20 @@
 // counted from the store alone, with no clock, across clients, processes,
 // machines and languages.
 //
-// The same scripts keep who is inside each lock's section: the read enters
-// the holder, the write (or Leave) takes it out. A holder entering while
-// another is inside is an overlap the store saw, counted with both ids.
-// This judges exclusion across machines, where clocks cannot. The store
-// sees a section end when the leave arrives, one round trip after a
-// holder that honours a lost hold stopped, so it is stricter than a
-// checker of the holders' own clocks by that much.
+// The same scripts keep who is inside each lock's section: the enter
+// (Enter, Read) puts the holder in, as a reader or exclusively, and the
+// write or Leave takes it out. A reader entering while an exclusive holder
+// is inside, or an exclusive holder entering while anyone is, is an
+// overlap the store saw, counted with the holders' ids. The store orders
+// the steps, so this judges exclusion across machines, where clocks
+// cannot. It sees a section end when the leave arrives, one round trip
+// after a holder that honours a lost hold stopped, so it is stricter than
+// a checker of the holders' own clocks by that much.
+//
+// A store that loses its state loses what it witnessed: Begin marks it,
+// and every step then fails with ErrEmptied once the mark is gone; each
+// enter's number (Entered.Seq) going back tells a store restored to an
+// older state. Every key expires (DefaultTTL after it was last written).
 //
 // It imports no package of this module.
 package guard

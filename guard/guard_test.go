@@ -344,3 +344,165 @@ func TestOccupancyDeadHolder(t *testing.T) {
 		t.Errorf("inside %v (%v), want the dead holder first, then in the order they entered", got, err)
 	}
 }
+
+func enter(t *testing.T, s *guard.Store, name, holder string, shared bool) guard.Entered {
+	t.Helper()
+	e, err := s.Enter(bg, name, guard.Entry{Holder: holder, Shared: shared})
+	if err != nil {
+		t.Fatalf("%s enters %s: %v", holder, name, err)
+	}
+	return e
+}
+
+func leave(t *testing.T, s *guard.Store, name, holder string) {
+	t.Helper()
+	if err := s.Leave(bg, name, holder); err != nil {
+		t.Fatalf("%s leaves %s: %v", holder, name, err)
+	}
+}
+
+// TestReadersShare: readers inside together are no overlap; a writer
+// entering among readers is one, and so is a reader entering while a
+// writer is inside, each example saying who read. Leave takes readers out
+// as it takes writers.
+func TestReadersShare(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s := guard.New(env.NewClient(), "g:rw", guard.Plain)
+	enter(t, s, "L", "r1", true)
+	enter(t, s, "L", "r2", true)
+	if tot := totals(t, s); tot.Overlaps != 0 {
+		t.Fatalf("two readers: %d overlaps, want none", tot.Overlaps)
+	}
+	enter(t, s, "L", "w1", false) // among both readers
+	enter(t, s, "L", "r3", true)  // beside the writer (the readers share with it)
+	want := []guard.Overlap{
+		{Name: "L", Readers: []string{"r1", "r2"}, Entered: "w1"},
+		{Name: "L", Inside: []string{"w1"}, Entered: "r3", EnteredRead: true},
+	}
+	if tot, got := totals(t, s), overlaps(t, s); tot.Overlaps != 2 || !reflect.DeepEqual(got, want) {
+		t.Errorf("overlaps %d, examples %+v; want %+v", tot.Overlaps, got, want)
+	}
+	by, err := s.OverlapsBy(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(by, map[string]int64{"r1": 1, "w1": 1}) {
+		t.Errorf("overlaps by %v; want each counted against the conflicting holder inside longest: r1, then w1", by)
+	}
+	for _, h := range []string{"r1", "r2", "w1", "r3"} {
+		leave(t, s, "L", h)
+	}
+	if got := inside(t, s, "L"); len(got) != 0 {
+		t.Errorf("inside after every leave: %v", got)
+	}
+	// One after another: a writer, then readers, then a writer.
+	enter(t, s, "L", "w2", false)
+	leave(t, s, "L", "w2")
+	enter(t, s, "L", "r4", true)
+	enter(t, s, "L", "r5", true)
+	leave(t, s, "L", "r4")
+	leave(t, s, "L", "r5")
+	enter(t, s, "L", "w3", false)
+	if tot := totals(t, s); tot.Overlaps != 2 {
+		t.Errorf("overlaps %d after sections in turn; want still 2", tot.Overlaps)
+	}
+}
+
+// TestSeq: each enter gets the next number of the store's enters; a
+// retried enter keeps its own; holder "" gets none.
+func TestSeq(t *testing.T) {
+	env := redisenvtest.Start(t)
+	s := guard.New(env.NewClient(), "g:seq-n", guard.Plain)
+	var seqs []int64
+	for _, h := range []string{"a", "b", "c"} {
+		seqs = append(seqs, enter(t, s, "L", h, h == "b").Seq)
+	}
+	if again := enter(t, s, "L", "c", false).Seq; again != seqs[2] {
+		t.Errorf("c's enter again: seq %d, want its own %d", again, seqs[2])
+	}
+	if !slices.Equal(seqs, []int64{1, 2, 3}) {
+		t.Errorf("seqs %v, want 1, 2, 3", seqs)
+	}
+	if e := enter(t, s, "L", "", false); e.Seq != 0 {
+		t.Errorf("holder \"\": seq %d, want 0", e.Seq)
+	}
+}
+
+// TestEmptied: a store that began and then lost its keys (flushed here;
+// restarted empty in the harness's tests) refuses every step with
+// ErrEmptied and writes nothing, and Totals says so; a store that never
+// began checks nothing.
+func TestEmptied(t *testing.T) {
+	env := redisenvtest.Start(t)
+	rdb := env.NewClient()
+	s := guard.New(rdb, "g:emptied", guard.Plain)
+	if err := s.Begin(bg); err != nil {
+		t.Fatal(err)
+	}
+	v := read(t, s, "L", 0, "a")
+	if _, err := s.Write(bg, "L", v, "a", 0); err != nil {
+		t.Fatal(err)
+	}
+	if tot := totals(t, s); tot.Emptied || tot.Accepted != 1 {
+		t.Fatalf("totals %+v; want 1 accepted, the mark there", tot)
+	}
+	if err := rdb.FlushAll(bg).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enter(bg, "L", guard.Entry{Holder: "b"}); !errors.Is(err, guard.ErrEmptied) {
+		t.Errorf("enter after the flush: %v; want ErrEmptied", err)
+	}
+	if _, err := s.Write(bg, "L", 0, "b", 0); !errors.Is(err, guard.ErrEmptied) {
+		t.Errorf("write after the flush: %v; want ErrEmptied", err)
+	}
+	if err := s.Leave(bg, "L", "b"); !errors.Is(err, guard.ErrEmptied) {
+		t.Errorf("leave after the flush: %v; want ErrEmptied", err)
+	}
+	if n, err := rdb.DBSize(bg).Result(); err != nil || n != 0 {
+		t.Errorf("%d keys after refused steps (%v); want none written", n, err)
+	}
+	if tot := totals(t, s); !tot.Emptied {
+		t.Errorf("totals %+v; want Emptied", tot)
+	}
+	unmarked := guard.New(rdb, "g:emptied", guard.Plain)
+	if _, err := unmarked.Read(bg, "L", 0, "c"); err != nil {
+		t.Errorf("a store that never began: %v", err)
+	}
+	if tot := totals(t, unmarked); tot.Emptied {
+		t.Errorf("a store that never began: totals %+v, want not Emptied", tot)
+	}
+}
+
+// TestKeysExpire: every key the steps write has a time to live, so a
+// run that dies leaves nothing for ever on a user's server.
+func TestKeysExpire(t *testing.T) {
+	env := redisenvtest.Start(t)
+	rdb := env.NewClient()
+	for _, mode := range []guard.Mode{guard.Plain, guard.Fenced} {
+		s := guard.New(rdb, "g:ttl:"+string(mode), mode)
+		if err := s.Begin(bg); err != nil {
+			t.Fatal(err)
+		}
+		enter(t, s, "L", "r", true)
+		a := read(t, s, "L", 2, "a") // an overlap: examples and counts by holder
+		read(t, s, "M", 1, "stuck")  // never leaves
+		if _, err := s.Write(bg, "L", a, "a", 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Read(bg, "L", 1, "stale"); !errors.Is(err, guard.ErrStale) && mode == guard.Fenced {
+			t.Fatalf("stale read: %v", err)
+		}
+	}
+	keys, err := rdb.Keys(bg, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) < 8 {
+		t.Fatalf("keys %v; want the counters, totals, occupants and overlaps of both stores", keys)
+	}
+	for _, k := range keys {
+		if ttl, err := rdb.PTTL(bg, k).Result(); err != nil || ttl <= 0 || ttl > guard.DefaultTTL {
+			t.Errorf("key %s: ttl %v (%v); want it to expire within %v", k, ttl, err, guard.DefaultTTL)
+		}
+	}
+}

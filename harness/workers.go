@@ -136,7 +136,7 @@ func (w *WorkerOptions) configure(cfg *workloads.Config, o RunOptions, lock redi
 	}
 	cfg.Profile, cfg.Share = s.Profile, &s
 	cfg.KeyPrefix = KeyPrefix(s.Whole.Name, w.RunID)
-	cfg.GuardTTL = w.ttl()
+	cfg.KeysTTL = w.ttl()
 	rv := workloads.Rendezvous{RunID: w.RunID, Index: w.Index, Workers: w.Workers, Timeout: w.Timeout, Used: markKey(w.RunID),
 		Settings: append(s.Whole.LoadSettings(), o.loadSettings()...)}
 	cfg.Rendezvous = func(ctx context.Context) (time.Time, results.Worker, error) {

@@ -124,7 +124,7 @@ func workerChild(spec string) int {
 // two worker processes: each worker's clock checker finds nothing (it has
 // one owner), the merge of their files by clocks cannot compare across
 // them, and the store that witnessed every critical section names the
-// overlaps.
+// overlaps: the one verdict, VIOLATED by the store.
 func TestCollectCatchesCrossWorkerViolation(t *testing.T) {
 	lockRedis, guardRedis := redisenvtest.Start(t), redisenvtest.Start(t)
 	runID := "planted-" + workloads.NewRunID()
@@ -165,8 +165,8 @@ func TestCollectCatchesCrossWorkerViolation(t *testing.T) {
 	if m.Spread == nil || len(m.Spread.Rows) != 2 || len(m.Spread.MissingWorkers()) != 0 {
 		t.Fatalf("spread %+v, want both workers", m.Spread)
 	}
-	if m.Safety.Violations != 0 || m.Safety.Incomplete == "" {
-		t.Errorf("clock checker: %d violations, incomplete %q; want none found and incomplete (one owner per worker)", m.Safety.Violations, m.Safety.Incomplete)
+	if s := m.Safety; s.Violations != 0 || s.Witness != results.WitnessStore || s.StoreOverlaps == 0 || s.Verdict() != results.SafetyViolated {
+		t.Errorf("safety %+v; want no violation by the clock checkers (one owner per worker), VIOLATED by the store's overlaps", s)
 	}
 	g := m.Guard
 	if g == nil || !g.Occupancy || g.Overlaps == 0 || len(g.OverlapExamples) == 0 {

@@ -409,6 +409,10 @@ func (o *Owner) FairLock(name string) *Lock { return o.LockOf(Fair, name) }
 // resource can still compare with their tokens.
 func (o *Owner) FencedLock(name string) *Lock { return o.LockOf(Fenced, name) }
 
+// TokenKey is the key of name's fencing-token counter (see FencedLock),
+// for a caller done with the name for good to expire.
+func TokenKey(name string) string { return wire.TokenKey(name) }
+
 // SpinLock returns the owner's spin lock named name: the reentrant lock's
 // data, but its waiters poll with exponential backoff (Options.SpinInitialDelay
 // to SpinMaxDelay) instead of subscribing, and unlocks publish nothing.

@@ -151,8 +151,20 @@ func capacityStatement(c results.Capacity, axis string, sloUs float64) []string 
 
 // guardLine is the guard's one-line summary.
 func guardLine(g *results.Guard) string {
-	s := fmt.Sprintf("%s %s: %s · %s of %s written · counter %s of %s accepted",
-		g.Mode, g.Store, results.Count(g.Lost, "lost update"), results.Commas(g.Written), results.Count(g.Sections, "section"), results.Commas(g.Final), results.Commas(g.Accepted))
+	s := fmt.Sprintf("%s %s: ", g.Mode, g.Store)
+	written := fmt.Sprintf("%s of %s written", results.Commas(g.Written), results.Count(g.Sections, "section"))
+	if g.Reads > 0 {
+		written += fmt.Sprintf(" (%s by readers, which write nothing)", results.Commas(g.Reads))
+	}
+	if g.CountsWhole() {
+		s += fmt.Sprintf("%s · %s · counter %s of %s accepted",
+			results.Count(g.Lost, "lost update"), written, results.Commas(g.Final), results.Commas(g.Accepted))
+	} else {
+		s += "its counts do not cover the run (see safety) · " + written
+	}
+	if g.Unwitnessed > 0 {
+		s += fmt.Sprintf(" · %s unwitnessed", results.Commas(g.Unwitnessed))
+	}
 	if g.Fenced() || g.Rejected > 0 {
 		s += fmt.Sprintf(" · stale refused: %s, %s", results.Count(g.RejectedReads, "read"), results.Count(g.RejectedWrites, "write"))
 	}
@@ -168,53 +180,68 @@ func guardLine(g *results.Guard) string {
 	return s
 }
 
-// exclusionText is the guarded store's verdict on exclusion, after the
-// word "exclusion", and whether it is a violation; "" when the store did
-// not count who was inside (an older file, or no guard).
-func exclusionText(g *results.Guard, worker bool) (string, bool) {
-	if g == nil || !g.Occupancy {
-		return "", false
-	}
-	if worker {
-		// One worker's reading of a store all of them share, before the
-		// others finished: the collector's merge judges the run.
+// exclusionText is what the guarded store saw of exclusion where it is
+// not the verdict, after the word "exclusion"; "" when there is nothing
+// to add to the safety line (which carries the store's verdict where it
+// judged every process, Safety.Witness). A worker's store is shared with
+// the run's other workers, and read before they finished: the
+// collector's merge judges the run. Within one process the clock checker
+// is the verdict: the store sees a holder that stopped at a lost hold
+// leave one round trip late.
+func exclusionText(r *results.Result) string {
+	g := r.Guard
+	switch {
+	case g == nil || !g.Occupancy || r.Safety.Witness != "":
+		return ""
+	case r.Worker != nil:
 		return fmt.Sprintf("%s witnessed so far by the guarded store across the run's workers (this worker: %s); bench collect judges the run",
-			results.Count(g.Overlaps, "overlap"), results.Count(g.Sections, "section")), false
+			results.Count(g.Overlaps, "overlap"), results.Count(g.Sections, "section"))
+	case g.Overlaps == 0:
+		return ""
+	case r.Safety.Violations == 0:
+		return fmt.Sprintf("the guarded store saw %s where the clock checker saw none: it sees a holder that stopped at a lost hold leave one round trip late, so within one process the clock checker is the verdict",
+			results.Count(g.Overlaps, "overlap"))
 	}
-	if g.OverlapsExcused > 0 && g.Unexcused() == 0 {
-		return fmt.Sprintf("INCOMPLETE: no overlap in %s, but the store could not judge %s behind a section a dead worker left open",
-			results.Count(g.Sections, "section"), results.Count(g.OverlapsExcused, "later enter")), false
+	return fmt.Sprintf("the guarded store saw %s too", results.Count(g.Overlaps, "overlap"))
+}
+
+// storeOverlaps are the guarded store's overlap examples where the
+// summary speaks of them: beside its verdict, or beside what it saw.
+func storeOverlaps(r *results.Result) []results.Overlap {
+	if r.Guard == nil || r.Safety.Witness == "" && exclusionText(r) == "" {
+		return nil
 	}
-	excused := ""
-	if g.OverlapsExcused > 0 {
-		excused = fmt.Sprintf("; %s more behind a section a dead worker left open, not judged", results.Count(g.OverlapsExcused, "overlap"))
-	}
-	if g.Unexcused() == 0 {
-		return fmt.Sprintf("OK: no overlap in %s, witnessed by the guarded store across every process", results.Count(g.Sections, "section")), false
-	}
-	return fmt.Sprintf("VIOLATED: %s in %s, witnessed by the guarded store: a holder entered a lock's section while another was inside%s",
-		results.Count(g.Unexcused(), "overlap"), results.Count(g.Sections, "section"), excused), true
+	return r.Guard.OverlapExamples
 }
 
 // overlapText is one store-witnessed overlap: "lock L: a, b inside when c
-// entered".
+// entered", each holder's mode said where a reader was involved.
 func overlapText(o results.Overlap) string {
-	return fmt.Sprintf("lock %s: %s inside when %s entered", o.Name, strings.Join(o.Inside, ", "), o.Entered)
+	in, entered := overlapHolders(o)
+	return fmt.Sprintf("lock %s: %s inside when %s entered", o.Name, in, entered)
 }
 
-// exclusionCoverage says which of the two exclusion checks covers what,
-// where a reader needs it: runs merged from several processes (the clock
-// checker compared each one's own sections, the store all of them), or a
-// store stricter than a clean clock checker; "" otherwise.
-func exclusionCoverage(r *results.Result) string {
-	g := r.Guard
-	switch {
-	case g == nil || !g.Occupancy:
-		return ""
-	case r.Safety.Incomplete != "":
-		return "the guarded store judged exclusion across every process, with no clock; the clock checker judged each process's own sections"
-	case g.Overlaps > 0 && r.Safety.Violations == 0:
-		return "the clock checker is the verdict within one process: the store sees a holder that stopped at a lost hold leave one round trip late"
+// overlapHolders are who was inside at an overlap, and who entered, as
+// the summary and the report name them: "(read)" and "(write)" after
+// each where a reader was involved, so that a reader-writer overlap reads
+// as one.
+func overlapHolders(o results.Overlap) (inside, entered string) {
+	rw := len(o.Readers) > 0 || o.EnteredRead
+	tag := func(h string, read bool) string {
+		switch {
+		case !rw:
+			return h
+		case read:
+			return h + " (read)"
+		}
+		return h + " (write)"
 	}
-	return ""
+	var in []string
+	for _, h := range o.Inside {
+		in = append(in, tag(h, false))
+	}
+	for _, h := range o.Readers {
+		in = append(in, tag(h, true))
+	}
+	return strings.Join(in, ", "), tag(o.Entered, o.EnteredRead)
 }

@@ -109,28 +109,34 @@ func TestGuardLine(t *testing.T) {
 	}
 }
 
-// TestExclusionText: the store's exclusion verdict is said only where the
-// store counted occupancy (an older file has no count, not 0 overlaps).
+// TestExclusionText: the store's own line says what it saw where it is
+// not the verdict (a worker's reading, overlaps within one process the
+// clock checker did not count), and nothing where the safety line
+// carries its verdict or it counted no occupancy.
 func TestExclusionText(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		g      *results.Guard
+		safety results.Safety
 		worker bool
 		prefix string
-		bad    bool
 	}{
-		{"no guard", nil, false, "", false},
-		{"older file", &results.Guard{Mode: "plain", Sections: 10, Overlaps: 0}, false, "", false},
-		{"clean", &results.Guard{Mode: "plain", Sections: 12345, Occupancy: true}, false, "OK: no overlap in 12,345 sections", false},
-		{"overlaps", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, false, "VIOLATED: 3 overlaps in 10 sections", true},
-		{"behind a dead worker", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3, OverlapsExcused: 3}, false, "INCOMPLETE: no overlap in 10 sections", false},
-		{"some behind a dead worker", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3, OverlapsExcused: 2}, false, "VIOLATED: 1 overlap in 10 sections", true},
-		{"a worker's reading", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, true, "3 overlaps witnessed so far", false},
+		{"no guard", nil, results.Safety{}, false, ""},
+		{"older file", &results.Guard{Mode: "plain", Sections: 10, Overlaps: 0}, results.Safety{}, false, ""},
+		{"one process, clean", &results.Guard{Mode: "plain", Sections: 12345, Occupancy: true}, results.Safety{}, false, ""},
+		{"one process, overlaps", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, results.Safety{}, false, "the guarded store saw 3 overlaps where the clock checker saw none"},
+		{"one process, both saw", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, results.Safety{Violations: 2}, false, "the guarded store saw 3 overlaps too"},
+		{"the witness", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, results.Safety{Witness: results.WitnessStore, StoreOverlaps: 3}, false, ""},
+		{"a worker's reading", &results.Guard{Mode: "plain", Sections: 10, Occupancy: true, Overlaps: 3}, results.Safety{}, true, "3 overlaps witnessed so far"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			text, bad := exclusionText(c.g, c.worker)
-			if !strings.HasPrefix(text, c.prefix) || (c.prefix == "") != (text == "") || bad != c.bad {
-				t.Errorf("exclusionText = %q, %v; want %q…, %v", text, bad, c.prefix, c.bad)
+			r := &results.Result{Guard: c.g, Safety: c.safety}
+			if c.worker {
+				r.Worker = &results.Worker{Index: 1, Workers: 2}
+			}
+			text := exclusionText(r)
+			if !strings.HasPrefix(text, c.prefix) || (c.prefix == "") != (text == "") {
+				t.Errorf("exclusionText = %q; want %q…", text, c.prefix)
 			}
 		})
 	}
@@ -157,33 +163,41 @@ func labelled(bl []block, label string) []string {
 	return out
 }
 
-// TestExclusionBlocks: a merged run shows the store's verdict beside the
-// clock checker's, its examples, and which covers what, in the summary
-// and the report; a single run with store overlaps and none by the clock
-// says the clock checker is its verdict.
+// TestExclusionBlocks: a merged run whose guarded store witnessed every
+// process has one verdict, the safety line's, naming the store, with the
+// store's overlap examples below it, in the summary and the report; a
+// single run with store overlaps and none by the clock says the clock
+// checker is its verdict.
 func TestExclusionBlocks(t *testing.T) {
-	examples := []results.Overlap{{Name: "lb:0", Inside: []string{"a/o1", "a/o2"}, Entered: "b/o3"}}
+	examples := []results.Overlap{
+		{Name: "lb:0", Inside: []string{"a/o1", "a/o2"}, Entered: "b/o3"},
+		{Name: "lb:1", Inside: []string{"a/o4"}, Entered: "b/o5", EnteredRead: true},
+	}
 	merged := &results.Result{
 		Throughput: results.Throughput{Attempts: 10, Ops: 10},
-		Safety:     results.Safety{Sections: 10, Incomplete: results.MergeIncomplete},
-		Guard:      &results.Guard{Mode: "plain", Store: "s", Sections: 10, Occupancy: true, Overlaps: 1, OverlapExamples: examples},
+		Safety:     results.Safety{Sections: 10, Witness: results.WitnessStore, StoreOverlaps: 2},
+		Guard:      &results.Guard{Mode: "plain", Store: "s", Sections: 10, Occupancy: true, Overlaps: 2, OverlapExamples: examples},
 	}
-	got := labelled(summaryBlocks(merged), "exclusion")
-	if len(got) != 3 || !strings.HasPrefix(got[0], "VIOLATED: 1 overlap") || got[1] != "lock lb:0: a/o1, a/o2 inside when b/o3 entered" ||
-		!strings.Contains(got[2], "across every process") {
-		t.Errorf("summary's exclusion lines %q; want the verdict, the example, the coverage", got)
+	got := labelled(summaryBlocks(merged), "safety")
+	want := []string{
+		"VIOLATED: 2 overlaps in 10 critical sections, witnessed by the guarded store across every process: a holder entered a lock's section while one it excludes was inside",
+		"lock lb:0: a/o1, a/o2 inside when b/o3 entered",
+		"lock lb:1: a/o4 (write) inside when b/o5 (read) entered",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("summary's safety lines %q; want %q", got, want)
+	}
+	if got := labelled(summaryBlocks(merged), "exclusion"); len(got) != 0 {
+		t.Errorf("a second verdict: exclusion lines %q", got)
 	}
 
 	var verdict *para
 	var tab *table
-	var notes []string
 	for _, b := range safetyBlocks(merged) {
 		switch x := b.(type) {
 		case para:
-			if strings.HasPrefix(x.text, "Exclusion ") {
+			if strings.HasPrefix(x.text, "Safety ") {
 				verdict = &x
-			} else if x.class == "note" {
-				notes = append(notes, x.text)
 			}
 		case table:
 			if slices.Equal(x.head, []string{"lock", "inside", "entered"}) {
@@ -191,22 +205,25 @@ func TestExclusionBlocks(t *testing.T) {
 			}
 		}
 	}
-	if verdict == nil || verdict.class != "bad" {
-		t.Fatalf("report: exclusion verdict %+v; want a bad one", verdict)
+	if verdict == nil || verdict.class != "bad" || !strings.Contains(verdict.text, "witnessed by the guarded store") {
+		t.Fatalf("report: safety verdict %+v; want a bad one by the store", verdict)
 	}
-	if tab == nil || len(tab.rows) != 1 || tab.rows[0][0].text != "lb:0" || tab.rows[0][2].text != "b/o3" {
-		t.Errorf("report: overlap table %+v; want the example's row", tab)
+	if tab == nil || len(tab.rows) != 2 || tab.rows[0][0].text != "lb:0" || tab.rows[1][2].text != "b/o5 (read)" {
+		t.Errorf("report: overlap table %+v; want the examples' rows", tab)
 	}
-	if len(notes) != 2 || !strings.Contains(notes[1], "across every process") {
-		t.Errorf("report notes %q; want the checker's caveat, then which covers what", notes)
+
+	clean := *merged
+	clean.Safety.StoreOverlaps, clean.Guard = 0, &results.Guard{Mode: "plain", Store: "s", Sections: 10, Occupancy: true}
+	if got := labelled(summaryBlocks(&clean), "safety"); len(got) != 1 || got[0] != "OK: no mutual-exclusion violation in 10 critical sections, witnessed by the guarded store across every process" {
+		t.Errorf("clean merged run's safety lines %q; want OK by the store alone", got)
 	}
 
 	single := *merged
-	single.Safety.Incomplete = ""
-	if got := labelled(summaryBlocks(&single), "exclusion"); len(got) != 3 || !strings.Contains(got[2], "clock checker is the verdict") {
-		t.Errorf("single run's exclusion lines %q; want the clock checker named the verdict", got)
+	single.Safety = results.Safety{Sections: 10}
+	if got := labelled(summaryBlocks(&single), "exclusion"); len(got) != 3 || !strings.Contains(got[0], "clock checker is the verdict") {
+		t.Errorf("single run's exclusion lines %q; want the clock checker named the verdict, then the examples", got)
 	}
-	old := *merged
+	old := single
 	old.Guard = &results.Guard{Mode: "plain", Store: "s", Sections: 10}
 	if got := labelled(summaryBlocks(&old), "exclusion"); len(got) != 0 {
 		t.Errorf("a file without occupancy: exclusion lines %q", got)

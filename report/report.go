@@ -374,8 +374,8 @@ func safetyBlocks(res *results.Result) []block {
 	if n := workerSafetyNote(res); n != "" {
 		bl = append(bl, para{class: "note", text: "Safety covers " + n + "."})
 	}
-	if s.Incomplete != "" {
-		bl = append(bl, para{class: "note", text: "Not checked: " + s.Incomplete + "."})
+	if m := s.Missing(); m != "" {
+		bl = append(bl, para{class: "note", text: "Not checked: " + m + "."})
 	}
 	if len(s.Examples) > 0 {
 		t := table{head: []string{"lock", "first holder", "second holder", "overlap from", "overlap"}}
@@ -391,22 +391,16 @@ func safetyBlocks(res *results.Result) []block {
 		}
 		bl = append(bl, t)
 	}
-	if text, bad := exclusionText(res.Guard, res.Worker != nil); text != "" {
-		class := "ok"
-		if bad {
-			class = "bad"
+	if text := exclusionText(res); text != "" {
+		bl = append(bl, para{class: "note", text: "Exclusion: " + text + "."})
+	}
+	if ov := storeOverlaps(res); len(ov) > 0 {
+		t := table{head: []string{"lock", "inside", "entered"}}
+		for _, o := range ov {
+			in, entered := overlapHolders(o)
+			t.rows = append(t.rows, []cell{plain(o.Name), plain(in), styled(entered, "bad")})
 		}
-		bl = append(bl, para{class: class, text: "Exclusion " + text + "."})
-		if len(res.Guard.OverlapExamples) > 0 {
-			t := table{head: []string{"lock", "inside", "entered"}}
-			for _, o := range res.Guard.OverlapExamples {
-				t.rows = append(t.rows, []cell{plain(o.Name), plain(strings.Join(o.Inside, ", ")), styled(o.Entered, "bad")})
-			}
-			bl = append(bl, t)
-		}
-		if c := exclusionCoverage(res); c != "" {
-			bl = append(bl, para{class: "note", text: strings.ToUpper(c[:1]) + c[1:] + "."})
-		}
+		bl = append(bl, t)
 	}
 	return bl
 }

@@ -45,7 +45,7 @@ func spreadBlocks(s *results.Spread, g *results.Guard, terminal bool) []block {
 	}
 	var judge string
 	if g == nil || !g.Occupancy {
-		judge = "no guarded store counted who was inside: overlaps between workers went unjudged (profile field guard plain or fenced, on a kind with exclusive holds, gives the store's verdict)"
+		judge = "no guarded store counted who was inside: overlaps between workers went unjudged (profile field guard plain or fenced gives the store's verdict)"
 	}
 	if terminal {
 		bl := []block{line("workers", text)}

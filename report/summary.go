@@ -9,18 +9,32 @@ import (
 )
 
 // safetyText is the safety verdict in words, after the word "safety":
-// every format says it with this.
+// every format says it with this. Where the guarded store judged every
+// process (Safety.Witness) it says so: the verdict is then the store's.
 func safetyText(s results.Safety) string {
+	sections := results.Count(s.Sections, "critical section")
+	by := ""
+	if s.Witness != "" {
+		by = ", witnessed by the " + s.Witness + " across every process"
+	}
 	switch s.Verdict() {
 	case results.SafetyViolated:
-		return fmt.Sprintf("VIOLATED: %s in %s; unsafe for %s in total, longest overlap %s",
-			results.Count(s.Violations, "mutual-exclusion violation"), results.Count(s.Sections, "critical section"), us(s.UnsafeUs), us(s.MaxOverlapUs))
+		var v []string
+		if s.Violations > 0 {
+			v = append(v, fmt.Sprintf("%s in %s; unsafe for %s in total, longest overlap %s",
+				results.Count(s.Violations, "mutual-exclusion violation"), sections, us(s.UnsafeUs), us(s.MaxOverlapUs)))
+		}
+		if s.StoreOverlaps > 0 {
+			v = append(v, fmt.Sprintf("%s in %s%s: a holder entered a lock's section while one it excludes was inside",
+				results.Count(s.StoreOverlaps, "overlap"), sections, by))
+		}
+		return "VIOLATED: " + strings.Join(v, "; ")
 	case results.SafetyNoData:
 		return "NO DATA: no critical section was checked (nothing was acquired)"
 	case results.SafetyIncomplete:
-		return fmt.Sprintf("INCOMPLETE: no violation in %s checked", results.Count(s.Sections, "critical section"))
+		return fmt.Sprintf("INCOMPLETE: no violation in %s checked", sections)
 	}
-	return fmt.Sprintf("OK: no mutual-exclusion violation in %s", results.Count(s.Sections, "critical section"))
+	return fmt.Sprintf("OK: no mutual-exclusion violation in %s%s", sections, by)
 }
 
 // fairnessText is the fairness line after the word "fairness", and
@@ -234,21 +248,18 @@ func summaryBlocks(r *results.Result) []block {
 	if n := workerSafetyNote(r); n != "" {
 		bl = append(bl, line("", n))
 	}
-	if s.Incomplete != "" {
-		bl = append(bl, line("", "incomplete: "+s.Incomplete))
-	}
-	if text, _ := exclusionText(r.Guard, r.Worker != nil); text != "" {
+	if text := exclusionText(r); text != "" {
 		bl = append(bl, line("exclusion", text))
-		for i, o := range r.Guard.OverlapExamples {
-			if i == 3 {
-				bl = append(bl, line("", fmt.Sprintf("… %d more in the result file", len(r.Guard.OverlapExamples)-3)))
-				break
-			}
-			bl = append(bl, line("", overlapText(o)))
+	}
+	for i, o := range storeOverlaps(r) {
+		if i == 3 {
+			bl = append(bl, line("", fmt.Sprintf("… %d more in the result file", len(r.Guard.OverlapExamples)-3)))
+			break
 		}
-		if c := exclusionCoverage(r); c != "" {
-			bl = append(bl, line("", c))
-		}
+		bl = append(bl, line("", overlapText(o)))
+	}
+	if m := s.Missing(); m != "" {
+		bl = append(bl, line("", "incomplete: "+m))
 	}
 	if g := r.Guard; g != nil {
 		bl = append(bl, line("guard", guardLine(g)))

@@ -44,11 +44,38 @@ type Safety struct {
 	Examples []Violation `json:"examples,omitempty"` // the first few, in time order
 	// Incomplete says why some sections were not checked (empty: all were).
 	Incomplete string `json:"incomplete,omitempty"`
+	// Witness says who judged exclusion between processes, where each
+	// process's clock checker compared only its own sections: WitnessStore
+	// when the guarded store counted who was inside for every process of
+	// a merged run. StoreOverlaps are the overlaps it witnessed then
+	// (Guard.Unexcused), each a violation.
+	Witness       string `json:"witness,omitempty"`
+	StoreOverlaps int64  `json:"store_overlaps,omitempty"`
+	// Unwitnessed says what of the guarded store's evidence the run asked
+	// for and did not get (Guard.Missing): the verdict is then incomplete,
+	// and the run fails.
+	Unwitnessed string `json:"unwitnessed,omitempty"`
 }
+
+// WitnessStore is Safety.Witness when the guarded store judged exclusion
+// across every process of the run.
+const WitnessStore = "guarded store"
 
 // OK reports a complete check of at least one critical section with no
 // violation: with nothing checked there is nothing to call safe.
-func (s Safety) OK() bool { return s.Violations == 0 && s.Incomplete == "" && s.Sections > 0 }
+func (s Safety) OK() bool { return s.Verdict() == SafetyOK }
+
+// Missing is what the verdict lacks, Incomplete and Unwitnessed in one
+// line ("" when nothing).
+func (s Safety) Missing() string {
+	var m []string
+	for _, x := range []string{s.Incomplete, s.Unwitnessed} {
+		if x != "" {
+			m = append(m, x)
+		}
+	}
+	return strings.Join(m, "; ")
+}
 
 // The safety verdicts, as Safety.Verdict gives them.
 const (
@@ -62,11 +89,11 @@ const (
 // DATA (no critical section was checked) or OK.
 func (s Safety) Verdict() string {
 	switch {
-	case s.Violations > 0:
+	case s.Violations > 0 || s.StoreOverlaps > 0:
 		return SafetyViolated
 	case s.Sections == 0:
 		return SafetyNoData
-	case s.Incomplete != "":
+	case s.Missing() != "":
 		return SafetyIncomplete
 	}
 	return SafetyOK

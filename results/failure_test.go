@@ -203,10 +203,10 @@ func TestFailuresSeeADeadServer(t *testing.T) {
 }
 
 // TestFailuresSeeStoreOverlaps: the guarded store's overlaps fail a run
-// whose clock checker did not compare every pair (merged machines), in
+// where the store is the witness between processes (merged machines), in
 // the one safety failure beside the checker's own; within one process
-// the checker is the verdict, and a file that did not count occupancy
-// is no failure.
+// the checker is the verdict. A run that asked for the store's witness
+// and did not get all of it fails on that.
 func TestFailuresSeeStoreOverlaps(t *testing.T) {
 	kinds := func(r *results.Result) (ks []results.FailureKind) {
 		for _, f := range r.Failures() {
@@ -215,24 +215,21 @@ func TestFailuresSeeStoreOverlaps(t *testing.T) {
 		return ks
 	}
 	for _, c := range []struct {
-		name       string
-		incomplete string
-		violations int64
-		occupancy  bool
-		overlaps   int64
-		want       []results.FailureKind
+		name   string
+		safety results.Safety
+		want   []results.FailureKind
 	}{
-		{"merged, overlaps", results.MergeIncomplete, 0, true, 3, []results.FailureKind{results.FailSafety}},
-		{"merged, overlaps and violations", results.MergeIncomplete, 2, true, 3, []results.FailureKind{results.FailSafety}},
-		{"merged, none", results.MergeIncomplete, 0, true, 0, nil},
-		{"merged, not counted", results.MergeIncomplete, 0, false, 3, nil},
-		{"one process, overlaps", "", 0, true, 3, nil},
-		{"one process, violations", "", 1, true, 3, []results.FailureKind{results.FailSafety}},
+		{"merged, overlaps", results.Safety{Witness: results.WitnessStore, StoreOverlaps: 3}, []results.FailureKind{results.FailSafety}},
+		{"merged, overlaps and violations", results.Safety{Witness: results.WitnessStore, StoreOverlaps: 3, Violations: 2}, []results.FailureKind{results.FailSafety}},
+		{"merged, none", results.Safety{Witness: results.WitnessStore}, nil},
+		{"merged, not counted", results.Safety{Incomplete: results.MergeIncomplete}, nil},
+		{"one process, violations", results.Safety{Violations: 1}, []results.FailureKind{results.FailSafety}},
+		{"evidence missing", results.Safety{Unwitnessed: "the guarded store witnessed 1 of 2 sections"}, []results.FailureKind{results.FailUnwitnessed}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := &results.Result{Measured: 1, Throughput: results.Throughput{Attempts: 100, Ops: 100},
-				Safety: results.Safety{Sections: 100, Violations: c.violations, Incomplete: c.incomplete},
-				Guard:  &results.Guard{Mode: "plain", Accepted: 10, Final: 10, Occupancy: c.occupancy, Overlaps: c.overlaps}}
+			c.safety.Sections = 100
+			r := &results.Result{Measured: 1, Throughput: results.Throughput{Attempts: 100, Ops: 100}, Safety: c.safety,
+				Guard: &results.Guard{Mode: "plain", Accepted: 10, Final: 10, Occupancy: true, Overlaps: 3}}
 			if got := kinds(r); !slices.Equal(got, c.want) {
 				t.Errorf("failure kinds %v; want %v (%q)", got, c.want, r.Failures())
 			}

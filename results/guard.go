@@ -1,6 +1,12 @@
 package results
 
-import "slices"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Guard is what the guarded resource says about a run: critical sections
 // read a counter in a separate store, held, and wrote it back plus one.
@@ -12,9 +18,11 @@ type Guard struct {
 	Mode  string `json:"mode"` // plain, or fenced (by the fenced lock's tokens)
 	Store string `json:"store"`
 	// Sections are the critical sections that read the counter; Written
-	// those whose write the store applied, as their holders saw it.
+	// those whose write the store applied, as their holders saw it; Reads
+	// those of readers (kind rw), which write nothing.
 	Sections int64 `json:"sections"`
 	Written  int64 `json:"written"`
+	Reads    int64 `json:"reads,omitempty"`
 	// Accepted and Final are the store's: writes applied, the counter's
 	// final value.
 	Accepted int64 `json:"accepted"`
@@ -66,22 +74,146 @@ type Guard struct {
 	// workers that never reported (MergeWorkers): a section left open by
 	// a dead process, which cannot write, is not a second holder at work.
 	OverlapsExcused int64 `json:"overlaps_excused,omitempty"`
+	// Unwitnessed are the sections the store did not see whole, as their
+	// holders saw it: their enter or their leave failed (or was refused
+	// because the store had lost the run's keys), so an overlap with them
+	// may have gone uncounted. Gaps say why, and what else is missing.
+	Unwitnessed int64      `json:"unwitnessed,omitempty"`
+	Gaps        []GuardGap `json:"gaps,omitempty"`
+}
+
+// GuardGap is one reason the store's evidence is incomplete.
+type GuardGap struct {
+	Cause string `json:"cause"` // one of the Gap causes
+	// FromS is when the run first met it, in seconds since its start.
+	FromS float64 `json:"from_s"`
+	// Sections it left unwitnessed (0 for causes that lose evidence
+	// already kept, whose sections nobody can count).
+	Sections int64 `json:"sections,omitempty"`
+	// Error is the first error it came with, verbatim.
+	Error string `json:"error,omitempty"`
+}
+
+// The causes of a GuardGap.
+const (
+	// GapUnreachable: a step got no answer (the store was down, or the
+	// network to it).
+	GapUnreachable = "unreachable"
+	// GapFailed: a step was answered with an error.
+	GapFailed = "failed"
+	// GapEmptied: the store lost the run's keys (restarted empty, was
+	// flushed, or evicted them): what it witnessed before is gone too.
+	GapEmptied = "emptied"
+	// GapWentBack: an enter's number went back: the store was restored
+	// to an older state, and lost some of what it had witnessed.
+	GapWentBack = "went_back"
+	// GapUnread: the store could not be read at the end of the run.
+	GapUnread = "unread"
+)
+
+// AddGap counts one section's gap of cause at fromS (seconds since the
+// run's start; sections is 1, or 0 for a gap that leaves no section of its
+// own unwitnessed), keeping the first time and error of each cause.
+func (g *Guard) AddGap(cause string, fromS float64, sections int64, err error) {
+	g.Unwitnessed += sections
+	gp := GuardGap{Cause: cause, FromS: fromS, Sections: sections}
+	if err != nil {
+		gp.Error = err.Error()
+	}
+	g.addGap(gp)
+}
+
+// addGap adds gp to the gap of its cause (the earlier's time and error
+// kept), or as one of its own.
+func (g *Guard) addGap(gp GuardGap) {
+	if i := slices.IndexFunc(g.Gaps, func(o GuardGap) bool { return o.Cause == gp.Cause }); i >= 0 {
+		o := &g.Gaps[i]
+		o.Sections += gp.Sections
+		if gp.FromS < o.FromS {
+			o.FromS, o.Error = gp.FromS, cmp.Or(gp.Error, o.Error)
+		}
+	} else {
+		g.Gaps = append(g.Gaps, gp)
+	}
+	slices.SortStableFunc(g.Gaps, func(a, b GuardGap) int { return cmp.Compare(a.FromS, b.FromS) })
+}
+
+// CountsWhole reports whether the store's own counts (accepted writes,
+// the counter, overlaps) cover the run: false when it lost or went back on
+// what it had kept, or could not be read at the end.
+func (g *Guard) CountsWhole() bool {
+	return !slices.ContainsFunc(g.Gaps, func(gp GuardGap) bool {
+		return gp.Cause == GapEmptied || gp.Cause == GapWentBack || gp.Cause == GapUnread
+	})
+}
+
+// Missing says what of the store's evidence is missing, "" when nothing
+// is: how many sections it did not witness, and each gap with when it
+// began. A run that asked for the store and did not get all of it has no
+// complete verdict (Safety.Unwitnessed), and fails.
+func (g *Guard) Missing() string {
+	if g.Unwitnessed == 0 && len(g.Gaps) == 0 {
+		return ""
+	}
+	var why []string
+	for _, gp := range g.Gaps {
+		why = append(why, gp.text())
+	}
+	s := strings.Join(why, "; ")
+	if g.Unwitnessed > 0 {
+		s = fmt.Sprintf("the guarded store witnessed %s of %s; %s unwitnessed: %s",
+			commas(g.Sections-g.Unwitnessed), Count(g.Sections, "section"), commas(g.Unwitnessed), s)
+	} else {
+		s = "the guarded store's evidence is incomplete: " + s
+	}
+	if !g.CountsWhole() {
+		s += "; its counts of lost updates and overlaps do not cover the run"
+	}
+	return s
+}
+
+// text is the gap in words.
+func (gp GuardGap) text() string {
+	detail := ""
+	if gp.Error != "" {
+		detail = " (" + gp.Error + ")"
+	}
+	switch gp.Cause {
+	case GapUnreachable:
+		return fmt.Sprintf("store unreachable from t=%.1fs%s", gp.FromS, detail)
+	case GapFailed:
+		return fmt.Sprintf("store steps failed from t=%.1fs%s", gp.FromS, detail)
+	case GapEmptied:
+		return fmt.Sprintf("store lost the run's keys by t=%.1fs (restarted empty, flushed or evicted them), and what it had witnessed with them", gp.FromS)
+	case GapWentBack:
+		return fmt.Sprintf("store went back to an older state by t=%.1fs (restored from a snapshot, or failed over to a replica behind it), losing some of what it had witnessed", gp.FromS)
+	case GapUnread:
+		return fmt.Sprintf("store could not be read at the run's end, t=%.1fs%s", gp.FromS, detail)
+	}
+	return fmt.Sprintf("%s from t=%.1fs%s", gp.Cause, gp.FromS, detail)
 }
 
 // Unexcused are the overlaps that break exclusion: Overlaps less those
 // behind a dead worker's open section.
 func (g *Guard) Unexcused() int64 { return g.Overlaps - g.OverlapsExcused }
 
-// Overlap is one holder entering a lock's section while others were inside.
+// Overlap is one holder entering a lock's section while holders it
+// conflicts with were inside.
 type Overlap struct {
-	Name    string   `json:"name"`    // the lock's name
-	Inside  []string `json:"inside"`  // holders inside (a few), by owner id
-	Entered string   `json:"entered"` // the holder that entered
+	Name string `json:"name"` // the lock's name
+	// Inside are exclusive holders (writers) inside, Readers readers
+	// inside (a few of each), by owner id.
+	Inside  []string `json:"inside"`
+	Readers []string `json:"readers,omitempty"`
+	// Entered is the holder that entered, EnteredRead whether to read.
+	Entered     string `json:"entered"`
+	EnteredRead bool   `json:"entered_read,omitempty"`
 }
 
 // Equal reports whether o and p record the same enter.
 func (o Overlap) Equal(p Overlap) bool {
-	return o.Name == p.Name && o.Entered == p.Entered && slices.Equal(o.Inside, p.Inside)
+	return o.Name == p.Name && o.Entered == p.Entered && o.EnteredRead == p.EnteredRead &&
+		slices.Equal(o.Inside, p.Inside) && slices.Equal(o.Readers, p.Readers)
 }
 
 // MaxOverlapExamples bounds Guard.OverlapExamples, as the store bounds
@@ -109,3 +241,36 @@ func (g *Guard) OK() bool { return g.Lost == 0 }
 // guarded counter, as its holders saw it (written) or as the store counted
 // it (accepted): then its 0 lost updates measure nothing.
 func NoWrites(written, accepted int64) bool { return written == 0 && accepted == 0 }
+
+// judgeAcross gives the safety verdict of runs merged from several
+// processes, from each run's own caveats (incomplete, unwitnessed, each
+// named by its run) and the merged guard; missing are the workers that
+// never reported. Each process's clock checker compared only its own
+// sections. Where the runs shared a guarded store that counted who was
+// inside, the store judges between them, with no clock: its overlaps are
+// violations, and what it missed is what the verdict lacks.
+func judgeAcross(m *Result, incomplete, unwitnessed []string, missing []int) {
+	s, g := &m.Safety, m.Guard
+	if g == nil || !g.Occupancy {
+		s.Incomplete = strings.Join(append([]string{MergeIncomplete}, incomplete...), "; ")
+		s.Unwitnessed = strings.Join(unwitnessed, "; ")
+		return
+	}
+	g.OverlapsExcused = excused(g.OverlapsBy, missing)
+	s.Witness, s.StoreOverlaps, s.Unwitnessed = WitnessStore, g.Unexcused(), g.Missing()
+	if n := g.OverlapsExcused; n > 0 {
+		incomplete = append(incomplete, fmt.Sprintf("the store could not judge %s behind a section a dead worker left open", Count(n, "later enter")))
+	}
+	if len(missing) > 0 {
+		ids := make([]string, len(missing))
+		for i, w := range missing {
+			ids[i] = strconv.Itoa(w)
+		}
+		who := "worker " + ids[0]
+		if len(ids) > 1 {
+			who = "workers " + strings.Join(ids, ", ")
+		}
+		incomplete = append(incomplete, fmt.Sprintf("whether the store witnessed every section of %s, which never reported, is unknown", who))
+	}
+	s.Incomplete = strings.Join(incomplete, "; ")
+}

@@ -47,12 +47,12 @@ func Merge(runs []*Result, hists []map[string]*hdr.Histogram) (*Result, error) {
 	if missing, ok := workerSet(runs); ok {
 		return MergeWorkers(runs, hists, missing)
 	}
-	return merge(runs, hists, ownerPrefixes(runs))
+	return merge(runs, hists, ownerPrefixes(runs), nil)
 }
 
 // merge is Merge on runs already checked, each run's owners named with
-// its prefix.
-func merge(runs []*Result, hists []map[string]*hdr.Histogram, prefix []string) (*Result, error) {
+// its prefix; missing are the workers of a spread run that never reported.
+func merge(runs []*Result, hists []map[string]*hdr.Histogram, prefix []string, missing []int) (*Result, error) {
 	if len(hists) != len(runs) {
 		return nil, fmt.Errorf("results: merge: %d runs but %d histogram sets", len(runs), len(hists))
 	}
@@ -71,7 +71,7 @@ func merge(runs []*Result, hists []map[string]*hdr.Histogram, prefix []string) (
 	}
 	m.Meta.Args = nil
 	m.Meta.GOMAXPROCS = 0
-	var hosts, partial, incomplete []string
+	var hosts, partial, incomplete, unwitnessed []string
 	for i, r := range runs {
 		hosts = append(hosts, r.Meta.Host)
 		if r.Meta.Start.Before(m.Meta.Start) {
@@ -134,6 +134,9 @@ func merge(runs []*Result, hists []map[string]*hdr.Histogram, prefix []string) (
 		if s.Incomplete != "" {
 			incomplete = append(incomplete, fmt.Sprintf("%s: %s", label(i), s.Incomplete))
 		}
+		if s.Unwitnessed != "" {
+			unwitnessed = append(unwitnessed, fmt.Sprintf("%s: %s", label(i), s.Unwitnessed))
+		}
 
 		rt := r.Runtime
 		m.Runtime.PeakRSSBytes = max(m.Runtime.PeakRSSBytes, rt.PeakRSSBytes)
@@ -168,7 +171,6 @@ func merge(runs []*Result, hists []map[string]*hdr.Histogram, prefix []string) (
 		m.Safety.Examples = nil
 	}
 	m.Safety.UnsafeUs = math.Round(m.Safety.UnsafeUs*10) / 10
-	m.Safety.Incomplete = strings.Join(append([]string{MergeIncomplete}, incomplete...), "; ")
 	sort.SliceStable(m.Events, func(i, j int) bool { return m.Events[i].Start < m.Events[j].Start })
 
 	for _, r := range runs {
@@ -179,6 +181,7 @@ func merge(runs []*Result, hists []map[string]*hdr.Histogram, prefix []string) (
 		}
 	}
 	m.Guard = mergeGuard(runs, &m.MergeNotes)
+	judgeAcross(m, incomplete, unwitnessed, missing)
 	m.Fairness = mergeFairness(runs, prefix, &m.MergeNotes, label)
 	m.Series = mergeSeries(runs)
 	m.MergeNotes = append(m.MergeNotes, metaDifferences(runs, label)...)
@@ -587,6 +590,7 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 	g := *runs[0].Guard
 	g.Overwrites = slices.Clone(g.Overwrites)
 	g.OverlapExamples = slices.Clone(g.OverlapExamples)
+	g.Gaps = slices.Clone(g.Gaps)
 	for _, r := range runs[1:] {
 		o := r.Guard
 		if o.Store != g.Store || o.Mode != g.Mode {
@@ -595,6 +599,7 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 		}
 		g.Sections += o.Sections
 		g.Written += o.Written
+		g.Reads += o.Reads
 		g.RejectedReads += o.RejectedReads
 		g.RejectedWrites += o.RejectedWrites
 		g.StaleAccepted += o.StaleAccepted
@@ -602,6 +607,10 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 		g.Failed += o.Failed
 		g.Overwrites = append(g.Overwrites, o.Overwrites...)
 		g.OverwritesDropped += o.OverwritesDropped
+		g.Unwitnessed += o.Unwitnessed
+		for _, gp := range o.Gaps {
+			g.addGap(gp)
+		}
 		if o.Accepted > g.Accepted { // the later reading of the store
 			g.Accepted, g.Final, g.Rejected = o.Accepted, o.Final, o.Rejected
 		}
@@ -627,10 +636,5 @@ func mergeGuard(runs []*Result, notes *[]string) *Guard {
 		g.OverwritesDropped += int64(len(g.Overwrites) - 20)
 		g.Overwrites = g.Overwrites[:20]
 	}
-	what := "lost updates are"
-	if g.Occupancy {
-		what = "lost updates and overlaps (two holders inside one lock) are"
-	}
-	*notes = append(*notes, "guard: "+what+" counted by the shared store across every machine, with no clock: complete where the overlap check is not")
 	return &g
 }

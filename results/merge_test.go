@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -447,6 +448,9 @@ func TestMergeGuardOverlaps(t *testing.T) {
 	if fs := m.Failures(); len(fs) == 0 || fs[0].Kind != results.FailSafety {
 		t.Errorf("merged run with store-witnessed overlaps: failures %v; want a safety failure first", fs)
 	}
+	if s := m.Safety; s.Verdict() != results.SafetyViolated || s.StoreOverlaps != 3 || s.Witness != results.WitnessStore {
+		t.Errorf("merged safety %+v; want VIOLATED by the store's 3 overlaps", s)
+	}
 	a.Guard.Occupancy, a.Guard.Overlaps, a.Guard.OverlapExamples = false, 0, nil // a file from before occupancy
 	m, err = results.Merge([]*results.Result{a, b}, []map[string]*hdr.Histogram{ha, hb})
 	if err != nil {
@@ -454,5 +458,67 @@ func TestMergeGuardOverlaps(t *testing.T) {
 	}
 	if g := m.Guard; g == nil || g.Occupancy || g.Overlaps != 0 || g.OverlapExamples != nil {
 		t.Errorf("merged with an old file: %+v; want no overlap count", g)
+	}
+	if s := m.Safety; !strings.HasPrefix(s.Incomplete, results.MergeIncomplete) || s.Witness != "" {
+		t.Errorf("merged with an old file: safety %+v; want incomplete across machines, no witness", s)
+	}
+}
+
+// TestMergeOneVerdict: machines that shared a guarded store which
+// witnessed every section of each get one verdict, OK by the store, with
+// only their own caveats; sections the store did not witness on any of
+// them leave it incomplete, counted and named, and the run fails.
+func TestMergeOneVerdict(t *testing.T) {
+	a, ha := collect(t, hostA)
+	b, hb := collect(t, hostB)
+	a.Safety, b.Safety = results.Safety{Sections: 50}, results.Safety{Sections: 40} // clean clock checkers
+	a.Guard = &results.Guard{Mode: "plain", Store: "s", Sections: 50, Written: 50, Accepted: 50, Final: 50, Occupancy: true}
+	b.Guard = &results.Guard{Mode: "plain", Store: "s", Sections: 40, Written: 40, Accepted: 90, Final: 90, Occupancy: true}
+	verdicts := func(m *results.Result) (ks []results.FailureKind) {
+		for _, f := range m.Failures() {
+			if !f.Kind.Throughput() {
+				ks = append(ks, f.Kind)
+			}
+		}
+		return ks
+	}
+	merge := func() *results.Result {
+		t.Helper()
+		m, err := results.Merge([]*results.Result{a, b}, []map[string]*hdr.Histogram{ha, hb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := merge()
+	if s := m.Safety; s.Verdict() != results.SafetyOK || s.Witness != results.WitnessStore || s.Missing() != "" || len(verdicts(m)) != 0 {
+		t.Fatalf("merged safety %+v, failures %v; want OK by the guarded store", s, m.Failures())
+	}
+	b.Safety.Incomplete = "b's record limit"
+	if s := merge().Safety; s.Verdict() != results.SafetyIncomplete || !strings.HasSuffix(s.Incomplete, ": b's record limit") || strings.Contains(s.Incomplete, results.MergeIncomplete) {
+		t.Errorf("merged safety %+v; want incomplete for b's own caveat alone", s)
+	}
+	b.Safety.Incomplete = ""
+	// b lost the store 4.1 s in: 15 of its sections unwitnessed; a met it
+	// later, for 5.
+	a.Guard.AddGap(results.GapUnreachable, 4.6, 1, errors.New("connection refused"))
+	for range 4 {
+		a.Guard.AddGap(results.GapUnreachable, 4.8, 1, nil)
+	}
+	b.Guard.AddGap(results.GapUnreachable, 4.1, 15, errors.New("dial tcp: connection refused"))
+	m = merge()
+	s := m.Safety
+	want := "the guarded store witnessed 70 of 90 sections; 20 unwitnessed: store unreachable from t=4.1s (dial tcp: connection refused)"
+	if s.Verdict() != results.SafetyIncomplete || s.Unwitnessed != want {
+		t.Errorf("merged safety %+v; want INCOMPLETE: %q", s, want)
+	}
+	if ks := verdicts(m); !slices.Equal(ks, []results.FailureKind{results.FailUnwitnessed}) || !slices.ContainsFunc(m.Failures(), func(f results.Failure) bool { return f.Text == "no complete safety verdict: "+want }) {
+		t.Errorf("failures %v; want the missing evidence named", m.Failures())
+	}
+	// A store that lost the run's keys lost its counts too.
+	b.Guard.AddGap(results.GapEmptied, 5, 0, nil)
+	if s := merge().Safety; !strings.HasSuffix(s.Unwitnessed, "its counts of lost updates and overlaps do not cover the run") ||
+		!strings.Contains(s.Unwitnessed, "lost the run's keys by t=5.0s") {
+		t.Errorf("merged safety %+v; want the lost keys and counts named", s)
 	}
 }

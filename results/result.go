@@ -164,6 +164,9 @@ const (
 	FailSafety FailureKind = "safety"
 	// FailLostUpdates: the guarded counter lost updates.
 	FailLostUpdates FailureKind = "lost_updates"
+	// FailUnwitnessed: the run asked for the guarded store's witness and
+	// did not get all of it (Safety.Unwitnessed).
+	FailUnwitnessed FailureKind = "unwitnessed"
 	// FailStall: Redis stopped answering and the stall bound cut calls.
 	FailStall FailureKind = "stall"
 	// FailNoOperation: nothing finished, or nothing succeeded.
@@ -179,9 +182,10 @@ const (
 
 // Throughput reports whether a failure of kind k is of the run's
 // operations (they failed, stalled or did not finish), as opposed to its
-// safety: a run that only broke exclusion still succeeded at its operations.
+// safety or of its evidence: a run that only broke exclusion still
+// succeeded at its operations.
 func (k FailureKind) Throughput() bool {
-	return k != FailSafety && k != FailLostUpdates
+	return k != FailSafety && k != FailLostUpdates && k != FailUnwitnessed
 }
 
 // Failure is one reason a run's figures do not stand.
@@ -194,12 +198,13 @@ type Failure struct {
 func (f Failure) String() string { return f.Text }
 
 // Failures says why the run does not stand, one Failure each: a
-// mutual-exclusion violation, a lost update of the guarded counter, Redis
-// stalled, no operation succeeded, more operations failed than
-// ErrorRateLimit allows, or seconds with only failures. Empty when none
-// applies. Exclusion is the clock checker's (Safety) to judge where it
-// compared every pair; where it did not (merged machines), the guarded
-// store's overlaps (Guard.Overlaps) judge it too, in the same Failure.
+// mutual-exclusion violation, a lost update of the guarded counter, the
+// guarded store's evidence missing, Redis stalled, no operation
+// succeeded, more operations failed than ErrorRateLimit allows, or
+// seconds with only failures. Empty when none applies. Exclusion is the
+// clock checker's (Safety) to judge where it compared every pair; where
+// it did not (merged machines), the guarded store's overlaps
+// (Safety.StoreOverlaps) judge it too, in the same Failure.
 // Within one process the clock checker is the exact one: the store sees a
 // holder that stopped at a lost hold leave one round trip late. Every consumer (summary, report, compare, sweep, the CLIs'
 // exit codes) reads the run's verdict from here, so none can call a
@@ -214,11 +219,14 @@ func (r *Result) Failures() []Failure {
 	if v := r.Safety.Violations; v > 0 {
 		unsafe = append(unsafe, Count(v, "mutual-exclusion violation")+": owners held a lock at once")
 	}
-	if g := r.Guard; g != nil && g.Occupancy && g.Unexcused() > 0 && r.Safety.Incomplete != "" {
-		unsafe = append(unsafe, Count(g.Unexcused(), "overlap")+" the guarded store witnessed: two holders inside one lock at once")
+	if n := r.Safety.StoreOverlaps; n > 0 {
+		unsafe = append(unsafe, Count(n, "overlap")+" the guarded store witnessed: two holders inside one lock at once")
 	}
 	if len(unsafe) > 0 {
 		add(FailSafety, "%s", strings.Join(unsafe, "; "))
+	}
+	if u := r.Safety.Unwitnessed; u != "" {
+		add(FailUnwitnessed, "no complete safety verdict: %s", u)
 	}
 	if g := r.Guard; g != nil && g.Lost > 0 {
 		add(FailLostUpdates, "%s of the guarded counter", Count(g.Lost, "lost update"))

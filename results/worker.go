@@ -122,7 +122,7 @@ func MergeWorkers(runs []*Result, hists []map[string]*hdr.Histogram, missing []i
 	for i, r := range runs {
 		prefix[i] = WorkerPrefix(r.Worker.Index)
 	}
-	m, err := merge(runs, hists, prefix)
+	m, err := merge(runs, hists, prefix, missing)
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +131,6 @@ func MergeWorkers(runs []*Result, hists []map[string]*hdr.Histogram, missing []i
 		m.Throughput.OpsPerSec = math.Round(windowRate(runs, m.Spread)*10) / 10
 	} else {
 		m.MergeNotes = append(m.MergeNotes, "the workers' measured windows share no moment: the merged throughput adds each worker's own")
-	}
-	if g := m.Guard; g != nil {
-		g.OverlapsExcused = excused(g.OverlapsBy, missing)
 	}
 	if len(missing) > 0 {
 		why := missingWorkers(missing, m.Spread.Workers)

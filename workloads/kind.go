@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/lockbench/lockbench/lockimpl/kind"
 	"github.com/lockbench/lockbench/results"
@@ -48,18 +47,6 @@ func Kinds() []Kind {
 }
 
 func (k Kind) String() string { return string(k) }
-
-// exclusiveKinds names the profile kinds whose every hold is exclusive:
-// all but RW, whose readers share.
-func exclusiveKinds() string {
-	var names []string
-	for _, k := range Kinds() {
-		if k != RW {
-			names = append(names, string(k))
-		}
-	}
-	return strings.Join(names, ", ")
-}
 
 // Lock is the kind of lock an acquisition in mode m takes under profile
 // kind k: the read-write lock's half for m under RW, a reentrant lock for

@@ -79,7 +79,7 @@ func TestOccupancyCatchesPlantedViolation(t *testing.T) {
 // lock that excludes only its own owners, share one guarded store. Each
 // clock checker finds nothing and the merged one cannot judge across
 // them; the store sees the overlaps, every one between the two machines,
-// and the merged run fails on them.
+// and the merged verdict is VIOLATED by them.
 func TestOccupancyAcrossMachines(t *testing.T) {
 	store := redisenvtest.Start(t)
 	p := plantedProfile(t, "mutex")
@@ -123,8 +123,8 @@ func TestOccupancyAcrossMachines(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := merged.Guard
-	if merged.Safety.Violations != 0 || merged.Safety.Incomplete == "" {
-		t.Errorf("merged clock checker: %d violations, incomplete %q; want none found, and incomplete", merged.Safety.Violations, merged.Safety.Incomplete)
+	if s := merged.Safety; s.Violations != 0 || s.Witness != results.WitnessStore || s.StoreOverlaps != merged.Guard.Overlaps || s.Verdict() != results.SafetyViolated {
+		t.Errorf("merged safety %+v; want the clock checkers' none, and VIOLATED by the store's overlaps", s)
 	}
 	if g == nil || !g.Occupancy || g.Overlaps == 0 || len(g.OverlapExamples) == 0 {
 		t.Fatalf("merged guard %+v: want the store's overlaps between the machines", g)
@@ -190,6 +190,68 @@ func TestOccupancyRealLock(t *testing.T) {
 				t.Errorf("%d overlaps under a lock that held: %v", g.Overlaps, g.OverlapExamples)
 			}
 			requireAllLeft(t, s, prefix, p)
+		})
+	}
+}
+
+// TestOccupancyReaders: readers enter the store's sections beside
+// writers. Under lockimpl's read-write lock on a real Redis readers share
+// and writers exclude: every section enters and leaves, and the store
+// sees no overlap. Under a planted lock whose readers never wait (its
+// writers exclude each other), the store counts the overlaps, each
+// between a reader and a writer, as the clock checker does.
+func TestOccupancyReaders(t *testing.T) {
+	env, store := redisenvtest.Start(t), redisenvtest.Start(t)
+	for _, planted := range []bool{false, true} {
+		name := "lockimpl"
+		if planted {
+			name = "planted"
+		}
+		t.Run(name, func(t *testing.T) {
+			p := counted(short(t, "rw90", 2, 3, 0, 0), 400)
+			p.Locks, p.Guard, p.ReadRatio = 2, string(guard.Plain), 0.7
+			p.Hold, p.Think = workloads.FixedDist(time.Millisecond), workloads.FixedDist(200*time.Microsecond)
+			prefix := uniquePrefix(t)
+			s := guard.New(store.NewClient(), "occ:"+prefix, guard.Plain)
+			cfg := workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: prefix, Guard: s, GuardStore: "test"}
+			if planted {
+				var writers memLocks
+				cfg.NewOwner = func(c, o int) workloads.Owner {
+					lost := make(chan struct{})
+					return testOwner{id: ownerID(c, o), locker: func(name string, m results.Mode) workloads.Locker {
+						if m == results.Read {
+							return brokenLocker{lost}
+						}
+						return memLocker{sem: writers.get(name), lost: lost}
+					}}
+				}
+			}
+			res := runOK(t, cfg)
+			g := res.Guard
+			if g == nil || !g.Occupancy || g.Failed != 0 || g.Sections != res.Safety.Sections || g.Unwitnessed != 0 {
+				t.Fatalf("guard %+v; want every one of the %d sections witnessed, none failed", g, res.Safety.Sections)
+			}
+			if g.Reads == 0 || g.Written == 0 || g.Written+g.Reads != g.Sections {
+				t.Fatalf("%d reads, %d writes of %d sections; want readers entering beside writers, and every writer writing", g.Reads, g.Written, g.Sections)
+			}
+			t.Logf("%d overlaps in %d sections; clock checker: %d violations", g.Overlaps, g.Sections, res.Safety.Violations)
+			requireAllLeft(t, s, prefix, p)
+			if !planted {
+				if g.Overlaps != 0 || res.Safety.Violations != 0 {
+					t.Errorf("read-write lock: %d overlaps (%v), %d violations; want none", g.Overlaps, g.OverlapExamples, res.Safety.Violations)
+				}
+				return
+			}
+			if g.Overlaps == 0 || res.Safety.Violations == 0 || len(g.OverlapExamples) == 0 {
+				t.Fatalf("readers that never wait: %d overlaps, %d violations; want both checkers to see them", g.Overlaps, res.Safety.Violations)
+			}
+			for _, o := range g.OverlapExamples {
+				// Writers exclude each other: each overlap pairs a reader
+				// entering beside writers, or a writer beside readers only.
+				if o.EnteredRead && (len(o.Inside) == 0 || len(o.Readers) > 0) || !o.EnteredRead && (len(o.Readers) == 0 || len(o.Inside) > 0) {
+					t.Errorf("example %+v: want a reader and a writer, nobody else", o)
+				}
+			}
 		})
 	}
 }

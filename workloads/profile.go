@@ -81,8 +81,10 @@ type Profile struct {
 	// empty means single.
 	Topology string `yaml:"topology" json:"topology,omitempty"`
 	// Guard makes each critical section update a counter in a separate
-	// store (package guard): read, hold, write. off (the default), plain,
-	// or fenced (kind fenced: the store refuses stale tokens).
+	// store (package guard): read, hold, write; a reader's section only
+	// enters and leaves, so the store witnesses readers beside writers.
+	// off (the default), plain, or fenced (kind fenced: the store refuses
+	// stale tokens).
 	Guard string `yaml:"guard" json:"guard,omitempty"`
 }
 
@@ -248,8 +250,6 @@ func (p Profile) Validate() error {
 	switch gm, err := guard.ParseMode(p.Guard); {
 	case err != nil:
 		return bad("guard", p.Guard, "use off, plain or fenced")
-	case gm != guard.Off && p.Kind == RW:
-		return bad("guard", p.Guard, "readers write nothing: guard a kind with exclusive holds (%s)", exclusiveKinds())
 	case gm == guard.Fenced && !lock.Fenced():
 		return bad("guard", p.Guard, "fenced writes carry the lock's fencing token, which only kind fenced has; set kind: fenced, or guard: plain")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/guard"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -79,9 +80,11 @@ type Config struct {
 	// mode. GuardStore names where it is, for the result.
 	Guard      *guard.Store
 	GuardStore string
-	// GuardTTL, when set, is how long the store keeps the run's keys
-	// after it (a store the run's machines share outlives the run).
-	GuardTTL time.Duration
+	// KeysTTL is how long the run's keys that outlive it stay after it:
+	// the guarded store's (a store the run's machines share outlives the
+	// run) and the fenced lock's token counters, which the lock never
+	// expires. Zero means DefaultKeysTTL.
+	KeysTTL time.Duration
 	// Logf, when set, is told what the run does besides its load (stale
 	// fair-lock queues of killed runs cleared, bookkeeping that failed).
 	Logf func(format string, args ...any)
@@ -121,6 +124,10 @@ type Progress struct {
 	Errors     int64   // so far, warmup included
 	AcquireP99 float64 // µs, every measured acquisition so far
 }
+
+// DefaultKeysTTL is Config.KeysTTL's default: a day, for a collector or
+// a curious user to come.
+const DefaultKeysTTL = 24 * time.Hour
 
 // DefaultStallBound is how long a run waits past its planned end for
 // calls Redis has not answered. Healthy calls finish within milliseconds of
@@ -388,16 +395,48 @@ func (r *run) finishBookkeeping(res *results.Result, stall *results.Stall) {
 		}
 	}
 	if r.cfg.Guard != nil {
-		g, err := r.guard.result(r.relCtx, r.cfg.Guard, r.cfg.GuardStore)
+		g, err := r.guard.result(r.relCtx, r.cfg.Guard, r.cfg.GuardStore, r.col.Since(time.Now()))
 		if err != nil {
 			r.logf("guarded counter: %v", err)
 		}
-		res.Guard = g
-		if r.cfg.GuardTTL > 0 {
-			if err := r.cfg.Guard.Expire(r.relCtx, r.names, r.cfg.GuardTTL); err != nil {
+		// Within one process the clock checker judges exclusion; what the
+		// store missed leaves the verdict incomplete.
+		res.Guard, res.Safety.Unwitnessed = g, g.Missing()
+		if err == nil {
+			if err := r.cfg.Guard.Expire(r.relCtx, r.names, r.keysTTL()); err != nil {
 				r.logf("guarded counter: %v (its keys stay)", err)
 			}
 		}
+	}
+	if stall == nil {
+		r.expireTokens()
+	}
+}
+
+func (r *run) keysTTL() time.Duration {
+	if r.cfg.KeysTTL > 0 {
+		return r.cfg.KeysTTL
+	}
+	return DefaultKeysTTL
+}
+
+// expireTokens gives the fenced lock's token counters of the run's names
+// a time to live: the lock never expires them (a name's tokens must not go
+// back while it is in use), and the run is done with its names.
+func (r *run) expireTokens() {
+	if lock, _ := r.p.Kind.Lock(results.Exclusive); !lock.Fenced() || r.servers == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.relCtx, DefaultStallBound)
+	defer cancel()
+	_, err := r.servers.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, n := range r.names {
+			p.PExpire(ctx, lockimpl.TokenKey(n), r.keysTTL())
+		}
+		return nil
+	})
+	if err != nil {
+		r.logf("fencing token counters: %v (they stay without a time to live)", err)
 	}
 }
 

@@ -57,6 +57,10 @@ func newRunEnv(ctx context.Context, cfg Config) (*runEnv, error) {
 	e.connectServers(ctx, cfg)
 	e.nameLocks(cfg)
 	e.registerFair(ctx, cfg)
+	if err := beginGuard(ctx, cfg); err != nil {
+		e.clients.closeAll()
+		return nil, err
+	}
 	if err := e.meet(ctx, cfg); err != nil {
 		e.clients.closeAll()
 		return nil, err
@@ -122,6 +126,21 @@ func (e *runEnv) registerFair(ctx context.Context, cfg Config) {
 		}
 		e.fair = reg
 	}
+}
+
+// beginGuard marks the guarded store for the run, so that a store that
+// loses the run's keys is told from one that kept them (guard.Begin): a
+// run whose store cannot be marked has no witness, and does not start.
+// An interrupt does not stop it: an interrupted run still reports what
+// it ran, with the store's tallies.
+func beginGuard(ctx context.Context, cfg Config) error {
+	if cfg.Guard == nil {
+		return nil
+	}
+	if err := cfg.Guard.Begin(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("guarded store: %w", err)
+	}
+	return nil
 }
 
 // meet waits, with a rendezvous, for the instant the load starts; the

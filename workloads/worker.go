@@ -21,12 +21,13 @@ type worker struct {
 	// holder names the owner to the guarded store: its id, after
 	// "w<index>/" in a worker's share, so that a collector knows whose
 	// section a holder's is.
-	holder string
-	owner  Owner
-	rng    *rand.Rand
-	zipf   *rand.Zipf
-	shard  *results.Shard
-	wait   waiter
+	holder   string
+	guardSeq int64 // the holder's last enter number in the guarded store
+	owner    Owner
+	rng      *rand.Rand
+	zipf     *rand.Zipf
+	shard    *results.Shard
+	wait     waiter
 
 	// The owner's handles: the last one used, and a map for the others,
 	// made only when an owner uses a second (one name per owner needs none).
@@ -355,20 +356,20 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 	op.Depth = uint8(1 + len(w.nestedHandles))
 
 	// The guarded update reads before the hold and writes after it,
-	// unless the holder stopped at Lost (it would not write then). The
-	// read enters the owner into the store's section; every section that
-	// may write ends in the write or a leave.
+	// unless the holder stopped at Lost (it would not write then); a
+	// reader's section reads nothing and writes nothing. The enter puts
+	// the owner into the store's section; every section that entered
+	// ends in the write or a leave.
 	store := w.r.cfg.Guard
-	var read int64
-	var mayWrite bool
+	var sec guardSection
 	if store != nil {
-		read, mayWrite = w.r.guard.read(w.r.relCtx, store, w.r.names[lock], l, w.holder)
+		sec = w.r.guard.enter(w.r.relCtx, store, w.r.names[lock], l, w.holder, mode == results.Read, w.since(time.Now()), &w.guardSeq)
 	}
 	var lostAt time.Time
-	if d := p.Hold.Sample(w.rng); d > 0 && (store == nil || mayWrite) {
+	if d := p.Hold.Sample(w.rng); d > 0 && (store == nil || sec.inside) {
 		if !w.track(holding, &op, time.Now()) {
-			if mayWrite {
-				w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.holder)
+			if sec.inside {
+				w.r.guard.leave(w.r.relCtx, store, sec, w.since(time.Now()), true)
 			}
 			return false
 		}
@@ -398,11 +399,11 @@ func (w *worker) op(intended time.Time, warm bool) bool {
 		}
 	}
 	switch {
-	case !mayWrite:
-	case lostAt.IsZero() || w.r.cfg.IgnoreLost:
-		w.r.guard.write(w.r.relCtx, store, w.r.names[lock], l, read, w.holder, func() int64 { return w.since(time.Now()) })
-	default: // stopped at Lost: leave before releasing
-		w.r.guard.leave(w.r.relCtx, store, w.r.names[lock], w.holder)
+	case !sec.inside:
+	case !sec.shared && (lostAt.IsZero() || w.r.cfg.IgnoreLost):
+		w.r.guard.write(w.r.relCtx, store, sec, l, func() int64 { return w.since(time.Now()) })
+	default: // a reader's end, or stopped at Lost: leave before releasing
+		w.r.guard.leave(w.r.relCtx, store, sec, w.since(time.Now()), true)
 	}
 	relStart := time.Now()
 	op.Released = w.since(relStart) // as far as the reaper knows, until the release is timed

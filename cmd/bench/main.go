@@ -121,7 +121,7 @@ var overrides = []struct{ flag, field, usage string }{
 	{"seed", "seed", "random seed"},
 	{"replica-sync", "replica_sync", "true: on a primary with replicas, WAIT for one after each acquisition (Redisson's default); false: send nothing"},
 	{"auto-pipeline", "auto_pipeline", "true: each lockimpl client batches the lock commands of a crowd of owners that send again at once, on go-redis's autopipeliner; other commands go as on a plain client (lockimpl only)"},
-	{"guard", "guard", "critical sections update a counter in a second Redis (read, hold, write): off, plain, or fenced (kind fenced: stale tokens refused); lost updates are counted"},
+	{"guard", "guard", "critical sections update a counter in a second Redis (read, hold, write; readers only enter and leave): off, plain, or fenced (kind fenced: stale tokens refused); lost updates and who was inside are counted"},
 }
 
 type runFlags struct {
