@@ -258,11 +258,24 @@ func FindServer(server string) (string, error) {
 
 func findServer(server string, lookupEnv func(string) (string, bool)) (string, error) {
 	bin, from := serverBinary(server, lookupEnv)
-	path, err := exec.LookPath(bin)
-	if err == nil {
-		return path, nil
+	notFound := fmt.Errorf("%w (looked for %s): %s", ErrServerNotFound, lookedFor(bin, from), serverFix(server, bin))
+	path := bin
+	if !strings.ContainsRune(bin, filepath.Separator) {
+		// A name is looked up on $PATH; a path is taken as it is, so that
+		// one that is there but unusable is told apart from one missing.
+		p, err := exec.LookPath(bin)
+		if err != nil {
+			return "", notFound
+		}
+		path = p
 	}
-	return "", fmt.Errorf("%w (looked for %s): %s", ErrServerNotFound, lookedFor(bin, from), serverFix(server, bin))
+	switch why, missing := checkServerFile(path); {
+	case missing:
+		return "", notFound
+	case why != "":
+		return "", &NotAServerError{Path: path, From: from, Why: why}
+	}
+	return path, nil
 }
 
 // lookedFor names the binary looked for, and the variable that named it.
@@ -495,6 +508,10 @@ func (c *Config) checkServer() error {
 		return &ConfigError{Field: "server", Value: c.Server, Fix: "picks the binary lockbench starts, and an external Redis (" + c.urlName() + ") runs the server it runs; drop --server"}
 	case c.Backend == BackendContainer && c.Image != "" && c.Image != LocalImage:
 		return &ConfigError{Field: "server", Value: c.Server, Fix: "the container backend runs what --image " + c.Image + " holds; drop --server, or use --image " + LocalImage + " to make an image of the --server binary"}
+	case c.Backend == BackendAuto && c.Image != "" && c.Image != LocalImage:
+		// auto would run one and drop the other, depending on whether a
+		// container engine answers.
+		return &ConfigError{Field: "server", Value: c.Server, Fix: "beside --image " + c.Image + " it is ambiguous: a container runs what the image holds, the local backend the binary; drop one of them, or use --image " + LocalImage + " to make an image of the --server binary"}
 	case c.Backend == BackendContainer && c.Image == "" && c.Server != ServerRedis && c.Server != ServerValkey:
 		return &ConfigError{Field: "server", Value: c.Server, Fix: "a binary runs in a container only from an image made of it: add --image " + LocalImage}
 	case c.Backend == BackendContainer && c.Image == "":
@@ -502,8 +519,11 @@ func (c *Config) checkServer() error {
 	}
 	if _, err := findServer(c.Server, c.lookupEnv); err != nil {
 		bin, from := serverBinary(c.Server, c.lookupEnv)
-		return &ConfigError{Field: "server", Value: c.Server, Err: err,
-			Fix: fmt.Sprintf("no such binary (looked for %s); %s", lookedFor(bin, from), serverFix(c.Server, bin))}
+		fix := fmt.Sprintf("no such binary (looked for %s); %s", lookedFor(bin, from), serverFix(c.Server, bin))
+		if ns := (*NotAServerError)(nil); errors.As(err, &ns) {
+			fix = fmt.Sprintf("%s %s; %s", ns.named(), ns.Why, serverFix(c.Server, bin))
+		}
+		return &ConfigError{Field: "server", Value: c.Server, Err: err, Fix: fix}
 	}
 	return nil
 }

@@ -198,6 +198,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--profile", "mutex", "--guard", "plain", "--guard-url", "redis://h:notaport"}, `--guard-url "redis://h:notaport": field host`},
 		{[]string{"run", "--redis", "docker"}, `--redis "docker"`},
 		{[]string{"run", "--topology", "ring"}, `--topology "ring"`},
+		{[]string{"run", "--server", "/"}, `--server "/": / is a directory`},
+		{[]string{"run", "--server", "valkey", "--image", "redis:7.4"}, `--server "valkey": beside --image redis:7.4 it is ambiguous`},
 		{[]string{"run", "--redis", "local", "--redis-url", "redis://u:pw@h:1"}, "--redis-url"},
 		{[]string{"run", "stray"}, `unexpected argument "stray"`},
 		{[]string{"profiles", "show", "nope"}, "no such built-in profile"},
