@@ -115,6 +115,11 @@ type Config struct {
 	// a comma list of cluster nodes, or a redis-sentinel:// URL; see ParseURL.
 	// Empty means $REDIS_URL.
 	URL string
+	// URLFrom names where URL came from, for messages, when that is not
+	// --redis-url: "$VAR" for a variable, or words for a URL lockbench
+	// made itself (Env.URL), whose failures are then lockbench's, not bad
+	// input.
+	URLFrom string
 
 	// Server is the server binary the local backend starts and
 	// LocalImage holds (flag --server): ServerRedis ($REDIS_SERVER, else
@@ -531,10 +536,27 @@ func (c *Config) checkServer() error {
 // urlName is how messages name the URL: the flag, or $REDIS_URL when the
 // URL was read from there (the user never typed a --redis-url then).
 func (c Config) urlName() string {
-	if c.urlFromEnv {
+	switch {
+	case c.URLFrom != "":
+		return c.URLFrom
+	case c.urlFromEnv:
 		return "$" + EnvURL
 	}
 	return "--redis-url"
+}
+
+// madeURL reports whether URL is one lockbench made, not the user's.
+func (c Config) madeURL() bool {
+	return c.URLFrom != "" && !strings.HasPrefix(c.URLFrom, "$") && !strings.HasPrefix(c.URLFrom, "--")
+}
+
+// urlError is fix said of the URL: bad input naming where the user gave
+// it, or, for a URL lockbench made, a failure of lockbench's own.
+func (c Config) urlError(fix string) error {
+	if c.madeURL() {
+		return fmt.Errorf("redisenv: %s %q: %s", c.URLFrom, Redact(c.URL), fix)
+	}
+	return &ConfigError{Field: c.urlField(), Value: Redact(c.URL), Fix: fix}
 }
 
 // urlField is urlName as a ConfigError's Field.
@@ -545,6 +567,9 @@ func (c Config) urlField() string {
 // namedURLError makes a ParseURL error name where the URL came from.
 func (c Config) namedURLError(err error) error {
 	var ce *ConfigError
+	if c.madeURL() && errors.As(err, &ce) {
+		return c.urlError(ce.Fix)
+	}
 	if errors.As(err, &ce) && ce.Field == "redis-url" {
 		ce.Field = c.urlField()
 	}
