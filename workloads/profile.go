@@ -325,7 +325,7 @@ func (p Profile) Validate() error {
 		return bad("locks", p.Locks, "must be at least 1 (or popularity: per-owner)")
 	}
 	if p.Popularity != PopPerOwner && p.Locks > MaxLocks {
-		return bad("locks", p.Locks, "must be at most %d: the run keeps every lock's name in memory, and among at most %d owners so many names are never contended; for no contention use popularity per-owner", MaxLocks, MaxOwners)
+		return bad("locks", p.Locks, "must be at most %d: the run keeps every lock's name in memory, and among at most %d owners more names are almost never contended; for no contention at all use popularity per-owner", MaxLocks, MaxOwners)
 	}
 	if p.Popularity == PopZipf && !(p.ZipfS > 1) {
 		return bad("zipf_s", p.ZipfS, "must be greater than 1 (1.1 is mild skew, 2 is strong)")
