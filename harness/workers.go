@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -643,20 +642,4 @@ func CheckRunIDUnused(ctx context.Context, runID string, stores ...Store) error 
 
 // URLOf is a URL of env's Redis that another process can connect with
 // (for its environment, never its command line: it may hold a password).
-func URLOf(env *redisenv.Env) string {
-	o := env.Options()
-	if len(o.Addrs) > 1 {
-		return strings.Join(o.Addrs, ",")
-	}
-	u := url.URL{Scheme: "redis", Host: o.Addrs[0], Path: "/" + strconv.Itoa(o.DB)}
-	switch {
-	case o.Username != "":
-		u.User = url.UserPassword(o.Username, o.Password)
-	case o.Password != "":
-		u.User = url.UserPassword("", o.Password)
-	}
-	if o.TLSConfig != nil {
-		u.Scheme = "rediss"
-	}
-	return u.String()
-}
+func URLOf(env *redisenv.Env) string { return env.URL() }

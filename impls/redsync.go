@@ -18,15 +18,28 @@ import (
 // RedsyncExpiry is redsync's default mutex expiry.
 const RedsyncExpiry = 8 * time.Second
 
+// RedsyncDeadNode is why redsync on Redlock's nodes, with its defaults,
+// acquires and unlocks slowly while one node is dead, though a quorum
+// answers at once: it waits for every node's answer (actOnPoolsAsync
+// returns early only with WithFailFast), and the dead one's comes when the
+// go-redis client gives up on it (its dial retries), which redsync cuts at
+// expiry × timeout factor for an acquisition and not at all for an unlock.
+const RedsyncDeadNode = "redsync waits for every node's answer to each acquisition try and unlock (WithFailFast off, its default), " +
+	"and a dead node answers only when its go-redis client gives up on it (after its dial retries; redsync cuts a try's wait at expiry × 0.05, 400ms at the 8s expiry, an unlock's not at all), " +
+	"so the owners queue behind that wait; redsync.WithFailFast(true) returns as soon as a quorum has answered"
+
 // Redsync drives github.com/go-redsync/redsync/v4 on the one Redis (a
 // single pool, so its quorum is that node) with its defaults: 8 s expiry,
 // drift factor 0.01, and between tries the delay its LockContext uses
 // (50–250 ms at random). The tries are redsync's TryLockContext in a loop
 // bounded by the profile's wait instead of LockContext's 32 tries: a wait
-// then means the same for every implementation, a Redis error ends the
-// wait at once instead of being hidden until the last try, and the wait's
-// end never cancels a try in flight (which could leave a lock set that
-// nobody holds until its expiry).
+// then means the same for every implementation, Redis errors that deny a
+// quorum end the wait at once instead of being hidden until the last try,
+// and the wait's end never cancels a try in flight (which could leave a
+// lock set that nobody holds until its expiry).
+//
+// On Redlock's nodes, with its defaults, a dead node slows every
+// acquisition and unlock: RedsyncDeadNode says why, and what changes it.
 type Redsync struct {
 	// Nodes, when set, are client i's connections to independent
 	// primaries, one pool each: Redlock, its quorum a majority of them,
@@ -58,7 +71,7 @@ func (r Redsync) NewClient(_ context.Context, rdb redis.UniversalClient, p workl
 			pools = append(pools, goredis.NewPool(n))
 		}
 	}
-	c := &redsyncClient{rs: redsync.New(pools...), ids: newOwnerIDs("redsync")}
+	c := &redsyncClient{rs: redsync.New(pools...), ids: newOwnerIDs("redsync"), nodes: len(pools)}
 	if p.Lease.Fixed > 0 {
 		c.opts = append(c.opts, redsync.WithExpiry(p.Lease.Fixed))
 	}
@@ -66,9 +79,39 @@ func (r Redsync) NewClient(_ context.Context, rdb redis.UniversalClient, p workl
 }
 
 type redsyncClient struct {
-	rs   *redsync.Redsync
-	opts []redsync.Option
-	ids  *ownerIDs
+	rs    *redsync.Redsync
+	opts  []redsync.Option
+	ids   *ownerIDs
+	nodes int // its pools; redsync's quorum is a majority of them
+}
+
+// unreachable reports whether the nodes err says failed (a
+// *redsync.RedisError each, joined) are too many for a quorum whoever
+// holds the lock: then no try can succeed and the wait ends. Fewer, as a
+// dead node among five is, leave a quorum to win, and the owner tries
+// again as for a taken lock.
+func (c *redsyncClient) unreachable(err error) bool {
+	return redisErrorNodes(err) > c.nodes-(c.nodes/2+1)
+}
+
+// redisErrorNodes counts the *redsync.RedisError in err, joined or not.
+func redisErrorNodes(err error) int {
+	var re *redsync.RedisError
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		n := 0
+		for _, x := range e.Unwrap() {
+			n += redisErrorNodes(x)
+		}
+		return n
+	case nil:
+		return 0
+	default:
+		if errors.As(err, &re) {
+			return 1
+		}
+		return 0
+	}
 }
 
 func (c *redsyncClient) NewOwner() workloads.Owner {
@@ -108,11 +151,11 @@ func (l *redsyncLocker) Acquire(ctx context.Context, wait, _ time.Duration) (boo
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		var re *redsync.RedisError
-		if errors.As(err, &re) {
+		if l.o.c.unreachable(err) {
 			return false, err
 		}
-		// Taken: try again after redsync's own delay, within the wait.
+		// Taken, or short of a quorum with a minority of nodes failing:
+		// try again after redsync's own delay, within the wait.
 		d := retryDelay()
 		if wait > 0 {
 			left := wait - time.Since(start)

@@ -115,6 +115,11 @@ type Config struct {
 	// a comma list of cluster nodes, or a redis-sentinel:// URL; see ParseURL.
 	// Empty means $REDIS_URL.
 	URL string
+	// URLFrom names where URL came from, for messages, when that is not
+	// --redis-url: "$VAR" for a variable, or words for a URL lockbench
+	// made itself (Env.URL), whose failures are then lockbench's, not bad
+	// input.
+	URLFrom string
 
 	// Server is the server binary the local backend starts and
 	// LocalImage holds (flag --server): ServerRedis ($REDIS_SERVER, else
@@ -258,11 +263,24 @@ func FindServer(server string) (string, error) {
 
 func findServer(server string, lookupEnv func(string) (string, bool)) (string, error) {
 	bin, from := serverBinary(server, lookupEnv)
-	path, err := exec.LookPath(bin)
-	if err == nil {
-		return path, nil
+	notFound := fmt.Errorf("%w (looked for %s): %s", ErrServerNotFound, lookedFor(bin, from), serverFix(server, bin))
+	path := bin
+	if !strings.ContainsRune(bin, filepath.Separator) {
+		// A name is looked up on $PATH; a path is taken as it is, so that
+		// one that is there but unusable is told apart from one missing.
+		p, err := exec.LookPath(bin)
+		if err != nil {
+			return "", notFound
+		}
+		path = p
 	}
-	return "", fmt.Errorf("%w (looked for %s): %s", ErrServerNotFound, lookedFor(bin, from), serverFix(server, bin))
+	switch why, missing := checkServerFile(path); {
+	case missing:
+		return "", notFound
+	case why != "":
+		return "", &NotAServerError{Path: path, From: from, Why: why}
+	}
+	return path, nil
 }
 
 // lookedFor names the binary looked for, and the variable that named it.
@@ -495,6 +513,10 @@ func (c *Config) checkServer() error {
 		return &ConfigError{Field: "server", Value: c.Server, Fix: "picks the binary lockbench starts, and an external Redis (" + c.urlName() + ") runs the server it runs; drop --server"}
 	case c.Backend == BackendContainer && c.Image != "" && c.Image != LocalImage:
 		return &ConfigError{Field: "server", Value: c.Server, Fix: "the container backend runs what --image " + c.Image + " holds; drop --server, or use --image " + LocalImage + " to make an image of the --server binary"}
+	case c.Backend == BackendAuto && c.Image != "" && c.Image != LocalImage:
+		// auto would run one and drop the other, depending on whether a
+		// container engine answers.
+		return &ConfigError{Field: "server", Value: c.Server, Fix: "beside --image " + c.Image + " it is ambiguous: a container runs what the image holds, the local backend the binary; drop one of them, or use --image " + LocalImage + " to make an image of the --server binary"}
 	case c.Backend == BackendContainer && c.Image == "" && c.Server != ServerRedis && c.Server != ServerValkey:
 		return &ConfigError{Field: "server", Value: c.Server, Fix: "a binary runs in a container only from an image made of it: add --image " + LocalImage}
 	case c.Backend == BackendContainer && c.Image == "":
@@ -502,8 +524,11 @@ func (c *Config) checkServer() error {
 	}
 	if _, err := findServer(c.Server, c.lookupEnv); err != nil {
 		bin, from := serverBinary(c.Server, c.lookupEnv)
-		return &ConfigError{Field: "server", Value: c.Server, Err: err,
-			Fix: fmt.Sprintf("no such binary (looked for %s); %s", lookedFor(bin, from), serverFix(c.Server, bin))}
+		fix := fmt.Sprintf("no such binary (looked for %s); %s", lookedFor(bin, from), serverFix(c.Server, bin))
+		if ns := (*NotAServerError)(nil); errors.As(err, &ns) {
+			fix = fmt.Sprintf("%s %s; %s", ns.named(), ns.Why, serverFix(c.Server, bin))
+		}
+		return &ConfigError{Field: "server", Value: c.Server, Err: err, Fix: fix}
 	}
 	return nil
 }
@@ -511,10 +536,27 @@ func (c *Config) checkServer() error {
 // urlName is how messages name the URL: the flag, or $REDIS_URL when the
 // URL was read from there (the user never typed a --redis-url then).
 func (c Config) urlName() string {
-	if c.urlFromEnv {
+	switch {
+	case c.URLFrom != "":
+		return c.URLFrom
+	case c.urlFromEnv:
 		return "$" + EnvURL
 	}
 	return "--redis-url"
+}
+
+// madeURL reports whether URL is one lockbench made, not the user's.
+func (c Config) madeURL() bool {
+	return c.URLFrom != "" && !strings.HasPrefix(c.URLFrom, "$") && !strings.HasPrefix(c.URLFrom, "--")
+}
+
+// urlError is fix said of the URL: bad input naming where the user gave
+// it, or, for a URL lockbench made, a failure of lockbench's own.
+func (c Config) urlError(fix string) error {
+	if c.madeURL() {
+		return fmt.Errorf("redisenv: %s %q: %s", c.URLFrom, Redact(c.URL), fix)
+	}
+	return &ConfigError{Field: c.urlField(), Value: Redact(c.URL), Fix: fix}
 }
 
 // urlField is urlName as a ConfigError's Field.
@@ -525,6 +567,9 @@ func (c Config) urlField() string {
 // namedURLError makes a ParseURL error name where the URL came from.
 func (c Config) namedURLError(err error) error {
 	var ce *ConfigError
+	if c.madeURL() && errors.As(err, &ce) {
+		return c.urlError(ce.Fix)
+	}
 	if errors.As(err, &ce) && ce.Field == "redis-url" {
 		ce.Field = c.urlField()
 	}

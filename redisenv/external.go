@@ -30,8 +30,11 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 	case cfg.Topology != TopologySingle && cfg.Topology != TopologyCluster:
 		return &ConfigError{Field: "topology", Value: string(cfg.Topology), Fix: "an external Redis has the topology it has; drop --topology with --redis-url"}
 	}
-	if opts.IsClusterMode {
+	switch {
+	case opts.IsClusterMode:
 		e.topology = TopologyCluster
+	case opts.MasterName != "":
+		e.topology = TopologySentinel // results say how it was reached
 	}
 	if opts.DialTimeout == 0 {
 		opts.DialTimeout = cfg.DialTimeout
@@ -42,7 +45,7 @@ func (e *Env) connectExternal(ctx context.Context, cfg Config) error {
 		e.nodes = append(e.nodes, externalNode{addr: a})
 	}
 	bad := func(format string, args ...any) error {
-		return &ConfigError{Field: cfg.urlField(), Value: Redact(cfg.URL), Fix: fmt.Sprintf(format, args...)}
+		return cfg.urlError(fmt.Sprintf(format, args...))
 	}
 
 	if opts.TLSConfig != nil && !opts.IsClusterMode && opts.MasterName == "" {

@@ -37,7 +37,7 @@ func (e *Env) startLocalSentinels(ctx context.Context, cfg Config, bin, dir stri
 	if down <= 0 {
 		down = DefaultSentinelDownAfter
 	}
-	_, password := cfg.serverPassword()
+	raw, password := cfg.serverPassword()
 	var addrs []string
 	for i := range sentinels {
 		directives := []string{
@@ -49,7 +49,8 @@ func (e *Env) startLocalSentinels(ctx context.Context, cfg Config, bin, dir stri
 			fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
 		}
 		if password != "" {
-			directives = append(directives, fmt.Sprintf("sentinel auth-pass %s %s", SentinelMaster, password))
+			// As written in ServerArgs: quoted there, it is quoted here.
+			directives = append(directives, fmt.Sprintf("sentinel auth-pass %s %s", SentinelMaster, raw))
 		}
 		n := &localNode{
 			name:         "sentinel" + strconv.Itoa(i+1),

@@ -1,7 +1,11 @@
 package redisenv_test
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/lockbench/lockbench/redisenv"
@@ -25,6 +29,8 @@ func TestServerRefused(t *testing.T) {
 			[]string{`--server "redis"`, "drop --server"}},
 		{"beside an image", redisenv.Config{Backend: redisenv.BackendContainer, Image: "redis:7.4", Server: "redis"},
 			[]string{"runs what --image redis:7.4 holds", "--image local"}},
+		{"beside an image under auto", redisenv.Config{Server: "valkey", Image: "redis:7.4"},
+			[]string{`--server "valkey": beside --image redis:7.4 it is ambiguous`, "drop one of them"}},
 		{"a path in a container", redisenv.Config{Backend: redisenv.BackendContainer, Server: "/usr/bin/redis-server"},
 			[]string{"add --image local"}},
 	} {
@@ -33,6 +39,58 @@ func TestServerRefused(t *testing.T) {
 	// A server named by name picks its own image.
 	if err := (redisenv.Config{Backend: redisenv.BackendContainer, Server: "valkey"}).Validate(); err != nil {
 		t.Errorf("--redis container --server valkey: %v", err)
+	}
+}
+
+// TestServerBinaryChecked: a --server that exists but is no server is
+// refused before anything starts, each case saying what is wrong with it:
+// a directory and a file that is not executable are not "missing", and a
+// program that does not answer --version as a server does would start and
+// exit (or never listen).
+func TestServerBinaryChecked(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	silent := write("silent", "#!/bin/sh\nexit 0\n", 0o755)
+	other := write("other", "#!/bin/sh\necho 'other-tool 1.0'\n", 0o755)
+	failing := write("failing", "#!/bin/sh\nexit 3\n", 0o755)
+	plain := write("plain", "not a program\n", 0o644)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lookalike := write("lookalike", "#!/bin/sh\necho 'Redis server v=7.0.15 sha=00000000:0 malloc=libc bits=64'\n", 0o755)
+	for _, tc := range []struct {
+		server string
+		want   string
+	}{
+		{dir, dir + " is a directory; name a server"},
+		{plain, plain + " is not executable (mode -rw-r--r--)"},
+		{fifo, fifo + " is not a regular file but a named pipe"},
+		{silent, silent + ` answered --version with nothing, where a server answers "Redis server v=…" or "Valkey server v=…"`},
+		{other, other + ` answered --version with "other-tool 1.0"`},
+		{failing, failing + " failed to answer --version (exit status 3)"},
+		{filepath.Join(dir, "absent"), "no such binary"},
+	} {
+		err := redisenv.Config{Backend: redisenv.BackendLocal, Server: tc.server}.Validate()
+		requireConfigError(t, tc.server, err, `--server "`+tc.server+`": `+tc.want)
+	}
+	// $REDIS_SERVER is checked alike, and named.
+	t.Setenv(redisenv.EnvServer, dir)
+	requireConfigError(t, "$REDIS_SERVER", redisenv.Config{Backend: redisenv.BackendLocal, Server: "redis"}.Validate(),
+		dir+" (from $REDIS_SERVER) is a directory")
+	if _, err := redisenv.FindServer("redis"); !errors.Is(err, redisenv.ErrNotAServer) {
+		t.Errorf("FindServer with $REDIS_SERVER a directory: %v, want ErrNotAServer", err)
+	}
+	// A program that answers as a server does passes the check (whether
+	// it then serves is the start's to find out).
+	if err := (redisenv.Config{Backend: redisenv.BackendLocal, Server: lookalike}).Validate(); err != nil {
+		t.Errorf("a binary answering as redis-server: %v", err)
 	}
 }
 

@@ -295,3 +295,48 @@ func Redact(raw string) string {
 	b.WriteString(tail)
 	return b.String()
 }
+
+// URL is a URL of e's Redis that another process connects with as e's own
+// clients do, ParseURL's inverse: through its Sentinels (redis-sentinel://
+// with master_name) on the sentinel topology, by a cluster's seeds, else to
+// its primary; with the passwords it needs. It is for a process's
+// environment, never a command line, for it may hold a password. Options
+// a URL cannot carry (a TLS config's certificates) are not in it.
+func (e *Env) URL() string { return optionsURL(e.Options()) }
+
+func optionsURL(o *redis.UniversalOptions) string {
+	u := url.URL{Scheme: "redis", Host: strings.Join(o.Addrs, ",")}
+	if o.TLSConfig != nil {
+		u.Scheme = "rediss"
+	}
+	q := url.Values{}
+	switch {
+	case o.MasterName != "":
+		// The userinfo is the Sentinels', the query the primary's.
+		u.Scheme += "-sentinel"
+		u.User = userinfo(o.SentinelUsername, o.SentinelPassword)
+		u.Path = "/" + strconv.Itoa(o.DB)
+		q.Set("master_name", o.MasterName)
+		if o.Username != "" {
+			q.Set("username", o.Username)
+		}
+		if o.Password != "" {
+			q.Set("password", o.Password)
+		}
+	case len(o.Addrs) > 1:
+		u.User = userinfo(o.Username, o.Password) // a cluster has database 0 only
+	default:
+		u.User = userinfo(o.Username, o.Password)
+		u.Path = "/" + strconv.Itoa(o.DB)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// userinfo is a URL's user and password, nil when there is neither.
+func userinfo(user, password string) *url.Userinfo {
+	if user == "" && password == "" {
+		return nil
+	}
+	return url.UserPassword(user, password)
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"slices"
@@ -81,8 +82,8 @@ func mitigationBlocks(m *results.MitigationMatrix, ch *charts) []block {
 	p, err := plots.Mitigations("What happened, per scenario and mitigation", m)
 	bl = append(bl, ch.add("mitigations", "the matrix as a grid: each cell coloured by what happened, with its lost updates", p, err)...)
 	if len(m.Costs) > 0 {
-		bl = append(bl, heading{level: 4, text: "Cost: a healthy run (mutex, primary and replica, guarded counter on; Redlock on its five nodes), and the same with the replica (Redlock: one node) killed"},
-			costTable(m))
+		bl = append(bl, heading{level: 4, text: "Cost: a healthy run (mutex, primary and replica, guarded counter on; Redlock on its five nodes), and the same with the replica (Redlock: one node) killed"})
+		bl = append(bl, costBlocks(m, "")...)
 	}
 	if why := expectedLines(m); len(why) > 0 {
 		bl = append(bl, heading{level: 4, text: "Expected verdicts"}, bullets{items: why})
@@ -308,16 +309,40 @@ func expectedLines(m *results.MitigationMatrix) []string {
 	return out
 }
 
+// costBlocks are the cost table and, under it, the cause of each figure
+// far below its healthy run's, marked beside the figure.
+func costBlocks(m *results.MitigationMatrix, indent string) []block {
+	t, causes := costTable(m)
+	t.indent = indent
+	bl := []block{t}
+	for _, c := range causes {
+		bl = append(bl, para{class: "note", text: indent + c})
+	}
+	return bl
+}
+
+// causeMarks mark a cost figure whose cause is said under the table.
+var causeMarks = []string{"ᵃ", "ᵇ", "ᶜ", "ᵈ", "ᵉ", "ᶠ", "ᵍ", "ʰ", "ⁱ", "ʲ", "ᵏ", "ˡ", "ᵐ"}
+
 // costTable is each mitigation's healthy run, and the same workload with
-// the replica stopped: what it still grants, and what it refuses.
-func costTable(m *results.MitigationMatrix) table {
+// the replica stopped: what it still grants, and what it refuses; and
+// the causes of the figures far below healthy, marked.
+func costTable(m *results.MitigationMatrix) (table, []string) {
 	t := table{right: true, head: []string{"mitigation", "ops/s", "acquire p50", "acquire p99",
 		"replica (one node) down: ops/s", "attempts", "refused", "failed", ""}}
+	var causes []string
 	for _, c := range m.Costs {
 		row := []cell{plain(c.Mitigation), plain(results.CommasFloat(c.OpsPerSec)),
 			plain(results.FormatUs(c.AcquireP50Us)), plain(results.FormatUs(c.AcquireP99Us))}
 		if d := c.ReplicaDown; d != nil {
-			row = append(row, plain(results.CommasFloat(d.OpsPerSec)), plain(results.Commas(d.Attempts)),
+			ops := results.CommasFloat(d.OpsPerSec)
+			if d.Cause != "" || d.FarBelow(c) {
+				mark := causeMarks[len(causes)%len(causeMarks)]
+				ops += " " + mark
+				causes = append(causes, fmt.Sprintf("%s %s: %s ops/s (healthy %s): %s", mark, c.Mitigation,
+					results.CommasFloat(d.OpsPerSec), results.CommasFloat(c.OpsPerSec), cmp.Or(d.Cause, "its cause was not recorded")))
+			}
+			row = append(row, plain(ops), plain(results.Commas(d.Attempts)),
 				plain(share(d.Refused, d.Attempts)), plain(share(d.Failed, d.Attempts)))
 		} else {
 			row = append(row, plain("—"), plain("—"), plain("—"), plain("—"))
@@ -328,7 +353,7 @@ func costTable(m *results.MitigationMatrix) table {
 		}
 		t.rows = append(t.rows, append(row, mark))
 	}
-	return t
+	return t, causes
 }
 
 // share is n of the attempts with its share: "1,138 (96.4%)", or "0".

@@ -280,6 +280,48 @@ func TestMitigationCosts(t *testing.T) {
 	}
 }
 
+// TestMitigationCostCauses: a figure far below its healthy run's is
+// marked beside it and its cause said under the table, in the terminal
+// and the HTML alike; a far-below figure with no cause recorded says so.
+func TestMitigationCostCauses(t *testing.T) {
+	m := readFixture(t)
+	const cause = "1,204 of 1,204 acquisitions refused: no replica is up to acknowledge the WAIT"
+	withCause, without, near := -1, -1, -1
+	for i, c := range m.Costs {
+		switch d := c.ReplicaDown; {
+		case d == nil:
+		case d.FarBelow(c) && withCause < 0:
+			withCause = i
+			m.Costs[i].ReplicaDown.Cause = cause
+		case d.FarBelow(c):
+			without = i
+		case near < 0:
+			near = i
+		}
+	}
+	if withCause < 0 || without < 0 || near < 0 {
+		t.Fatalf("the fixture needs two rows far below healthy and one near it: %+v", m.Costs)
+	}
+	out := mitigationSummary(m)
+	_, page := renderMatrix(t, m)
+	page = html.UnescapeString(page)
+	first, second := m.Costs[withCause], m.Costs[without]
+	for what, text := range map[string]string{"terminal": out, "html": page} {
+		for _, want := range []string{
+			"ᵃ " + first.Mitigation + ": " + results.CommasFloat(first.ReplicaDown.OpsPerSec) + " ops/s (healthy " + results.CommasFloat(first.OpsPerSec) + "): " + cause,
+			"ᵇ " + second.Mitigation + ": " + results.CommasFloat(second.ReplicaDown.OpsPerSec) + " ops/s (healthy " + results.CommasFloat(second.OpsPerSec) + "): its cause was not recorded",
+			results.CommasFloat(first.ReplicaDown.OpsPerSec) + " ᵃ",
+		} {
+			if strings.Count(text, want) != 1 {
+				t.Errorf("%s: %q appears %d times, want once", what, want, strings.Count(text, want))
+			}
+		}
+		if strings.Contains(text, results.CommasFloat(m.Costs[near].ReplicaDown.OpsPerSec)+" ᶜ") {
+			t.Errorf("%s: %s, near its healthy run, is marked", what, m.Costs[near].Mitigation)
+		}
+	}
+}
+
 // TestMitigationSummaryFitsATerminal: the terminal matrix is transposed,
 // a line per mitigation, narrow enough for a terminal; a cell not as
 // expected is marked and listed, each skip reason is written once.

@@ -249,9 +249,8 @@ func WriteMitigationSummary(w io.Writer, m *results.MitigationMatrix) error {
 		bl = append(bl, para{text: "  " + n})
 	}
 	if len(m.Costs) > 0 {
-		ct := costTable(m)
-		ct.indent = "  "
-		bl = append(bl, para{text: "cost on a healthy run (mutex, primary and replica; Redlock on its five nodes), and with the replica (Redlock: one node) killed:"}, ct)
+		bl = append(bl, para{text: "cost on a healthy run (mutex, primary and replica; Redlock on its five nodes), and with the replica (Redlock: one node) killed:"})
+		bl = append(bl, costBlocks(m, "  ")...)
 	}
 	if m.Server != "" {
 		bl = append(bl, para{text: "server: " + m.Server})

@@ -75,6 +75,7 @@ type MitigationCost struct {
 	OpsPerSec    float64 `json:"ops_per_s"`
 	AcquireP50Us float64 `json:"acquire_p50_us"`
 	AcquireP99Us float64 `json:"acquire_p99_us"`
+	ReleaseP50Us float64 `json:"release_p50_us,omitempty"`
 	Lost         int64   `json:"lost_updates"`
 	Violations   int64   `json:"violations"`
 	// ReplicaDown is the same workload run again with the replica
@@ -92,6 +93,23 @@ type ReplicaDownCost struct {
 	Attempts int64 `json:"attempts"`
 	Refused  int64 `json:"refused"`
 	Failed   int64 `json:"failed"`
+	// AcquireP50Us and ReleaseP50Us are the run's medians, beside the
+	// healthy run's.
+	AcquireP50Us float64 `json:"acquire_p50_us,omitempty"`
+	ReleaseP50Us float64 `json:"release_p50_us,omitempty"`
+	// Cause says why OpsPerSec fell far below the healthy run's, read
+	// from the run's figures; empty where it did not.
+	Cause string `json:"cause,omitempty"`
+}
+
+// CostFarBelow is how many times under its healthy run's throughput a
+// run with the replica (Redlock: a node) down must fall for its cause to
+// be given, and missing one to be a problem.
+const CostFarBelow = 4
+
+// FarBelow reports whether d ran far below the healthy run c.
+func (d ReplicaDownCost) FarBelow(c MitigationCost) bool {
+	return d.OpsPerSec*CostFarBelow < c.OpsPerSec
 }
 
 // OK reports whether every cell met its expectation and every healthy run

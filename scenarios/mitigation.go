@@ -541,6 +541,7 @@ func runCost(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi 
 		if l, ok := res.Latency[results.AcquireAll]; ok {
 			c.AcquireP50Us, c.AcquireP99Us = l.P50, l.P99
 		}
+		c.ReleaseP50Us = res.Latency[latencyRelease].P50
 		c.Violations = res.Safety.Violations
 		if g := res.Guard; g == nil || results.NoWrites(g.Written, g.Accepted) {
 			problems = append(problems, "no write reached the guarded counter: its 0 lost updates measure nothing")
@@ -558,16 +559,63 @@ func runCost(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi 
 		}
 		if down != nil {
 			refused := down.Errors[results.ErrRefused.String()]
-			c.ReplicaDown = &results.ReplicaDownCost{Seconds: down.Measured, OpsPerSec: down.Throughput.OpsPerSec,
+			d := &results.ReplicaDownCost{Seconds: down.Measured, OpsPerSec: down.Throughput.OpsPerSec,
 				Attempts: down.Throughput.Attempts, Refused: refused,
-				Failed: down.ErrorCount() - refused - down.Errors[results.ErrTimeout.String()]}
+				Failed:       down.ErrorCount() - refused - down.Errors[results.ErrTimeout.String()],
+				AcquireP50Us: down.Latency[results.AcquireAll].P50, ReleaseP50Us: down.Latency[latencyRelease].P50}
+			c.ReplicaDown = d
 			if down.Safety.Violations != 0 {
 				problems = append(problems, "replica down: "+results.Count(down.Safety.Violations, "violation"))
+			}
+			if res != nil && d.FarBelow(c) {
+				var known bool
+				if d.Cause, known = downCause(mi, c, *d, down); !known {
+					problems = append(problems, "replica down: "+d.Cause)
+				}
 			}
 		}
 	}
 	c.Problem = strings.Join(problems, "; ")
 	return c
+}
+
+// latencyRelease is the result's latency of releases.
+const latencyRelease = "release"
+
+// downCause says why mitigation mi's run with the replica (Redlock: one
+// node) down ran far below its healthy run c, read from the run's own
+// figures: refused acquisitions, failed ones, or slower acquisitions and
+// releases, with why where the mitigation's library explains them. known
+// is false when nothing in the figures does: an unexplained cost.
+func downCause(mi Mitigation, c results.MitigationCost, d results.ReplicaDownCost, down *results.Result) (cause string, known bool) {
+	half := func(n int64) bool { return d.Attempts > 0 && 2*n >= d.Attempts }
+	slower := func(down, healthy float64) bool { return healthy > 0 && down >= results.CostFarBelow*healthy }
+	switch {
+	case half(d.Refused):
+		why := "refused by the mitigation"
+		switch {
+		case mi.MinAcks:
+			why = "no replica is up to acknowledge the WAIT each acquisition needs (min-acks 1), so each is given back"
+		case mi.MinReplicas:
+			why = "the primary refuses writes while no replica is connected (min-replicas-to-write 1)"
+		}
+		return fmt.Sprintf("%s of %s refused: %s", results.Commas(d.Refused), results.Count(d.Attempts, "acquisition"), why), true
+	case half(d.Failed):
+		why := ""
+		if len(down.ErrorMessages) > 0 {
+			why = ": " + down.ErrorMessages[0].Message
+		}
+		return fmt.Sprintf("%s of %s failed%s", results.Commas(d.Failed), results.Count(d.Attempts, "acquisition"), why), true
+	case slower(d.AcquireP50Us, c.AcquireP50Us) || slower(d.ReleaseP50Us, c.ReleaseP50Us):
+		cause = fmt.Sprintf("acquisitions took %s and releases %s at the median (healthy: %s and %s)",
+			results.FormatUs(d.AcquireP50Us), results.FormatUs(d.ReleaseP50Us), results.FormatUs(c.AcquireP50Us), results.FormatUs(c.ReleaseP50Us))
+		if mi.Redlock {
+			cause += ": " + impls.RedsyncDeadNode
+		}
+		return cause, true
+	}
+	return fmt.Sprintf("%s ops/s against %s healthy, and no refusal, failure or slower acquisition or release explains it",
+		results.CommasFloat(d.OpsPerSec), results.CommasFloat(c.OpsPerSec)), false
 }
 
 // costRun is one healthy run of mitigation mi; replicaDown kills the
@@ -585,8 +633,15 @@ func costRun(ctx context.Context, o Options, mo MitigationOptions, t Timing, mi 
 		name += "-replica-down"
 		plan = func(Timing, *rand.Rand) []Planned {
 			if mi.Redlock {
+				// Its clients' links to it refuse too, as a dead
+				// server's port does: up, a proxy would accept each
+				// dial and drop it, and go-redis would retry the
+				// command on a fresh one (about half a second) where a
+				// refused dial fails in one dial retry.
 				return []Planned{{At: 0, For: dur + 5*time.Second, Kind: "kill", Target: "redlock:node-1", Detail: "SIGKILL one of the five nodes for the whole run, restart after",
-					build: func(r *rig) faults.Fault { return faults.Kill(r.redlock.nodes[0].Primary()) }}}
+					build: func(r *rig) faults.Fault { return faults.Kill(r.redlock.nodes[0].Primary()) }},
+					{At: 0, For: dur + 5*time.Second, Kind: "down", Target: "redlock:node-1 links", Detail: "every client's link to the killed node refuses, as its port would",
+						build: func(r *rig) faults.Fault { return faults.Down("redlock:node-1 links", r.redlock.linksTo(0)) }}}
 			}
 			return []Planned{{At: 0, For: dur + 5*time.Second, Kind: "kill", Target: "redis:replica", Detail: "SIGKILL the replica for the whole run, restart after",
 				build: func(r *rig) faults.Fault { return faults.Kill(r.env.Replica()) }}}

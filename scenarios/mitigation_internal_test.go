@@ -78,3 +78,59 @@ func TestCellNeedsWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestDownCause: a cost figure far below its healthy run's gets its
+// cause from the run's own figures, the first that explains it:
+// refusals (and the mitigation's reason for them), failures (and their
+// message), or slower acquisitions and releases (with redsync's reason on
+// Redlock); figures that explain nothing are reported unexplained.
+func TestDownCause(t *testing.T) {
+	healthy := results.MitigationCost{OpsPerSec: 500, AcquireP50Us: 600, ReleaseP50Us: 700}
+	mi := func(name string) Mitigation {
+		return Mitigations[slices.IndexFunc(Mitigations, func(m Mitigation) bool { return m.Name == name })]
+	}
+	for _, tc := range []struct {
+		name  string
+		mi    Mitigation
+		down  results.ReplicaDownCost
+		msg   string
+		want  []string
+		known bool
+	}{
+		{"min-acks refused", mi("min-acks"), results.ReplicaDownCost{OpsPerSec: 0, Attempts: 3, Refused: 3},
+			"", []string{"3 of 3 acquisitions refused", "min-acks 1"}, true},
+		{"min-replicas refused", mi("min-replicas"), results.ReplicaDownCost{OpsPerSec: 1, Attempts: 100, Refused: 96, Failed: 4},
+			"", []string{"96 of 100 acquisitions refused", "min-replicas-to-write 1"}, true},
+		{"failed", mi("none"), results.ReplicaDownCost{OpsPerSec: 2, Attempts: 10, Failed: 9},
+			"dial tcp: connection refused", []string{"9 of 10 acquisitions failed: dial tcp: connection refused"}, true},
+		{"redlock waits for the dead node", mi("redlock"), results.ReplicaDownCost{OpsPerSec: 4.5, Attempts: 23, AcquireP50Us: 844_000, ReleaseP50Us: 105_000},
+			"", []string{"acquisitions took 844.00ms and releases 105.00ms at the median (healthy: 600.0µs and 700.0µs)", "WithFailFast(true)"}, true},
+		{"slower, no library to blame", mi("none"), results.ReplicaDownCost{OpsPerSec: 4.5, Attempts: 23, AcquireP50Us: 844_000, ReleaseP50Us: 700},
+			"", []string{"acquisitions took 844.00ms"}, true},
+		{"unexplained", mi("none"), results.ReplicaDownCost{OpsPerSec: 4.5, Attempts: 23, AcquireP50Us: 700, ReleaseP50Us: 800},
+			"", []string{"4.5 ops/s against 500.0 healthy, and no refusal, failure or slower acquisition or release explains it"}, false},
+	} {
+		if !tc.down.FarBelow(healthy) {
+			t.Fatalf("%s: %v ops/s is not far below %v", tc.name, tc.down.OpsPerSec, healthy.OpsPerSec)
+		}
+		res := &results.Result{}
+		if tc.msg != "" {
+			res.ErrorMessages = []results.ErrorMessage{{Class: "conn", Message: tc.msg, Count: tc.down.Failed}}
+		}
+		cause, known := downCause(tc.mi, healthy, tc.down, res)
+		if known != tc.known {
+			t.Errorf("%s: known %v, want %v (%q)", tc.name, known, tc.known, cause)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(cause, w) {
+				t.Errorf("%s: cause %q does not say %q", tc.name, cause, w)
+			}
+		}
+		if tc.mi.Redlock != strings.Contains(cause, "redsync") {
+			t.Errorf("%s: cause %q names redsync %v, want %v", tc.name, cause, !tc.mi.Redlock, tc.mi.Redlock)
+		}
+	}
+	if (results.ReplicaDownCost{OpsPerSec: 200}).FarBelow(healthy) {
+		t.Error("200 ops/s against 500 is far below")
+	}
+}

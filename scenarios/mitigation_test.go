@@ -63,6 +63,18 @@ func TestMitigationMatrix(t *testing.T) {
 	if len(m.Costs) != want {
 		t.Errorf("%d healthy runs, want one per mitigation but Redisson's (%d)", len(m.Costs), want)
 	}
+	// A figure far below healthy comes with its cause: the refusals of
+	// min-acks and min-replicas, and redsync waiting for Redlock's dead
+	// node.
+	for _, c := range m.Costs {
+		d := c.ReplicaDown
+		if d == nil || !d.FarBelow(c) {
+			continue
+		}
+		if d.Cause == "" || c.Mitigation == "redlock" && !strings.Contains(d.Cause, "WithFailFast(true)") {
+			t.Errorf("%s: %.1f ops/s with the replica (one node) down against %.1f healthy, cause %q", c.Mitigation, d.OpsPerSec, c.OpsPerSec, d.Cause)
+		}
+	}
 	if c, ok := m.Cell("lease-expiry", "redisson"); ok && c.Skipped == "" && (c.Lost == 0 || !c.OK) {
 		t.Errorf("lease-expiry × redisson: %+v; want lost updates", c)
 	}

@@ -59,11 +59,7 @@ func nodeRestartEnd(t Timing) time.Duration   { return t.Watchdog * 5 / 6 }
 func nodeRestartPlan(cut bool) func(Timing, *rand.Rand) []Planned {
 	return redlockNodePlan(cut, "kill", func(Timing) string { return "SIGKILL, restarted at once without persistence, empty" },
 		func(r *rig, _ Timing) faults.Fault {
-			var links []*faults.Proxy
-			for _, l := range r.redlock.links {
-				links = append(links, l[0])
-			}
-			return faults.WithProxiesDown(faults.KillRestart(r.redlock.nodes[0].Primary()), links)
+			return faults.WithProxiesDown(faults.KillRestart(r.redlock.nodes[0].Primary()), r.redlock.linksTo(0))
 		})
 }
 

@@ -103,6 +103,15 @@ func (s *redlockSet) addrs() string {
 	return strings.Join(a, ",")
 }
 
+// linksTo are every client's links to node j.
+func (s *redlockSet) linksTo(j int) []*faults.Proxy {
+	var links []*faults.Proxy
+	for _, l := range s.links {
+		links = append(links, l[j])
+	}
+	return links
+}
+
 // clientPools are client c's connections, one per node (impls.Redsync's
 // Nodes).
 func (s *redlockSet) clientPools(c int) []redis.UniversalClient { return s.pools[c] }

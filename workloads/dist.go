@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,10 +34,26 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, nil
 	}
 	v, err := time.ParseDuration(s)
+	if err != nil && durationSyntax.MatchString(s) {
+		return 0, &durationRangeError{s}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a duration (write e.g. 250ms, 30s, 1m)", s)
 	}
 	return v, nil
+}
+
+// durationSyntax is what time.ParseDuration reads; a string of that form
+// it refuses is out of its range.
+var durationSyntax = regexp.MustCompile(`^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
+// durationRangeError is a duration longer than a time.Duration holds
+// (about 292 years). A field with a bound of its own says that bound
+// instead (fieldDecodeError).
+type durationRangeError struct{ s string }
+
+func (e *durationRangeError) Error() string {
+	return fmt.Sprintf("%q is longer than any duration can be (at most %v)", e.s, fmtHours(time.Duration(math.MaxInt64).Truncate(time.Hour)))
 }
 
 // DistKind is the shape of a DurationDist.

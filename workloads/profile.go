@@ -168,6 +168,40 @@ func (p Profile) Summary() string {
 	return b.String()
 }
 
+// The bounds of a run's size and length. Each is what a run can hold:
+// Validate refuses a profile past one, naming the field and the reason.
+const (
+	// MaxOwners bounds clients × owners: each owner is a goroutine with
+	// its own identity and records.
+	MaxOwners = 100_000
+	// MaxLocks bounds locks: the run keeps every lock's name in memory
+	// (about 60 bytes each, and zipf draws over all of them), and past a
+	// million names, among at most MaxOwners owners, owners almost never
+	// meet on one, which per-owner popularity says outright.
+	MaxLocks = 1_000_000
+	// MaxRunTime bounds warmup and duration together: the run's interval
+	// log grows by about 16 KB a second and merge and report read at most
+	// infile.HistLog (2 GiB) of one, about a day and a half.
+	MaxRunTime = 24 * time.Hour
+	// MaxRate bounds the open-loop rate: every operation is at least one
+	// Redis round trip, and a Redis serves some hundred thousand commands
+	// a second, so a schedule past ten million a second measures nothing
+	// but its own backlog.
+	MaxRate = 10_000_000
+)
+
+// runTimeFix is why duration and warmup are bounded, for both the
+// parser (a value past any duration) and Validate.
+var runTimeFix = fmt.Sprintf("warmup and duration together must be at most %v: the run's interval log grows about 16 KB a second and merge and report read at most 2 GiB of it; split a longer run into several", fmtHours(MaxRunTime))
+
+// fmtHours writes d as "24h" rather than time.Duration's "24h0m0s".
+func fmtHours(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
+}
+
 // FieldError is bad profile input: which field, the value, and the fix.
 // CLIs exit 2 on it (IsUsage).
 type FieldError struct {
@@ -279,8 +313,8 @@ func (p Profile) Validate() error {
 	if p.Owners < 1 {
 		return bad("owners", p.Owners, "must be at least 1 owner per client")
 	}
-	if p.Clients > 100_000 || p.Owners > 100_000 || p.TotalOwners() > 100_000 {
-		return bad("owners", p.TotalOwners(), "clients × owners must be at most 100000")
+	if p.Clients > MaxOwners || p.Owners > MaxOwners || p.TotalOwners() > MaxOwners {
+		return bad("owners", p.TotalOwners(), "clients × owners must be at most %d", MaxOwners)
 	}
 	switch p.Popularity {
 	case PopUniform, PopZipf, PopPerOwner:
@@ -289,6 +323,9 @@ func (p Profile) Validate() error {
 	}
 	if p.Popularity != PopPerOwner && p.Locks < 1 {
 		return bad("locks", p.Locks, "must be at least 1 (or popularity: per-owner)")
+	}
+	if p.Popularity != PopPerOwner && p.Locks > MaxLocks {
+		return bad("locks", p.Locks, "must be at most %d: the run keeps every lock's name in memory, and among at most %d owners more names are almost never contended; for no contention at all use popularity per-owner", MaxLocks, MaxOwners)
 	}
 	if p.Popularity == PopZipf && !(p.ZipfS > 1) {
 		return bad("zipf_s", p.ZipfS, "must be greater than 1 (1.1 is mild skew, 2 is strong)")
@@ -320,8 +357,26 @@ func (p Profile) Validate() error {
 	if p.Warmup < 0 {
 		return bad("warmup", time.Duration(p.Warmup).String(), "must not be negative (0: no warmup)")
 	}
+	if p.Duration > Duration(MaxRunTime) {
+		return bad("duration", time.Duration(p.Duration).String(), "%s", runTimeFix)
+	}
+	if p.Warmup > Duration(MaxRunTime)-p.Duration {
+		return bad("warmup", time.Duration(p.Warmup).String(), "%s (duration is %v)", runTimeFix, time.Duration(p.Duration))
+	}
 	if p.Rate < 0 {
 		return bad("rate", p.Rate, "must not be negative (0: closed loop)")
+	}
+	if p.Rate > MaxRate {
+		return bad("rate", p.Rate, "must be at most %d ops/s: every operation is at least one Redis round trip, so a faster schedule only builds a backlog", MaxRate)
+	}
+	// The least rate schedules an operation within the run: less measures
+	// nothing. It also keeps an owner's slot interval (clients × owners /
+	// rate) within what a time.Duration holds.
+	if p.Rate > 0 && p.Duration > 0 && p.Rate*time.Duration(p.Duration).Seconds() < 1 {
+		return bad("rate", p.Rate, "schedules less than one operation in the run's duration (%v); the least rate is 1/duration, %.3g ops/s", time.Duration(p.Duration), 1/time.Duration(p.Duration).Seconds())
+	}
+	if p.Rate > 0 && p.Duration == 0 && float64(p.Ops)/p.Rate > MaxRunTime.Seconds() {
+		return bad("rate", p.Rate, "schedules ops %d over more than %s; raise rate, lower ops, or set duration", p.Ops, fmtHours(MaxRunTime))
 	}
 	if p.Rate > 0 && p.Think.Mean() > 0 {
 		return bad("think", p.Think.String(), "an open-loop run (rate > 0) paces by its schedule; set think: 0 or rate: 0")

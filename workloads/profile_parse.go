@@ -282,6 +282,9 @@ func unknownField(k, where string) error {
 // decoders' type-mismatch messages into what the field wants.
 func fieldDecodeError(k, val string, f reflect.Value, err error) error {
 	msg := err.Error()
+	if re := (*durationRangeError)(nil); errors.As(err, &re) && (k == "duration" || k == "warmup") {
+		return &FieldError{Field: k, Value: fmt.Sprintf("%q", val), Fix: runTimeFix}
+	}
 	if _, custom := f.Addr().Interface().(encoding.TextUnmarshaler); custom {
 		// Its own message says what it wants, unless the decoder refused
 		// the value's type before asking it (a number for a duration).

@@ -297,6 +297,17 @@ func TestBadInput(t *testing.T) {
 		{"duplicate key", "owners: 2\nhold: 1ms\nowners: 3", ".yaml", "owners"},
 		{"duplicate key (JSON)", `{"owners": 2, "owners": 3}`, ".json", "owners"},
 		{"duplicate depth key", "depth: {1: 0.5, 1: 0.5}", ".yaml", "1"},
+		{"locks past the int64 a slice takes", "locks: 99999999999999", ".yaml", "locks"},
+		{"locks past the bound", "locks: 1000001", ".yaml", "locks"},
+		{"locks past the bound, zipf (JSON)", `{"popularity": "zipf", "locks": 100000000}`, ".json", "locks"},
+		{"rate past the bound", "rate: 1e308\nthink: 0", ".yaml", "rate"},
+		{"rate under one operation in the run", "rate: 1e-300\nthink: 0", ".yaml", "rate"},
+		{"rate under one operation in the run (JSON)", `{"rate": 0.1, "think": "0", "duration": "5s"}`, ".json", "rate"},
+		{"rate too slow for its ops", "rate: 1e-300\nthink: 0\nduration: 0\nops: 5", ".yaml", "rate"},
+		{"duration past a time.Duration", "duration: 9999999999h", ".yaml", "duration"},
+		{"duration past the bound", "duration: 1000000h", ".yaml", "duration"},
+		{"warmup past the bound (JSON)", `{"warmup": "25h"}`, ".json", "warmup"},
+		{"warmup and duration past the bound together", "duration: 20h\nwarmup: 5h", ".yaml", "warmup"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := workloads.Parse([]byte(c.src), c.ext)
@@ -305,6 +316,72 @@ func TestBadInput(t *testing.T) {
 			}
 			requireFieldError(t, err, c.field)
 		})
+	}
+}
+
+// TestBoundsSayWhy: a profile past a bound is refused with the bound and
+// its reason, in a file and in a flag override alike, and a profile at a
+// bound is accepted.
+func TestBoundsSayWhy(t *testing.T) {
+	for _, c := range []struct{ field, value, want string }{
+		{"locks", "99999999999999", "must be at most 1000000: the run keeps every lock's name in memory"},
+		{"rate", "1e308", "must be at most 10000000 ops/s"},
+		{"rate", "1e-300", "less than one operation in the run's duration (30s); the least rate is 1/duration, 0.0333 ops/s"},
+		{"duration", "9999999999h", "warmup and duration together must be at most 24h: the run's interval log"},
+		{"duration", "1000000h", "at most 24h"},
+		{"warmup", "24h", "at most 24h"},
+	} {
+		p := workloads.Default()
+		p.Think = workloads.DurationDist{}
+		err := p.Set(c.field, c.value)
+		if err == nil {
+			err = p.Validate()
+		}
+		fe := requireFieldError(t, err, c.field)
+		if !strings.Contains(fe.Error(), c.want) {
+			t.Errorf("%s %s: %q, want it to say %q", c.field, c.value, fe, c.want)
+		}
+		f, ferr := workloads.Parse([]byte(c.field+": "+c.value+"\nthink: 0\n"), ".yaml")
+		if ferr == nil {
+			ferr = f.Validate()
+		}
+		if ferr == nil || ferr.Error() != fe.Error() {
+			t.Errorf("%s %s in a file: %v, want the flag's %q", c.field, c.value, ferr, fe)
+		}
+	}
+	// Hours past what a time.Duration holds, in a field with no bound of
+	// its own, say that bound instead of "not a duration".
+	if err := new(workloads.Profile).Set("wait", "9999999999h"); err == nil || !strings.Contains(err.Error(), "longer than any duration can be (at most 2562047h)") {
+		t.Errorf("wait 9999999999h: %v", err)
+	}
+	for _, edit := range []func(*workloads.Profile){
+		func(p *workloads.Profile) { p.Locks = workloads.MaxLocks },
+		func(p *workloads.Profile) { p.Popularity, p.Locks = workloads.PopZipf, workloads.MaxLocks },
+		func(p *workloads.Profile) { p.Rate, p.Think = workloads.MaxRate, workloads.DurationDist{} },
+		func(p *workloads.Profile) { p.Rate, p.Think = 1/30.0, workloads.DurationDist{} }, // one operation in 30 s
+		func(p *workloads.Profile) {
+			p.Duration, p.Warmup = workloads.Duration(workloads.MaxRunTime-time.Hour), workloads.Duration(time.Hour)
+		},
+	} {
+		p := workloads.Default()
+		edit(&p)
+		if err := p.Validate(); err != nil {
+			t.Errorf("a profile at a bound: %v", err)
+		}
+	}
+}
+
+// TestScheduleFitsADuration: at the bounds, an owner's open-loop slot
+// interval (clients × owners / rate, the least rate being one operation
+// in the longest run) is still a time.Duration, which the schedule's
+// arithmetic needs.
+func TestScheduleFitsADuration(t *testing.T) {
+	longest := float64(workloads.MaxOwners) * workloads.MaxRunTime.Seconds() * 1e9
+	if longest >= math.MaxInt64 {
+		t.Errorf("MaxOwners × MaxRunTime = %.3g ns, past a time.Duration (%d ns): a slot interval would overflow", longest, int64(math.MaxInt64))
+	}
+	if shortest := float64(time.Second) / workloads.MaxRate; shortest < 1 {
+		t.Errorf("at MaxRate one owner's slot interval is %g ns, under the schedule's nanosecond", shortest)
 	}
 }
 

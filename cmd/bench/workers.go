@@ -171,12 +171,12 @@ func spawnLocal(ctx context.Context, f runFlags, p workloads.Profile, stderr io.
 	defer env.Close()
 	// The user's own URL when there is one (it may name a Sentinel, TLS,
 	// a cluster's password), else one for the servers started here.
-	redisURL := f.redis.URL
+	redisURL, from := f.redis.URL, ""
 	if redisURL == "" && env.Backend() == redisenv.BackendExternal {
-		redisURL = strings.TrimSpace(os.Getenv(redisenv.EnvURL))
+		redisURL, from = strings.TrimSpace(os.Getenv(redisenv.EnvURL)), "$"+redisenv.EnvURL
 	}
 	if redisURL == "" {
-		redisURL = harness.URLOf(env)
+		redisURL, from = env.URL(), "the URL of the Redis started for the workers"
 	}
 	childEnv := []string{redisenv.EnvURL + "=" + redisURL}
 	guardURL := f.guardURL
@@ -192,7 +192,7 @@ func spawnLocal(ctx context.Context, f runFlags, p workloads.Profile, stderr io.
 	if guardURL != "" {
 		childEnv = append(childEnv, envGuardURL+"="+guardURL)
 	}
-	store, err := harness.OpenWorkerStore(ctx, redisenv.Config{Backend: redisenv.BackendExternal, URL: redisURL}, guardURL)
+	store, err := harness.OpenWorkerStore(ctx, redisenv.Config{Backend: redisenv.BackendExternal, URL: redisURL, URLFrom: from}, guardURL)
 	if err != nil {
 		return nil, "", err
 	}

@@ -121,6 +121,31 @@ func TestSpawnLocal(t *testing.T) {
 	}
 }
 
+// TestSpawnLocalSentinel: on a started Sentinel topology the workers
+// reach the lock's Redis through the Sentinels, as the parent's clients
+// do (their results say sentinel: their URL named a master, not seeds).
+func TestSpawnLocalSentinel(t *testing.T) {
+	code, r := spreadRun(t, nil, "--topology", "sentinel", "--profile", "mutex", "--clients", "2", "--owners", "2",
+		"--warmup", "500ms", "--duration", "2s", "--workers", "2", "--guard", "plain")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d; failures %+v", code, r.Failures())
+	}
+	if s := r.Spread; s == nil || len(s.Rows) != 2 || len(s.MissingWorkers()) != 0 {
+		t.Fatalf("spread %+v, want 2 workers, none missing", s)
+	}
+	for i, row := range r.Spread.Rows {
+		if row.Ops <= 0 {
+			t.Errorf("worker %d ran no operation: %+v", i, row)
+		}
+	}
+	if r.Meta.RedisTopology != "sentinel" {
+		t.Errorf("the workers ran on topology %q, want sentinel", r.Meta.RedisTopology)
+	}
+	if g := r.Guard; g == nil || g.Lost != 0 || g.Accepted == 0 {
+		t.Errorf("guard %+v, want the workers' updates in the one store", g)
+	}
+}
+
 // TestSpawnLocalWorkerKilled kills one worker mid-run: the merged result
 // is partial, names it, and fails.
 func TestSpawnLocalWorkerKilled(t *testing.T) {

@@ -330,7 +330,9 @@ expected verdict (--expected prints them all with their reasons). Then
 each lockimpl mitigation runs the mutex workload on a healthy primary and
 replica, and again with the replica killed: what it costs in acquire
 latency and throughput, and how many acquisitions it refuses while the
-replica is gone. Cells without a topology of their own run on a primary
+replica is gone; a figure far below its healthy run's comes with its
+cause (refusals, failures, or slower acquisitions and releases, and why).
+Cells without a topology of their own run on a primary
 and a replica; the failover row on Sentinel (local backend). Exit 1 when
 any cell misses its verdict, or when nothing ran (every cell skipped); 2
 on bad input, such as a lock Redis of your own (--redis-url or

@@ -119,6 +119,27 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestServerNotAServerRefused: a --server that is no server is bad input
+// in chaos as in bench: one line, exit 2, before any scenario or cell
+// runs (a program that exits at once would make the first scenario FAIL).
+func TestServerNotAServerRefused(t *testing.T) {
+	silent := filepath.Join(t.TempDir(), "silent")
+	if err := os.WriteFile(silent, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "redis-pause", "--quick", "--out", "", "--server", silent},
+		{"matrix", "--quick", "--only", "client-freeze", "--out", "", "--server", silent},
+		{"run", "redis-pause", "--quick", "--out", "", "--server", "/"},
+	} {
+		code, out, errOut := runChaos(t, args...)
+		server := args[len(args)-1]
+		if code != cli.ExitUsage || !strings.HasPrefix(errOut, `chaos: redisenv: --server "`+server+`": `+server) || strings.Count(errOut, "\n") != 1 || out != "" {
+			t.Errorf("chaos %v: exit %d, stdout %q, stderr:\n%s\nwant exit %d, one line naming --server and nothing run", args, code, out, errOut, cli.ExitUsage)
+		}
+	}
+}
+
 // TestMatrixRefusesRedisURLFromEnv: a lock Redis named by $REDIS_URL is
 // refused before anything runs, naming the variable and the way out.
 func TestMatrixRefusesRedisURLFromEnv(t *testing.T) {
