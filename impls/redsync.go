@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -134,10 +135,35 @@ func (o *redsyncOwner) Locker(name string, _ results.Mode) workloads.Locker {
 }
 
 type redsyncLocker struct {
-	o      *redsyncOwner
-	m      *redsync.Mutex
-	lost   *time.Timer   // closes lostCh at the hold's Until
-	lostCh chan struct{} // nil until Lost is first asked for this hold
+	o    *redsyncOwner
+	m    *redsync.Mutex
+	lost *lostSignal // nil until Lost is first asked for this hold
+}
+
+// lostSignal closes ch once: at the hold's Until by a timer, or earlier
+// when Lost is asked after Until and the timer has not fired (a loaded
+// host runs timers late; the deadline is what tells).
+type lostSignal struct {
+	ch    chan struct{}
+	until time.Time
+	timer *time.Timer
+	once  sync.Once
+}
+
+func newLostSignal(until time.Time) *lostSignal {
+	s := &lostSignal{ch: make(chan struct{}), until: until}
+	s.timer = time.AfterFunc(time.Until(until), s.close)
+	return s
+}
+
+func (s *lostSignal) close() { s.once.Do(func() { close(s.ch) }) }
+
+// signal is the channel, closed first if the hold's Until has passed.
+func (s *lostSignal) signal() <-chan struct{} {
+	if !time.Now().Before(s.until) {
+		s.close()
+	}
+	return s.ch
 }
 
 func (l *redsyncLocker) Acquire(ctx context.Context, wait, _ time.Duration) (bool, error) {
@@ -145,7 +171,7 @@ func (l *redsyncLocker) Acquire(ctx context.Context, wait, _ time.Duration) (boo
 	for {
 		err := l.m.TryLockContext(ctx)
 		if err == nil {
-			l.lostCh = nil
+			l.lost = nil
 			return true, nil
 		}
 		if ctx.Err() != nil {
@@ -172,8 +198,8 @@ func (l *redsyncLocker) Acquire(ctx context.Context, wait, _ time.Duration) (boo
 
 func (l *redsyncLocker) Release(ctx context.Context) error {
 	if l.lost != nil {
-		l.lost.Stop()
-		l.lost, l.lostCh = nil, nil
+		l.lost.timer.Stop()
+		l.lost = nil
 	}
 	ok, err := l.m.UnlockContext(ctx)
 	if ok {
@@ -188,12 +214,11 @@ func (l *redsyncLocker) Release(ctx context.Context) error {
 
 // Lost closes at the mutex's Until: the end of validity redsync computes
 // (expiry less the acquire's duration and the drift allowance), the one
-// loss signal the library gives.
+// loss signal the library gives; asked after Until, it is closed already,
+// however late its timer.
 func (l *redsyncLocker) Lost() <-chan struct{} {
-	if l.lostCh == nil {
-		ch := make(chan struct{})
-		l.lostCh = ch
-		l.lost = time.AfterFunc(time.Until(l.m.Until()), func() { close(ch) })
+	if l.lost == nil {
+		l.lost = newLostSignal(l.m.Until())
 	}
-	return l.lostCh
+	return l.lost.signal()
 }

@@ -413,30 +413,57 @@ func (r *run) finishBookkeeping(res *results.Result, stall *results.Stall) {
 	}
 }
 
-func (r *run) keysTTL() time.Duration {
-	if r.cfg.KeysTTL > 0 {
-		return r.cfg.KeysTTL
+func (r *run) keysTTL() time.Duration { return keysTTL(r.cfg) }
+
+// keysTTL is cfg.KeysTTL with its default.
+func keysTTL(cfg Config) time.Duration {
+	if cfg.KeysTTL > 0 {
+		return cfg.KeysTTL
 	}
 	return DefaultKeysTTL
 }
 
 // expireTokens gives the fenced lock's token counters of the run's names
-// a time to live: the lock never expires them (a name's tokens must not go
-// back while it is in use), and the run is done with its names.
+// their time to live from the run's end: the lock never expires them (a
+// name's tokens must not go back while it is in use), and the run is done
+// with its names.
 func (r *run) expireTokens() {
-	if lock, _ := r.p.Kind.Lock(results.Exclusive); !lock.Fenced() || r.servers == nil {
+	r.tokenKeys(r.relCtx, r.cfg, func(p redis.Pipeliner, key string, ttl time.Duration) { p.PExpire(r.relCtx, key, ttl) },
+		"they keep the time to live they were made with")
+}
+
+// primeTokens makes the fenced lock's token counters of the run's names
+// before the load, each with the run's keys' time to live and counting
+// from 0 as a missing one does: the lock's INCR keeps it, so that a run
+// killed or stalled before its end leaves none without one. A counter some
+// worker of the run made already is left as it is.
+func (e *runEnv) primeTokens(ctx context.Context, cfg Config) {
+	e.tokenKeys(ctx, cfg, func(p redis.Pipeliner, key string, ttl time.Duration) { p.SetNX(ctx, key, 0, ttl) },
+		"they are made by the lock without a time to live")
+}
+
+// tokenKeys sends set for every fenced token counter of the run's names,
+// in pipelines bounded by the stall bound, and logs what failed with what
+// it means (then).
+func (e *runEnv) tokenKeys(ctx context.Context, cfg Config, set func(p redis.Pipeliner, key string, ttl time.Duration), then string) {
+	if lock, _ := cfg.Profile.Kind.Lock(results.Exclusive); !lock.Fenced() || e.servers == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.relCtx, DefaultStallBound)
+	ctx, cancel := context.WithTimeout(ctx, DefaultStallBound)
 	defer cancel()
-	_, err := r.servers.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, n := range r.names {
-			p.PExpire(ctx, lockimpl.TokenKey(n), r.keysTTL())
+	const batch = 10_000
+	ttl := keysTTL(cfg)
+	for i := 0; i < len(e.names); i += batch {
+		_, err := e.servers.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, n := range e.names[i:min(i+batch, len(e.names))] {
+				set(p, lockimpl.TokenKey(n), ttl)
+			}
+			return nil
+		})
+		if err != nil {
+			e.logf("fencing token counters: %v (%s)", err, then)
+			return
 		}
-		return nil
-	})
-	if err != nil {
-		r.logf("fencing token counters: %v (they stay without a time to live)", err)
 	}
 }
 

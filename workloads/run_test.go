@@ -553,3 +553,31 @@ func TestProgressString(t *testing.T) {
 		t.Errorf("Progress.String() = %q", s)
 	}
 }
+
+// TestRunFencedTokensExpireFromTheStart: a fenced run's token counters have
+// a time to live before its load starts, so that a run killed or stalled
+// before its end leaves none without one; at its end they have the run's.
+func TestRunFencedTokensExpireFromTheStart(t *testing.T) {
+	env := redisenvtest.Start(t)
+	rdb := redisenvtest.Raw(t, env)
+	prefix := uniquePrefix(t)
+	p := counted(short(t, "fenced", 2, 3, 0, 0), 50)
+	ttls := func(when string) {
+		t.Helper()
+		keys, err := rdb.Keys(context.Background(), "redisson_lock_token:{"+prefix+"*").Result()
+		if err != nil || len(keys) != p.LockCount() {
+			t.Fatalf("%s: token counters %v (%v); want one per name, %d", when, keys, err, p.LockCount())
+		}
+		for _, k := range keys {
+			if ttl := rdb.PTTL(context.Background(), k).Val(); ttl <= 0 || ttl > workloads.DefaultKeysTTL {
+				t.Errorf("%s: %s has a time to live of %v, want one up to %v", when, k, ttl, workloads.DefaultKeysTTL)
+			}
+		}
+	}
+	res := runOK(t, workloads.Config{Profile: p, NewRedis: env.NewPool, KeyPrefix: prefix,
+		Started: func(time.Time) { ttls("before the load") }})
+	if res.Throughput.Ops == 0 {
+		t.Fatal("no operation")
+	}
+	ttls("after the run")
+}

@@ -56,6 +56,7 @@ func newRunEnv(ctx context.Context, cfg Config) (*runEnv, error) {
 	}
 	e.connectServers(ctx, cfg)
 	e.nameLocks(cfg)
+	e.primeTokens(ctx, cfg)
 	e.registerFair(ctx, cfg)
 	if err := beginGuard(ctx, cfg); err != nil {
 		e.clients.closeAll()
