@@ -5,8 +5,9 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.Version=$(VERSION)
 # A hang guard per test binary: scenarios runs its tests on Redis and, in a
-# second process alongside, its core on Valkey.
-TEST_TIMEOUT ?= 20m
+# second process alongside, its core on Valkey; cmd/bench, the longest,
+# takes some 17 minutes on a busy two-core runner.
+TEST_TIMEOUT ?= 30m
 # Test binaries run at once: the tests mostly wait on servers, timers and
 # faults, so four overlap well on two cores.
 TEST_P ?= 4

@@ -75,6 +75,7 @@ func Run(ctx context.Context, env *redisenv.Env, o RunOptions) (*results.Result,
 		}
 	}
 	mark := redisenv.ClientLogMark()
+	defer workloads.LimitMemory(o.Profile.Clients * o.Profile.Owners)()
 	res, err := workloads.Run(ctx, cfg)
 	if res != nil {
 		res.ClientLog, res.ClientLogDropped = redisenv.ClientLogSince(mark)

@@ -339,6 +339,7 @@ func MeasureScale(ctx context.Context, base workloads.Config, pt ScalePoint, loc
 			p.Duration, p.Warmup = workloads.Duration(d), workloads.Duration(m.warmup)
 		}
 	}
+	defer workloads.LimitMemory(pt.Owners)()
 	res, err := runBuiltin(ctx, m.wire(base), shape, set)
 	m.stop()
 	if res == nil {

@@ -169,6 +169,10 @@ type Driver struct {
 	done     chan struct{}
 	stderr   strings.Builder
 	password string // kept out of every error the driver surfaces
+	// closeWait is how long Close waits for the JVM to exit before killing
+	// it: longer with a flight recording, which the JVM writes as it exits
+	// and a kill would leave cut short.
+	closeWait time.Duration
 }
 
 // Kind is the lock a call acts on, as the driver's protocol names it: a
@@ -235,7 +239,10 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 	// The kernel kills the JVM when the thread that started it dies, even
 	// when the harness is SIGKILLed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	d := &Driver{cmd: cmd, pending: map[int64]*pending{}, done: make(chan struct{}), password: cfg.Password}
+	d := &Driver{cmd: cmd, pending: map[int64]*pending{}, done: make(chan struct{}), password: cfg.Password, closeWait: 5 * time.Second}
+	if cfg.JFR != "" {
+		d.closeWait = time.Minute
+	}
 	cmd.Stderr = &lockedWriter{mu: &d.mu, b: &d.stderr}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -692,14 +699,15 @@ func (d *Driver) Warm(ctx context.Context, owner, name string, cycles int) error
 // Close stops the JVM and waits for it: its input closes, which cuts
 // every call short as a ctx that ends does (holds end with an unlock), it
 // waits up to a second for them and exits; it is killed if still there
-// after 5 s. HeldAtClose then says what it could not release.
+// after 5 s (a minute when it writes a flight recording). HeldAtClose then
+// says what it could not release.
 func (d *Driver) Close() error {
 	d.mu.Lock()
 	_ = d.stdin.Close()
 	d.mu.Unlock()
 	select {
 	case <-d.done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(d.closeWait):
 		_ = d.cmd.Process.Kill()
 		<-d.done
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -118,6 +119,10 @@ type Frame struct {
 func TopFrames(ctx context.Context, path string, n int) ([]Frame, int, error) {
 	out, err := exec.CommandContext(ctx, "jfr", "print", "--events", "jdk.ExecutionSample", "--stack-depth", "1", path).Output()
 	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+		}
 		return nil, 0, fmt.Errorf("redisson: jfr print %s: %w", path, err)
 	}
 	counts := map[string]int{}

@@ -66,8 +66,8 @@ func lineupBlocks(m *results.Lineup) []block {
 	}
 	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Median.Holds > 0 }) {
 		notes = append(notes, "hold − asked is how much longer than the profile asked the holds lasted (p50 · p99, medians over the rounds): "+
-			"holds sleep on a high-resolution timer thread and, only while the host has an idle core, spin their last tens of µs. "+
-			"waits' cpu is what lockbench's waits took of the host (timer thread and spin), beside the cell's cpu: the harness's own "+
+			"holds sleep on Go timers that a high-resolution timer kicks awake while the process idles and, only while the host has an idle core, spin their last tens of µs. "+
+			"waits' cpu is what lockbench's waits took of the host (the kicks and the spin), beside the cell's cpu: the harness's own "+
 			"cost, taken from Redis where they share cores. (JVM): Redisson's holds, run and timed in its JVM.")
 	}
 	if slices.ContainsFunc(m.Cells, func(c results.LineupCell) bool { return c.Impl == "redisson" }) {

@@ -118,7 +118,8 @@ func waitCost(w *results.Waits) string {
 	case results.WaitClockSpin:
 		text = fmt.Sprintf("every wait spun to its deadline (--spin-waits: exact at the host's expense): %.2fs spun", w.SpinS)
 	case results.WaitClockTimer:
-		text = fmt.Sprintf("waits slept on the timer thread (%.2fs of CPU)", w.TimerS)
+		text = fmt.Sprintf("waits slept on Go timers, %s of them kicked awake on time by a high-resolution timer (%.2fs of CPU)",
+			results.Percent(w.KickedShare), w.TimerS)
 		if w.SpinS > 0 {
 			text += fmt.Sprintf(", holds' last µs spun while the host had an idle core (%.2fs)", w.SpinS)
 		}

@@ -94,7 +94,7 @@ func TestWriteSummary(t *testing.T) {
 	ones.Throughput.Unreleased = 1
 	precise := baseResult()
 	precise.Waits = &results.Waits{Hold: &results.WaitError{Latency: results.Latency{Count: 3500, P50: 4, P99: 30, Max: 400}, AskedMean: 200},
-		Clock: results.WaitClockTimer, TimerS: 0.05, SpinS: 0.7, SpinShare: 0.2, CPUShare: 0.25}
+		Clock: results.WaitClockTimer, TimerS: 0.05, KickedShare: 0.9, SpinS: 0.7, SpinShare: 0.2, CPUShare: 0.25}
 	// Spun waits on a saturated host that Redis shares: the cpu line says
 	// what lockbench's waits took of it.
 	spun := baseResult()
@@ -137,7 +137,7 @@ func TestWriteSummary(t *testing.T) {
 			r:    precise,
 			want: []string{
 				"waits       hold  achieved − asked p50 +4.0µs · p99 +30.0µs · max +400.0µs over 3,500, asked 200.0µs on average\n",
-				"waits slept on the timer thread (0.05s of CPU), holds' last µs spun while the host had an idle core (0.70s), 25.0% of lockbench's own CPU\n",
+				"waits slept on Go timers, 90% of them kicked awake on time by a high-resolution timer (0.05s of CPU), holds' last µs spun while the host had an idle core (0.70s), 25.0% of lockbench's own CPU\n",
 			},
 			notWant: []string{"WARNING", "--spin-waits"},
 		},

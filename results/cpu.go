@@ -19,7 +19,7 @@ type CPU struct {
 	// Go client) and its helper processes (Redisson's JVM).
 	Load float64 `json:"load_cores"`
 	// Waits is lockbench's own part of Load that its waits took: spinning
-	// to deadlines and the timer thread (Waits.CPUS over the measured
+	// to deadlines and the high-resolution clock's kicks (Waits.CPUS over the measured
 	// time); the rest of Own drove the load.
 	Waits float64 `json:"wait_cores,omitempty"`
 	// Helper is the helper processes' part of Load (Redisson's JVM), so

@@ -156,7 +156,7 @@ type LineupRound struct {
 	HoldInImpl bool    `json:"hold_in_impl,omitempty"`
 	// SpinShare is the share of lockbench's own CPU that spinning to
 	// waits' deadlines took (Waits.SpinShare); WaitCPU is what its waits
-	// took in all, spin and timer thread, in cores (CPU.Waits).
+	// took in all, spin and the clock's kicks, in cores (CPU.Waits).
 	SpinShare float64 `json:"spin_cpu_share,omitempty"`
 	WaitCPU   float64 `json:"wait_cpu,omitempty"`
 	// RedisCPU and LoadCPU are the busiest server's command thread and

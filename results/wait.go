@@ -30,9 +30,14 @@ type Waits struct {
 	// measured time, in seconds: the CPU the precision cost, at most (a
 	// spin yields to other goroutines between its looks at the clock).
 	SpinS float64 `json:"spin_s"`
-	// TimerS is the CPU the timer thread took over the measured time, in
-	// seconds: what the waits cost beside the spin.
+	// TimerS is the CPU the high-resolution clock took kicking the runtime
+	// awake over the measured time, in seconds: what the waits cost beside
+	// the spin.
 	TimerS float64 `json:"timer_s,omitempty"`
+	// KickedShare is the share of the waits on the high-resolution clock
+	// that it kicked (the rest fired on their Go timers alone: the process
+	// was busy enough, or the host had no core to spare).
+	KickedShare float64 `json:"kicked_share,omitempty"`
 	// SpinShare is SpinS, and CPUShare SpinS + TimerS, as a share of
 	// lockbench's own CPU time over the measured time; 0 where that was
 	// not measured.
@@ -42,9 +47,10 @@ type Waits struct {
 
 // The clocks waits are timed by (Waits.Clock).
 const (
-	// WaitClockTimer: a timer thread on a high-resolution timer wakes
-	// every wait; holds spin at most their last tens of microseconds, and
-	// only while the host has an idle core.
+	// WaitClockTimer: waits sleep on Go timers, and a high-resolution
+	// timer in the runtime's poller kicks the runtime awake at their
+	// deadlines while the timers would be late; holds spin at most their
+	// last tens of microseconds, and only while the host has an idle core.
 	WaitClockTimer = "timer"
 	// WaitClockSpin: every wait spins its last stretch (--spin-waits),
 	// exact at the host's expense.
@@ -55,7 +61,7 @@ const (
 )
 
 // CPUS is what the waits took of lockbench's CPU over the measured time,
-// in seconds: the spin and the timer thread.
+// in seconds: the spin and the high-resolution clock's kicks.
 func (w *Waits) CPUS() float64 {
 	if w == nil {
 		return 0

@@ -15,25 +15,26 @@
 #          scripts/ab-bench.sh -r 5 -p uncontended HEAD~1 . -- --duration 10s
 set -euo pipefail
 
-rounds=3 profiles="rw90 mutex" out="" minratio=""
-while getopts "r:p:o:m:h" opt; do
-  case $opt in
-    r) rounds=$OPTARG ;;
-    p) profiles=$OPTARG ;;
-    o) out=$OPTARG ;;
-    m) minratio=$OPTARG ;;
-    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+rounds=3 profiles="rw90 mutex" out="" minratio="" builds=() extra=()
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+# Options may come before or after OLD and NEW; what follows -- goes to bench run.
+while [ $# -gt 0 ]; do
+  case $1 in
+    -r | -p | -o | -m)
+      [ $# -ge 2 ] || { echo "ab-bench: $1 needs a value; -h for help" >&2; exit 2; }
+      case $1 in -r) rounds=$2 ;; -p) profiles=$2 ;; -o) out=$2 ;; -m) minratio=$2 ;; esac
+      shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    --) shift; extra=("$@"); break ;;
+    -*) echo "ab-bench: unknown option $1; -h for help" >&2; exit 2 ;;
+    *) builds+=("$1"); shift ;;
   esac
 done
-shift $((OPTIND - 1))
-if [ $# -lt 2 ]; then
+if [ ${#builds[@]} -ne 2 ]; then
   echo "ab-bench: give two builds, OLD and NEW (commits, or . for the working tree); -h for help" >&2
   exit 2
 fi
-old=$1 new=$2
-shift 2
-[ "${1:-}" = "--" ] && shift
-extra=("$@")
+old=${builds[0]} new=${builds[1]}
 case $rounds in '' | *[!0-9]* | 0) echo "ab-bench: -r $rounds: give a whole number of rounds, 1 or more" >&2; exit 2 ;; esac
 command -v jq >/dev/null || { echo "ab-bench: jq is missing; install it with: apt-get install -y jq" >&2; exit 2; }
 
@@ -87,8 +88,10 @@ for profile in $profiles; do
       dir=$out/results/$profile/$b/$r
       mkdir -p "$dir"
       echo "ab-bench: $profile round $r/$rounds: $b" >&2
-      if ! "$out/$b/bench" run --profile "$profile" --quiet --out "$dir" "${extra[@]}" >"$dir/summary.txt" 2>"$dir/stderr.txt"; then
-        echo "ab-bench: $profile round $r on $b failed (exit $?); its output:" >&2
+      rc=0
+      "$out/$b/bench" run --profile "$profile" --quiet --out "$dir" ${extra[@]+"${extra[@]}"} >"$dir/summary.txt" 2>"$dir/stderr.txt" || rc=$?
+      if [ $rc -ne 0 ]; then
+        echo "ab-bench: $profile round $r on $b failed (exit $rc); its output:" >&2
         cat "$dir/summary.txt" "$dir/stderr.txt" >&2
         exit 1
       fi

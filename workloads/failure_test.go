@@ -255,7 +255,12 @@ func TestRunInterruptedDuringStall(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res == nil {
 		t.Fatalf("Run: %v (result %v)", err, res != nil)
 	}
-	if limit := workloads.InterruptBound + 3*time.Second; took > limit {
+	// The run waits InterruptBound for its calls, then up to 2 s for the
+	// calls its closed clients cut, then cleans up and analyses; 5 s more
+	// covers that on a loaded host, while go-redis's own timeouts and
+	// retries, which a run that ignored its interrupt would wait on, take
+	// longer than the whole bound.
+	if limit := workloads.InterruptBound + 7*time.Second; took > limit {
 		t.Errorf("Run returned %v after the cancel, want at most %v", took, limit)
 	}
 	if !res.Partial || !strings.Contains(res.PartialReason, "interrupted") || !strings.Contains(res.PartialReason, "server stalled") {

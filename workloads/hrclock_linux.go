@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,13 +14,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hrClock wakes waits at their deadlines to within the scheduler's own
-// wake-up. The runtime's timers wait in epoll_wait, whose timeout counts
-// whole milliseconds, so an idle process's timers fire up to a millisecond
-// late; a timerfd keeps no slack. One OS thread sleeps in read(2) on a
-// timerfd set for the earliest deadline, then wakes every wait whose
-// deadline came: sleeping costs no CPU, and a wake-up a system call.
+// hrClock makes the runtime's own timers fire on time. A Go timer waits in
+// the runtime's epoll_wait, whose timeout counts whole milliseconds, so
+// while every goroutine is idle a timer fires up to a millisecond late; a
+// busy process checks its timers as it schedules and is not late. The
+// clock keeps one timerfd in that same epoll set, armed for the earliest
+// wait's deadline to the nanosecond: it ends the runtime's sleep then, and
+// the runtime, awake, fires the timer. Waits still sleep on their Go
+// timers; the clock only kicks. No thread of its own, no CPU while it
+// sleeps, and one read and one re-arm each time it kicks.
 type hrClock struct {
+	f      *os.File // the timerfd, in the runtime's poller
 	fd     int
 	base   time.Time // the Go clock at baseNs
 	baseNs int64     // CLOCK_MONOTONIC at base
@@ -33,14 +34,14 @@ type hrClock struct {
 	setFor time.Time // what the timerfd is armed for; zero: disarmed
 	closed bool
 
-	tid  atomic.Int32 // the timer thread's
+	busy atomic.Int64 // ns the clock's goroutine spent kicking
 	done chan struct{}
 }
 
-// newHRClock starts a clock's timer thread; it fails where the kernel
-// refuses a timerfd (a seccomp profile may).
+// newHRClock starts a clock; it fails where the kernel refuses a timerfd
+// (a seccomp profile may).
 func newHRClock() (*hrClock, error) {
-	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC)
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("timerfd_create: %w", err)
 	}
@@ -49,62 +50,39 @@ func newHRClock() (*hrClock, error) {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("clock_gettime: %w", err)
 	}
-	c := &hrClock{fd: fd, base: time.Now(), baseNs: ts.Nano(), done: make(chan struct{})}
-	started := make(chan struct{})
-	go c.loop(started)
-	<-started
+	// A non-blocking descriptor goes into the runtime's poller: reading it
+	// parks the goroutine in the same epoll_wait the timers sleep in.
+	c := &hrClock{f: os.NewFile(uintptr(fd), "timerfd"), fd: fd, base: time.Now(), baseNs: ts.Nano(), done: make(chan struct{})}
+	go c.loop()
 	return c, nil
 }
 
-// loop is the timer thread: it reads the timerfd, which blocks until the
-// earliest deadline, and wakes what came due, until the clock closes.
-func (c *hrClock) loop(started chan<- struct{}) {
-	// The thread is the clock's alone, so that its CPU can be read apart;
-	// it ends with the goroutine.
-	runtime.LockOSThread()
-	c.tid.Store(int32(unix.Gettid()))
-	close(started)
+// loop waits for the timerfd to expire, drops the waits whose deadline
+// came (their timers, due too, fire as the runtime wakes) and re-arms for
+// the next, until the clock closes.
+func (c *hrClock) loop() {
 	defer close(c.done)
 	var buf [8]byte
 	for {
-		_, err := unix.Read(c.fd, buf[:])
-		if err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN) {
-			// The kernel will not time us any more: wake everything now
-			// rather than leave waits asleep for ever.
-			c.mu.Lock()
-			c.closed = true
-			c.wakeAllLocked()
-			c.mu.Unlock()
-			_ = unix.Close(c.fd)
-			return
-		}
+		_, err := c.f.Read(buf[:])
+		t0 := time.Now()
 		c.mu.Lock()
-		if c.closed {
+		if c.closed || err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
+			// Closed, or the kernel will not time us any more: the waits
+			// are left to their Go timers alone.
+			c.closed = true
 			c.mu.Unlock()
-			_ = unix.Close(c.fd)
 			return
 		}
-		c.wakeLocked(time.Now())
+		for len(c.due) > 0 && !t0.Before(c.due[0].at) {
+			heap.Pop(&c.due)
+		}
 		c.setFor = time.Time{}
 		if len(c.due) > 0 {
 			c.armLocked(c.due[0].at)
 		}
 		c.mu.Unlock()
-	}
-}
-
-// wakeLocked wakes every wait due by now.
-func (c *hrClock) wakeLocked(now time.Time) {
-	for len(c.due) > 0 && !now.Before(c.due[0].at) {
-		heap.Pop(&c.due).(*due).wake <- struct{}{}
-	}
-}
-
-// wakeAllLocked wakes every wait, due or not: each finds itself woken
-// early and sleeps the rest on a Go timer.
-func (c *hrClock) wakeAllLocked() {
-	for len(c.due) > 0 {
-		heap.Pop(&c.due).(*due).wake <- struct{}{}
+		c.busy.Add(int64(time.Since(t0)))
 	}
 }
 
@@ -112,22 +90,19 @@ func (c *hrClock) wakeAllLocked() {
 func (c *hrClock) armLocked(at time.Time) {
 	ns := c.baseNs + int64(at.Sub(c.base))
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(ns, 1))}
-	if err := unix.TimerfdSettime(c.fd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
-		// Cannot happen with a valid fd and time; were it to, waking
-		// every wait hands it to a Go timer.
-		c.wakeAllLocked()
-		return
+	if unix.TimerfdSettime(c.fd, unix.TFD_TIMER_ABSTIME, &spec, nil) == nil {
+		c.setFor = at
 	}
-	c.setFor = at
+	// Cannot fail with a valid descriptor and time; were it to, the waits
+	// fire on their Go timers alone, late at worst.
 }
 
-// add wakes d (its at and wake set) at d.at.
+// add has the runtime awake at d.at, where d's Go timer is due.
 func (c *hrClock) add(d *due) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		d.i = -1
-		d.wake <- struct{}{}
 		return
 	}
 	heap.Push(&c.due, d)
@@ -136,22 +111,17 @@ func (c *hrClock) add(d *due) {
 	}
 }
 
-// cancel takes d out of the waits, or, when the clock woke it already,
-// takes the wake-up from its channel, so that the next wait starts clean.
+// cancel takes d off the clock, if it is still there.
 func (c *hrClock) cancel(d *due) {
 	c.mu.Lock()
-	woken := d.i < 0
-	if !woken {
+	if d.i >= 0 {
 		heap.Remove(&c.due, d.i)
 		d.i = -1
 	}
 	c.mu.Unlock()
-	if woken {
-		<-d.wake
-	}
 }
 
-// close stops the timer thread, waking what still waits.
+// close stops the clock; waits still on it fire on their Go timers.
 func (c *hrClock) close() {
 	c.mu.Lock()
 	if c.closed {
@@ -159,30 +129,11 @@ func (c *hrClock) close() {
 		return
 	}
 	c.closed = true
-	c.wakeAllLocked()
-	c.armLocked(c.base) // in the past: the thread wakes at once and sees closed
+	c.armLocked(c.base) // in the past: the loop wakes at once and sees closed
 	c.mu.Unlock()
 	<-c.done
+	_ = c.f.Close()
 }
 
-// cpu is the CPU time the timer thread has used (0 once it ended).
-func (c *hrClock) cpu() time.Duration { return threadCPU(int(c.tid.Load())) }
-
-// threadCPU is the time thread tid of this process has run on a CPU, from
-// /proc's schedstat (nanoseconds, unlike stat's ticks); 0 when it cannot
-// be read.
-func threadCPU(tid int) time.Duration {
-	if tid <= 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
-	if err != nil {
-		return 0
-	}
-	f, _, _ := strings.Cut(string(b), " ")
-	ns, err := strconv.ParseInt(f, 10, 64)
-	if err != nil {
-		return 0
-	}
-	return time.Duration(ns)
-}
+// cpu is the time the clock's goroutine spent kicking.
+func (c *hrClock) cpu() time.Duration { return time.Duration(c.busy.Load()) }

@@ -10,18 +10,21 @@ import (
 )
 
 // Holds, think times and open-loop pacing wait through a waiter, and how
-// they wait is paid for by the host that Redis shares. A Go timer on Linux
-// fires up to a millisecond late when the process is idle (the runtime
-// polls with millisecond timeouts), so a hold of a timer alone lasts longer
-// at low load than at high. A waiter sleeps instead on the run's
-// high-resolution clock (hrClock: a timer thread on a timerfd), which wakes
-// it within the scheduler's wake-up at no CPU cost while it sleeps. A hold,
-// and only a hold, may spin its last few tens of microseconds, to be on
-// time where the wake-up alone is late, and only while the host has an
-// idle core to spin on: think times and open-loop pacing never spin (their
-// lateness is recorded, and open loop charges it as latency). A wait long
-// enough that a Go timer's lateness is within its bound sleeps on a Go
-// timer. With Config.SpinWaits every wait spins its last stretch instead
+// they wait is paid for by the host that Redis shares. A waiter sleeps on
+// its Go timer. While the process is busy the runtime checks its timers as
+// it schedules and they fire within microseconds; while it is idle they
+// wait in epoll_wait, whose timeout counts whole milliseconds, and fire up
+// to a millisecond late, so a hold would last longer at low load than at
+// high. The clock watches how late the timers fire, and while they are
+// late the run's high-resolution clock (hrClock: a timerfd in the runtime's
+// poller) kicks the runtime awake at each deadline, at no CPU cost while it
+// sleeps; a busy run pays nothing for it. Then a hold, and one hold at a
+// time, may spin its last few tens of microseconds, to be on time where
+// the wake-up alone is late, and only while the host has an idle core to
+// spin on: think times and open-loop pacing never spin (their lateness is
+// recorded, and open loop charges it as latency). A wait long enough that
+// a Go timer's lateness is within its bound sleeps on its timer alone.
+// With Config.SpinWaits every wait spins its last stretch instead
 // (spinClock): exact, at the host's expense.
 
 // The tail spin's bounds: a hold is woken tailLead before its deadline and
@@ -40,6 +43,28 @@ const (
 	// the last sample for holds to spin their tails: a whole core that
 	// neither Redis nor anything else wanted.
 	idleForSpin = 1.0
+	// idleForKick is the idle CPU the host must have had for the clock to
+	// kick: a waiter woken on time needs a core to run on, and on a host
+	// without one it is late, kicked or not.
+	idleForKick = 0.5
+	// kickAbove is the lateness above which a Go timer fired late: a busy
+	// process's timers fire well within it, an idle one's up to a
+	// millisecond after.
+	kickAbove = 50 * time.Microsecond
+	// While the clock does not kick, it starts to once kickOn of a block of
+	// kickBlock waits fired late: a busy process's timers are rarely late
+	// three times in four, an idle one's always are.
+	kickBlock = 16
+	kickOn    = 12
+	// While it kicks, probeWindow waits in every probeEvery go unkicked to
+	// see whether the kicks are still needed: rarely enough that the late
+	// ones stay well beyond the 99th percentile. It goes on kicking only
+	// while more than half of them fired late, and a quarter more of them
+	// than of the kicked waits since the last window: a host too busy to
+	// run the waiters on time makes them late kicked or not, and then the
+	// kicks only cost.
+	probeEvery  = 2048
+	probeWindow = 8
 )
 
 // waitClock is what a run's waiters share: the high-resolution clock, or
@@ -50,13 +75,25 @@ type waitClock struct {
 	// hrErr is why hr is nil without SpinWaits.
 	hrErr error
 
-	late   atomic.Int64 // ns: the wake-ups' lateness, tracked to its 75th percentile
-	tails  atomic.Bool  // the host has an idle core: holds may spin their tails
-	tailNs atomic.Int64 // ns spun in tails, in all
+	late    atomic.Int64  // ns: the kicked wake-ups' lateness, tracked to its 75th percentile
+	tails   atomic.Bool   // the host has an idle core: holds may spin their tails
+	tailNs  atomic.Int64  // ns spun in tails, in all
+	kicks   atomic.Bool   // the Go timers are late: hr kicks the runtime at each deadline
+	noCore  atomic.Bool   // the host has too little idle CPU for kicks to help
+	waits   atomic.Uint64 // the waits so far, to place the probe windows
+	probing atomic.Int32  // unkicked waits left in the probe window
+	seen    atomic.Int32  // unkicked waits in the block or window so far
+	lateN   atomic.Int32  // of them, those that fired late
+	// The kicked waits since the last probe window, and those late.
+	kickedN, kickedLate atomic.Int32
+	// The waits the clock timed, and those it kicked, in all.
+	timed, kickedAll atomic.Int64
+	spinner          atomic.Bool // a hold has claimed the tail spin
 }
 
-// newWaitClock is a run's clock: the spinner with spin, else the timer
-// thread (Go timers where none can be had). Close it when the run ends.
+// newWaitClock is a run's clock: the spinner with spin, else the
+// high-resolution clock (Go timers alone where none can be had). Close it
+// when the run ends.
 func newWaitClock(spin bool) *waitClock {
 	c := &waitClock{}
 	if spin {
@@ -67,7 +104,7 @@ func newWaitClock(spin bool) *waitClock {
 	return c
 }
 
-// close stops the timer thread.
+// close stops the clock.
 func (c *waitClock) close() {
 	if c.hr != nil {
 		c.hr.close()
@@ -83,7 +120,7 @@ func (c *waitClock) spun() time.Duration {
 	return d
 }
 
-// timerCPU is the CPU the timer thread has used.
+// timerCPU is the CPU the clock spent kicking the runtime awake.
 func (c *waitClock) timerCPU() time.Duration {
 	if c.hr == nil {
 		return 0
@@ -92,12 +129,53 @@ func (c *waitClock) timerCPU() time.Duration {
 }
 
 // tail is how long before its deadline a hold stops sleeping and spins: 0
-// while the host has no idle core.
+// while the host has no idle core or the clock needs no kicks (the timers
+// are on time).
 func (c *waitClock) tail() time.Duration {
-	if !c.tails.Load() {
+	if !c.tails.Load() || !c.kicks.Load() {
 		return 0
 	}
 	return min(time.Duration(c.late.Load())+tailMargin, maxTail)
+}
+
+// kicked reports whether a wait should have the clock kick the runtime at
+// its deadline: while the timers are late, all but the probes.
+func (c *waitClock) kicked() bool {
+	if !c.kicks.Load() || c.noCore.Load() {
+		return false
+	}
+	if c.waits.Add(1)%probeEvery == 0 {
+		c.seen.Store(0)
+		c.lateN.Store(0)
+		c.probing.Store(probeWindow)
+	}
+	return c.probing.Load() <= 0 || c.probing.Add(-1) < 0
+}
+
+// unkicked notes how late a Go timer fired on its own, and at the end of a
+// block (or probe window) whether the clock should kick from now on.
+func (c *waitClock) unkicked(late time.Duration) {
+	l := c.lateN.Load()
+	if late > kickAbove {
+		l = c.lateN.Add(1)
+	}
+	n := c.seen.Add(1)
+	on := c.kicks.Load()
+	switch {
+	case on && n >= probeWindow:
+		probed := float64(l) / float64(n)
+		kicked := float64(c.kickedLate.Load()) / float64(max(c.kickedN.Load(), 1))
+		on = probed > 0.5 && probed > kicked+0.25
+		c.kickedN.Store(0)
+		c.kickedLate.Store(0)
+	case !on && n >= kickBlock:
+		on = l >= kickOn
+	default:
+		return
+	}
+	c.seen.Store(0)
+	c.lateN.Store(0)
+	c.kicks.Store(on)
 }
 
 // woke notes that the clock woke a wait late after its time.
@@ -113,9 +191,13 @@ func (c *waitClock) woke(late time.Duration) {
 }
 
 // hostIdle tells the clock how many of the host's cores were idle over
-// the last sample, counting this run's tail spins as idle (they yield to
-// any work): holds spin their tails only while a whole core is.
-func (c *waitClock) hostIdle(cores float64) { c.tails.Store(cores >= idleForSpin) }
+// the last sample, counting this run's tail spin as idle (it yields to any
+// work): holds spin their tails only while a whole core is, and the clock
+// kicks only while half of one is.
+func (c *waitClock) hostIdle(cores float64) {
+	c.tails.Store(cores >= idleForSpin)
+	c.noCore.Store(cores < idleForKick)
+}
 
 // longWait reports whether a wait of d may sleep on a Go timer: its
 // lateness, up to maxSlack, is within the bound a wait of d may stray by.
@@ -123,11 +205,11 @@ func longWait(d time.Duration) bool {
 	return float64(d)*results.WaitBoundShare >= float64(maxSlack)
 }
 
-// due is one wait on a clock: the timer thread's or the spinner's.
+// due is one wait on a clock: the high-resolution clock's or the spinner's.
 type due struct {
 	at    time.Time
-	wake  chan struct{} // the waiter's, 1 buffered: sent when at came
-	i     int           // index in the heap, -1 once woken
+	wake  chan struct{} // the spinner's waiter's, 1 buffered: sent when at came
+	i     int           // index in the heap, -1 once off it
 	armed bool          // the spinner's: in its last stretch, the spinner runs for it
 }
 
@@ -201,33 +283,53 @@ func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.
 	if c.hr == nil || longWait(d) {
 		return w.sleep(ctx, lost, deadline)
 	}
+	kick := c.kicked()
+	c.timed.Add(1)
+	if kick {
+		c.kickedAll.Add(1)
+	}
 	var tail time.Duration
-	if hold {
-		tail = c.tail()
+	if hold && kick {
+		// One hold at a time spins: the spin's cost stays within a core,
+		// and its time spun within the CPU it took.
+		if tl := c.tail(); tl > 0 && c.spinner.CompareAndSwap(false, true) {
+			defer c.spinner.Store(false)
+			tail = tl
+		}
 	}
 	if d <= tail {
 		return w.spinTail(ctx, lost, deadline)
 	}
-	if w.due.wake == nil {
-		w.due.wake = make(chan struct{}, 1) // on first use: owners that never wait need none
+	wake := deadline.Add(-tail)
+	t := w.goTimer(wake.Sub(now))
+	if kick {
+		// The kick comes no earlier than the timer is due, which is a
+		// little after wake: one that came before would find nothing to
+		// fire, and the runtime would sleep on, a millisecond at a time.
+		w.due.at = time.Now().Add(wake.Sub(now))
+		c.hr.add(&w.due)
 	}
-	w.due.at = deadline.Add(-tail)
-	c.hr.add(&w.due)
 	select {
-	case <-w.due.wake:
+	case <-t.C:
 	case <-lost:
+		t.Stop()
 		c.hr.cancel(&w.due)
 		return waitResult{end: waitLost, at: time.Now()}
 	case <-ctx.Done():
+		t.Stop()
 		c.hr.cancel(&w.due)
 		return waitResult{end: waitCut, at: time.Now()}
 	}
 	now = time.Now()
-	if late := now.Sub(w.due.at); late >= 0 {
-		c.woke(late)
+	if kick {
+		c.hr.cancel(&w.due)
+		c.woke(now.Sub(wake))
+		c.kickedN.Add(1)
+		if now.Sub(wake) > kickAbove {
+			c.kickedLate.Add(1)
+		}
 	} else {
-		// Woken early: the clock closed under the wait.
-		return w.sleep(ctx, lost, deadline)
+		c.unkicked(now.Sub(wake))
 	}
 	if !now.Before(deadline) {
 		return waitResult{end: waited, at: now}
@@ -293,8 +395,9 @@ type waits struct {
 	clock     *waitClock
 	recs      []*results.WaitRecorder
 	sectioned atomic.Bool // some holds ran in the implementation's process
-	// By the warmup's end: the time spun and the timer thread's CPU.
-	spunWarm, timerWarm atomic.Int64
+	// By the warmup's end: the time spun, the clock's CPU, and the waits
+	// it timed and kicked.
+	spunWarm, timerWarm, timedWarm, kickedWarm atomic.Int64
 	// The spin when the host was last sampled, and when (hostSampled).
 	spunAt   time.Duration
 	sampleAt time.Time
@@ -312,6 +415,8 @@ func newWaits(shards int, spin bool) *waits {
 func (w *waits) warmEnded() {
 	w.spunWarm.Store(int64(w.clock.spun()))
 	w.timerWarm.Store(int64(w.clock.timerCPU()))
+	w.timedWarm.Store(w.clock.timed.Load())
+	w.kickedWarm.Store(w.clock.kickedAll.Load())
 }
 
 // hostSampled tells the clock how idle the host was since the last
@@ -342,6 +447,9 @@ func (w *waits) result(cpu *results.CPU, measuredS float64) *results.Waits {
 	res := all.Waits()
 	res.SpinS = (w.clock.spun() - time.Duration(w.spunWarm.Load())).Seconds()
 	res.TimerS = max(0, timer.Seconds())
+	if timed := w.clock.timed.Load() - w.timedWarm.Load(); timed > 0 {
+		res.KickedShare = float64(w.clock.kickedAll.Load()-w.kickedWarm.Load()) / float64(timed)
+	}
 	switch {
 	case w.clock.spin != nil:
 		res.Clock = results.WaitClockSpin

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -123,10 +124,11 @@ func TestWaitEnds(t *testing.T) {
 				t.Errorf("returned at %v, before the deadline %v", r.at, deadline)
 			}
 		})
-		// The same on the timer thread, its tail spun where the spinner's
+		// The same on the high-resolution clock, its tail spun where the spinner's
 		// stretch is (slack an hour: tails on, within maxTail).
 		t.Run("timer/"+tc.name, func(t *testing.T) {
 			c := hrWaitClock(t)
+			c.kicks.Store(true)
 			c.hostIdle(idleForSpin)
 			if tc.slack != time.Hour {
 				c.hostIdle(0)
@@ -144,88 +146,101 @@ func TestWaitEnds(t *testing.T) {
 	}
 }
 
-// hrWaitClock is a fresh run's clock on the timer thread, closed when t
+// hrWaitClock is a fresh run's clock on the high-resolution clock, closed when t
 // ends; t skips where the system has no timerfd.
 func hrWaitClock(t testing.TB) *waitClock {
 	t.Helper()
 	c := newWaitClock(false)
 	if c.hr == nil {
-		t.Skipf("no timer thread here: %v", c.hrErr)
+		t.Skipf("no timerfd here: %v", c.hrErr)
 	}
 	t.Cleanup(c.close)
 	return c
 }
 
-// TestHRClockWakes: the timer thread wakes each wait at or after its
-// deadline, earliest first, whatever order they came in: a wait added
-// after a later one re-arms the timer for itself.
-func TestHRClockWakes(t *testing.T) {
+// TestHRClockKicks: the clock keeps its timerfd armed for the earliest
+// wait, whatever order they came in, and drops each wait once its
+// deadline came, never before.
+func TestHRClockKicks(t *testing.T) {
 	c := hrWaitClock(t)
 	start := time.Now()
-	far := &due{wake: make(chan struct{}, 1), at: start.Add(time.Hour)}
+	far := &due{at: start.Add(time.Hour)}
 	c.hr.add(far)
-	order := make(chan int, 16)
-	var wg sync.WaitGroup
-	for _, i := range []int{7, 3, 12, 0, 9, 5, 15, 1} {
-		d := &due{wake: make(chan struct{}, 1), at: start.Add(time.Duration(i) * 2 * time.Millisecond)}
-		c.hr.add(d)
-		wg.Go(func() {
-			select {
-			case <-d.wake:
-				if now := time.Now(); now.Before(d.at) {
-					t.Errorf("wait %d woken %v early", i, d.at.Sub(now))
-				}
-				order <- i
-			case <-time.After(testkit.Patience):
-				t.Errorf("wait %d never woken (the timer was armed for the hour-long wait only)", i)
-			}
-		})
+	armed := func() time.Time {
+		c.hr.mu.Lock()
+		defer c.hr.mu.Unlock()
+		return c.hr.setFor
 	}
-	wg.Wait()
-	close(order)
-	last := -1
-	for i := range order {
-		if i < last {
-			t.Errorf("wait %d woken after wait %d, later than it", i, last)
+	if got := armed(); !got.Equal(far.at) {
+		t.Fatalf("armed for %v, want the only wait's deadline %v", got, far.at)
+	}
+	var ds []*due
+	for _, i := range []int{7, 3, 12, 0, 9, 5, 15, 1} {
+		d := &due{at: start.Add(time.Duration(i+5) * 2 * time.Millisecond)}
+		c.hr.add(d)
+		ds = append(ds, d)
+		if got, want := armed(), slices.MinFunc(ds, func(a, b *due) int { return a.at.Compare(b.at) }).at; got.After(want) {
+			t.Errorf("after adding the wait at +%dms: armed for %v, after the earliest wait at %v", (i+5)*2, got, want)
 		}
-		last = i
+	}
+	testkit.Eventually(t, "the clock dropped every wait but the hour-long one", func() bool {
+		c.hr.mu.Lock()
+		defer c.hr.mu.Unlock()
+		return len(c.hr.due) == 1 && c.hr.due[0] == far
+	})
+	if got := armed(); !got.Equal(far.at) {
+		t.Errorf("armed for %v once the others came, want the hour-long wait's %v", got, far.at)
 	}
 	c.hr.cancel(far)
-	if n := len(c.hr.due); n != 0 {
-		t.Errorf("%d waits left on the clock, want none", n)
+	if n := len(c.hr.due); n != 0 || far.i != -1 {
+		t.Errorf("%d waits left on the clock (the cancelled one at index %d), want none", n, far.i)
 	}
+	// A wait is never dropped before its time: the loop drops only what
+	// came due, so one far in the future outlives a kick for an earlier one.
+	soon, later := &due{at: time.Now().Add(2 * time.Millisecond)}, &due{at: time.Now().Add(time.Hour)}
+	c.hr.add(later)
+	c.hr.add(soon)
+	testkit.Eventually(t, "the clock dropped the due wait", func() bool {
+		c.hr.mu.Lock()
+		defer c.hr.mu.Unlock()
+		return soon.i == -1
+	})
+	if later.i < 0 {
+		t.Error("the clock dropped a wait an hour before its time")
+	}
+	c.hr.cancel(later)
 }
 
-// TestHRClockCancel: a wait taken off before its time is never woken; one
-// cancelled after the clock woke it leaves no wake-up behind.
+// TestHRClockCancel: a wait taken off before its time leaves the clock,
+// and once none is left the clock kicks for none: a cancelled deadline
+// passes with nothing to drop, and the clock stays armed for what remains.
 func TestHRClockCancel(t *testing.T) {
 	c := hrWaitClock(t)
-	gone := &due{wake: make(chan struct{}, 1), at: time.Now().Add(5 * time.Millisecond)}
+	gone := &due{at: time.Now().Add(5 * time.Millisecond)}
 	c.hr.add(gone)
 	c.hr.cancel(gone)
-	woken := &due{wake: make(chan struct{}, 1), at: time.Now()}
-	c.hr.add(woken)
-	testkit.Eventually(t, "the clock woke the due wait", func() bool { return len(woken.wake) == 1 })
-	c.hr.cancel(woken)
-	if len(woken.wake) != 0 {
-		t.Error("a wake-up was left behind")
+	c.hr.cancel(gone) // twice is harmless
+	if gone.i != -1 || len(c.hr.due) != 0 {
+		t.Errorf("cancelled wait at index %d, %d on the clock; want it off", gone.i, len(c.hr.due))
 	}
-	after := &due{wake: make(chan struct{}, 1), at: time.Now().Add(20 * time.Millisecond)}
+	after := &due{at: time.Now().Add(20 * time.Millisecond)}
 	c.hr.add(after)
-	<-after.wake
-	if len(gone.wake) != 0 || gone.i != -1 {
-		t.Errorf("the cancelled wait was woken (%d wake-ups, index %d)", len(gone.wake), gone.i)
-	}
+	testkit.Eventually(t, "the clock dropped the wait after the cancelled one", func() bool {
+		c.hr.mu.Lock()
+		defer c.hr.mu.Unlock()
+		return after.i == -1 && len(c.hr.due) == 0
+	})
 }
 
-// TestHRClockClose: closing the clock under a wait ends the timer thread,
+// TestHRClockClose: closing the clock under a wait ends its goroutine,
 // and the wait, woken early, still lasts until its deadline (on a Go
 // timer); a wait after the close sleeps there too.
 func TestHRClockClose(t *testing.T) {
 	c := newWaitClock(false)
 	if c.hr == nil {
-		t.Skipf("no timer thread here: %v", c.hrErr)
+		t.Skipf("no timerfd here: %v", c.hrErr)
 	}
+	c.kicks.Store(true)
 	w := newWaiter(c, nil)
 	deadline := time.Now().Add(50 * time.Millisecond)
 	done := make(chan waitResult)
@@ -236,13 +251,18 @@ func TestHRClockClose(t *testing.T) {
 		return len(c.hr.due) == 1
 	})
 	c.close()
+	late := &due{at: time.Now()}
+	c.hr.add(late)
+	if late.i != -1 {
+		t.Error("a closed clock took a wait")
+	}
 	if r := <-done; r.end != waited || r.at.Before(deadline) {
 		t.Errorf("wait under a closing clock: %+v, want it to last until %v", r, deadline)
 	}
 	select {
 	case <-c.hr.done:
 	default:
-		t.Error("the timer thread still runs after close")
+		t.Error("the clock's goroutine still runs after close")
 	}
 	deadline = time.Now().Add(10 * time.Millisecond)
 	if r := w.until(context.Background(), nil, deadline, false); r.end != waited || r.at.Before(deadline) {
@@ -252,20 +272,26 @@ func TestHRClockClose(t *testing.T) {
 }
 
 // TestWaitTail: a hold spins its tail only while the host has an idle
-// core; think times and pacing never spin.
+// core, the timers are late (the clock kicks) and no other hold spins;
+// think times and pacing never spin.
 func TestWaitTail(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		idle       float64
-		hold, spun bool
+		name               string
+		idle               float64
+		hold, kicks, other bool
+		spun               bool
 	}{
-		{"hold, idle core", idleForSpin, true, true},
-		{"hold, busy host", idleForSpin - 0.1, true, false},
-		{"think, idle core", 2, false, false},
+		{"hold, idle core", idleForSpin, true, true, false, true},
+		{"hold, busy host", idleForSpin - 0.1, true, true, false, false},
+		{"hold, timers on time", idleForSpin, true, false, false, false},
+		{"hold, another spinning", idleForSpin, true, true, true, false},
+		{"think, idle core", 2, false, true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := hrWaitClock(t)
 			c.hostIdle(tc.idle)
+			c.kicks.Store(tc.kicks)
+			c.spinner.Store(tc.other)
 			c.late.Store(int64(maxTail)) // a wait shorter than the tail spins whole, whatever the wake-ups do
 			w := newWaiter(c, nil)
 			for _, d := range []time.Duration{maxTail / 2, time.Millisecond} {
@@ -277,16 +303,86 @@ func TestWaitTail(t *testing.T) {
 			if spun := c.spun() > 0; spun != tc.spun {
 				t.Errorf("spun %v, want spinning %v", c.spun(), tc.spun)
 			}
+			if c.spinner.Load() != tc.other {
+				t.Errorf("tail spin claimed %v after the waits, want %v", c.spinner.Load(), tc.other)
+			}
 		})
+	}
+}
+
+// TestWaitKicks: the clock starts to kick once most of a block of Go
+// timers fired late, not on a few late ones; while it kicks, a few waits
+// in every probeEvery go unkicked, and it stops once most of those are on
+// time, or once the kicked waits are as late as they are; and it kicks
+// none while the host has no idle core for the waiters.
+func TestWaitKicks(t *testing.T) {
+	c := &waitClock{}
+	block := func(late, of int) {
+		for i := range of {
+			if i < late {
+				c.unkicked(kickAbove + time.Microsecond)
+			} else {
+				c.unkicked(kickAbove)
+			}
+		}
+	}
+	block(kickOn-1, kickBlock)
+	if c.kicks.Load() {
+		t.Fatalf("kicks after %d late timers of %d", kickOn-1, kickBlock)
+	}
+	if c.kicked() {
+		t.Fatal("a wait kicked while the clock does not kick")
+	}
+	block(kickOn, kickBlock)
+	if !c.kicks.Load() {
+		t.Fatalf("no kicks after %d late timers of %d", kickOn, kickBlock)
+	}
+	c.hostIdle(idleForKick - 0.1)
+	if c.kicked() {
+		t.Error("a wait kicked on a host with no core for it")
+	}
+	c.hostIdle(idleForKick)
+	unkicked, waits := 0, 4*probeEvery+probeWindow-1 // four whole probe windows
+	for range waits {
+		if !c.kicked() {
+			unkicked++
+			c.unkicked(time.Millisecond) // the probes find the timers late: kicks stay on
+		}
+	}
+	if want := 4 * probeWindow; unkicked != want || !c.kicks.Load() {
+		t.Errorf("%d of %d waits unkicked, kicks %v; want %d, and kicks on", unkicked, waits, c.kicks.Load(), want)
+	}
+	for range probeEvery {
+		if !c.kicked() {
+			c.unkicked(kickAbove / 2)
+		}
+	}
+	if c.kicks.Load() {
+		t.Error("still kicks after a probe window found the timers on time")
+	}
+	// A host too busy to run the waiters on time: the kicked waits are
+	// late as often as the probes, and the kicks stop.
+	block(kickBlock, kickBlock)
+	for range probeEvery {
+		if c.kicked() {
+			c.kickedN.Add(1)
+			c.kickedLate.Add(1)
+		} else {
+			c.unkicked(time.Millisecond)
+		}
+	}
+	if c.kicks.Load() {
+		t.Error("still kicks though the kicked waits were as late as the probes")
 	}
 }
 
 // TestWaitTailLead: the tail follows the clock's lateness up by three
 // steps and down by one, within its bounds, and is 0 while the host has no
-// idle core.
+// idle core or the timers are on time.
 func TestWaitTailLead(t *testing.T) {
 	c := &waitClock{}
 	c.hostIdle(idleForSpin)
+	c.kicks.Store(true)
 	if got := c.tail(); got != tailMargin {
 		t.Errorf("a new clock's tail = %v, want the margin %v", got, tailMargin)
 	}
@@ -313,6 +409,11 @@ func TestWaitTailLead(t *testing.T) {
 	c.hostIdle(0.5)
 	if got := c.tail(); got != 0 {
 		t.Errorf("tail on a busy host = %v, want 0", got)
+	}
+	c.hostIdle(idleForSpin)
+	c.kicks.Store(false)
+	if got := c.tail(); got != 0 {
+		t.Errorf("tail with the timers on time = %v, want 0", got)
 	}
 }
 
@@ -345,7 +446,7 @@ func TestWaitsResult(t *testing.T) {
 	for _, spin := range []bool{false, true} {
 		w := newWaits(1, spin)
 		if !spin && w.clock.hr == nil {
-			t.Skipf("no timer thread here: %v", w.clock.hrErr)
+			t.Skipf("no timerfd here: %v", w.clock.hrErr)
 		}
 		w.clock.tailNs.Add(int64(2 * time.Second))
 		cpu := &results.CPU{Load: 1.5, Helper: 0.5, LoadLimit: 2}
@@ -494,8 +595,9 @@ func timerWait(t *time.Timer, deadline time.Time) time.Time {
 // BenchmarkHoldPrecision measures how long holds last against how long
 // they were asked, at 1 and at 64 owners holding at once, waiting as a run
 // can: "go" on a Go timer alone (what a Go program gets), "timer" on the
-// run's timer thread, "timer-tail" the same with the last stretch spun (a
-// run does that only while the host has an idle core), and "spin" on the
+// run's high-resolution clock (its Go timer kicked by a timerfd),
+// "timer-tail" the same with the last stretch spun (a run does that only
+// while the host has an idle core), and "spin" on the
 // spinner (--spin-waits). p50_err_µs and p99_err_µs are achieved − asked,
 // spin_cores the time spun over the benchmark's, and cpu_cores the
 // process's CPU over the benchmark. Holds last exactly hold, or, under
@@ -518,9 +620,9 @@ func benchHolds(b *testing.B, how string, owners int, hold time.Duration) {
 	clock := newWaitClock(strings.HasPrefix(how, "spin"))
 	defer clock.close()
 	if clock.spin == nil && clock.hr == nil && how != "go" {
-		b.Skipf("no timer thread here: %v", clock.hrErr)
+		b.Skipf("no timerfd here: %v", clock.hrErr)
 	}
-	clock.hostIdle(0)
+	clock.hostIdle(idleForKick) // a core free enough to kick on, not to spin
 	if strings.HasPrefix(how, "timer-tail") {
 		clock.hostIdle(idleForSpin)
 	}

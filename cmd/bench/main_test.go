@@ -367,6 +367,23 @@ func TestRun(t *testing.T) {
 	redisenvtest.WaitProcessGone(t, redisPID(t, errOut), 15*time.Second)
 }
 
+// TestRunSpinWaitsNamed: with --spin-waits on a host Redis shares, the
+// summary and the result name what lockbench's own waits took, and the
+// CPU verdict says the instrument took it from the server.
+func TestRunSpinWaitsNamed(t *testing.T) {
+	dir := t.TempDir()
+	out, _ := runBenchOK(t, "run", "--redis", "local", "--profile", "rw90", "--duration", "2s", "--warmup", "500ms", "--spin-waits", "--out", dir)
+	for _, want := range []string{"every wait spun to its deadline (--spin-waits: exact at the host's expense)", "waiting", "lockbench's own waits took"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	r := readResult(t, dir)
+	if r.Waits == nil || r.Waits.Clock != results.WaitClockSpin || r.Waits.SpinS <= 0 || r.CPU == nil || r.CPU.Waits <= 0 || !r.CPU.SharedHost {
+		t.Errorf("result: waits %+v, cpu %+v; want the spinner, its spin, and its cores on a shared host", r.Waits, r.CPU)
+	}
+}
+
 func TestRunJSON(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := runBench(t, "run", "--redis", "local", "--profile", "rw90", "--duration", "500ms", "--warmup", "0s",
