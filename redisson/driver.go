@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -707,7 +708,7 @@ func (d *Driver) Close() error {
 	d.mu.Unlock()
 	select {
 	case <-d.done:
-	case <-time.After(d.closeWait):
+	case <-time.After(cmp.Or(d.closeWait, 5*time.Second)):
 		_ = d.cmd.Process.Kill()
 		<-d.done
 	}

@@ -121,7 +121,8 @@ func TopFrames(ctx context.Context, path string, n int) ([]Frame, int, error) {
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
-			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+			lines := strings.Split(strings.TrimSpace(string(ee.Stderr)), "\n")
+			err = fmt.Errorf("%w: %s", err, lines[len(lines)-1])
 		}
 		return nil, 0, fmt.Errorf("redisson: jfr print %s: %w", path, err)
 	}

@@ -118,8 +118,12 @@ func waitCost(w *results.Waits) string {
 	case results.WaitClockSpin:
 		text = fmt.Sprintf("every wait spun to its deadline (--spin-waits: exact at the host's expense): %.2fs spun", w.SpinS)
 	case results.WaitClockTimer:
-		text = fmt.Sprintf("waits slept on Go timers, %s of them kicked awake on time by a high-resolution timer (%.2fs of CPU)",
-			results.Percent(w.KickedShare), w.TimerS)
+		if w.KickedShare > 0 {
+			text = fmt.Sprintf("waits slept on Go timers, %s of them kicked awake at their deadlines by a high-resolution timer (%.2fs of CPU at least)",
+				results.Percent(w.KickedShare), w.TimerS)
+		} else {
+			text = "waits slept on Go timers, none kicked (the process was busy enough for them to be on time, or the host had no core to spare)"
+		}
 		if w.SpinS > 0 {
 			text += fmt.Sprintf(", holds' last µs spun while the host had an idle core (%.2fs)", w.SpinS)
 		}

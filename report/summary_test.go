@@ -137,7 +137,7 @@ func TestWriteSummary(t *testing.T) {
 			r:    precise,
 			want: []string{
 				"waits       hold  achieved − asked p50 +4.0µs · p99 +30.0µs · max +400.0µs over 3,500, asked 200.0µs on average\n",
-				"waits slept on Go timers, 90% of them kicked awake on time by a high-resolution timer (0.05s of CPU), holds' last µs spun while the host had an idle core (0.70s), 25.0% of lockbench's own CPU\n",
+				"waits slept on Go timers, 90% of them kicked awake at their deadlines by a high-resolution timer (0.05s of CPU at least), holds' last µs spun while the host had an idle core (0.70s), 25.0% of lockbench's own CPU\n",
 			},
 			notWant: []string{"WARNING", "--spin-waits"},
 		},

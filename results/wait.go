@@ -30,13 +30,15 @@ type Waits struct {
 	// measured time, in seconds: the CPU the precision cost, at most (a
 	// spin yields to other goroutines between its looks at the clock).
 	SpinS float64 `json:"spin_s"`
-	// TimerS is the CPU the high-resolution clock took kicking the runtime
-	// awake over the measured time, in seconds: what the waits cost beside
-	// the spin.
+	// TimerS is the time the high-resolution clock spent kicking the
+	// runtime awake over the measured time, in seconds: what the waits
+	// cost beside the spin, at least (the wake-ups themselves are the
+	// runtime's).
 	TimerS float64 `json:"timer_s,omitempty"`
-	// KickedShare is the share of the waits on the high-resolution clock
-	// that it kicked (the rest fired on their Go timers alone: the process
-	// was busy enough, or the host had no core to spare).
+	// KickedShare is the share of the waits that slept under the
+	// high-resolution clock that it kicked (the rest fired on their Go
+	// timers alone: the process was busy enough, or the host had no core
+	// to spare); waits long enough for a Go timer alone are not counted.
 	KickedShare float64 `json:"kicked_share,omitempty"`
 	// SpinShare is SpinS, and CPUShare SpinS + TimerS, as a share of
 	// lockbench's own CPU time over the measured time; 0 where that was

@@ -35,6 +35,10 @@ if [ ${#builds[@]} -ne 2 ]; then
   exit 2
 fi
 old=${builds[0]} new=${builds[1]}
+if [ -n "$minratio" ] && ! [[ $minratio =~ ^[0-9]*\.?[0-9]+$ ]]; then
+  echo "ab-bench: -m $minratio: give a ratio, e.g. 0.95" >&2
+  exit 2
+fi
 case $rounds in '' | *[!0-9]* | 0) echo "ab-bench: -r $rounds: give a whole number of rounds, 1 or more" >&2; exit 2 ;; esac
 command -v jq >/dev/null || { echo "ab-bench: jq is missing; install it with: apt-get install -y jq" >&2; exit 2; }
 

@@ -4,7 +4,6 @@ package workloads
 
 import (
 	"container/heap"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -29,12 +28,13 @@ type hrClock struct {
 	base   time.Time // the Go clock at baseNs
 	baseNs int64     // CLOCK_MONOTONIC at base
 
-	mu     sync.Mutex
-	due    dueHeap
-	setFor time.Time // what the timerfd is armed for; zero: disarmed
-	closed bool
+	mu      sync.Mutex
+	due     dueHeap
+	setFor  time.Time // what the timerfd is armed for; zero: disarmed
+	closed  bool      // takes no more waits: close was called, or the loop ended
+	stopped bool      // close was called
 
-	busy atomic.Int64 // ns the clock's goroutine spent kicking
+	busy atomic.Int64 // ns the clock's goroutine spent re-arming
 	done chan struct{}
 }
 
@@ -45,6 +45,9 @@ func newHRClock() (*hrClock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("timerfd_create: %w", err)
 	}
+	// The Go clock is read first: what the mapping errs by then arms a kick
+	// late by that much, never early (an early kick finds no timer due).
+	base := time.Now()
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
 		_ = unix.Close(fd)
@@ -52,7 +55,13 @@ func newHRClock() (*hrClock, error) {
 	}
 	// A non-blocking descriptor goes into the runtime's poller: reading it
 	// parks the goroutine in the same epoll_wait the timers sleep in.
-	c := &hrClock{f: os.NewFile(uintptr(fd), "timerfd"), fd: fd, base: time.Now(), baseNs: ts.Nano(), done: make(chan struct{})}
+	f := os.NewFile(uintptr(fd), "timerfd")
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		// Not in the poller (os.ErrNoDeadline): a read would not block.
+		_ = f.Close()
+		return nil, fmt.Errorf("timerfd in the runtime's poller: %w", err)
+	}
+	c := &hrClock{f: f, fd: fd, base: base, baseNs: ts.Nano(), done: make(chan struct{})}
 	go c.loop()
 	return c, nil
 }
@@ -67,9 +76,10 @@ func (c *hrClock) loop() {
 		_, err := c.f.Read(buf[:])
 		t0 := time.Now()
 		c.mu.Lock()
-		if c.closed || err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
-			// Closed, or the kernel will not time us any more: the waits
-			// are left to their Go timers alone.
+		if c.closed || err != nil {
+			// Closed, or the kernel will not time us any more (the poller
+			// retries what is transient): the waits are left to their Go
+			// timers alone.
 			c.closed = true
 			c.mu.Unlock()
 			return
@@ -124,16 +134,17 @@ func (c *hrClock) cancel(d *due) {
 // close stops the clock; waits still on it fire on their Go timers.
 func (c *hrClock) close() {
 	c.mu.Lock()
-	if c.closed {
+	if c.stopped {
 		c.mu.Unlock()
 		return
 	}
-	c.closed = true
+	c.stopped, c.closed = true, true
 	c.armLocked(c.base) // in the past: the loop wakes at once and sees closed
 	c.mu.Unlock()
 	<-c.done
 	_ = c.f.Close()
 }
 
-// cpu is the time the clock's goroutine spent kicking.
+// cpu is the time the clock's goroutine spent kicking: a lower bound of
+// what the kicks cost, since the wake-ups themselves are the runtime's.
 func (c *hrClock) cpu() time.Duration { return time.Duration(c.busy.Load()) }

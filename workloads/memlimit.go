@@ -31,14 +31,15 @@ type memLimiter struct {
 // LimitMemory sets the runtime's soft memory limit for a run of owners, so
 // that the collector runs, and returns freed pages, before the heap's
 // headroom swells the footprint; the limit stays well above what such a
-// run holds, so that it never makes the collector chase it. It returns
+// run holds live (heap and stacks), so that near it the collector runs
+// more often but never chases it. It returns
 // what ends the run's part of the limit. With GOMEMLIMIT set it changes
 // nothing.
 func LimitMemory(owners int) (restore func()) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
-	limit := max(int64(memFloor), int64(owners)*memPerOwner)
+	limit := max(int64(memFloor), min(int64(owners), math.MaxInt64/4/memPerOwner)*memPerOwner)
 	m := &memLimits
 	m.Lock()
 	defer m.Unlock()
@@ -71,7 +72,7 @@ func (m *memLimiter) apply() {
 	}
 	var sum int64
 	for _, l := range m.active {
-		sum = min(sum+l, math.MaxInt64/2)
+		sum = min(sum+l, math.MaxInt64/4) // each is at most that: no overflow
 	}
 	debug.SetMemoryLimit(sum)
 }

@@ -85,7 +85,7 @@ type waitClock struct {
 	seen    atomic.Int32  // unkicked waits in the block or window so far
 	lateN   atomic.Int32  // of them, those that fired late
 	// The kicked waits since the last probe window, and those late.
-	kickedN, kickedLate atomic.Int32
+	kickedN, kickedLate atomic.Int64
 	// The waits the clock timed, and those it kicked, in all.
 	timed, kickedAll atomic.Int64
 	spinner          atomic.Bool // a hold has claimed the tail spin
@@ -284,10 +284,6 @@ func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.
 		return w.sleep(ctx, lost, deadline)
 	}
 	kick := c.kicked()
-	c.timed.Add(1)
-	if kick {
-		c.kickedAll.Add(1)
-	}
 	var tail time.Duration
 	if hold && kick {
 		// One hold at a time spins: the spin's cost stays within a core,
@@ -299,6 +295,10 @@ func (w *waiter) until(ctx context.Context, lost <-chan struct{}, deadline time.
 	}
 	if d <= tail {
 		return w.spinTail(ctx, lost, deadline)
+	}
+	c.timed.Add(1)
+	if kick {
+		c.kickedAll.Add(1)
 	}
 	wake := deadline.Add(-tail)
 	t := w.goTimer(wake.Sub(now))
