@@ -308,6 +308,10 @@ func (r *run) drive(ctx context.Context) loadEnd {
 	defer warmEnd.Stop()
 
 	stall := r.wait(&wg, workers, interrupted.Load)
+	// The load ends with its last operation, not when the samplers beside
+	// it have stopped: a PING still out on a slow server must not stretch
+	// the measured time.
+	end := time.Now()
 	r.stop()
 	// The PING sampler may itself be waiting on a stalled server.
 	auxDone := make(chan struct{})
@@ -322,7 +326,6 @@ func (r *run) drive(ctx context.Context) loadEnd {
 		endTimer.Stop()
 	}
 	stopOnCtx()
-	end := time.Now()
 	r.cpu.sample(r.relCtx)
 	return loadEnd{end: end, stall: stall, interrupted: interrupted.Load()}
 }
