@@ -35,7 +35,9 @@ const RedsyncDeadNode = "redsync waits for every node's answer to each acquisiti
 // (50–250 ms at random). The tries are redsync's TryLockContext in a loop
 // bounded by the profile's wait instead of LockContext's 32 tries: a wait
 // then means the same for every implementation, Redis errors that deny a
-// quorum end the wait at once instead of being hidden until the last try,
+// quorum end the wait at once instead of being hidden until the last try
+// (nodes that only answered too late for a try are tried again, as
+// LockContext does, and a wait that runs out on them ends in their error),
 // and the wait's end never cancels a try in flight (which could leave a
 // lock set that nobody holds until its expiry).
 //
@@ -86,32 +88,42 @@ type redsyncClient struct {
 	nodes int // its pools; redsync's quorum is a majority of them
 }
 
-// unreachable reports whether the nodes err says failed (a
-// *redsync.RedisError each, joined) are too many for a quorum whoever
-// holds the lock: then no try can succeed and the wait ends. Fewer, as a
-// dead node among five is, leave a quorum to win, and the owner tries
-// again as for a taken lock.
-func (c *redsyncClient) unreachable(err error) bool {
-	return redisErrorNodes(err) > c.nodes-(c.nodes/2+1)
+// quorumLost reports, for a failed try's err (a *redsync.RedisError per
+// failed node, joined), whether failed nodes leave too few for a quorum
+// whoever holds the lock. refused counts the nodes that answered with an
+// error or refused the connection: no later try can win, and the wait
+// ends. unanswered counts those and the nodes that did not answer within
+// redsync's try budget (expiry × 0.05, 25 ms at a 500 ms expiry, which a
+// busy host can miss): redsync's own LockContext tries again after them,
+// and so does the owner, within its wait. Fewer, as a dead node among
+// five is, leave a quorum to win.
+func (c *redsyncClient) quorumLost(err error) (refused, unanswered bool) {
+	failed, slow := redisErrorNodes(err)
+	spare := c.nodes - (c.nodes/2 + 1)
+	return failed-slow > spare, failed > spare
 }
 
-// redisErrorNodes counts the *redsync.RedisError in err, joined or not.
-func redisErrorNodes(err error) int {
+// redisErrorNodes counts the *redsync.RedisError in err, joined or not,
+// and of them the ones whose node timed out.
+func redisErrorNodes(err error) (failed, slow int) {
 	var re *redsync.RedisError
 	switch e := err.(type) {
 	case interface{ Unwrap() []error }:
-		n := 0
 		for _, x := range e.Unwrap() {
-			n += redisErrorNodes(x)
+			f, s := redisErrorNodes(x)
+			failed, slow = failed+f, slow+s
 		}
-		return n
+		return failed, slow
 	case nil:
-		return 0
+		return 0, 0
 	default:
-		if errors.As(err, &re) {
-			return 1
+		if !errors.As(err, &re) {
+			return 0, 0
 		}
-		return 0
+		if workloads.TimedOut(re.Err) {
+			return 1, 1
+		}
+		return 1, 0
 	}
 }
 
@@ -177,15 +189,21 @@ func (l *redsyncLocker) Acquire(ctx context.Context, wait, _ time.Duration) (boo
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		if l.o.c.unreachable(err) {
+		refused, unanswered := l.o.c.quorumLost(err)
+		if refused {
 			return false, err
 		}
-		// Taken, or short of a quorum with a minority of nodes failing:
-		// try again after redsync's own delay, within the wait.
+		// Taken, short of a quorum with a minority of nodes failing, or
+		// nodes too slow for this try: try again after redsync's own
+		// delay, within the wait. A wait that ends on unanswered nodes
+		// ends in their error, not as contention.
 		d := retryDelay()
 		if wait > 0 {
 			left := wait - time.Since(start)
 			if left <= 0 {
+				if unanswered {
+					return false, err
+				}
 				return false, nil
 			}
 			d = min(d, left)

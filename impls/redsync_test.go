@@ -121,3 +121,63 @@ func TestRedsyncWaitsForEveryNode(t *testing.T) {
 		t.Errorf("with WithFailFast(true) the acquisition took %v, as long as the defaults' wait for the hung node (%v): RedsyncDeadNode's remedy is wrong", took, cut)
 	}
 }
+
+// TestRedsyncSlowQuorumTriesAgain: nodes that do not answer within
+// redsync's try budget (three of five hung with SIGSTOP, their clients
+// bounded by the try's context, as on a dial) deny a try, not the wait:
+// the owner tries again, as LockContext does, and acquires once they
+// answer. A wait that runs out on them ends in their error, never as
+// contention.
+func TestRedsyncSlowQuorumTriesAgain(t *testing.T) {
+	envs, _ := redlockNodes(t)
+	var rdbs []redis.UniversalClient
+	for _, e := range envs {
+		o := e.ClientOptions(8)
+		o.ContextTimeoutEnabled = true
+		rdb := redisenv.NewUniversalClient(o)
+		t.Cleanup(func() { _ = rdb.Close() })
+		rdbs = append(rdbs, rdb)
+	}
+	resume := func() {
+		for _, e := range envs[:3] {
+			_ = e.Primary().Resume(bg)
+		}
+	}
+	t.Cleanup(resume)
+	for _, e := range envs[:3] {
+		if err := e.Primary().Pause(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := redsyncLocker(t, rdbs, "lockbench:test:redlock-slow-quorum")
+	const wait = 2 * time.Second // five tries' budgets
+	start := time.Now()
+	ok, err := l.Acquire(bg, wait, 0)
+	var re *redsync.RedisError
+	if ok || !errors.As(err, &re) || !workloads.TimedOut(re.Err) || time.Since(start) < wait {
+		t.Errorf("Acquire with three nodes of five hung = %v, %v after %v; want their timeouts once the %v wait has passed", ok, err, time.Since(start), wait)
+	}
+
+	// Hung for several tries, then answering: acquired within the wait.
+	done := make(chan error, 1)
+	go func() {
+		ok, err := l.Acquire(bg, time.Minute, 0)
+		if err == nil && !ok {
+			err = errors.New("not acquired")
+		}
+		done <- err
+	}()
+	time.Sleep(wait)
+	resume()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Acquire with three nodes of five hung for a while, then answering: %v; want acquired", err)
+		}
+	case <-time.After(time.Minute + 10*time.Second):
+		t.Fatal("Acquire did not return within its minute's wait")
+	}
+	if err := l.Release(bg); err != nil {
+		t.Errorf("Release: %v", err)
+	}
+}

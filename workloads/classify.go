@@ -19,9 +19,14 @@ import (
 // timeout, or its client closed under it), rather than being answered
 // (an error reply) or refused at once.
 func noReply(err error) bool {
+	return errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed) || TimedOut(err)
+}
+
+// TimedOut reports whether err says a call's deadline passed before an
+// answer came: a slow or unreachable server, not one that refused.
+func TimedOut(err error) bool {
 	var ne net.Error
-	return errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // refusal is an error that says whether a safety setting refused the
