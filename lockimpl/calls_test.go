@@ -2,6 +2,7 @@ package lockimpl_test
 
 import (
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
@@ -11,6 +12,24 @@ import (
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/lockimpl/protocol"
 )
+
+// TestNewOwnerIDIsShapedAsAnOwners: the baselines' owner ids have a lockimpl
+// owner's form, a fresh Java UUID and the thread, so that Redis works on
+// arguments of the same size for both.
+func TestNewOwnerIDIsShapedAsAnOwners(t *testing.T) {
+	form := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}:[0-9]+$`)
+	c := setup(t).client(lockimpl.Options{})
+	owner := c.NewOwner().ID()
+	a, b := protocol.NewOwnerID(1), protocol.NewOwnerID(1)
+	for _, id := range []string{owner, a} {
+		if !form.MatchString(id) {
+			t.Errorf("owner id %q is not a Java UUID and a thread number", id)
+		}
+	}
+	if a == b || a[:36] == owner[:36] {
+		t.Errorf("NewOwnerID gave %q and %q beside the client's %q; want a fresh UUID each", a, b, owner)
+	}
+}
 
 // TestCallsAreWhatLockSends: protocol's calls (the raw baseline's and
 // redis-benchmark's) make the same Redis state as Lock, and lockimpl

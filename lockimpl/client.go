@@ -2,8 +2,6 @@ package lockimpl
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/lockbench/lockbench/lockimpl/internal/wire"
@@ -115,7 +113,7 @@ func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*C
 		latchArg: ms(opts.LatchTimeout),
 	}
 	if c.id == "" {
-		c.id = newUUID()
+		c.id = wire.NewUUID()
 	}
 	c.reqIDs.init()
 	switch rdb.(type) {
@@ -313,16 +311,6 @@ func (c *Client) checkOpen() error {
 	default:
 		return nil
 	}
-}
-
-// newUUID returns a random (version 4) UUID in Java's text form.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
 // Owner is the unit of reentrancy, Redisson's thread: its id is the hash

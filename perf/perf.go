@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -48,12 +49,16 @@ const perfPrefix = "lockbench:perf:"
 // afterwards.
 func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.UniversalClient, clients, requests int) (results.Baseline, error) {
 	b := results.Baseline{Clients: clients, Requests: requests}
-	field := "perf-" + workloads.NewRunID() + ":1"
+	field := protocol.NewOwnerID(1)
 	acq, _, err := protocol.Calls(lockimpl.Reentrant, perfPrefix+"__rand_int__", field, lockimpl.DefaultWatchdogTimeout, "")
 	if err != nil {
 		return b, err
 	}
-	_, unl, err := protocol.Calls(lockimpl.Reentrant, perfPrefix+"held", field, lockimpl.DefaultWatchdogTimeout, perfPrefix+"latch:__rand_int__")
+	// A request id as long as lockimpl's (32 characters): the random half,
+	// then a counter's zeros and the 12 digits redis-benchmark puts in
+	// each call.
+	latch := protocol.LatchKey(perfPrefix+"held", requestIDs()+"0000__rand_int__")
+	_, unl, err := protocol.Calls(lockimpl.Reentrant, perfPrefix+"held", field, lockimpl.DefaultWatchdogTimeout, latch)
 	if err != nil {
 		return b, err
 	}
@@ -185,14 +190,17 @@ func cleanPerfKeys(ctx context.Context, rdb redis.UniversalClient) {
 // GoRedisCycles runs the same two scripts from bare go-redis loops
 // (clients × owners goroutines, no lockimpl, no recording) for warmup,
 // uncounted as the lock runs' warmup is (pools dial, goroutines ramp up),
-// then for d, each
-// client on go-redis's own autopipeliner (AutoPipeline, its defaults) when
-// pipelined, and reads the server's and this process's CPU around them:
-// what any Go client could reach here, which splits the harness's
-// overhead from the Go client's.
-// The acquire is sent as a command go-redis never resends, as lockimpl
-// sends it, and on the autopipeliner the unlock too, so that batches stay
-// uniform.
+// then for d, each client on go-redis's own autopipeliner (AutoPipeline,
+// its defaults) when pipelined, and reads the server's and this process's
+// CPU around them: what any Go client could reach here, which splits the
+// harness's overhead from the Go client's. The acquire is sent as a
+// command go-redis never resends, as lockimpl sends it, and on the
+// autopipeliner the unlock too, so that batches stay uniform.
+//
+// The baselines send lockimpl's arguments as they are shaped (a UUID
+// owner id, Redisson's latch key with a 32-character request id): Redis
+// spends measurably less on shorter ones, which would be counted as the
+// harness's overhead.
 func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient, clients, owners int, warmup, d time.Duration, pipelined bool) (results.Drive, error) {
 	var wg sync.WaitGroup
 	var cycles atomic.Int64
@@ -202,6 +210,7 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 	type loop struct {
 		rdb      redis.UniversalClient
 		name     string
+		ids      string // the first half of each unlock's request id
 		acq, unl protocol.ScriptCall
 	}
 	var loops []loop
@@ -221,11 +230,11 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 		}
 		for o := range owners {
 			name := fmt.Sprintf("%sgoredis:%s:%d:%d", perfPrefix, id, c, o)
-			acq, unl, err := protocol.Calls(lockimpl.Reentrant, name, "goredis:1", lockimpl.DefaultWatchdogTimeout, "")
+			acq, unl, err := protocol.Calls(lockimpl.Reentrant, name, protocol.NewOwnerID(o+1), lockimpl.DefaultWatchdogTimeout, "")
 			if err != nil {
 				return results.Drive{}, err
 			}
-			loops = append(loops, loop{via, name, acq, unl})
+			loops = append(loops, loop{via, name, requestIDs(), acq, unl})
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, warmup+d)
@@ -241,7 +250,7 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 				}
 				// A fresh latch per unlock, as lockimpl sends: a reused one
 				// would replay the first answer and release nothing.
-				l.unl.Keys[len(l.unl.Keys)-1] = l.name + ":latch:" + strconv.Itoa(i)
+				l.unl.Keys[len(l.unl.Keys)-1] = protocol.LatchKey(l.name, l.ids+fmt.Sprintf("%016x", i))
 				var err error
 				if pipelined {
 					err = l.unl.RunOnce(ctx, l.rdb)
@@ -281,6 +290,10 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 	n := cycles.Load()
 	return results.Drive{CyclesPerSec: float64(n) / took.Seconds(), Cycles: n, RedisCPU: cpu.Redis, LoadCPU: cpu.Load}, nil
 }
+
+// requestIDs is the random first half of a run of request ids (16 hex
+// digits, as lockimpl's client draws once; a counter makes the rest).
+func requestIDs() string { return fmt.Sprintf("%016x", rand.Uint64()) }
 
 func median(xs []float64) float64 {
 	if len(xs) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -84,6 +85,10 @@ func Kinds() []lockimpl.Kind {
 	}
 	return ks
 }
+
+// NewOwnerID returns an owner id as lockimpl's and Redisson's look: a new
+// random client UUID and thread number n.
+func NewOwnerID(n int) string { return wire.NewUUID() + ":" + strconv.Itoa(n) }
 
 // LatchKey is the key of an unlock's latch for lock name and request id
 // (Redisson's redisson_unlock_latch:{name}:id).
