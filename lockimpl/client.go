@@ -42,7 +42,7 @@ type Client struct {
 	crowded  atomic.Int64 // lock commands that rode crowd
 	id       string
 	opts     Options
-	reqIDs   requestIDs
+	reqIDs   wire.RequestIDs
 	// leaseArg, latchArg and publishArg are the watchdog lease and
 	// LatchTimeout in ms, and publish, as interface values made once for
 	// every call that sends them.
@@ -115,7 +115,7 @@ func NewClient(ctx context.Context, rdb redis.UniversalClient, opts Options) (*C
 	if c.id == "" {
 		c.id = wire.NewUUID()
 	}
-	c.reqIDs.init()
+	c.reqIDs.Init()
 	switch rdb.(type) {
 	case *redis.Client, *redis.ClusterClient:
 		c.direct = rdb

@@ -24,7 +24,7 @@ func (l *Lock) unlock(ctx context.Context, h *hold) error {
 	h.unlocking(+1)
 	defer h.unlocking(-1)
 	send := time.Now()
-	latch := l.owner.c.reqIDs.latchKey(l.name)
+	latch := l.owner.c.reqIDs.LatchKey(l.name)
 	n, err := l.unlockWith(ctx, lease, latch)
 	switch {
 	case errors.Is(err, ErrNotHeld):
@@ -76,7 +76,7 @@ func (l *Lock) drainOrphans(ctx context.Context, lease time.Duration) {
 // n is its reply (0 still held, 1 released, 2 read holds over), ErrNotHeld
 // when this owner held nothing.
 func (l *Lock) unlockOnce(ctx context.Context, lease time.Duration) (int64, error) {
-	return l.unlockWith(ctx, lease, l.owner.c.reqIDs.latchKey(l.name))
+	return l.unlockWith(ctx, lease, l.owner.c.reqIDs.LatchKey(l.name))
 }
 
 // retryUnlock re-sends a last unlock whose outcome is unknown (a reset or

@@ -2,12 +2,9 @@ package lockimpl
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"io"
 	"net"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -121,40 +118,5 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-// requestIDs makes the request ids of unlock latches: 16 random hex
-// digits per client, then 16 of a counter, 32 in all like Redisson's
-// random ids. A latch only has to differ from every other unlock's of the
-// same lock within its lifetime; a counter does that without a random
-// read per unlock.
-type requestIDs struct {
-	prefix [16]byte
-	n      atomic.Uint64
-}
-
-// init draws the client's random prefix.
-func (r *requestIDs) init() {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	hexTo(r.prefix[:], binary.BigEndian.Uint64(b[:]))
-}
-
-// latchKey is the key of a fresh unlock latch for lock name.
-func (r *requestIDs) latchKey(name string) string {
-	var id [32]byte
-	copy(id[:16], r.prefix[:])
-	hexTo(id[16:], r.n.Add(1))
-	return wire.UnlockLatchKey(name, id[:])
-}
-
-// hexTo writes v as 16 lower-case hex digits into dst.
-func hexTo(dst []byte, v uint64) {
-	var buf [16]byte
-	s := strconv.AppendUint(buf[:0], v, 16)
-	n := copy(dst[16-len(s):], s)
-	for i := range 16 - n {
-		dst[i] = '0'
 	}
 }

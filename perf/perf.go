@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -54,10 +53,10 @@ func RedisBenchmark(ctx context.Context, bin string, srv Server, rdb redis.Unive
 	if err != nil {
 		return b, err
 	}
-	// A request id as long as lockimpl's (32 characters): the random half,
-	// then a counter's zeros and the 12 digits redis-benchmark puts in
-	// each call.
-	latch := protocol.LatchKey(perfPrefix+"held", requestIDs()+"0000__rand_int__")
+	// A latch key as long as lockimpl's, its last 12 characters the random
+	// number redis-benchmark puts in each call.
+	latch := protocol.NewLatchKeys().Next(perfPrefix + "held")
+	latch = latch[:len(latch)-12] + "__rand_int__"
 	_, unl, err := protocol.Calls(lockimpl.Reentrant, perfPrefix+"held", field, lockimpl.DefaultWatchdogTimeout, latch)
 	if err != nil {
 		return b, err
@@ -210,7 +209,7 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 	type loop struct {
 		rdb      redis.UniversalClient
 		name     string
-		ids      string // the first half of each unlock's request id
+		latches  *protocol.LatchKeys
 		acq, unl protocol.ScriptCall
 	}
 	var loops []loop
@@ -234,14 +233,14 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 			if err != nil {
 				return results.Drive{}, err
 			}
-			loops = append(loops, loop{via, name, requestIDs(), acq, unl})
+			loops = append(loops, loop{via, name, protocol.NewLatchKeys(), acq, unl})
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, warmup+d)
 	defer cancel()
 	for _, l := range loops {
 		wg.Go(func() {
-			for i := 0; ctx.Err() == nil; i++ {
+			for ctx.Err() == nil {
 				if err := l.acq.RunOnce(ctx, l.rdb); err != nil && err != redis.Nil {
 					if ctx.Err() == nil {
 						errs <- err
@@ -250,7 +249,7 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 				}
 				// A fresh latch per unlock, as lockimpl sends: a reused one
 				// would replay the first answer and release nothing.
-				l.unl.Keys[len(l.unl.Keys)-1] = protocol.LatchKey(l.name, l.ids+fmt.Sprintf("%016x", i))
+				l.unl.Keys[len(l.unl.Keys)-1] = l.latches.Next(l.name)
 				var err error
 				if pipelined {
 					err = l.unl.RunOnce(ctx, l.rdb)
@@ -290,10 +289,6 @@ func GoRedisCycles(ctx context.Context, newRedis func(int) redis.UniversalClient
 	n := cycles.Load()
 	return results.Drive{CyclesPerSec: float64(n) / took.Seconds(), Cycles: n, RedisCPU: cpu.Redis, LoadCPU: cpu.Load}, nil
 }
-
-// requestIDs is the random first half of a run of request ids (16 hex
-// digits, as lockimpl's client draws once; a counter makes the rest).
-func requestIDs() string { return fmt.Sprintf("%016x", rand.Uint64()) }
 
 func median(xs []float64) float64 {
 	if len(xs) == 0 {

@@ -94,5 +94,19 @@ func NewOwnerID(n int) string { return wire.NewUUID() + ":" + strconv.Itoa(n) }
 // (Redisson's redisson_unlock_latch:{name}:id).
 func LatchKey(name, requestID string) string { return wire.UnlockLatchKey(name, []byte(requestID)) }
 
+// LatchKeys makes fresh unlock latch keys as a lockimpl client does, with
+// the same request ids (a random half and a counter) at the same cost.
+type LatchKeys struct{ ids wire.RequestIDs }
+
+// NewLatchKeys returns a generator with a random prefix of its own.
+func NewLatchKeys() *LatchKeys {
+	k := &LatchKeys{}
+	k.ids.Init()
+	return k
+}
+
+// Next is the key of a fresh unlock latch for lock name.
+func (k *LatchKeys) Next(name string) string { return k.ids.LatchKey(name) }
+
 // ms is a duration as integer milliseconds, at least 1, as lockimpl sends it.
 func ms(d time.Duration) int64 { return max(1, d.Milliseconds()) }
